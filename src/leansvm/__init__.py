@@ -1,0 +1,11 @@
+"""leansvm: kernel SVMs that are cheap to train, cheap to keep and cheap to evaluate.
+
+Every model is a :class:`~leansvm.expansion.KernelExpansion`; see ``DESIGN.md``.
+"""
+
+from .estimators import SVC, KernelClassifierMixin
+from .expansion import KernelExpansion
+from .kernels import Kernel
+
+__all__ = ["SVC", "Kernel", "KernelExpansion", "KernelClassifierMixin"]
+__version__ = "0.1.0"

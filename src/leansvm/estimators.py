@@ -1,0 +1,203 @@
+"""scikit-learn estimators. Thin: validation, label encoding, multi-class wiring; solvers do the work.
+
+Every classifier here ends up with ``expansion_`` (a :class:`KernelExpansion`),
+``classes_`` and ``multiclass_`` ('ovo' or 'ovr'); prediction, scores, files,
+compression and Dask only read those. :class:`KernelClassifierMixin` holds the
+shared prediction side, so a new trainer only writes ``fit``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .kernels import Kernel
+from .multiclass import fit_ovo, fit_ovr, predict_index, shape_decision
+from .solvers.irwls import DEFAULT_WORKING_SET, solve_irwls
+
+
+def validate_training_data(estimator, X, y, sample_weight=None):
+    """Checked float64 X (dense C-order or CSR), encoded labels, per-sample weights.
+
+    Raises ``ValueError`` naming the problem: NaN/inf, empty data, a single
+    class, negative or misshaped ``sample_weight``.
+    """
+    X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+    check_classification_targets(y)
+    classes, y_enc = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            f"{type(estimator).__name__} needs samples of at least two classes; "
+            f"the training labels hold only one: {classes[0]!r}"
+        )
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+    if np.any(sample_weight < 0):
+        raise ValueError("sample_weight must be non-negative")
+    if sp.issparse(X):
+        X.sort_indices()
+    return X, classes, y_enc, sample_weight
+
+
+def per_sample_C(C, class_weight, classes, y_enc, sample_weight):
+    """C_i = C * class_weight[y_i] * sample_weight_i, as LIBSVM / scikit-learn."""
+    if not (np.isscalar(C) and np.isfinite(C) and C > 0):
+        raise ValueError(f"C must be a positive finite number, got {C!r}")
+    cw = compute_class_weight(class_weight, classes=classes, y=classes[y_enc])
+    return C * cw[y_enc] * sample_weight
+
+
+class KernelClassifierMixin(ClassifierMixin):
+    """Prediction for any classifier whose fitted state is a kernel expansion.
+
+    Needs ``expansion_``, ``classes_``, ``multiclass_`` and the
+    ``decision_function_shape`` parameter.
+    """
+
+    def _validate_for_predict(self, X):
+        check_is_fitted(self, "expansion_")
+        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+
+    def _raw_decision(self, X):
+        return self.expansion_.decision_function(self._validate_for_predict(X))
+
+    def decision_function(self, X):
+        """Decision values: (n,) for binary problems, else per pair ('ovo') or per class ('ovr')."""
+        return shape_decision(self._raw_decision(X), len(self.classes_), self.multiclass_,
+                              getattr(self, "decision_function_shape", "ovr"))
+
+    def predict(self, X):
+        raw = self._raw_decision(X)
+        return self.classes_[predict_index(raw, len(self.classes_), self.multiclass_)]
+
+    @property
+    def n_support_vectors_(self) -> int:
+        return self.expansion_.n_support
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class SVC(KernelClassifierMixin, BaseEstimator):
+    """C-support vector classifier trained by IRWLS (Pérez-Cruz et al.), LIBSVM-compatible.
+
+    Parameters follow ``sklearn.svm.SVC``; in addition ``working_set_size``
+    (q of the IRWLS chunking), ``multiclass`` ('ovo' as LIBSVM, or 'ovr') and
+    ``n_jobs`` (binary problems solved in parallel threads).
+
+    Fitted attributes: ``classes_``, ``support_``, ``support_vectors_``,
+    ``dual_coef_`` (LIBSVM's layout, scikit-learn's signs), ``intercept_``,
+    ``n_support_``, ``expansion_``, ``dual_objective_`` (one per binary
+    problem, LIBSVM's sign: 1/2 a'Qa - e'a), ``n_iter_``.
+    """
+
+    def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
+                 cache_size=200.0, class_weight=None, max_iter=-1, decision_function_shape="ovr",
+                 probability=False, random_state=None, verbose=False,
+                 working_set_size=DEFAULT_WORKING_SET, multiclass="ovo", n_jobs=None):
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.probability = probability
+        self.random_state = random_state
+        self.verbose = verbose
+        self.working_set_size = working_set_size
+        self.multiclass = multiclass
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {self.decision_function_shape!r}")
+        if self.multiclass not in ("ovo", "ovr"):
+            raise ValueError(f"multiclass must be 'ovo' or 'ovr', got {self.multiclass!r}")
+        if not (self.tol > 0):
+            raise ValueError(f"tol must be positive, got {self.tol!r}")
+        if int(self.working_set_size) < 2:
+            raise ValueError(f"working_set_size must be at least 2, got {self.working_set_size!r}")
+
+    def fit(self, X, y, sample_weight=None):
+        self._check_params()
+        if self.probability:
+            return self._fit_with_calibration(X, y, sample_weight)
+        X, classes, y_enc, sample_weight = validate_training_data(self, X, y, sample_weight)
+        C = per_sample_C(self.C, self.class_weight, classes, y_enc, sample_weight)
+        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
+        keep = np.flatnonzero(C > 0)   # zero weight: the sample cannot be a support vector
+        if np.unique(y_enc[keep]).size < 2:
+            raise ValueError("after removing zero-weight samples fewer than two classes remain")
+
+        def train_binary(Xb, yb, Cb):
+            return solve_irwls(Xb, yb, Cb, kernel, tol=self.tol, working_set_size=self.working_set_size,
+                               cache_size=self.cache_size, max_iter=self.max_iter,
+                               random_state=self.random_state, verbose=self.verbose)
+
+        reduce = fit_ovr if self.multiclass == "ovr" else fit_ovo
+        result = reduce(X[keep], y_enc[keep], classes.size, train_binary, C[keep], kernel, self.n_jobs)
+        self._set_fitted(result, classes, keep)
+        return self
+
+    def _set_fitted(self, result, classes, keep):
+        self.classes_ = classes
+        self.multiclass_ = result.strategy
+        self.expansion_ = result.expansion
+        self.support_ = keep[result.support]
+        self.n_support_ = result.n_support.astype(np.int32)
+        self.dual_objective_ = np.array([fit.dual_objective for fit in result.fits])
+        self.n_iter_ = np.array([fit.n_iter for fit in result.fits])
+        self._gamma = result.expansion.kernel.gamma
+        self.fit_status_ = 0 if all(fit.converged for fit in result.fits) else 1
+
+    # scikit-learn's view of the expansion ---------------------------------------------
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.support_vectors
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.intercept
+
+    @property
+    def dual_coef_(self):
+        """(n_classes - 1, n_SV) in LIBSVM's layout for one-vs-one; (n_classes, n_SV) for one-vs-rest."""
+        check_is_fitted(self, "expansion_")
+        from .multiclass import libsvm_coef_from_dense
+        if len(self.classes_) == 2 or self.multiclass_ == "ovr":
+            return self.expansion_.coef.T.copy()
+        return libsvm_coef_from_dense(self.expansion_.coef, self.n_support_)
+
+    # probabilities through scikit-learn's calibration -----------------------------------
+    def _fit_with_calibration(self, X, y, sample_weight):
+        """Platt scaling by ``CalibratedClassifierCV`` (5-fold, sigmoid), its final model kept as ours."""
+        base = clone(self).set_params(probability=False)
+        calibrated = CalibratedClassifierCV(base, method="sigmoid", cv=5, ensemble=False)
+        calibrated.fit(X, y, sample_weight=sample_weight)
+        fitted = calibrated.calibrated_classifiers_[0].estimator
+        for name, value in vars(fitted).items():
+            if name.endswith("_") and not name.startswith("__"):
+                setattr(self, name, value)
+        self.calibrator_ = calibrated
+        return self
+
+    def predict_proba(self, X):
+        check_is_fitted(self, "expansion_")
+        if not self.probability or not hasattr(self, "calibrator_"):
+            raise AttributeError("predict_proba is available when probability=True")
+        return self.calibrator_.predict_proba(X)
+
+    def predict_log_proba(self, X):
+        return np.log(self.predict_proba(X))

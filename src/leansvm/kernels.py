@@ -1,0 +1,225 @@
+"""Kernel functions with LIBSVM's parameter meanings, blocked evaluation and a row cache.
+
+    linear   k(u, v) = u'v
+    poly     k(u, v) = (gamma u'v + coef0) ** degree
+    rbf      k(u, v) = exp(-gamma ||u - v||^2)
+    sigmoid  k(u, v) = tanh(gamma u'v + coef0)
+
+Every kernel block is computed from one matrix product X Y' (BLAS for dense
+input, SciPy's sparse-dense product for CSR) followed by an element-wise
+transform done in place, so a block costs one GEMM plus one pass of `exp`
+(or `tanh`, `pow`). Blocks are sized so that no temporary exceeds a memory
+budget, whatever the number of rows.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+KERNELS = ("linear", "poly", "rbf", "sigmoid")
+#: LIBSVM's numeric kernel codes (``-t`` option, ``kernel_type`` in model files).
+LIBSVM_KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
+
+DEFAULT_BLOCK_MB = 64.0
+
+
+def resolve_gamma(gamma, X) -> float:
+    """Numeric gamma from scikit-learn's ``'scale'`` / ``'auto'`` or a number.
+
+    scale: 1 / (d * Var[X]) (Var over all entries, sparse-aware); auto: 1 / d.
+    """
+    n_features = X.shape[1]
+    if isinstance(gamma, str):
+        if gamma == "auto":
+            return 1.0 / n_features
+        if gamma == "scale":
+            if sp.issparse(X):
+                mean = X.mean()
+                var = X.multiply(X).mean() - mean**2
+            else:
+                var = float(np.var(X))
+            return 1.0 / (n_features * var) if var > 0 else 1.0
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
+    gamma = float(gamma)
+    if not np.isfinite(gamma) or gamma <= 0:
+        raise ValueError(f"gamma must be a positive finite number, got {gamma!r}")
+    return gamma
+
+
+def squared_row_norms(X) -> np.ndarray:
+    """||x_i||^2 for every row, dense or CSR, in float64."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("ij,ij->i", X, X, dtype=np.float64)
+
+
+def rows_per_block(n_cols: int, max_mb: float, itemsize: int = 8) -> int:
+    """How many rows of an (rows x n_cols) block fit in ``max_mb`` megabytes (at least 1)."""
+    return max(1, int(max_mb * 2**20 // (max(n_cols, 1) * itemsize)))
+
+
+def _inner_products(X, Y, dtype) -> np.ndarray:
+    """Dense X Y' for dense or CSR X, Y."""
+    if sp.issparse(X) and sp.issparse(Y):
+        out = (X @ Y.T).toarray()
+    elif sp.issparse(X):
+        out = np.asarray(X @ Y.T)
+    elif sp.issparse(Y):
+        out = np.asarray((Y @ X.T).T)
+    else:
+        out = X @ Y.T
+    return np.ascontiguousarray(out, dtype=dtype)
+
+
+@numba.njit(parallel=True, fastmath=True, cache=True)
+def _rbf_inplace(G, x_norms, y_norms, gamma):  # pragma: no cover - compiled
+    """G[i, j] <- exp(-gamma * max(|x_i|^2 + |y_j|^2 - 2 G[i, j], 0))."""
+    n, m = G.shape
+    for i in numba.prange(n):
+        xi = x_norms[i]
+        for j in range(m):
+            d2 = xi + y_norms[j] - 2.0 * G[i, j]
+            if d2 < 0.0:
+                d2 = 0.0
+            G[i, j] = np.exp(-gamma * d2)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel with numeric parameters (gamma already resolved).
+
+    ``Kernel.from_params(kernel, gamma, degree, coef0, X)`` resolves
+    scikit-learn's ``'scale'``/``'auto'`` gamma against training data.
+    """
+
+    name: str = "rbf"
+    gamma: float = 1.0
+    degree: int = 3
+    coef0: float = 0.0
+
+    def __post_init__(self):
+        if self.name not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}, got {self.name!r}")
+        if self.name == "poly" and (int(self.degree) != self.degree or self.degree < 0):
+            raise ValueError(f"degree must be a non-negative integer, got {self.degree!r}")
+        if not np.isfinite(self.gamma) or not np.isfinite(self.coef0):
+            raise ValueError("kernel gamma and coef0 must be finite")
+
+    @classmethod
+    def from_params(cls, kernel="rbf", gamma="scale", degree=3, coef0=0.0, X=None):
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+        g = resolve_gamma(gamma, X) if X is not None else float(gamma)
+        return cls(kernel, g, int(degree), float(coef0))
+
+    def params(self) -> dict:
+        return {"kernel": self.name, "gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
+
+    # -- evaluation ---------------------------------------------------------------
+    def block(self, X, Y, x_norms=None, y_norms=None, dtype=np.float64) -> np.ndarray:
+        """The dense kernel matrix K[i, j] = k(X[i], Y[j]) for one block of rows."""
+        G = _inner_products(X, Y, dtype)
+        return self.transform_inner(G, X, Y, x_norms, y_norms)
+
+    def transform_inner(self, G, X=None, Y=None, x_norms=None, y_norms=None) -> np.ndarray:
+        """Turn inner products G = X Y' into kernel values, in place."""
+        if self.name == "linear":
+            return G
+        if self.name == "rbf":
+            if x_norms is None:
+                x_norms = squared_row_norms(X)
+            if y_norms is None:
+                y_norms = squared_row_norms(Y)
+            _rbf_inplace(G, x_norms.astype(G.dtype, copy=False), y_norms.astype(G.dtype, copy=False), G.dtype.type(self.gamma))
+            return G
+        G *= self.gamma
+        G += self.coef0
+        if self.name == "poly":
+            if self.degree == 1:
+                return G
+            return np.power(G, self.degree, out=G)
+        return np.tanh(G, out=G)
+
+    def diagonal(self, X) -> np.ndarray:
+        """k(x_i, x_i) for every row."""
+        norms = squared_row_norms(X)
+        if self.name == "rbf":
+            return np.ones(X.shape[0])
+        if self.name == "linear":
+            return norms
+        t = self.gamma * norms + self.coef0
+        return t**self.degree if self.name == "poly" else np.tanh(t)
+
+    def blocks(self, X, Y, max_mb=DEFAULT_BLOCK_MB, dtype=np.float64, y_norms=None):
+        """Yield ``(start, stop, K[start:stop])`` over row blocks of X, each under ``max_mb``."""
+        if self.name == "rbf" and y_norms is None:
+            y_norms = squared_row_norms(Y)
+        step = rows_per_block(Y.shape[0], max_mb, np.dtype(dtype).itemsize)
+        for start in range(0, X.shape[0], step):
+            stop = min(start + step, X.shape[0])
+            yield start, stop, self.block(X[start:stop], Y, y_norms=y_norms, dtype=dtype)
+
+    def __call__(self, X, Y=None, dtype=np.float64) -> np.ndarray:
+        """Whole kernel matrix (small inputs only: tests, small sub-problems)."""
+        Y = X if Y is None else Y
+        return self.block(X, Y, dtype=dtype)
+
+
+class KernelRowCache:
+    """Least-recently-used cache of kernel rows k(x_i, X) over the training set.
+
+    Rows are computed in batches (one GEMM for all missing rows of a request)
+    and kept while their total size stays under ``cache_size`` megabytes, as
+    LIBSVM's ``-m`` option. Requests larger than the cache are still served
+    (computed and returned, only the tail is kept).
+    """
+
+    def __init__(self, kernel: Kernel, X, cache_size: float = 200.0, dtype=np.float64):
+        self.kernel = kernel
+        self.X = X
+        self.dtype = np.dtype(dtype)
+        self.n = X.shape[0]
+        self.norms = squared_row_norms(X)
+        self.row_bytes = self.n * self.dtype.itemsize
+        self.capacity = max(1, int(cache_size * 2**20 // self.row_bytes))
+        self._rows: OrderedDict[int, np.ndarray] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self):
+        return len(self._rows)
+
+    def rows(self, idx) -> np.ndarray:
+        """K[idx, :] as a (len(idx), n) array."""
+        idx = np.asarray(idx, dtype=np.intp)
+        out = np.empty((idx.size, self.n), dtype=self.dtype)
+        missing = []
+        for pos, i in enumerate(idx.tolist()):
+            row = self._rows.get(i)
+            if row is None:
+                missing.append(pos)
+            else:
+                self._rows.move_to_end(i)
+                out[pos] = row
+        self.hits += idx.size - len(missing)
+        self.misses += len(missing)
+        if missing:
+            missing = np.asarray(missing)
+            new = self.kernel.block(self.X[idx[missing]], self.X, x_norms=self.norms[idx[missing]],
+                                    y_norms=self.norms, dtype=self.dtype)
+            out[missing] = new
+            keep = missing[-self.capacity:]
+            for pos in keep.tolist():
+                self._store(int(idx[pos]), out[pos].copy())
+        return out
+
+    def _store(self, i: int, row: np.ndarray):
+        self._rows[i] = row
+        self._rows.move_to_end(i)
+        while len(self._rows) > self.capacity:
+            self._rows.popitem(last=False)
