@@ -140,7 +140,7 @@ class _WorkingSetProblem:
         s1, s3 = self.sets(u)
         g = self.f - K @ (y * self.alpha)        # outside contribution, fixed on W
         target = np.where(s3, C, 0.0)
-        for _ in range(4):                       # re-solve after moving out-of-box components
+        for round_ in range(4):                  # re-solve after moving out-of-box components
             idx = np.flatnonzero(s1)
             if idx.size == 0:
                 return None
@@ -158,18 +158,20 @@ class _WorkingSetProblem:
             Mr, M1 = sol[:, 0], sol[:, 1]
             b_new = (Mr.sum() - c) / M1.sum()
             beta = y[idx] * (Mr - b_new * M1)
+            target[idx] = beta
             over = beta > C[idx]
             under = beta < 0
-            target[idx] = beta
-            if not (over.any() or under.any()):
-                return target, b_new
             move = over | under
+            if not move.any() or round_ == 3:
+                # y'target = 0 holds here; components still outside the box are
+                # clipped by the line search, which keeps y'a = 0.
+                return target, b_new
             if move.all():   # keep one sample free so that y'a = 0 can still be met
                 move[np.argmin(np.maximum(beta - C[idx], 0) - np.minimum(beta, 0))] = False
             target[idx[over & move]] = C[idx[over & move]]
             target[idx[under & move]] = 0.0
             s1[idx[move]] = False
-        return target, b_new   # components may leave the box: the line search clips them
+        raise AssertionError("unreachable")
 
     def step_towards(self, target):
         """a <- a + eta (target - a) with the exact step on D clipped to the box; True if moved."""
@@ -191,20 +193,30 @@ class _WorkingSetProblem:
         return True
 
     def smo_step(self, i, j):
-        """One pair step on (i, j): y_i a_i grows by t, y_j a_j shrinks by t."""
+        """One pair step: i from the maximal violating pair, j by LIBSVM's second-order rule.
+
+        j minimises -(s_i - s_j)^2 / a_ij over I_low with s_j < s_i, where
+        a_ij = K_ii + K_jj - 2 K_ij (Fan, Chen & Lin 2005, WSS 2); then
+        y_i a_i grows by t and y_j a_j shrinks by t, clipped to the box.
+        """
         y, C, K = self.y, self.C, self.K
         s = y - self.f
-        curv = max(K[i, i] + K[j, j] - 2 * K[i, j], 1e-12)
+        _, low = _up_low_masks(self.alpha, y, C)
+        diag = np.diag(K)
+        a_ij = np.maximum(K[i, i] + diag - 2 * K[i], 1e-12)
+        b_ij = s[i] - s
+        score = np.where(low & (b_ij > 0), -(b_ij * b_ij) / a_ij, np.inf)
+        if np.isfinite(score.min()):
+            j = int(np.argmin(score))
+        curv = a_ij[j]
         t = (s[i] - s[j]) / curv
-        # box limits on t for a_i + y_i t and a_j - y_j t
         ti = C[i] - self.alpha[i] if y[i] > 0 else self.alpha[i]
         tj = self.alpha[j] if y[j] > 0 else C[j] - self.alpha[j]
         t = min(t, ti, tj)
         d = np.zeros_like(self.alpha)
         d[i] += y[i] * t
         d[j] -= y[j] * t
-        w = y * d
-        self._move(d, self.K @ w)
+        self._move(d, t * (K[:, i] - K[:, j]))
         self.n_fallback += 1
 
     def _move(self, d_alpha, d_f):
@@ -216,23 +228,25 @@ class _WorkingSetProblem:
         self.alpha[self.alpha > C * (1 - _BOUND_RTOL)] = C[self.alpha > C * (1 - _BOUND_RTOL)]
 
     def solve(self, b, max_inner):
-        """Run IRWLS on W until its own violation is below tol (or ``max_inner`` iterations)."""
+        """IRWLS on W until its own violation is below tol (or ``max_inner`` iterations).
+
+        Each iteration takes the safeguarded IRWLS step and then one SMO step on
+        the maximal violating pair of W. The pair step guarantees the sufficient
+        decrease that makes the decomposition converge (W always contains the
+        global maximal violating pair); the IRWLS step does the bulk of the work.
+        """
         y = self.y
         for it in range(max_inner):
-            s = y - self.f
-            gap, i, j = max_violation(s, self.alpha, y, self.C)
+            gap, i, j = max_violation(y - self.f, self.alpha, y, self.C)
             if gap <= self.tol:
                 return b, it
-            u = 1.0 - y * (self.f + b)
-            res = self.solve_targets(u, b)
-            moved = False
-            if res is not None:
-                target, b_new = res
-                moved = self.step_towards(target)
-                if moved:
-                    b = b_new
-            if not moved:
-                self.smo_step(i, j)
+            res = self.solve_targets(1.0 - y * (self.f + b), b)
+            if res is not None and self.step_towards(res[0]):
+                b = res[1]
+                gap, i, j = max_violation(y - self.f, self.alpha, y, self.C)
+                if gap <= self.tol:
+                    return b, it + 1
+            self.smo_step(i, j)
         return b, max_inner
 
 

@@ -1,0 +1,72 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import pairwise_kernels
+
+from leansvm.kernels import Kernel, KernelRowCache, resolve_gamma
+
+PARAMS = [
+    ("linear", {}),
+    ("rbf", {"gamma": 0.3}),
+    ("poly", {"gamma": 0.2, "degree": 3, "coef0": 1.0}),
+    ("sigmoid", {"gamma": 0.1, "coef0": -0.5}),
+]
+
+
+def _reference(name, X, Y, p):
+    return pairwise_kernels(X, Y, metric={"poly": "polynomial"}.get(name, name), **p)
+
+
+@pytest.mark.parametrize("name,p", PARAMS)
+def test_kernel_block_matches_sklearn_dense_and_sparse(name, p):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 7))
+    Y = rng.normal(size=(11, 7))
+    X[X < 0.3] = 0.0
+    kernel = Kernel(name, p.get("gamma", 1.0), p.get("degree", 3), p.get("coef0", 0.0))
+    expected = _reference(name, X, Y, p)
+    np.testing.assert_allclose(kernel.block(X, Y), expected, rtol=1e-10, atol=1e-12)
+    Xs = sp.csr_matrix(X)
+    Xs64 = sp.csr_matrix((Xs.data, Xs.indices.astype(np.int64), Xs.indptr.astype(np.int64)), shape=X.shape)
+    for Xin, Yin in [(Xs, Y), (X, sp.csr_matrix(Y)), (Xs64, sp.csr_matrix(Y))]:
+        np.testing.assert_allclose(kernel.block(Xin, Yin), expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(kernel.block(X, Y, dtype=np.float32), expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(kernel.diagonal(X), np.diag(_reference(name, X, X, p)), rtol=1e-10)
+
+
+def test_blocks_cover_all_rows_under_budget():
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(1000, 5)), rng.normal(size=(300, 5))
+    kernel = Kernel("rbf", 0.5)
+    full = kernel(X, Y)
+    seen = 0
+    for start, stop, block in kernel.blocks(X, Y, max_mb=0.5):
+        assert block.nbytes <= 0.5 * 2**20
+        np.testing.assert_allclose(block, full[start:stop])
+        seen += stop - start
+    assert seen == X.shape[0]
+
+
+def test_gamma_scale_and_auto_as_sklearn():
+    rng = np.random.default_rng(2)
+    X = rng.normal(scale=3.0, size=(50, 4))
+    assert resolve_gamma("auto", X) == pytest.approx(0.25)
+    assert resolve_gamma("scale", X) == pytest.approx(1.0 / (4 * X.var()))
+    assert resolve_gamma("scale", sp.csr_matrix(X)) == pytest.approx(1.0 / (4 * X.var()))
+    with pytest.raises(ValueError, match="gamma"):
+        resolve_gamma(-1.0, X)
+    with pytest.raises(ValueError, match="kernel"):
+        Kernel("cubic")
+
+
+def test_row_cache_bounded_and_exact():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 3))
+    kernel = Kernel("rbf", 1.0)
+    full = kernel(X)
+    cache_mb = 20 * 200 * 8 / 2**20          # room for 20 rows
+    cache = KernelRowCache(kernel, X, cache_size=cache_mb)
+    for idx in ([1, 5, 7], [5, 9], list(range(50)), [1, 2]):
+        np.testing.assert_allclose(cache.rows(idx), full[idx])
+        assert len(cache) <= 20
+    assert cache.hits > 0 and cache.misses > 0
