@@ -7,21 +7,9 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
-from leansvm.kernels import Kernel
-from leansvm.multiclass import dense_from_libsvm_coef
+from leansvm.compare import libsvm_dual_objectives  # noqa: F401  (re-exported for the tests)
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def libsvm_dual_objectives(sk_model) -> np.ndarray:
-    """LIBSVM's dual objective 1/2 c'Kc - sum|c| per binary problem of a fitted ``sklearn.svm.SVC``."""
-    kernel = Kernel.from_params(sk_model.kernel, sk_model._gamma, sk_model.degree, sk_model.coef0)
-    K = kernel(sk_model.support_vectors_)
-    if len(sk_model.classes_) == 2:
-        coef = sk_model.dual_coef_.T
-    else:
-        coef = dense_from_libsvm_coef(sk_model.dual_coef_, sk_model.n_support_)
-    return np.array([0.5 * c @ K @ c - np.abs(c).sum() for c in coef.T])
 
 
 @pytest.fixture(scope="session")
