@@ -1,0 +1,762 @@
+"""Model and data files: LIBSVM model files, leansvm's native ``.npz`` format, svmlight data.
+
+LIBSVM model files (``save_libsvm_model`` / ``load_libsvm_model``) are text::
+
+    svm_type c_svc
+    kernel_type rbf                 linear | polynomial | rbf | sigmoid
+    degree 3                        polynomial only
+    gamma 0.5                       polynomial, rbf, sigmoid
+    coef0 0                         polynomial, sigmoid
+    nr_class 3                      k
+    total_sv 120                    m
+    rho r_01 r_02 r_12              k(k-1)/2 values, LIBSVM's pair order
+    label 2 1 3                     k integer labels, LIBSVM's class order
+    probA ...                       optional, k(k-1)/2 values (Platt sigmoids)
+    probB ...
+    nr_sv 40 40 40                  support vectors per class, summing to m
+    SV
+    c_1 .. c_{k-1} idx:val idx:val ...    one line per support vector, 1-based indices
+
+Support vectors are grouped by class in label order; ``c_1 .. c_{k-1}`` is one
+column of LIBSVM's ``sv_coef`` (see :func:`leansvm.multiclass.dense_from_libsvm_coef`).
+A binary model's decision is ``sum sv_coef k(sv, x) - rho`` with ``> 0``
+meaning ``label[0]``; leansvm's binary expansion is its negation (``> 0``
+means ``classes_[1]``), so ``sv_coef = -coef`` and ``rho = intercept``. For
+k > 2 column p of the expansion is pair p's decision: ``intercept = -rho``.
+Numbers are written with ``%.17g`` so that files round-trip exactly.
+
+The native format (``save_model`` / ``load_model``) is one ``.npz`` archive
+(read with ``allow_pickle=False``) holding the expansion's arrays and a JSON
+``metadata`` string; see :func:`save_model`.
+
+Every writer is atomic: it writes a temporary file in the target's folder and
+renames it over the target, so a failed write leaves an existing file intact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import numbers
+import os
+import re
+import tempfile
+import threading
+import zipfile
+
+import numpy as np
+import scipy.sparse as sp
+
+from .expansion import KernelExpansion
+from .kernels import Kernel
+from .multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense
+
+__all__ = [
+    "save_libsvm_model", "load_libsvm_model", "save_model", "load_model", "load_svmlight",
+    "atomic_write", "register_estimator", "ESTIMATORS", "is_native_model_file",
+]
+
+FORMAT_NAME = "leansvm-expansion"
+FORMAT_VERSION = 1
+#: Largest ``nr_class`` accepted from a LIBSVM file (the expansion holds k(k-1)/2 columns).
+MAX_CLASSES = 4096
+#: LIBSVM stores labels and feature indices as C ``int``.
+_INT32_MAX = 2**31 - 1
+#: Support vectors are kept dense when at least this fraction of entries is non-zero.
+DENSE_FRACTION = 0.25
+
+_LIBSVM_KERNEL_NAME = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid"}
+_KERNEL_FROM_LIBSVM = {v: k for k, v in _LIBSVM_KERNEL_NAME.items()}
+_LIBSVM_SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
+_HEADER_KEYS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv",
+                "rho", "label", "probA", "probB", "nr_sv")
+
+
+# -- atomic writes ---------------------------------------------------------------------
+_umask_lock = threading.Lock()
+_umask_cache: list[int] = []
+
+
+def _new_file_mode(path: str) -> int:
+    """Mode of an existing ``path``, else 0o666 minus the process umask (as ``open`` would)."""
+    with contextlib.suppress(OSError):
+        return os.stat(path).st_mode & 0o7777
+    with _umask_lock:
+        if not _umask_cache:
+            mask = os.umask(0o022)
+            os.umask(mask)
+            _umask_cache.append(mask)
+    return 0o666 & ~_umask_cache[0]
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode: str = "w", encoding: str | None = "ascii"):
+    """Open a temporary file next to ``path``; on success rename it onto ``path``.
+
+    On any exception the temporary file is removed and ``path`` is untouched.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, _new_file_mode(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# -- labels ----------------------------------------------------------------------------
+def _integer_labels(classes) -> list[int]:
+    """Class labels as Python ints, or ValueError when LIBSVM cannot store them (C ints)."""
+    classes = np.asarray(classes)
+    if classes.dtype.kind in "US":
+        raise ValueError(f"LIBSVM model files store integer labels only; this model's labels are "
+                         f"strings ({classes.tolist()[:5]}); use save_model (.npz) instead")
+    values = classes.tolist()
+    out = []
+    for v in values:
+        if isinstance(v, (bool, numbers.Integral)):
+            out.append(int(v))
+        elif isinstance(v, numbers.Real) and np.isfinite(v) and float(v).is_integer():
+            out.append(int(v))
+        else:
+            raise ValueError(f"LIBSVM model files store integer labels only; label {v!r} is not an "
+                             "integer; use save_model (.npz) instead")
+    if any(abs(v) > _INT32_MAX for v in out):
+        raise ValueError(f"LIBSVM labels are 32-bit integers; labels {out} do not fit")
+    if len(set(out)) != len(out):
+        raise ValueError(f"labels {values} are not distinct as integers")
+    return out
+
+
+def _format_label(v) -> str:
+    """One label as text: integral numbers without a decimal point, other floats with %.17g."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(int(v))
+    if isinstance(v, (numbers.Integral,)):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        v = float(v)
+        return str(int(v)) if np.isfinite(v) and v.is_integer() else "%.17g" % v
+    return str(v)
+
+
+# -- LIBSVM writer ---------------------------------------------------------------------
+def _n_support(estimator, m: int, n_classes: int):
+    """``n_support_`` when it describes the pool (k entries summing to m), else None."""
+    n_support = getattr(estimator, "n_support_", None)
+    if n_support is None:
+        return None
+    n_support = np.asarray(n_support, dtype=np.int64).ravel()
+    if n_support.size != n_classes or n_support.sum() != m or np.any(n_support < 0):
+        return None
+    return n_support
+
+
+def _libsvm_layout(estimator):
+    """(labels, n_support, sv_coef (k-1) x m, rho) of a fitted one-vs-one estimator."""
+    if not hasattr(estimator, "expansion_"):
+        raise ValueError(f"{type(estimator).__name__} is not fitted (no expansion_)")
+    expansion = estimator.expansion_
+    labels = _integer_labels(estimator.classes_)
+    k, m = len(labels), expansion.n_support
+    if k < 2:
+        raise ValueError("a LIBSVM model needs at least two classes")
+    n_support = _n_support(estimator, m, k)
+    if k == 2:
+        if expansion.n_outputs != 1:
+            raise ValueError(f"a binary model must have one output, this one has {expansion.n_outputs}")
+        # LIBSVM sums over all SVs in the binary case, so any split of m is valid.
+        n_support = np.array([m, 0]) if n_support is None else n_support
+        return labels, n_support, -expansion.coef.T, expansion.intercept.copy()
+    strategy = getattr(estimator, "multiclass_", "ovo")
+    if strategy != "ovo":
+        raise ValueError(f"only one-vs-one models can be written as LIBSVM files; this model is "
+                         f"{strategy!r} with {k} classes (train with multiclass='ovo', or use save_model)")
+    if expansion.n_outputs != k * (k - 1) // 2:
+        raise ValueError(f"a one-vs-one model of {k} classes needs {k * (k - 1) // 2} outputs, "
+                         f"this one has {expansion.n_outputs}")
+    if n_support is None:
+        raise ValueError("n_support_ must give the number of support vectors of each class "
+                         "(support vectors grouped by class) to write a LIBSVM file")
+    sv_coef = libsvm_coef_from_dense(expansion.coef, n_support)
+    if not np.array_equal(dense_from_libsvm_coef(sv_coef, n_support), expansion.coef):
+        raise ValueError("the model's coefficients do not have LIBSVM's one-vs-one pattern (a support "
+                         "vector carries a pair that does not involve its class); use save_model")
+    return labels, n_support, sv_coef, -expansion.intercept
+
+
+def _binary_platt_from_calibrator(estimator):
+    """LIBSVM's (probA, probB) from a binary sigmoid ``calibrator_``, or None.
+
+    scikit-learn's sigmoid gives P(classes_[1]) = 1 / (1 + exp(a f + b)) with
+    f = leansvm's decision; LIBSVM's P(label[0]) = 1 / (1 + exp(A dec + B))
+    with dec = -f, hence A = a, B = -b.
+    """
+    calibrated = getattr(estimator, "calibrator_", None)
+    if calibrated is None or len(estimator.classes_) != 2:
+        return None
+    try:
+        (cal,) = calibrated.calibrated_classifiers_
+        (sigmoid,) = cal.calibrators
+        return np.array([float(sigmoid.a_)]), np.array([-float(sigmoid.b_)])
+    except (AttributeError, ValueError, TypeError):
+        return None
+
+
+def _probability_params(estimator, n_pairs: int):
+    """(probA, probB) arrays of n_pairs values, or None when the model has no LIBSVM sigmoids."""
+    prob_a, prob_b = getattr(estimator, "probA_", None), getattr(estimator, "probB_", None)
+    if prob_a is not None and prob_b is not None:
+        prob_a, prob_b = np.ravel(prob_a).astype(float), np.ravel(prob_b).astype(float)
+        if prob_a.size == n_pairs and prob_b.size == n_pairs:
+            return prob_a, prob_b
+        if prob_a.size or prob_b.size:
+            raise ValueError(f"probA_/probB_ must have {n_pairs} values each")
+        return None
+    return _binary_platt_from_calibrator(estimator)
+
+
+def _numbers(values) -> str:
+    return " ".join("%.17g" % float(v) for v in values)
+
+
+def _libsvm_header(estimator, labels, n_support, rho) -> list[str]:
+    kernel = estimator.expansion_.kernel
+    lines = ["svm_type c_svc", f"kernel_type {_LIBSVM_KERNEL_NAME[kernel.name]}"]
+    if kernel.name == "poly":
+        lines.append(f"degree {int(kernel.degree)}")
+    if kernel.name in ("poly", "rbf", "sigmoid"):
+        lines.append("gamma %.17g" % kernel.gamma)
+    if kernel.name in ("poly", "sigmoid"):
+        lines.append("coef0 %.17g" % kernel.coef0)
+    lines += [f"nr_class {len(labels)}", f"total_sv {int(np.sum(n_support))}",
+              f"rho {_numbers(rho)}", "label " + " ".join(str(v) for v in labels)]
+    prob = _probability_params(estimator, len(rho))
+    if prob is not None:
+        lines += [f"probA {_numbers(prob[0])}", f"probB {_numbers(prob[1])}"]
+    lines += ["nr_sv " + " ".join(str(int(v)) for v in n_support), "SV"]
+    return lines
+
+
+def _sv_lines(support_vectors, sv_coef):
+    """Yield ``"c_1 .. c_{k-1} idx:val ..."`` per support vector (zeros omitted, 1-based)."""
+    sparse = sp.issparse(support_vectors)
+    if sparse:
+        support_vectors = sp.csr_matrix(support_vectors)
+    for i in range(sv_coef.shape[1]):
+        if sparse:
+            lo, hi = support_vectors.indptr[i], support_vectors.indptr[i + 1]
+            idx, val = support_vectors.indices[lo:hi], support_vectors.data[lo:hi]
+            order = np.argsort(idx, kind="stable")
+            idx, val = idx[order], val[order]
+        else:
+            row = support_vectors[i]
+            idx = np.flatnonzero(row)
+            val = row[idx]
+        keep = val != 0
+        features = " ".join("%d:%.17g" % (j, v) for j, v in zip((idx[keep] + 1).tolist(), val[keep].tolist()))
+        yield _numbers(sv_coef[:, i]) + (" " + features if features else "")
+
+
+def save_libsvm_model(estimator, path) -> None:
+    """Write a fitted one-vs-one classifier as a LIBSVM model file (atomically).
+
+    Raises ``ValueError`` for models LIBSVM cannot represent: one-vs-rest with
+    more than two classes, non-integer labels, coefficients outside LIBSVM's
+    one-vs-one pattern.
+    """
+    labels, n_support, sv_coef, rho = _libsvm_layout(estimator)
+    header = _libsvm_header(estimator, labels, n_support, rho)
+    with atomic_write(path, "w") as f:
+        f.write("\n".join(header) + "\n")
+        for line in _sv_lines(estimator.expansion_.support_vectors, sv_coef):
+            f.write(line + "\n")
+
+
+# -- LIBSVM reader ---------------------------------------------------------------------
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+
+
+class _LineError(ValueError):
+    """A problem on one line; the reader adds the file name and line number."""
+
+
+def _parse_int(token: str, what: str, low: int | None = None) -> int:
+    if not _INT_RE.fullmatch(token):
+        raise _LineError(f"{what}: {token!r} is not an integer")
+    value = int(token)
+    if low is not None and value < low:
+        raise _LineError(f"{what} must be at least {low}, got {value}")
+    if abs(value) > _INT32_MAX:
+        raise _LineError(f"{what}: {value} does not fit a 32-bit integer")
+    return value
+
+
+def _parse_float(token: str, what: str) -> float:
+    try:
+        if not token.isascii() or "_" in token:
+            raise ValueError
+        value = float(token)
+    except ValueError:
+        raise _LineError(f"{what}: {token!r} is not a number") from None
+    if not np.isfinite(value):
+        raise _LineError(f"{what}: {token!r} is not a finite number")
+    return value
+
+
+def _one(values, key):
+    if len(values) != 1:
+        raise _LineError(f"{key!r} takes one value, got {len(values)}")
+    return values[0]
+
+
+def _parse_header_line(key: str, values: list[str]):
+    """The parsed value of one header line."""
+    if key == "svm_type":
+        name = _one(values, key)
+        if name != "c_svc":
+            known = "a LIBSVM type" if name in _LIBSVM_SVM_TYPES else "unknown"
+            raise _LineError(f"svm_type {name!r} ({known}) is not supported; leansvm reads c_svc models")
+        return name
+    if key == "kernel_type":
+        name = _one(values, key)
+        if name not in _KERNEL_FROM_LIBSVM:
+            raise _LineError(f"unknown or unsupported kernel_type {name!r}; expected one of "
+                             f"{', '.join(_KERNEL_FROM_LIBSVM)}")
+        return _KERNEL_FROM_LIBSVM[name]
+    if key == "degree":
+        return _parse_int(_one(values, key), "degree", 0)
+    if key in ("gamma", "coef0"):
+        return _parse_float(_one(values, key), key)
+    if key == "nr_class":
+        k = _parse_int(_one(values, key), "nr_class", 2)
+        if k > MAX_CLASSES:
+            raise _LineError(f"nr_class {k} exceeds the supported maximum of {MAX_CLASSES}")
+        return k
+    if key == "total_sv":
+        return _parse_int(_one(values, key), "total_sv", 0)
+    if key in ("rho", "probA", "probB"):
+        return np.array([_parse_float(v, f"{key} value {i + 1}") for i, v in enumerate(values)])
+    if key == "label":
+        return [_parse_int(v, f"label {i + 1}") for i, v in enumerate(values)]
+    if key == "nr_sv":
+        return [_parse_int(v, f"nr_sv value {i + 1}", 0) for i, v in enumerate(values)]
+    raise AssertionError(key)
+
+
+def _read_header(lines, path):
+    """Parse up to the ``SV`` line: (header dict, {key: line number}, SV line number)."""
+    header, where = {}, {}
+    lineno = 0
+    for lineno, line in lines:
+        tokens = line.split()
+        if not tokens:
+            continue
+        key, values = tokens[0], tokens[1:]
+        if key == "SV":
+            if values:
+                raise _fail(path, lineno, "unexpected text after 'SV'")
+            return header, where, lineno
+        if key not in _HEADER_KEYS:
+            raise _fail(path, lineno, f"unknown header key {key!r} (not a LIBSVM c_svc model file?)")
+        if key in header:
+            raise _fail(path, lineno, f"header key {key!r} appears twice")
+        try:
+            header[key] = _parse_header_line(key, values)
+        except _LineError as exc:
+            raise _fail(path, lineno, str(exc)) from None
+        where[key] = lineno
+    what = "file is empty" if not header else "file ends before the 'SV' line (truncated header)"
+    raise _fail(path, lineno + 1, what)
+
+
+def _check_header(header, where, sv_line, path):
+    """Required keys present and per-class / per-pair counts consistent; returns (k, n_pairs)."""
+    required = ["svm_type", "kernel_type", "nr_class", "total_sv", "rho", "label", "nr_sv"]
+    kernel = header.get("kernel_type")
+    required += {"poly": ["degree", "gamma", "coef0"], "rbf": ["gamma"],
+                 "sigmoid": ["gamma", "coef0"]}.get(kernel, [])
+    for key in required:
+        if key not in header:
+            raise _fail(path, sv_line, f"header lacks {key!r} before the 'SV' line")
+    k = header["nr_class"]
+    n_pairs = k * (k - 1) // 2
+    for key, count in (("rho", n_pairs), ("probA", n_pairs), ("probB", n_pairs),
+                       ("label", k), ("nr_sv", k)):
+        if key in header and len(header[key]) != count:
+            raise _fail(path, where[key], f"{key!r} needs {count} values for nr_class {k}, "
+                                          f"got {len(header[key])}")
+    if ("probA" in header) != ("probB" in header):
+        key = "probA" if "probA" in header else "probB"
+        raise _fail(path, where[key], "probA and probB must be given together")
+    if len(set(header["label"])) != k:
+        raise _fail(path, where["label"], f"labels are not distinct: {header['label']}")
+    if sum(header["nr_sv"]) != header["total_sv"]:
+        raise _fail(path, where["nr_sv"], f"nr_sv values sum to {sum(header['nr_sv'])}, "
+                                          f"but total_sv is {header['total_sv']}")
+    return k, n_pairs
+
+
+def _parse_sv_line(line: str, n_coef: int):
+    """(coefficients, 0-based feature indices, values) of one SV line."""
+    tokens = line.split()
+    if len(tokens) < n_coef:
+        raise _LineError(f"expected {n_coef} coefficient(s) and index:value pairs, "
+                         f"found {len(tokens)} token(s)")
+    fast = _parse_sv_tokens_fast(line, tokens, n_coef)
+    if fast is not None:
+        return fast
+    coef = [_parse_float(t, f"coefficient {i + 1}") for i, t in enumerate(tokens[:n_coef])]
+    pairs = tokens[n_coef:]
+    for t in pairs:
+        if t.count(":") != 1:
+            raise _LineError(f"expected index:value, got {t!r}")
+    parts = ":".join(pairs).split(":")
+    idx = np.array([_parse_int(t, "feature index", 1) for t in parts[0::2]], dtype=np.int64)
+    val = np.array([_parse_float(t, f"value of feature {j}") for t, j in zip(parts[1::2], parts[0::2])])
+    _check_indices(idx)
+    return coef, idx - 1, val
+
+
+def _check_indices(idx):
+    if idx.size > 1 and np.any(np.diff(idx) <= 0):
+        bad = int(np.flatnonzero(np.diff(idx) <= 0)[0])
+        raise _LineError(f"feature indices must increase: {idx[bad]} is followed by {idx[bad + 1]}")
+
+
+def _parse_sv_tokens_fast(line, tokens, n_coef):
+    """Vectorised parse of a well-formed line, or None (the slow path then names the error)."""
+    pairs = tokens[n_coef:]
+    if not line.isascii() or "_" in line or not all(t.count(":") == 1 for t in pairs):
+        return None
+    parts = ":".join(pairs).split(":") if pairs else []
+    try:
+        coef = np.array(tokens[:n_coef], dtype=np.float64)
+        idx = np.array(parts[0::2], dtype=np.int64)
+        val = np.array(parts[1::2], dtype=np.float64)
+    except (ValueError, OverflowError):
+        return None
+    if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(val))):
+        return None
+    if idx.size and (idx.min() < 1 or idx.max() > _INT32_MAX):
+        return None
+    _check_indices(idx)
+    return coef.tolist(), idx - 1, val
+
+
+def _read_support_vectors(lines, path, total_sv: int, n_coef: int, sv_line: int):
+    """Parse SV lines one by one (never trusting ``total_sv`` for allocation): (coef, CSR parts)."""
+    coefs, indices, values, lengths = [], [], [], []
+    lineno = sv_line
+    for lineno, line in lines:
+        if len(coefs) == total_sv:
+            if line.strip():
+                raise _fail(path, lineno, f"more support vector lines than total_sv = {total_sv}")
+            continue
+        if not line.strip():
+            raise _fail(path, lineno, f"empty line where support vector {len(coefs) + 1} "
+                                      f"of {total_sv} was expected")
+        try:
+            coef, idx, val = _parse_sv_line(line, n_coef)
+        except _LineError as exc:
+            raise _fail(path, lineno, str(exc)) from None
+        coefs.append(coef)
+        indices.append(idx)
+        values.append(val)
+        lengths.append(idx.size)
+    if len(coefs) < total_sv:
+        raise _fail(path, lineno + 1, f"file ends after {len(coefs)} of total_sv = {total_sv} "
+                                      "support vector lines (truncated file?)")
+    coef = np.array(coefs, dtype=np.float64).reshape(total_sv, n_coef)
+    indptr = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    indices = np.concatenate(indices) if indices else np.empty(0, np.int64)
+    values = np.concatenate(values) if values else np.empty(0)
+    return coef, indices, values, indptr
+
+
+def _fail(path, lineno: int, message: str) -> ValueError:
+    return ValueError(f"{os.fspath(path)}: line {lineno}: {message}")
+
+
+def _numbered_lines(f, path):
+    """(line number, text) of a binary file, decoding each line so errors know their line."""
+    for lineno, raw in enumerate(f, 1):
+        try:
+            yield lineno, raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _fail(path, lineno, "not a text file (undecodable bytes)") from None
+
+
+def _support_vector_matrix(indices, values, indptr, n_features):
+    """CSR when fewer than ``DENSE_FRACTION`` of the entries are non-zero, dense otherwise."""
+    m = indptr.size - 1
+    csr = sp.csr_matrix((values, indices, indptr), shape=(m, n_features))
+    if m and n_features and np.count_nonzero(values) >= DENSE_FRACTION * m * n_features:
+        return csr.toarray()
+    return csr
+
+
+def load_libsvm_model(path, n_features: int | None = None):
+    """Read a LIBSVM c_svc model file as a fitted :class:`leansvm.SVC`.
+
+    ``classes_`` keeps LIBSVM's label order, so predictions equal LIBSVM's.
+    ``n_features_in_`` is the largest feature index in the file, or
+    ``n_features`` when given (it must not be smaller). ``support_`` (training
+    indices) is unknown and left as an empty array. ``probA_``/``probB_`` are
+    set when the file has them. A malformed file raises ``ValueError`` naming
+    the file, the line and the problem.
+    """
+    with open(path, "rb") as f:
+        lines = _numbered_lines(f, path)
+        header, where, sv_line = _read_header(lines, path)
+        k, n_pairs = _check_header(header, where, sv_line, path)
+        sv_coef, indices, values, indptr = _read_support_vectors(
+            lines, path, header["total_sv"], k - 1, sv_line)
+    max_index = int(indices.max()) + 1 if indices.size else 0
+    if n_features is None:
+        n_features = max_index
+    elif int(n_features) < max_index:
+        raise ValueError(f"{os.fspath(path)}: support vectors use feature {max_index}, "
+                         f"more than n_features = {n_features}")
+    support_vectors = _support_vector_matrix(indices, values, indptr, int(n_features))
+    n_support = np.array(header["nr_sv"], dtype=np.int32)
+    rho = header["rho"]
+    if k == 2:
+        coef, intercept = -sv_coef, rho.copy()
+    else:
+        coef, intercept = dense_from_libsvm_coef(sv_coef.T, n_support), -rho
+    kernel = Kernel(header["kernel_type"], header.get("gamma", 1.0), header.get("degree", 3),
+                    header.get("coef0", 0.0))
+    return _libsvm_estimator(header, kernel, KernelExpansion(support_vectors, coef, intercept, kernel),
+                             n_support)
+
+
+def _libsvm_estimator(header, kernel, expansion, n_support):
+    from .estimators import SVC
+
+    gamma = kernel.gamma if "gamma" in header else "scale"
+    est = SVC(kernel=kernel.name, gamma=gamma, degree=kernel.degree, coef0=kernel.coef0,
+              decision_function_shape="ovr")
+    est.classes_ = np.array(header["label"], dtype=np.int64)
+    est.multiclass_ = "ovo"
+    est.expansion_ = expansion
+    est.n_support_ = n_support
+    est.support_ = np.empty(0, dtype=np.int32)
+    est.n_features_in_ = expansion.n_features
+    est._gamma = kernel.gamma
+    est.fit_status_ = 0
+    if "probA" in header:
+        est.probA_, est.probB_ = header["probA"], header["probB"]
+    return est
+
+
+# -- native format ---------------------------------------------------------------------
+#: Estimator classes the native format can restore, by class name.
+ESTIMATORS: dict[str, type] = {}
+
+
+def register_estimator(cls, name: str | None = None):
+    """Let :func:`load_model` restore ``cls`` (usable as a class decorator)."""
+    ESTIMATORS[name or cls.__name__] = cls
+    return cls
+
+
+def _registry() -> dict[str, type]:
+    if "SVC" not in ESTIMATORS:
+        from .estimators import SVC
+        register_estimator(SVC)
+    return ESTIMATORS
+
+
+_JSON_SCALARS = (type(None), bool, int, float, str)
+
+
+def _json_params(estimator) -> dict:
+    """Constructor parameters that JSON stores exactly (None, bool, int, float, str)."""
+    out = {}
+    for name, value in estimator.get_params(deep=False).items():
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, _JSON_SCALARS):
+            out[name] = value
+    return out
+
+
+def _class_array(classes) -> np.ndarray:
+    """Labels as a numeric, bool or unicode array (never object dtype)."""
+    classes = np.asarray(classes)
+    if classes.dtype.kind in "biufU":
+        return classes
+    values = classes.tolist()
+    if all(isinstance(v, (str, bytes)) for v in values) and values:
+        return np.array([v.decode() if isinstance(v, bytes) else v for v in values], dtype=str)
+    if all(isinstance(v, numbers.Real) for v in values):
+        return np.asarray(values)
+    raise ValueError(f"labels of type {classes.dtype} ({values[:5]}) cannot be stored without pickle; "
+                     "use numbers or strings")
+
+
+def _native_arrays(estimator) -> tuple[dict, dict]:
+    """(arrays, metadata) of a fitted expansion-based estimator."""
+    if not hasattr(estimator, "expansion_"):
+        raise ValueError(f"{type(estimator).__name__} is not fitted (no expansion_)")
+    exp = estimator.expansion_
+    arrays = {"coef": exp.coef, "intercept": exp.intercept, "classes": _class_array(estimator.classes_)}
+    sv = exp.support_vectors
+    if sp.issparse(sv):
+        sv = sp.csr_matrix(sv)
+        arrays.update(sv_data=sv.data, sv_indices=sv.indices, sv_indptr=sv.indptr)
+    else:
+        arrays["support_vectors"] = sv
+    for attr, key in (("n_support_", "n_support"), ("support_", "support"),
+                      ("probA_", "probA"), ("probB_", "probB")):
+        if getattr(estimator, attr, None) is not None:
+            arrays[key] = np.asarray(getattr(estimator, attr))
+    kernel = exp.kernel
+    meta = {
+        "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
+        "estimator": type(estimator).__name__,
+        "params": _json_params(estimator),
+        "kernel": {"name": kernel.name, "gamma": float(kernel.gamma), "degree": int(kernel.degree),
+                   "coef0": float(kernel.coef0)},
+        "multiclass": getattr(estimator, "multiclass_", "ovo"),
+        "n_support": None if "n_support" not in arrays else arrays["n_support"].tolist(),
+        "decision_function_shape": getattr(estimator, "decision_function_shape", "ovr"),
+        "n_features": int(exp.n_features), "sv_shape": list(sv.shape), "sparse": bool(sp.issparse(sv)),
+        "fit_status": int(getattr(estimator, "fit_status_", 0)),
+    }
+    return arrays, meta
+
+
+def save_model(estimator, path) -> None:
+    """Write a fitted estimator as leansvm's native ``.npz`` (atomically, no pickle).
+
+    Arrays: ``coef`` (m x n_outputs), ``intercept``, ``classes`` (numeric or
+    unicode), support vectors as ``support_vectors`` (dense) or ``sv_data``,
+    ``sv_indices``, ``sv_indptr`` (CSR), and when present ``n_support``,
+    ``support``, ``probA``, ``probB``. ``metadata`` is a JSON string with
+    ``format`` ("leansvm-expansion"), ``format_version`` (1), ``estimator``
+    (class name), ``params`` (constructor parameters JSON stores exactly;
+    others, such as a ``class_weight`` dict, load as their defaults),
+    ``kernel`` (name, gamma, degree, coef0), ``multiclass``, ``n_support``,
+    ``decision_function_shape``, ``n_features``, ``sv_shape``, ``sparse``,
+    ``fit_status``.
+    """
+    arrays, meta = _native_arrays(estimator)
+    arrays["metadata"] = np.array(json.dumps(meta))
+    with atomic_write(path, "wb") as f:
+        np.savez_compressed(f, **arrays)
+
+
+def is_native_model_file(path) -> bool:
+    """True when ``path`` starts like a zip archive (a native ``.npz`` model)."""
+    with open(path, "rb") as f:
+        return f.read(4) == b"PK\x03\x04"
+
+
+_REQUIRED_META = ("format", "format_version", "estimator", "kernel", "multiclass", "n_features",
+                  "sv_shape", "sparse")
+
+
+def _read_npz(path) -> tuple[dict, dict]:
+    """All arrays and the parsed metadata of a native file; ValueError when it is not one."""
+    name = os.fspath(path)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {key: npz[key] for key in npz.files}
+    except (ValueError, zipfile.BadZipFile, EOFError, KeyError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise ValueError(f"{name}: not a readable leansvm model file ({exc})") from None
+    if "metadata" not in arrays:
+        raise ValueError(f"{name}: not a leansvm model file (no 'metadata' entry)")
+    try:
+        meta = json.loads(str(arrays.pop("metadata")))
+    except ValueError as exc:
+        raise ValueError(f"{name}: metadata is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+        raise ValueError(f"{name}: not a {FORMAT_NAME} file")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise ValueError(f"{name}: format_version {meta.get('format_version')!r} is not supported "
+                         f"(this leansvm reads version {FORMAT_VERSION})")
+    missing = [key for key in _REQUIRED_META if key not in meta]
+    missing += [key for key in ("coef", "intercept", "classes") if key not in arrays]
+    if missing:
+        raise ValueError(f"{name}: missing entries {missing}")
+    return arrays, meta
+
+
+def _native_support_vectors(arrays, meta):
+    shape = tuple(int(v) for v in meta["sv_shape"])
+    if meta["sparse"]:
+        sv = sp.csr_matrix((arrays["sv_data"], arrays["sv_indices"], arrays["sv_indptr"]), shape=shape)
+        sv.check_format(full_check=True)
+        return sv
+    sv = arrays["support_vectors"]
+    if sv.shape != shape:
+        raise ValueError(f"support vectors have shape {sv.shape}, metadata says {shape}")
+    return sv
+
+
+def _check_outputs(n_classes: int, strategy: str, n_outputs: int):
+    expected = 1 if n_classes == 2 else (n_classes if strategy == "ovr" else n_classes * (n_classes - 1) // 2)
+    if strategy not in ("ovo", "ovr") or n_outputs != expected:
+        raise ValueError(f"{n_classes} classes with multiclass={strategy!r} need {expected} outputs, "
+                         f"the file has {n_outputs}")
+
+
+def load_model(path):
+    """Read a model written by :func:`save_model`: a fitted estimator of the saved class."""
+    name = os.fspath(path)
+    arrays, meta = _read_npz(path)
+    cls = _registry().get(meta["estimator"])
+    if cls is None:
+        raise ValueError(f"{name}: unknown estimator class {meta['estimator']!r}; "
+                         f"known: {', '.join(sorted(_registry()))}")
+    try:
+        k = meta["kernel"]
+        kernel = Kernel(k["name"], float(k["gamma"]), int(k["degree"]), float(k["coef0"]))
+        expansion = KernelExpansion(_native_support_vectors(arrays, meta), arrays["coef"],
+                                    arrays["intercept"], kernel)
+        _check_outputs(arrays["classes"].size, meta["multiclass"], expansion.n_outputs)
+        valid = cls().get_params(deep=False)
+        params = {key: value for key, value in meta.get("params", {}).items() if key in valid}
+        est = cls(**params)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: inconsistent model file ({exc})") from None
+    est.classes_ = arrays["classes"]
+    est.multiclass_ = meta["multiclass"]
+    est.expansion_ = expansion
+    if "n_support" in arrays:
+        est.n_support_ = arrays["n_support"].astype(np.int32)
+    est.support_ = arrays.get("support", np.empty(0, dtype=np.int32))
+    est.n_features_in_ = expansion.n_features
+    est._gamma = kernel.gamma
+    est.fit_status_ = int(meta.get("fit_status", 0))
+    if "probA" in arrays and "probB" in arrays:
+        est.probA_, est.probB_ = arrays["probA"], arrays["probB"]
+    return est
+
+
+# -- svmlight data ---------------------------------------------------------------------
+def load_svmlight(path, n_features: int | None = None):
+    """(X, y) of an svmlight / LIBSVM data file: X CSR float64, 1-based indices as LIBSVM.
+
+    ``n_features`` fixes the number of columns (it must cover the file's largest
+    index). Parse errors raise ``ValueError`` naming the file.
+    """
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        X, y = load_svmlight_file(os.fspath(path), n_features=n_features, dtype=np.float64,
+                                  zero_based=False)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{os.fspath(path)}: not a valid svmlight/LIBSVM data file ({exc})") from None
+    return sp.csr_matrix(X), y

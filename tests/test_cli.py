@@ -1,0 +1,225 @@
+"""The ``leansvm`` command, run in-process through ``main`` (and once as ``python -m leansvm``)."""
+
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+import leansvm
+from leansvm.cli import _expand_weight_options, build_parser, main
+from leansvm.io import load_libsvm_model, load_model
+
+svmutil = pytest.importorskip("libsvm.svmutil")
+
+HEART = Path(__file__).resolve().parents[2] / "shared" / "data" / "heart_scale"
+
+
+@pytest.fixture(scope="module")
+def heart():
+    if not HEART.exists():
+        pytest.skip(f"{HEART} not found")
+    return str(HEART)
+
+
+@pytest.fixture(scope="module")
+def trained(heart, tmp_path_factory):
+    """A model trained by ``leansvm train -c 1 -g 0.1`` on heart_scale."""
+    path = tmp_path_factory.mktemp("cli") / "heart.model"
+    assert main(["train", "-q", "-c", "1", "-g", "0.1", heart, str(path)]) == 0
+    return path
+
+
+def _run(capsys, argv):
+    status = main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _libsvm_accuracy_line(capsys, model_path, data_path):
+    """What LIBSVM's svm_predict prints and predicts for the same model file and data."""
+    y, X = svmutil.svm_read_problem(data_path)
+    model = svmutil.svm_load_model(str(model_path))
+    with threadpool_limits(1, user_api="openmp"):  # LIBSVM's OpenMP crawls on a busy machine
+        labels, _, _ = svmutil.svm_predict(y, X, model)
+    line = [l for l in capsys.readouterr().out.splitlines() if l.startswith("Accuracy")][0]
+    return line, labels
+
+
+def test_train_writes_a_model_libsvm_reads(trained, heart, capsys):
+    est = load_libsvm_model(trained)
+    assert est.expansion_.kernel.name == "rbf" and est.expansion_.kernel.gamma == 0.1
+    reference = leansvm.SVC(C=1, gamma=0.1, random_state=0).fit(*leansvm.io.load_svmlight(heart))
+    assert est.n_support_.tolist() == reference.n_support_.tolist()
+    svmutil.svm_load_model(str(trained))  # loads without complaint
+
+
+def test_train_prints_a_summary(heart, tmp_path, capsys):
+    status, out, err = _run(capsys, ["train", "-t", "0", heart, str(tmp_path / "m")])
+    assert status == 0 and err == ""
+    assert "classes: -1 1" in out and "support vectors:" in out and "time:" in out
+    assert "kernel linear" in out
+
+
+def test_predict_prints_libsvm_accuracy(trained, heart, tmp_path, capsys):
+    output = tmp_path / "pred.txt"
+    status, out, err = _run(capsys, ["predict", heart, str(trained), str(output)])
+    assert status == 0, err
+    expected_line, labels = _libsvm_accuracy_line(capsys, trained, heart)
+    assert out.strip() == expected_line
+    assert output.read_text().split() == ["%g" % v for v in labels]
+
+
+def test_default_gamma_is_one_over_num_features(heart, tmp_path, capsys):
+    path = tmp_path / "m"
+    assert main(["train", "-q", heart, str(path)]) == 0
+    assert load_libsvm_model(path).expansion_.kernel.gamma == pytest.approx(1 / 13)
+
+
+def test_long_options(heart, tmp_path):
+    path = tmp_path / "m"
+    argv = ["train", "-q", "--kernel", "poly", "--C", "2", "--gamma", "0.2", "--degree", "2",
+            "--coef0", "1", "--cache-size", "50", "--tol", "0.01", heart, str(path)]
+    assert main(argv) == 0
+    kernel = load_libsvm_model(path).expansion_.kernel
+    assert (kernel.name, kernel.gamma, kernel.degree, kernel.coef0) == ("poly", 0.2, 2, 1.0)
+
+
+def test_weight_options():
+    assert _expand_weight_options(["-w1", "5", "-w-1", "2", "-c", "1", "--", "-w3"]) == \
+        ["--weight", "1", "5", "--weight", "-1", "2", "-c", "1", "--", "-w3"]
+    args = build_parser().parse_args(_expand_weight_options(["train", "-w1", "5", "-w-1", "0.5",
+                                                             "-w", "3", "1", "d", "m"]))
+    assert args.weights == [["1", "5"], ["-1", "0.5"], ["3", "1"]]
+
+
+def test_weights_change_the_model(heart, tmp_path, capsys):
+    plain, weighted = tmp_path / "plain", tmp_path / "weighted"
+    assert main(["train", "-q", "-g", "0.1", heart, str(plain)]) == 0
+    status, _, err = _run(capsys, ["train", "-q", "-g", "0.1", "-w1", "5", "-w-1", "0.5", "-w7", "2",
+                                   heart, str(weighted)])
+    assert status == 0 and "label 7 specified in weight is not found" in err
+    X, y = leansvm.io.load_svmlight(heart)
+    reference = leansvm.SVC(gamma=0.1, class_weight={1: 5.0, -1: 0.5}, random_state=0).fit(X, y)
+    model = load_libsvm_model(weighted)
+    assert model.n_support_.tolist() == reference.n_support_.tolist()
+    assert model.n_support_.tolist() != load_libsvm_model(plain).n_support_.tolist()
+    np.testing.assert_allclose(model.decision_function(X), reference.decision_function(X), atol=1e-12)
+
+
+def test_probability_option_writes_libsvm_sigmoid(heart, tmp_path):
+    path = tmp_path / "m"
+    assert main(["train", "-q", "-b", "1", "-g", "0.1", heart, str(path)]) == 0
+    assert load_libsvm_model(path).probA_.shape == (1,)
+    assert svmutil.svm_load_model(str(path)).is_probability_model()
+
+
+def test_info(trained, capsys):
+    status, out, err = _run(capsys, ["info", str(trained)])
+    assert status == 0 and err == ""
+    est = load_libsvm_model(trained)
+    assert "LIBSVM format" in out and "kernel: rbf (gamma = 0.10000000000000001)" in out
+    assert "classes: 2 (-1 1)" in out and "n_features: 13" in out
+    assert f"support vectors: {est.expansion_.n_support} (-1: {est.n_support_[0]}, 1: {est.n_support_[1]})" in out
+
+
+def test_native_model_through_the_cli(heart, tmp_path, capsys):
+    path = tmp_path / "m.npz"
+    assert main(["train", "-q", "-g", "0.1", heart, str(path)]) == 0
+    assert type(load_model(path)) is leansvm.SVC
+    status, out, _ = _run(capsys, ["info", str(path)])
+    assert status == 0 and "leansvm native format" in out
+    status, out, _ = _run(capsys, ["predict", heart, str(path), str(tmp_path / "out")])
+    assert status == 0 and out.startswith("Accuracy = ")
+
+
+def test_features_beyond_the_model_count_like_libsvm(trained, tmp_path, capsys):
+    data = tmp_path / "wide.txt"
+    data.write_text("1 1:0.5 13:1 20:2\n-1 2:-1\n")
+    output = tmp_path / "out"
+    status, out, _ = _run(capsys, ["predict", str(data), str(trained), str(output)])
+    assert status == 0
+    _, labels = _libsvm_accuracy_line(capsys, trained, str(data))
+    assert output.read_text().split() == ["%g" % v for v in labels]
+
+
+@pytest.fixture
+def fake_datasets(monkeypatch):
+    """A stand-in for ``leansvm.datasets`` with one string-labelled dataset named 'toy'."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 3))
+    y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+    ds = types.SimpleNamespace(name="toy", X_train=X[:60], y_train=y[:60], X_test=X[60:], y_test=y[60:],
+                               C=2.0, gamma=0.25)
+
+    def load(name, data_dir=None):
+        if name != "toy":
+            raise ValueError(f"unknown dataset {name!r}")
+        return ds
+
+    module = types.ModuleType("leansvm.datasets")
+    module.NAMES, module.load = ("toy",), load
+    monkeypatch.setitem(sys.modules, "leansvm.datasets", module)
+    monkeypatch.setattr(leansvm, "datasets", module, raising=False)
+    return ds
+
+
+def test_named_dataset(fake_datasets, tmp_path, capsys):
+    ds = fake_datasets
+    path, output = tmp_path / "toy.npz", tmp_path / "out"
+    status, out, err = _run(capsys, ["train", "toy", str(path)])
+    assert status == 0, err
+    assert "dataset toy (training part): 60 samples x 3 features" in out
+    model = load_model(path)
+    assert (model.C, model.expansion_.kernel.gamma) == (2.0, 0.25)   # the dataset's parameters
+    status, out, _ = _run(capsys, ["predict", "toy", str(path), str(output)])
+    predicted = model.predict(ds.X_test)
+    assert output.read_text().split() == predicted.tolist()
+    correct = int(np.sum(predicted == ds.y_test))
+    assert out.strip() == "Accuracy = %g%% (%d/20) (classification)" % (100 * correct / 20, correct)
+    status, _, err = _run(capsys, ["train", "toy", str(tmp_path / "toy.model")])
+    assert status == 1 and "integer labels" in err and "Traceback" not in err
+    status, _, err = _run(capsys, ["train", "nosuch", str(tmp_path / "x.model")])
+    assert status == 1 and "not a dataset name" in err
+
+
+@pytest.mark.parametrize("argv_builder, status, fragment", [
+    (lambda d, m, t: ["train", str(t / "missing.txt"), str(t / "m")], 1, "no such data file"),
+    (lambda d, m, t: ["predict", d, str(t / "missing.model"), str(t / "o")], 1, "No such file"),
+    (lambda d, m, t: ["info", d], 1, "line 1: unknown header key"),
+    (lambda d, m, t: ["predict", d, m, str(t / "no-dir" / "o")], 1, "No such file"),
+    (lambda d, m, t: ["train", "-t", "9", d, str(t / "m")], 2, "invalid choice"),
+    (lambda d, m, t: ["train", "-c", "abc", d, str(t / "m")], 2, "invalid float value"),
+    (lambda d, m, t: ["train", "-c", "-1", d, str(t / "m")], 2, "C must be positive"),
+    (lambda d, m, t: ["train", "-w1", "x", d, str(t / "m")], 2, "not a number"),
+    (lambda d, m, t: ["train", "-s", "1", d, str(t / "m")], 2, "only C-SVC"),
+    (lambda d, m, t: ["train", "-t", "0", "--kernel", "rbf", d, str(t / "m")], 2, "contradicts"),
+    (lambda d, m, t: ["frobnicate"], 2, "invalid choice"),
+    (lambda d, m, t: [], 2, "required"),
+])
+def test_errors_are_one_line_messages(heart, trained, tmp_path, capsys, argv_builder, status, fragment):
+    code, out, err = _run(capsys, argv_builder(heart, str(trained), tmp_path))
+    assert code == status
+    assert fragment in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_corrupt_model_is_reported_with_its_line(trained, heart, tmp_path, capsys):
+    bad = tmp_path / "bad.model"
+    bad.write_text(trained.read_text().replace("kernel_type rbf", "kernel_type nonsense"))
+    code, _, err = _run(capsys, ["predict", heart, str(bad), str(tmp_path / "out")])
+    assert code == 1 and "bad.model: line 2: unknown or unsupported kernel_type 'nonsense'" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+def test_python_dash_m_entry_point(trained):
+    result = subprocess.run([sys.executable, "-m", "leansvm", "info", str(trained)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "kernel: rbf" in result.stdout
+    result = subprocess.run([sys.executable, "-m", "leansvm", "info", str(trained) + ".missing"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
