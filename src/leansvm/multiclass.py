@@ -130,7 +130,7 @@ def ovo_votes(decision: np.ndarray, n_classes: int) -> np.ndarray:
 def predict_index(decision: np.ndarray, n_classes: int, strategy: str) -> np.ndarray:
     """Class indices from expansion outputs."""
     if n_classes == 2:
-        return (decision[:, 0] > 0).astype(np.intp)
+        return (decision[:, 0] >= 0).astype(np.intp)  # LIBSVM: f_libsvm = -f <= 0 -> second label
     if strategy == "ovr":
         return np.argmax(decision, axis=1)
     return np.argmax(ovo_votes(decision, n_classes), axis=1)  # argmax: ties to the lowest index

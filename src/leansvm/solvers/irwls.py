@@ -376,9 +376,8 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
         mu = sub.mu
         inner_total += n_inner
         d_coef = y[W] * (sub.alpha - alpha[W])
-        changed = np.flatnonzero(d_coef)
-        if changed.size:
-            f += d_coef[changed] @ rows[changed]
+        if d_coef.any():
+            f += d_coef @ rows            # one q-row product updates every output
             alpha[W] = sub.alpha
     else:
         warnings.warn(f"IRWLS stopped after max_iter={limit} chunk iterations with violation "
