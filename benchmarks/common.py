@@ -1,0 +1,227 @@
+"""Helpers shared by the benchmark runners: timing, LIBSVM models as expansions, dual objectives, output.
+
+Nothing here is timed against anything: it measures, converts and writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from leansvm import KernelExpansion
+from leansvm.kernels import Kernel, squared_row_norms
+from leansvm.multiclass import dense_from_libsvm_coef, predict_index
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+# -- timing ------------------------------------------------------------------------------------
+def race(contenders: dict, repeat: int = 1, budget_s: float = 20.0) -> tuple[dict, dict]:
+    """Run each callable ``repeat`` times, interleaved, and keep the best time of each.
+
+    Interleaving (a, b, a, b, ...) lets both sides see the same machine load,
+    which matters on shared machines. Repetition stops early once ``budget_s``
+    seconds have been spent (every contender runs at least once).
+    Returns ``(best seconds by name, last result by name)``.
+    """
+    best = {name: float("inf") for name in contenders}
+    results = {}
+    spent = 0.0
+    for r in range(max(1, repeat)):
+        if r > 0 and spent > budget_s:
+            break
+        for name, fn in contenders.items():
+            t0 = time.perf_counter()
+            results[name] = fn()
+            elapsed = time.perf_counter() - t0
+            spent += elapsed
+            best[name] = min(best[name], elapsed)
+    return best, results
+
+
+# -- LIBSVM (scikit-learn SVC) models as kernel expansions ------------------------------------
+def libsvm_input(X):
+    """scikit-learn's SVC rejects int64 sparse indices (load_svmlight_file's output): cast to int32."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        X.indices = X.indices.astype(np.int32)
+        X.indptr = X.indptr.astype(np.int32)
+    return X
+
+
+def libsvm_coef(sk) -> np.ndarray:
+    """The (n_SV x n_problems) coefficient matrix of a fitted scikit-learn SVC.
+
+    Binary: ``dual_coef_[0]`` (scikit-learn's sign, f > 0 means classes_[1]);
+    multi-class: LIBSVM's compact layout expanded to one column per pair.
+    """
+    if len(sk.classes_) == 2:
+        return np.asarray(sk.dual_coef_.toarray() if sp.issparse(sk.dual_coef_) else sk.dual_coef_)[0][:, None]
+    dual = sk.dual_coef_.toarray() if sp.issparse(sk.dual_coef_) else sk.dual_coef_
+    return dense_from_libsvm_coef(np.asarray(dual), sk.n_support_)
+
+
+def expansion_from_libsvm(sk, gamma: float) -> KernelExpansion:
+    """The same model as a leansvm expansion: LIBSVM's support vectors, coefficients, intercepts."""
+    return KernelExpansion(sk.support_vectors_, libsvm_coef(sk), np.asarray(sk.intercept_, dtype=np.float64),
+                           Kernel("rbf", gamma))
+
+
+class ExpansionClassifier:
+    """A tiny predictor over an expansion: one-vs-one votes (LIBSVM's rule) or the binary sign."""
+
+    def __init__(self, expansion: KernelExpansion, classes, strategy: str = "ovo"):
+        self.expansion = expansion
+        self.classes_ = np.asarray(classes)
+        self.strategy = strategy
+
+    def decision_function(self, X):
+        return self.expansion.decision_function(X)
+
+    def predict(self, X):
+        raw = self.expansion.decision_function(X)
+        return self.classes_[predict_index(raw, len(self.classes_), self.strategy)]
+
+
+# -- dual objective --------------------------------------------------------------------------------
+def dual_objectives(support_vectors, coef: np.ndarray, kernel: Kernel, max_mb: float = 256.0) -> np.ndarray:
+    """LIBSVM's dual objective of every binary problem: 1/2 c_p' K c_p - sum_i |c_p,i|.
+
+    ``coef`` is (m x n_problems) with c = y * alpha. Only the support vectors
+    with a non-zero coefficient in problem p take part in it, and c'Kc is
+    accumulated over row blocks of K under ``max_mb`` megabytes, so no m x m
+    matrix is ever formed.
+    """
+    SV = support_vectors
+    if sp.issparse(SV) and SV.shape[0] * SV.shape[1] * 8 <= 512 * 2**20:
+        SV = SV.toarray()
+    out = np.empty(coef.shape[1])
+    for p in range(coef.shape[1]):
+        rows = np.flatnonzero(coef[:, p])
+        c = coef[rows, p]
+        S = SV[rows]
+        quad = 0.0
+        for start, stop, K in kernel.blocks(S, S, max_mb=max_mb, y_norms=squared_row_norms(S)):
+            quad += float(c[start:stop] @ (K @ c))
+        out[p] = 0.5 * quad - float(np.abs(c).sum())
+    return out
+
+
+def relative_difference(a, b) -> np.ndarray:
+    """(a - b) / |b| element-wise (b is the reference)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return (a - b) / np.maximum(np.abs(b), np.finfo(float).tiny)
+
+
+# -- machine and output -------------------------------------------------------------------------------
+def machine_info() -> dict:
+    import numba
+    import sklearn
+
+    import leansvm
+
+    info = {
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "scikit-learn": sklearn.__version__,
+        "numba": numba.__version__,
+        "numba_threads": numba.config.NUMBA_NUM_THREADS,
+        "leansvm": leansvm.__version__,
+    }
+    info["thread_env"] = {k: os.environ[k] for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS",
+                                                       "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+                          if k in os.environ}
+    try:
+        import numba as _nb
+        info["numba_threading_layer"] = _nb.threading_layer()
+    except ValueError:  # no parallel region has run yet
+        pass
+    try:
+        info["load_average"] = list(os.getloadavg())
+    except OSError:  # pragma: no cover - not on every platform
+        pass
+    try:
+        from threadpoolctl import threadpool_info
+        info["blas"] = [{k: pool.get(k) for k in ("internal_api", "version", "num_threads", "threading_layer",
+                                                    "architecture")}
+                        for pool in threadpool_info()]
+    except Exception:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        pass
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    info["cpu_model"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return info
+
+
+def write_json_atomic(path: Path, payload) -> None:
+    """Write JSON to ``path`` through a temporary file and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as fh:
+        json.dump(payload, fh, indent=1, default=_json_default)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def format_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
+    """A plain-text table; ``columns`` are (key, header, format spec) and missing values print as '-'."""
+    cells = []
+    for row in rows:
+        line = []
+        for key, _, spec in columns:
+            value = row.get(key)
+            if value is None or (isinstance(value, float) and np.isnan(value)):
+                line.append("-")
+            elif isinstance(value, bool):
+                line.append("yes" if value else "NO")
+            else:
+                line.append(format(value, spec))
+        cells.append(line)
+    headers = [header for _, header, _ in columns]
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(headers)]
+
+    def fmt(values):
+        return "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths)))
+
+    return "\n".join([fmt(headers), fmt(["-" * w for w in widths])] + [fmt(c) for c in cells])
+
+
+def markdown_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
+    """The same table in Markdown."""
+    lines = ["| " + " | ".join(h for _, h, _ in columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        vals = []
+        for key, _, spec in columns:
+            value = row.get(key)
+            if value is None or (isinstance(value, float) and np.isnan(value)):
+                vals.append("-")
+            elif isinstance(value, bool):
+                vals.append("yes" if value else "NO")
+            else:
+                vals.append(format(value, spec))
+        lines.append("| " + " | ".join(vals) + " |")
+    return "\n".join(lines)
