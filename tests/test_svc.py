@@ -50,10 +50,16 @@ def test_multiclass_ovo_matches_libsvm(multiclass_problem, params):
     # LIBSVM layout: support vectors grouped by class
     assert np.all(np.diff(y[ours.support_]) >= 0)
     np.testing.assert_array_equal(ours.n_support_, np.bincount(y[ours.support_]))
-    for shape in ("ovo", "ovr"):
-        ours.set_params(decision_function_shape=shape)
-        ref.set_params(decision_function_shape=shape)
-        np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=0.05)
+    ours.set_params(decision_function_shape="ovo")
+    ref.set_params(decision_function_shape="ovo")
+    ovo = ref.decision_function(X)
+    np.testing.assert_allclose(ours.decision_function(X), ovo, atol=0.05)
+    # 'ovr' adds vote counts: compare where no pairwise value is so close to 0 that
+    # solver tolerance may flip a vote
+    clear = np.abs(ovo).min(axis=1) > 0.05
+    ours.set_params(decision_function_shape="ovr")
+    ref.set_params(decision_function_shape="ovr")
+    np.testing.assert_allclose(ours.decision_function(X)[clear], ref.decision_function(X)[clear], atol=0.05)
 
 
 @pytest.mark.parametrize("params", KERNELS[:3], ids=lambda p: p["kernel"])
