@@ -60,18 +60,20 @@ def libsvm_coef(sk) -> np.ndarray:
     """The (n_SV x n_problems) coefficient matrix of a fitted scikit-learn SVC.
 
     Binary: ``dual_coef_[0]`` (scikit-learn's sign, f > 0 means classes_[1]);
-    multi-class: LIBSVM's compact layout expanded to one column per pair.
+    multi-class: ``dense_from_libsvm_coef(dual_coef_, n_support_)``, one column
+    per pair. ``dual_coef_`` is a sparse matrix when the model was trained on
+    sparse input (a9a), hence the ``toarray``.
     """
+    dual = sk.dual_coef_.toarray() if sp.issparse(sk.dual_coef_) else np.asarray(sk.dual_coef_)
     if len(sk.classes_) == 2:
-        return np.asarray(sk.dual_coef_.toarray() if sp.issparse(sk.dual_coef_) else sk.dual_coef_)[0][:, None]
-    dual = sk.dual_coef_.toarray() if sp.issparse(sk.dual_coef_) else sk.dual_coef_
-    return dense_from_libsvm_coef(np.asarray(dual), sk.n_support_)
+        return dual[0][:, None]
+    return dense_from_libsvm_coef(dual, sk.n_support_)
 
 
-def expansion_from_libsvm(sk, gamma: float) -> KernelExpansion:
+def libsvm_expansion(sk) -> KernelExpansion:
     """The same model as a leansvm expansion: LIBSVM's support vectors, coefficients, intercepts."""
     return KernelExpansion(sk.support_vectors_, libsvm_coef(sk), np.asarray(sk.intercept_, dtype=np.float64),
-                           Kernel("rbf", gamma))
+                           Kernel("rbf", float(sk._gamma)))
 
 
 class ExpansionClassifier:
@@ -91,27 +93,23 @@ class ExpansionClassifier:
 
 
 # -- dual objective --------------------------------------------------------------------------------
-def dual_objectives(support_vectors, coef: np.ndarray, kernel: Kernel, max_mb: float = 256.0) -> np.ndarray:
+def dual_objectives(support_vectors, coef: np.ndarray, kernel: Kernel, max_mb: float = 128.0) -> np.ndarray:
     """LIBSVM's dual objective of every binary problem: 1/2 c_p' K c_p - sum_i |c_p,i|.
 
-    ``coef`` is (m x n_problems) with c = y * alpha. Only the support vectors
-    with a non-zero coefficient in problem p take part in it, and c'Kc is
-    accumulated over row blocks of K under ``max_mb`` megabytes, so no m x m
-    matrix is ever formed.
+    ``coef`` is (m x n_problems) with c = y * alpha (any expansion: LIBSVM's
+    or leansvm's). c'Kc is accumulated over row blocks of K under ``max_mb``
+    megabytes, so no m x m matrix is formed; every kernel block is computed
+    once for all problems. Same quantity as
+    ``leansvm.compare.libsvm_dual_objectives``, which only takes dense-trained
+    scikit-learn models.
     """
     SV = support_vectors
     if sp.issparse(SV) and SV.shape[0] * SV.shape[1] * 8 <= 512 * 2**20:
         SV = SV.toarray()
-    out = np.empty(coef.shape[1])
-    for p in range(coef.shape[1]):
-        rows = np.flatnonzero(coef[:, p])
-        c = coef[rows, p]
-        S = SV[rows]
-        quad = 0.0
-        for start, stop, K in kernel.blocks(S, S, max_mb=max_mb, y_norms=squared_row_norms(S)):
-            quad += float(c[start:stop] @ (K @ c))
-        out[p] = 0.5 * quad - float(np.abs(c).sum())
-    return out
+    quad = np.zeros(coef.shape[1])
+    for start, stop, K in kernel.blocks(SV, SV, max_mb=max_mb, y_norms=squared_row_norms(SV)):
+        quad += np.einsum("ij,ij->j", coef[start:stop], K @ coef)
+    return 0.5 * quad - np.abs(coef).sum(axis=0)
 
 
 def relative_difference(a, b) -> np.ndarray:

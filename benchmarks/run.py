@@ -47,9 +47,8 @@ from common import (  # noqa: E402
     RESULTS_DIR,
     ExpansionClassifier,
     dual_objectives,
-    expansion_from_libsvm,
     format_table,
-    libsvm_coef,
+    libsvm_expansion,
     libsvm_input,
     machine_info,
     markdown_table,
@@ -129,7 +128,8 @@ def method_svc(case: Case, opts: Options) -> dict:
     pred_lib = sk.predict(case.X_test_libsvm)
     pred_lean = lean.predict(ds.X_test)
 
-    obj_lib = dual_objectives(sk.support_vectors_, libsvm_coef(sk), case.kernel)
+    ref = libsvm_expansion(sk)
+    obj_lib = dual_objectives(ref.support_vectors, ref.coef, case.kernel)
     obj_lean = np.asarray(lean.dual_objective_, dtype=float)
     obj_lean_check = dual_objectives(lean.expansion_.support_vectors, lean.expansion_.coef, case.kernel)
     per_problem = relative_difference(obj_lean, obj_lib)
@@ -162,7 +162,7 @@ def method_predict(case: Case, opts: Options) -> dict:
     sk = case.libsvm()
     X_lib = case.X_test_libsvm
     t0 = time.perf_counter()
-    model = ExpansionClassifier(expansion_from_libsvm(sk, ds.gamma), sk.classes_, "ovo")
+    model = ExpansionClassifier(libsvm_expansion(sk), sk.classes_, "ovo")
     build_s = time.perf_counter() - t0
     times, preds = race({"libsvm": lambda: sk.predict(X_lib), "leansvm": lambda: model.predict(ds.X_test)},
                         repeat=opts.repeat, budget_s=opts.budget_s)
@@ -176,7 +176,7 @@ def method_predict(case: Case, opts: Options) -> dict:
         sk.decision_function_shape = shape
     dec_lean = model.decision_function(ds.X_test)
     scale = max(1.0, float(np.max(np.abs(dec_lib))))
-    obj_lib = dual_objectives(sk.support_vectors_, libsvm_coef(sk), case.kernel)
+    obj_lib = dual_objectives(model.expansion.support_vectors, model.expansion.coef, case.kernel)
     return {
         **case.base_row(),
         "libsvm_fit_s": case.libsvm_fit_s,
