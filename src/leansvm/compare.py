@@ -7,6 +7,7 @@ solver on equal footing: the same dual objective, the same expansion.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from .expansion import KernelExpansion
 from .kernels import Kernel
@@ -16,10 +17,11 @@ from .multiclass import dense_from_libsvm_coef
 def expansion_from_sklearn(model) -> KernelExpansion:
     """The kernel expansion of a fitted ``sklearn.svm.SVC`` (one-vs-one columns, sklearn's binary sign)."""
     kernel = Kernel.from_params(model.kernel, model._gamma, model.degree, model.coef0)
+    dual_coef = model.dual_coef_.toarray() if sp.issparse(model.dual_coef_) else model.dual_coef_
     if len(model.classes_) == 2:
-        coef = model.dual_coef_.T
+        coef = dual_coef.T
     else:
-        coef = dense_from_libsvm_coef(model.dual_coef_, model.n_support_)
+        coef = dense_from_libsvm_coef(dual_coef, model.n_support_)
     return KernelExpansion(model.support_vectors_, coef, model.intercept_, kernel)
 
 

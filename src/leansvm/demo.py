@@ -4,8 +4,8 @@
 
 Trains ``leansvm.SVC`` and LIBSVM (scikit-learn's ``SVC``) with the benchmark
 hyperparameters side by side, prints one table (fit time, #SV, accuracy,
-dual objective, prediction time) and writes the leansvm model as a LIBSVM
-model file that the real LIBSVM loads.
+dual objective, prediction time) and writes the leansvm model: a LIBSVM
+model file when the labels are integers, else the native ``.npz`` format.
 """
 
 from __future__ import annotations
@@ -63,10 +63,17 @@ def main(argv=None) -> int:
     for name, a, b, ratio in rows:
         print(f"{name:{width}}  {a:>12}  {b:>12}  {ratio}")
 
-    path = Path(args.output or f"models/{data.name}.model")
+    # LIBSVM files hold integer labels only (magic's are 'g'/'h'): otherwise the native format
+    integer_labels = np.issubdtype(np.asarray(data.y_train).dtype, np.integer)
+    default = f"models/{data.name}.model" if integer_labels else f"models/{data.name}.npz"
+    path = Path(args.output or default)
     path.parent.mkdir(parents=True, exist_ok=True)
-    io.save_libsvm_model(ours, path)
-    print(f"\nmodel written to {path} (LIBSVM format: `leansvm predict` or LIBSVM's svm-predict read it)")
+    if path.suffix == ".npz":
+        io.save_model(ours, path)
+        print(f"\nmodel written to {path} (leansvm native format; `leansvm info {path}`)")
+    else:
+        io.save_libsvm_model(ours, path)
+        print(f"\nmodel written to {path} (LIBSVM format: `leansvm predict` or LIBSVM's svm-predict read it)")
     return 0
 
 

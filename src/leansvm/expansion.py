@@ -35,9 +35,21 @@ def _coef_blocks(coef: np.ndarray):
     change = np.flatnonzero(np.any(nz[1:] != nz[:-1], axis=1)) + 1
     starts = np.concatenate(([0], change))
     stops = np.concatenate((change, [m]))
-    if starts.size > 64:  # fragmented: not worth a Python loop per run
+    # merge neighbouring runs while the union of their columns stays small
+    # (a one-vs-one class block: each row holds a subset of the class's k-1 pairs)
+    widest = int(nz.sum(axis=1).max())
+    blocks = []
+    for a, b in zip(starts.tolist(), stops.tolist()):
+        cols = nz[a]
+        if blocks:
+            union = blocks[-1][2] | cols
+            if union.sum() <= widest:
+                blocks[-1] = (blocks[-1][0], b, union)
+                continue
+        blocks.append((a, b, cols.copy()))
+    if len(blocks) > 4 * k + 64:  # fragmented: not worth a Python loop per block
         return None
-    blocks = [(int(a), int(b), np.flatnonzero(nz[a])) for a, b in zip(starts, stops)]
+    blocks = [(a, b, np.flatnonzero(cols)) for a, b, cols in blocks]
     work = sum((b - a) * cols.size for a, b, cols in blocks)
     return blocks if work < 0.7 * m * k else None
 

@@ -339,7 +339,7 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
 
     ``y`` holds +1/-1, ``C`` the per-sample upper bounds (class and sample
     weights already folded in). ``max_iter`` bounds the chunk iterations
-    (-1: no limit other than a safety bound of 100 n / q + 1000).
+    (-1: no limit other than a safety bound of 1000 (n / q + 1) + 10000).
     """
     y = np.asarray(y, dtype=np.float64)
     C = np.asarray(C, dtype=np.float64)
@@ -352,7 +352,7 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     b = 0.0
     mu = 0.0
     delta = min(1e-2 * tol, 1e-5)
-    limit = max_iter if max_iter and max_iter > 0 else 100 * (n // q + 1) + 1000
+    limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
     start = time.perf_counter()
     ridged_before = _spd_solve.n_ridged
     converged = False
