@@ -16,8 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from leansvm import KernelExpansion
-from leansvm.kernels import Kernel, squared_row_norms
-from leansvm.multiclass import dense_from_libsvm_coef, predict_index
+from leansvm.io import atomic_write
+from leansvm.multiclass import predict_index
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -56,26 +56,6 @@ def libsvm_input(X):
     return X
 
 
-def libsvm_coef(sk) -> np.ndarray:
-    """The (n_SV x n_problems) coefficient matrix of a fitted scikit-learn SVC.
-
-    Binary: ``dual_coef_[0]`` (scikit-learn's sign, f > 0 means classes_[1]);
-    multi-class: ``dense_from_libsvm_coef(dual_coef_, n_support_)``, one column
-    per pair. ``dual_coef_`` is a sparse matrix when the model was trained on
-    sparse input (a9a), hence the ``toarray``.
-    """
-    dual = sk.dual_coef_.toarray() if sp.issparse(sk.dual_coef_) else np.asarray(sk.dual_coef_)
-    if len(sk.classes_) == 2:
-        return dual[0][:, None]
-    return dense_from_libsvm_coef(dual, sk.n_support_)
-
-
-def libsvm_expansion(sk) -> KernelExpansion:
-    """The same model as a leansvm expansion: LIBSVM's support vectors, coefficients, intercepts."""
-    return KernelExpansion(sk.support_vectors_, libsvm_coef(sk), np.asarray(sk.intercept_, dtype=np.float64),
-                           Kernel("rbf", float(sk._gamma)))
-
-
 class ExpansionClassifier:
     """A tiny predictor over an expansion: one-vs-one votes (LIBSVM's rule) or the binary sign."""
 
@@ -90,26 +70,6 @@ class ExpansionClassifier:
     def predict(self, X):
         raw = self.expansion.decision_function(X)
         return self.classes_[predict_index(raw, len(self.classes_), self.strategy)]
-
-
-# -- dual objective --------------------------------------------------------------------------------
-def dual_objectives(support_vectors, coef: np.ndarray, kernel: Kernel, max_mb: float = 128.0) -> np.ndarray:
-    """LIBSVM's dual objective of every binary problem: 1/2 c_p' K c_p - sum_i |c_p,i|.
-
-    ``coef`` is (m x n_problems) with c = y * alpha (any expansion: LIBSVM's
-    or leansvm's). c'Kc is accumulated over row blocks of K under ``max_mb``
-    megabytes, so no m x m matrix is formed; every kernel block is computed
-    once for all problems. Same quantity as
-    ``leansvm.compare.libsvm_dual_objectives``, which only takes dense-trained
-    scikit-learn models.
-    """
-    SV = support_vectors
-    if sp.issparse(SV) and SV.shape[0] * SV.shape[1] * 8 <= 512 * 2**20:
-        SV = SV.toarray()
-    quad = np.zeros(coef.shape[1])
-    for start, stop, K in kernel.blocks(SV, SV, max_mb=max_mb, y_norms=squared_row_norms(SV)):
-        quad += np.einsum("ij,ij->j", coef[start:stop], K @ coef)
-    return 0.5 * quad - np.abs(coef).sum(axis=0)
 
 
 def relative_difference(a, b) -> np.ndarray:
@@ -167,14 +127,12 @@ def machine_info() -> dict:
 
 
 def write_json_atomic(path: Path, payload) -> None:
-    """Write JSON to ``path`` through a temporary file and an atomic rename."""
+    """Write JSON to ``path`` through leansvm's atomic writer (temporary file + rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as fh:
+    with atomic_write(path, encoding="utf-8") as fh:
         json.dump(payload, fh, indent=1, default=_json_default)
         fh.write("\n")
-    os.replace(tmp, path)
 
 
 def _json_default(obj):
@@ -185,8 +143,8 @@ def _json_default(obj):
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
-def format_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
-    """A plain-text table; ``columns`` are (key, header, format spec) and missing values print as '-'."""
+def _cells(rows: list[dict], columns: list[tuple[str, str, str]]) -> list[list[str]]:
+    """Formatted cells of a table; missing values print as '-', booleans as yes/NO."""
     cells = []
     for row in rows:
         line = []
@@ -199,6 +157,12 @@ def format_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
             else:
                 line.append(format(value, spec))
         cells.append(line)
+    return cells
+
+
+def format_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
+    """A plain-text table; ``columns`` are (key, header, format spec)."""
+    cells = _cells(rows, columns)
     headers = [header for _, header, _ in columns]
     widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(headers)]
 
@@ -211,15 +175,5 @@ def format_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
 def markdown_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
     """The same table in Markdown."""
     lines = ["| " + " | ".join(h for _, h, _ in columns) + " |", "|" + "---|" * len(columns)]
-    for row in rows:
-        vals = []
-        for key, _, spec in columns:
-            value = row.get(key)
-            if value is None or (isinstance(value, float) and np.isnan(value)):
-                vals.append("-")
-            elif isinstance(value, bool):
-                vals.append("yes" if value else "NO")
-            else:
-                vals.append(format(value, spec))
-        lines.append("| " + " | ".join(vals) + " |")
+    lines += ["| " + " | ".join(line) + " |" for line in _cells(rows, columns)]
     return "\n".join(lines)

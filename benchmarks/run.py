@@ -46,9 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402
     RESULTS_DIR,
     ExpansionClassifier,
-    dual_objectives,
     format_table,
-    libsvm_expansion,
     libsvm_input,
     machine_info,
     markdown_table,
@@ -59,6 +57,8 @@ from common import (  # noqa: E402
 
 import leansvm  # noqa: E402
 from leansvm import datasets  # noqa: E402
+from leansvm.compare import dual_objectives  # noqa: E402
+from leansvm.compare import expansion_from_sklearn as libsvm_expansion  # noqa: E402
 from leansvm.kernels import Kernel  # noqa: E402
 
 QUICK = ("wdbc", "banana", "page-blocks0", "twonorm", "satimage")
@@ -129,9 +129,9 @@ def method_svc(case: Case, opts: Options) -> dict:
     pred_lean = lean.predict(ds.X_test)
 
     ref = libsvm_expansion(sk)
-    obj_lib = dual_objectives(ref.support_vectors, ref.coef, case.kernel)
+    obj_lib = dual_objectives(ref)
     obj_lean = np.asarray(lean.dual_objective_, dtype=float)
-    obj_lean_check = dual_objectives(lean.expansion_.support_vectors, lean.expansion_.coef, case.kernel)
+    obj_lean_check = dual_objectives(lean.expansion_)
     per_problem = relative_difference(obj_lean, obj_lib)
     return {
         **case.base_row(),
@@ -176,7 +176,7 @@ def method_predict(case: Case, opts: Options) -> dict:
         sk.decision_function_shape = shape
     dec_lean = model.decision_function(ds.X_test)
     scale = max(1.0, float(np.max(np.abs(dec_lib))))
-    obj_lib = dual_objectives(model.expansion.support_vectors, model.expansion.coef, case.kernel)
+    obj_lib = dual_objectives(model.expansion)
     return {
         **case.base_row(),
         "libsvm_fit_s": case.libsvm_fit_s,

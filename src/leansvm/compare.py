@@ -25,15 +25,21 @@ def expansion_from_sklearn(model) -> KernelExpansion:
     return KernelExpansion(model.support_vectors_, coef, model.intercept_, kernel)
 
 
-def libsvm_dual_objectives(model, max_mb: float = 64.0) -> np.ndarray:
-    """LIBSVM's dual objective 1/2 c'Kc - sum|c| per binary problem of a fitted ``sklearn.svm.SVC``.
+def dual_objectives(expansion: KernelExpansion, max_mb: float = 64.0) -> np.ndarray:
+    """LIBSVM's dual objective 1/2 c'Kc - sum|c| of every output column of an expansion.
 
-    c holds y_i alpha_i of the problem's support vectors; K is formed in row
-    blocks under ``max_mb`` so large models do not need an m x m matrix.
+    c holds y_i alpha_i of each problem's support vectors; K is formed in row
+    blocks under ``max_mb``, once for all problems, so no m x m matrix is needed.
     """
-    exp = expansion_from_sklearn(model)
-    sv, coef = exp.support_vectors, exp.coef
+    sv, coef = expansion.support_vectors, expansion.coef
+    if sp.issparse(sv) and sv.shape[0] * sv.shape[1] * 8 <= 512 * 2**20:
+        sv = sv.toarray()          # dense blocks are much faster than sparse x sparse
     quad = np.zeros(coef.shape[1])
-    for start, stop, K in exp.kernel.blocks(sv, sv, max_mb=max_mb):
+    for start, stop, K in expansion.kernel.blocks(sv, sv, max_mb=max_mb):
         quad += np.einsum("ij,ij->j", coef[start:stop], K @ coef)
     return 0.5 * quad - np.abs(coef).sum(axis=0)
+
+
+def libsvm_dual_objectives(model, max_mb: float = 64.0) -> np.ndarray:
+    """LIBSVM's dual objective per binary problem of a fitted ``sklearn.svm.SVC``."""
+    return dual_objectives(expansion_from_sklearn(model), max_mb)
