@@ -48,6 +48,21 @@ samples of smallest |u_i| when there are too few candidates.
 Stopping rule: the maximal violation of LIBSVM (m(a) - M(a) <= tol), which is
 conditions (9)-(11) with the best bias: -y_i grad_i = y_i - f_i ranges over
 I_up and I_low.
+
+Bias handling (``bias=``): ``"equality"`` is the problem above (LIBSVM's).
+``"augmented"`` is the SVM without an unregularized bias used by safe
+screening (Ogawa et al.): the bias is a constant feature, the kernel becomes
+k(x, x') + 1 and the constraint y'a = 0 disappears, leaving a box-constrained
+QP; the returned intercept sum_i y_i a_i makes the plain-kernel expansion
+equal to the augmented one. ``"none"``: kernel k, no bias. Without the
+equality the linear system loses its bias row, the pair step becomes a
+single-coordinate Newton step, and the stopping rule is liblinear's
+projected-gradient gap max PG - min PG <= tol.
+
+Screened solving: samples in ``fixed_at_zero`` / ``fixed_at_C`` are held at
+their bounds (the paper's S2 / S3 known in advance). Only the others are
+optimised; the fixed samples at C enter once through their contribution to
+the outputs and to the equality constraint.
 """
 
 from __future__ import annotations
@@ -87,6 +102,30 @@ def max_violation(s, alpha, y, C):
     return float(su[i] - sl[j]), i, j
 
 
+def box_violation(s, alpha, y, C):
+    """Projected-gradient gap max(PG, 0) - min(PG, 0) for the box QP (no equality).
+
+    g_i = y_i f_i - 1 = -y_i s_i; PG_i = min(g_i, 0) at 0, max(g_i, 0) at C_i, g_i
+    in between; all PG_i = 0 is the KKT point. Two-sided like LIBSVM's m - M
+    (liblinear's PGmax - PGmin with 0 kept in the range). Returns the gap and
+    (i, j): the most negative PG (a_i should grow), the most positive (a_j should shrink).
+    """
+    g = -y * s
+    pg = np.where(alpha <= 0, np.minimum(g, 0.0), np.where(alpha >= C, np.maximum(g, 0.0), g))
+    i, j = int(np.argmin(pg)), int(np.argmax(pg))
+    return float(max(pg[j], 0.0) - min(pg[i], 0.0)), i, j
+
+
+def _violation_scores(s, alpha, y, C, equality):
+    """Per-sample scores of the two sides of the stopping rule (-inf where not eligible)."""
+    if equality:
+        up, low = _up_low_masks(alpha, y, C)
+        return np.where(up, s, -np.inf), np.where(low, -s, -np.inf)
+    g = -y * s
+    return (np.where((alpha < C) & (g < 0), -g, -np.inf),
+            np.where((alpha > 0) & (g > 0), g, -np.inf))
+
+
 def libsvm_intercept(s, alpha, y, C):
     """b = -rho as LIBSVM's ``calculate_rho``: mean of y_i - f_i over free SVs, else mid-range."""
     free = (alpha > 0) & (alpha < C)
@@ -115,7 +154,8 @@ def dual_objective(alpha, y, f):
 class _WorkingSetProblem:
     """The IRWLS sub-problem on a working set W with the rest fixed (Table 1 with G_in)."""
 
-    def __init__(self, K, y, C, alpha, f, c_out, delta, tol, mu=0.0):
+    def __init__(self, K, y, C, alpha, f, c_out, delta, tol, mu=0.0, equality=True):
+        self.equality = equality        # y'a = 0 constraint with bias b (else a box QP)
         self.K = K                      # (q, q) kernel block of W
         self.y, self.C = y, C
         self.alpha = alpha.copy()
@@ -157,7 +197,7 @@ class _WorkingSetProblem:
             if sol is None:
                 return None
             Mr, M1 = sol[:, 0], sol[:, 1]
-            b_new = (Mr.sum() - c) / M1.sum()
+            b_new = (Mr.sum() - c) / M1.sum() if self.equality else 0.0
             beta = y[idx] * (Mr - b_new * M1)
             target[idx] = beta
             over = beta > C[idx]
@@ -167,7 +207,7 @@ class _WorkingSetProblem:
                 # y'target = 0 holds here; components still outside the box are
                 # clipped by the line search, which keeps y'a = 0.
                 return target, b_new
-            if move.all():   # keep one sample free so that y'a = 0 can still be met
+            if move.all() and self.equality:   # keep one free so that y'a = 0 can still be met
                 move[np.argmin(np.maximum(beta - C[idx], 0) - np.minimum(beta, 0))] = False
             target[idx[over & move]] = C[idx[over & move]]
             target[idx[under & move]] = 0.0
@@ -206,6 +246,35 @@ class _WorkingSetProblem:
             self.mu = max(10.0 * self.mu, 1e-6 * scale)
         elif box >= 1.0:
             self.mu = self.mu / 10.0 if self.mu > 1e-9 * scale else 0.0
+
+    def violation(self):
+        """The stopping measure of the sub-problem and its two most violating samples."""
+        rule = max_violation if self.equality else box_violation
+        return rule(self.y - self.f, self.alpha, self.y, self.C)
+
+    def pair_step(self, i, j):
+        """The step that guarantees progress: an SMO pair, or one coordinate without y'a = 0."""
+        if self.equality:
+            self.smo_step(i, j)
+        else:
+            self.coordinate_step(i if -self.violation_pg(i) >= self.violation_pg(j) else j)
+
+    def violation_pg(self, i):
+        g = self.y[i] * self.f[i] - 1.0
+        if self.alpha[i] <= 0:
+            return min(g, 0.0)
+        if self.alpha[i] >= self.C[i]:
+            return max(g, 0.0)
+        return g
+
+    def coordinate_step(self, i):
+        """Exact minimisation of D over a_i alone, clipped to [0, C_i] (dual coordinate descent)."""
+        g = self.y[i] * self.f[i] - 1.0
+        new = min(max(self.alpha[i] - g / max(self.K[i, i], 1e-12), 0.0), self.C[i])
+        d = np.zeros_like(self.alpha)
+        d[i] = new - self.alpha[i]
+        self._move(d, self.y[i] * d[i] * self.K[:, i])
+        self.n_fallback += 1
 
     def smo_step(self, i, j):
         """One pair step: i from the maximal violating pair, j by LIBSVM's second-order rule.
@@ -252,16 +321,16 @@ class _WorkingSetProblem:
         """
         y = self.y
         for it in range(max_inner):
-            gap, i, j = max_violation(y - self.f, self.alpha, y, self.C)
+            gap, i, j = self.violation()
             if gap <= self.tol:
                 return b, it
             res = self.solve_targets(1.0 - y * (self.f + b), b)
             if res is not None and self.step_towards(res[0]):
                 b = res[1]
-                gap, i, j = max_violation(y - self.f, self.alpha, y, self.C)
+                gap, i, j = self.violation()
                 if gap <= self.tol:
                     return b, it + 1
-            self.smo_step(i, j)
+            self.pair_step(i, j)
         return b, max_inner
 
 
@@ -295,7 +364,7 @@ def _spd_solve(M, rhs):
 _spd_solve.n_ridged = 0
 
 
-def _select_working_set(s, u, alpha, y, C, q, rng, tol):
+def _select_working_set(s, u, alpha, y, C, q, rng, tol, equality=True):
     """Section 3 of the paper: violators and free samples, random choice, completion by small |u|."""
     n = y.size
     if n <= q:
@@ -313,10 +382,8 @@ def _select_working_set(s, u, alpha, y, C, q, rng, tol):
                 chosen.append(int(np.argmax(np.where(mask, score, -np.inf))))
     # the most violating samples of each side of LIBSVM's rule (a quarter of W each):
     # they make the maximal-violation gap fall; the rest is the paper's random choice
-    up, low = _up_low_masks(alpha, y, C)
     k = max(1, q // 4)
-    su = np.where(up, s, -np.inf)
-    sl = np.where(low, -s, -np.inf)
+    su, sl = _violation_scores(s, alpha, y, C, equality)
     top_up = np.argpartition(-su, min(k, n - 1))[:k]
     top_low = np.argpartition(-sl, min(k, n - 1))[:k]
     chosen += top_up[np.isfinite(su[top_up])].tolist() + top_low[np.isfinite(sl[top_low])].tolist()
@@ -332,35 +399,148 @@ def _select_working_set(s, u, alpha, y, C, q, rng, tol):
     return np.concatenate((chosen, candidates, fill))
 
 
+BIAS_MODES = ("equality", "augmented", "none")
+
+
+def _expansion_outputs(kernel, X_eval, X_src, coef, offset, max_mb=64.0):
+    """sum_j coef_j (k(x_j, x) + offset) at every row x of X_eval, in bounded row blocks."""
+    out = np.full(X_eval.shape[0], offset * float(coef.sum()))
+    if X_src.shape[0] == 0 or X_eval.shape[0] == 0:
+        return out
+    for start, stop, block in kernel.blocks(X_eval, X_src, max_mb=max_mb):
+        out[start:stop] += block @ coef
+    return out
+
+
+def _restore_equality(alpha, y, C, free):
+    """Make y'a = 0 by moving only the ``free`` samples (a warm start for the equality problem).
+
+    With r = y'a > 0, first shrink the positive-class a_i proportionally, then grow the
+    negative-class ones towards C_i (mirror image for r < 0). Raises if no point of the
+    box satisfies the constraint with the fixed samples where they are.
+    """
+    r = float(y @ alpha)
+    scale = max(1.0, float(np.abs(alpha).sum()))
+    if abs(r) <= 1e-12 * scale:
+        return
+    z = np.sign(r) * y
+    down = free & (z > 0) & (alpha > 0)
+    total = float(alpha[down].sum())
+    take = min(abs(r), total)
+    if take > 0:
+        alpha[down] *= 1.0 - take / total
+    r_left = abs(r) - take
+    up = free & (z < 0) & (alpha < C)
+    room = float((C[up] - alpha[up]).sum())
+    if r_left > 1e-12 * scale:
+        if room < r_left * (1 - 1e-12):
+            raise ValueError("no feasible point: the samples fixed at C make y'alpha = 0 impossible")
+        alpha[up] += (C[up] - alpha[up]) * (r_left / room)
+
+
+def _mask(mask, n, name):
+    if mask is None:
+        return np.zeros(n, dtype=bool)
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != (n,):
+        raise ValueError(f"{name} must be a boolean mask of length {n}, got shape {mask.shape}")
+    return mask
+
+
 def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_WORKING_SET,
                 cache_size=200.0, max_iter=-1, max_inner=10, random_state=None,
-                verbose=False) -> BinaryFit:
+                verbose=False, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
+                bias="equality") -> BinaryFit:
     """Solve the binary C-SVC dual by chunked IRWLS; returns alpha, b and statistics.
 
     ``y`` holds +1/-1, ``C`` the per-sample upper bounds (class and sample
     weights already folded in). ``max_iter`` bounds the chunk iterations
     (-1: no limit other than a safety bound of 1000 (n / q + 1) + 10000).
+    ``alpha_init`` warm-starts (clipped to the box; for ``bias="equality"``
+    moved to y'a = 0). ``fixed_at_zero`` / ``fixed_at_C``: boolean masks of
+    samples held at 0 / C_i (safe screening); only the others are solved.
+    ``bias``: ``"equality"`` (LIBSVM), ``"augmented"`` (kernel + 1, no equality,
+    intercept = sum y_i a_i), ``"none"``. ``dual_objective`` is that of the
+    problem solved, over all samples.
     """
+    if bias not in BIAS_MODES:
+        raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
+    equality = bias == "equality"
+    offset = 1.0 if bias == "augmented" else 0.0
     y = np.asarray(y, dtype=np.float64)
     C = np.asarray(C, dtype=np.float64)
     n = y.size
+    fixed0 = _mask(fixed_at_zero, n, "fixed_at_zero")
+    fixedC = _mask(fixed_at_C, n, "fixed_at_C")
+    if (fixed0 & fixedC).any():
+        raise ValueError("a sample cannot be fixed both at 0 and at C")
+    active = ~(fixed0 | fixedC)
+    alpha = np.where(fixedC, C, 0.0)
+    if alpha_init is not None:
+        alpha_init = np.asarray(alpha_init, dtype=np.float64)
+        if alpha_init.shape != (n,) or not np.all(np.isfinite(alpha_init)):
+            raise ValueError(f"alpha_init must be {n} finite values, got shape {alpha_init.shape}")
+        alpha[active] = np.clip(alpha_init[active], 0.0, C[active])
+    if equality:
+        _restore_equality(alpha, y, C, active)
+
+    start = time.perf_counter()
+    A = np.flatnonzero(active)
+    XA, yA, CA = X[A], y[A], C[A]
+    # outputs of the active samples: fixed-at-C samples and the warm start, computed once
+    nz = np.flatnonzero(alpha)
+    f = _expansion_outputs(kernel, XA, X[nz], y[nz] * alpha[nz], offset)
+    c_fixed = float(y[fixedC] @ C[fixedC])                 # fixed part of y'a
+    aA, gap, n_iter, converged, inner_total, cache = _chunk_loop(
+        XA, yA, CA, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
+        cache_size, max_iter, max_inner, random_state, verbose, start)
+    alpha[A] = aA
+
+    # outputs of the samples fixed at C (needed for the objective and the intercept)
+    at_C = np.flatnonzero(fixedC)
+    nz = np.flatnonzero(alpha)
+    f_C = _expansion_outputs(kernel, X[at_C], X[nz], y[nz] * alpha[nz], offset)
+    idx = np.concatenate((A, at_C))
+    f_all = np.concatenate((f, f_C))
+    objective = dual_objective(alpha[idx], y[idx], f_all)
+    if equality:
+        intercept = libsvm_intercept(y[idx] - f_all, alpha[idx], y[idx], C[idx])
+    else:
+        intercept = offset * float(y @ alpha)
+    return BinaryFit(
+        alpha=alpha,
+        intercept=intercept,
+        dual_objective=objective,
+        n_iter=n_iter,
+        converged=converged,
+        stats={"violation": gap, "inner_iterations": inner_total, "n_active": int(A.size),
+               "cache_hits": cache.hits if cache else 0,
+               "cache_misses": cache.misses if cache else 0,
+               "seconds": time.perf_counter() - start},
+    )
+
+
+def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, working_set_size,
+                cache_size, max_iter, max_inner, random_state, verbose, start):
+    """The chunked IRWLS iterations on the active samples; f (no bias) is updated in place."""
+    n = y.size
+    if n == 0:
+        return alpha, 0.0, 0, True, 0, None
     rng = np.random.default_rng(random_state)
     q = int(max(2, min(working_set_size, n)))
     cache = KernelRowCache(kernel, X, cache_size)
-    alpha = np.zeros(n)
-    f = np.zeros(n)
+    rule = max_violation if equality else box_violation
     b = 0.0
     mu = 0.0
     delta = min(1e-2 * tol, 1e-5)
     limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
-    start = time.perf_counter()
     ridged_before = _spd_solve.n_ridged
     converged = False
     inner_total = 0
     gap = np.inf
     for it in range(limit):
         s = y - f
-        gap, _, _ = max_violation(s, alpha, y, C)
+        gap, _, _ = rule(s, alpha, y, C)
         if verbose and it % 10 == 0:
             print(f"[irwls] iter {it:5d}  violation {gap:.3e}  obj {dual_objective(alpha, y, f):.6e}  "
                   f"SV {np.count_nonzero(alpha)}  {time.perf_counter() - start:.1f}s")
@@ -368,10 +548,13 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
             converged = True
             break
         u = 1.0 - y * (f + b)
-        W = np.sort(_select_working_set(s, u, alpha, y, C, q, rng, tol))
+        W = np.sort(_select_working_set(s, u, alpha, y, C, q, rng, tol, equality))
         rows = cache.rows(W)                      # K[W, :] for the update; K[W, W] inside
-        c_out = float(np.dot(y, alpha) - np.dot(y[W], alpha[W]))
-        sub = _WorkingSetProblem(rows[:, W], y[W], C[W], alpha[W], f[W], c_out, delta, 0.5 * tol, mu)
+        if offset:
+            rows = rows + offset
+        c_out = float(np.dot(y, alpha) - np.dot(y[W], alpha[W])) + c_fixed
+        sub = _WorkingSetProblem(rows[:, W], y[W], C[W], alpha[W], f[W], c_out, delta, 0.5 * tol,
+                                 mu, equality)
         b, n_inner = sub.solve(b, max_inner)
         mu = sub.mu
         inner_total += n_inner
@@ -382,19 +565,9 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     else:
         warnings.warn(f"IRWLS stopped after max_iter={limit} chunk iterations with violation "
                       f"{gap:.3e} > tol={tol}; the solution may be inaccurate",
-                      ConvergenceWarning, stacklevel=2)
+                      ConvergenceWarning, stacklevel=3)
     n_ridged = _spd_solve.n_ridged - ridged_before
     if n_ridged:
         warnings.warn(f"{n_ridged} IRWLS systems were not positive definite (indefinite kernel?) "
-                      "and were solved with a ridge", RuntimeWarning, stacklevel=2)
-    s = y - f
-    b = libsvm_intercept(s, alpha, y, C)
-    return BinaryFit(
-        alpha=alpha,
-        intercept=b,
-        dual_objective=dual_objective(alpha, y, f),
-        n_iter=it + 1 if converged else limit,
-        converged=converged,
-        stats={"violation": gap, "inner_iterations": inner_total, "cache_hits": cache.hits,
-               "cache_misses": cache.misses, "seconds": time.perf_counter() - start},
-    )
+                      "and were solved with a ridge", RuntimeWarning, stacklevel=3)
+    return alpha, gap, (it + 1 if converged else limit), converged, inner_total, cache

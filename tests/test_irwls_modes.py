@@ -1,0 +1,109 @@
+"""solve_irwls beyond LIBSVM's problem: no-bias / augmented-bias box QPs, warm starts, fixed samples."""
+
+import numpy as np
+import pytest
+import scipy.optimize
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import StandardScaler
+
+from leansvm.kernels import Kernel
+from leansvm.solvers.irwls import box_violation, solve_irwls
+
+
+@pytest.fixture(scope="module")
+def problem():
+    X, y = make_classification(n_samples=120, n_features=5, n_informative=3, flip_y=0.1,
+                               random_state=3)
+    return StandardScaler().fit_transform(X), np.where(y > 0, 1.0, -1.0)
+
+
+def box_qp_reference(K, y, C):
+    """min 1/2 a'Ha - 1'a over 0 <= a <= C by L-BFGS-B to high precision (small n only)."""
+    H = (y[:, None] * y[None, :]) * K
+    res = scipy.optimize.minimize(lambda a: (0.5 * a @ H @ a - a.sum(), H @ a - 1.0),
+                                  np.zeros(y.size), jac=True, method="L-BFGS-B",
+                                  bounds=[(0, c) for c in C],
+                                  options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 20000})
+    return res.x, res.fun
+
+
+@pytest.mark.parametrize("bias,offset", [("augmented", 1.0), ("none", 0.0)])
+def test_box_modes_match_reference_qp(problem, bias, offset):
+    X, y = problem
+    kernel = Kernel("rbf", gamma=0.3)
+    C = np.full(y.size, 2.0)
+    fit = solve_irwls(X, y, C, kernel, tol=1e-6, bias=bias, random_state=0)
+    K = kernel(X) + offset
+    _, ref_obj = box_qp_reference(K, y, C)
+    assert fit.converged
+    assert fit.dual_objective == pytest.approx(ref_obj, rel=1e-6)
+    # KKT of the box QP at the returned point, and the plain-kernel expansion reproduces f
+    f = K @ (y * fit.alpha)
+    gap, _, _ = box_violation(y - f, fit.alpha, y, C)
+    assert gap <= 1e-6
+    assert fit.intercept == pytest.approx(offset * float(y @ fit.alpha))
+    f_plain = kernel(X) @ (y * fit.alpha) + fit.intercept
+    np.testing.assert_allclose(f_plain, f, atol=1e-9)
+
+
+@pytest.mark.parametrize("bias", ["equality", "augmented", "none"])
+def test_fixed_samples_give_the_unscreened_optimum(problem, bias):
+    X, y = problem
+    kernel = Kernel("rbf", gamma=0.3)
+    C = np.full(y.size, 1.0)
+    full = solve_irwls(X, y, C, kernel, tol=1e-7, bias=bias, random_state=0)
+    at_zero = full.alpha == 0
+    at_C = full.alpha == C
+    assert at_zero.sum() > 5 and at_C.sum() > 5       # the test means something
+    # fix a part of each set (as a screening rule would), solve the rest
+    rng = np.random.default_rng(0)
+    fixed0 = at_zero & (rng.random(y.size) < 0.7)
+    fixedC = at_C & (rng.random(y.size) < 0.7)
+    screened = solve_irwls(X, y, C, kernel, tol=1e-7, bias=bias, random_state=1,
+                           fixed_at_zero=fixed0, fixed_at_C=fixedC)
+    assert screened.stats["n_active"] == y.size - fixed0.sum() - fixedC.sum()
+    assert np.all(screened.alpha[fixed0] == 0) and np.all(screened.alpha[fixedC] == C[fixedC])
+    assert screened.dual_objective == pytest.approx(full.dual_objective, rel=1e-7)
+    np.testing.assert_allclose(screened.alpha, full.alpha, atol=1e-4)
+    assert screened.intercept == pytest.approx(full.intercept, abs=1e-4)
+
+
+@pytest.mark.parametrize("bias", ["equality", "augmented"])
+def test_warm_start_reaches_the_same_optimum(problem, bias):
+    X, y = problem
+    kernel = Kernel("rbf", gamma=0.3)
+    small = solve_irwls(X, y, np.full(y.size, 0.5), kernel, tol=1e-6, bias=bias, random_state=0)
+    C = np.full(y.size, 2.0)
+    cold = solve_irwls(X, y, C, kernel, tol=1e-6, bias=bias, random_state=0)
+    warm = solve_irwls(X, y, C, kernel, tol=1e-6, bias=bias, random_state=0,
+                       alpha_init=small.alpha)
+    assert warm.converged
+    assert warm.dual_objective == pytest.approx(cold.dual_objective, rel=1e-7)
+
+
+def test_infeasible_warm_start_is_restored_to_the_equality(problem):
+    X, y = problem
+    kernel = Kernel("rbf", gamma=0.3)
+    C = np.full(y.size, 1.0)
+    ref = solve_irwls(X, y, C, kernel, tol=1e-6, random_state=0)
+    start = np.where(y > 0, 0.9, 0.1)               # y'a far from 0
+    fit = solve_irwls(X, y, C, kernel, tol=1e-6, random_state=0, alpha_init=start)
+    assert abs(float(y @ fit.alpha)) < 1e-8
+    assert fit.dual_objective == pytest.approx(ref.dual_objective, rel=1e-7)
+
+
+def test_bad_arguments_are_named(problem):
+    X, y = problem
+    kernel = Kernel("rbf", gamma=0.3)
+    C = np.ones(y.size)
+    with pytest.raises(ValueError, match="bias"):
+        solve_irwls(X, y, C, kernel, bias="free")
+    with pytest.raises(ValueError, match="fixed_at_zero"):
+        solve_irwls(X, y, C, kernel, fixed_at_zero=np.ones(3, bool))
+    both = np.zeros(y.size, bool)
+    both[0] = True
+    with pytest.raises(ValueError, match="both"):
+        solve_irwls(X, y, C, kernel, fixed_at_zero=both, fixed_at_C=both)
+    # every positive sample held at C: y'a = 0 cannot hold
+    with pytest.raises(ValueError, match="feasible"):
+        solve_irwls(X, y, C, kernel, fixed_at_C=y > 0, fixed_at_zero=y < 0)
