@@ -21,34 +21,9 @@ from .multiclass import fit_ovo, fit_ovr, predict_index, shape_decision
 from .solvers.irwls import DEFAULT_WORKING_SET, solve_irwls
 
 
-def validate_training_data(estimator, X, y, sample_weight=None):
-    """Checked float64 X (dense C-order or CSR), encoded labels, per-sample weights.
-
-    Raises ``ValueError`` naming the problem: NaN/inf, empty data, a single
-    class, negative or misshaped ``sample_weight``.
-    """
-    X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C")
-    check_classification_targets(y)
-    classes, y_enc = np.unique(y, return_inverse=True)
-    if classes.size < 2:
-        raise ValueError(
-            f"{type(estimator).__name__} needs samples of at least two classes; "
-            f"the training labels hold only one: {classes[0]!r}"
-        )
-    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-    if np.any(sample_weight < 0):
-        raise ValueError("sample_weight must be non-negative")
-    if sp.issparse(X):
-        X.sort_indices()
-    return X, classes, y_enc, sample_weight
-
-
-def per_sample_C(C, class_weight, classes, y_enc, sample_weight):
-    """C_i = C * class_weight[y_i] * sample_weight_i, as LIBSVM / scikit-learn."""
-    if not (np.isscalar(C) and np.isfinite(C) and C > 0):
-        raise ValueError(f"C must be a positive finite number, got {C!r}")
-    cw = compute_class_weight(class_weight, classes=classes, y=classes[y_enc])
-    return C * cw[y_enc] * sample_weight
+# The one validation path lives in leansvm.validation; re-exported here for existing callers.
+from .validation import (fit_transaction, per_sample_C,  # noqa: E402,F401
+                         validate_predict_data, validate_training_data)
 
 
 class KernelClassifierMixin(ClassifierMixin):
@@ -58,12 +33,19 @@ class KernelClassifierMixin(ClassifierMixin):
     ``decision_function_shape`` parameter.
     """
 
+    def __init_subclass__(cls, **kwargs):
+        """Every ``fit`` defined by a subclass is all-or-nothing (see ``validation.fit_transaction``)."""
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "__leansvm_transaction__", False):
+            cls.fit = fit_transaction(fit)
+
     def _validate_for_predict(self, X):
-        check_is_fitted(self, "expansion_")
-        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return validate_predict_data(self, X)
 
     def _raw_decision(self, X):
-        return self.expansion_.decision_function(self._validate_for_predict(X))
+        X = self._validate_for_predict(X)   # NotFittedError before any fitted attribute is read
+        return self.expansion_.decision_function(X)
 
     def decision_function(self, X):
         """Decision values: (n,) for binary problems, else per pair ('ovo') or per class ('ovr')."""
