@@ -1,0 +1,371 @@
+"""Compressed SVMs: the same predictions from a few percent of the support vectors.
+
+``compress(model, n_sv=...)`` takes any fitted leansvm classifier (anything
+with ``expansion_``, ``classes_`` and ``multiclass_``: SVC, budget trainers,
+models read by ``io.load_libsvm_model``; also a fitted ``sklearn.svm.SVC``)
+and returns a fitted :class:`CompressedSVC` whose expansion has at most
+``n_sv`` distinct vectors, shared by all outputs. The method (Xu et al.,
+arXiv:1501.06478, after Burges & Schölkopf 1997) is in
+:mod:`leansvm.solvers.cvm`:
+
+1. LARS-SVM selection of ``n_sv`` of the full model's support vectors
+   (eqs. 5-9; multi-class: simultaneous matching pursuit on all outputs);
+2. least-squares coefficients and intercepts matching the full model's
+   outputs at the fitting points (``method='lars'`` stops here);
+3. gradient support vectors (eq. 10): positions, coefficients and
+   intercepts optimised jointly by L-BFGS, then a closed-form coefficient
+   and bias refit (``method='cvm'``, the default).
+
+Fitting points are the full model's support vectors, or ``X`` when given
+(then ``X`` is also the validation set of ``max_accuracy_drop``).
+
+LIBSVM files. A compressed vector has no training label, but LIBSVM groups
+support vectors by class. Binary: vector j is filed under the class its
+coefficient favours (``classes_[1]`` when coef > 0, LIBSVM sums over all
+vectors anyway). One-vs-one: each vector keeps the class of the support
+vector it started from (the label of that vector, the ``n_support_`` grouping
+of the full model, or the full model's prediction for it) and carries only
+the k-1 pairs involving that class, exactly LIBSVM's layout, so
+``io.save_libsvm_model`` writes it and LIBSVM predicts identically.
+One-vs-rest models (k > 2) have shared vectors for all classes and are saved
+in the native format only.
+
+Storage: optimised vectors are dense in general; the expansion keeps them
+dense when at least a quarter of their entries are non-zero (then X Z' is a
+sparse-times-dense product for sparse test data, the cheap form), CSR
+otherwise (LARS-only models of sparse data keep their sparse vectors).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .estimators import KernelClassifierMixin
+from .expansion import KernelExpansion
+from .io import DENSE_FRACTION, register_estimator
+from .multiclass import libsvm_coef_from_dense, predict_index
+from .solvers import cvm
+
+METHODS = ("cvm", "lars")
+#: sizes tried by ``max_accuracy_drop`` grow by this factor
+SIZE_GROWTH = 1.25
+
+
+# -- the full model ------------------------------------------------------------------
+class _FullModel:
+    """What compression reads from a fitted classifier: expansion, classes, strategy, pool classes."""
+
+    def __init__(self, model):
+        if hasattr(model, "expansion_"):
+            self.expansion = model.expansion_
+            self.strategy = getattr(model, "multiclass_", "ovo")
+            n_support = getattr(model, "n_support_", None)
+        elif hasattr(model, "dual_coef_") and hasattr(model, "support_vectors_"):  # sklearn SVC
+            from .compare import expansion_from_sklearn
+            self.expansion = expansion_from_sklearn(model)
+            self.strategy = "ovo"
+            n_support = model.n_support_
+        else:
+            raise ValueError(f"{type(model).__name__} is not a fitted kernel classifier "
+                             "(it has no expansion_); fit it first")
+        if not hasattr(model, "classes_"):
+            raise ValueError(f"{type(model).__name__} has no classes_; fit it first")
+        self.classes = np.asarray(model.classes_)
+        self.n_classes = self.classes.size
+        if self.n_classes < 2:
+            raise ValueError("the model must have at least two classes")
+        if self.strategy not in ("ovo", "ovr"):
+            raise ValueError(f"unknown multi-class strategy {self.strategy!r}")
+        m = self.expansion.n_support
+        self.n_support = None
+        if n_support is not None:
+            n_support = np.asarray(n_support).ravel()
+            if n_support.size == self.n_classes and n_support.sum() == m:
+                self.n_support = n_support.astype(np.intp)
+
+    def decision(self, X):
+        return self.expansion.decision_function(X)
+
+    def predict_index(self, X):
+        return predict_index(self.decision(X), self.n_classes, self.strategy)
+
+    def pool_classes(self) -> np.ndarray:
+        """Class index of every support vector: the ``n_support_`` grouping, else the model's prediction."""
+        if self.n_support is not None:
+            return np.repeat(np.arange(self.n_classes), self.n_support)
+        return self.predict_index(self.expansion.support_vectors)
+
+    @property
+    def class_restricted(self) -> bool:
+        """One-vs-one with k > 2: every vector serves only its class's pairs."""
+        return self.n_classes > 2 and self.strategy == "ovo"
+
+
+# -- compression ---------------------------------------------------------------------
+def _check_size(n_sv, ratio, max_accuracy_drop, X, m):
+    given = [v is not None for v in (n_sv, ratio, max_accuracy_drop)]
+    if sum(given) != 1:
+        raise ValueError("give exactly one of n_sv, ratio and max_accuracy_drop")
+    if n_sv is not None:
+        if isinstance(n_sv, bool) or int(n_sv) != n_sv or n_sv < 1:
+            raise ValueError(f"n_sv must be a positive integer, got {n_sv!r}")
+        return int(n_sv)
+    if ratio is not None:
+        if not (np.isfinite(ratio) and 0 < ratio <= 1):
+            raise ValueError(f"ratio must be in (0, 1], got {ratio!r}")
+        return max(1, int(round(ratio * m)))
+    if not (np.isfinite(max_accuracy_drop) and 0 <= max_accuracy_drop < 1):
+        raise ValueError(f"max_accuracy_drop is a fraction in [0, 1) (0.005 = half a point), "
+                         f"got {max_accuracy_drop!r}")
+    if X is None:
+        raise ValueError("max_accuracy_drop needs validation data X, y")
+    return None
+
+
+def _check_method(method):
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
+
+def _validate_points(X, y, full: _FullModel):
+    if X is None and y is None:
+        return None, None
+    if X is None or y is None:
+        raise ValueError("give both X and y (fitting / validation points), or neither")
+    from sklearn.utils import check_array, check_consistent_length
+    X = check_array(X, accept_sparse="csr", dtype=np.float64, order="C")
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+    check_consistent_length(X, y)
+    if X.shape[1] != full.expansion.n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but the model expects {full.expansion.n_features}")
+    return X, y
+
+
+def _selection(full: _FullModel, n_select: int, groups, group_columns, eig_max):
+    """Indices of the selected support vectors and how P was formed."""
+    exp = full.expansion
+    S = exp.support_vectors
+    if exp.n_outputs == 1:
+        P, how = cvm.factor_P(exp.kernel, S, n_select, eig_max)
+        return cvm.lars_select(P, exp.coef[:, 0], n_select), f"lars on {how}"
+    KA = exp.decision_function(S) - exp.intercept     # K A: the full outputs at the pool
+    return (cvm.somp_select(exp.kernel, S, KA, n_select, groups, group_columns),
+            "simultaneous orthogonal matching pursuit")
+
+
+class _Compressor:
+    """Everything that does not depend on the size: fitting points, targets, classes."""
+
+    def __init__(self, full: _FullModel, X, y, method, max_iter, max_fit_points, eig_max, random_state):
+        self.full = full
+        self.method = method
+        self.max_iter = int(max_iter)
+        self.eig_max = eig_max
+        rng = check_random_state(random_state)
+        exp = full.expansion
+        self.pool_classes = full.pool_classes()
+        if X is None:
+            Xf = exp.support_vectors
+        else:
+            Xf = X
+        if max_fit_points is not None and Xf.shape[0] > max_fit_points:
+            Xf = Xf[np.sort(rng.choice(Xf.shape[0], int(max_fit_points), replace=False))]
+        self.X_fit = sp.csr_matrix(Xf) if sp.issparse(Xf) else np.ascontiguousarray(Xf, dtype=np.float64)
+        self.F = exp.decision_function(self.X_fit)
+        self.group_columns = (cvm.ovo_pair_columns(full.n_classes) if full.class_restricted else None)
+        self.groups = self.pool_classes if full.class_restricted else None
+
+    def compress(self, n_sv: int) -> tuple[KernelExpansion, np.ndarray, dict]:
+        """(expansion, class index per vector, statistics) with at most n_sv vectors."""
+        exp, full = self.full.expansion, self.full
+        stats = {"n_sv_requested": n_sv}
+        if n_sv >= exp.n_support:
+            stats.update(selection="none (n_sv >= full size)", n_iter=0)
+            return exp, self.pool_classes.copy(), stats
+        t0 = time.perf_counter()
+        sel, how = _selection(full, n_sv, self.groups, self.group_columns, self.eig_max)
+        stats.update(selection=how, selection_s=time.perf_counter() - t0)
+        sel_classes = self.pool_classes[sel]
+        order = np.argsort(sel_classes, kind="stable") if full.class_restricted else np.arange(sel.size)
+        sel, sel_classes = sel[order], sel_classes[order]
+        groups = sel_classes if full.class_restricted else None
+        blocks = cvm.output_blocks(groups, self.group_columns, exp.n_outputs)
+        Z = exp.support_vectors[sel]
+        Z = Z.toarray() if sp.issparse(Z) else np.array(Z)
+        problem = cvm.GradientProblem(exp.kernel, self.X_fit, self.F, blocks, sel.size)
+        t0 = time.perf_counter()
+        B, c = cvm.refit_coefficients(problem.kernel_matrix(Z), self.F, blocks)
+        stats["refit_s"] = time.perf_counter() - t0
+        stats["loss_lars"] = problem.objective(problem.pack(Z, B, c))[0]
+        if self.method == "cvm":
+            t0 = time.perf_counter()
+            Z, B, c, res = cvm.optimise_vectors(problem, Z, B, c, max_iter=self.max_iter)
+            B, c = cvm.refit_coefficients(problem.kernel_matrix(Z), self.F, blocks)
+            stats.update(n_iter=int(res.nit), gradient_s=time.perf_counter() - t0,
+                         loss_cvm=problem.objective(problem.pack(Z, B, c))[0])
+        else:
+            stats["n_iter"] = 0
+        vectors = _storage(Z)
+        return KernelExpansion(vectors, B, c, exp.kernel), sel_classes, stats
+
+
+def _storage(Z):
+    """Dense when at least DENSE_FRACTION of the entries are non-zero, else CSR (see module doc)."""
+    Z = np.asarray(Z, dtype=np.float64)
+    if Z.size and np.count_nonzero(Z) < DENSE_FRACTION * Z.size:
+        return sp.csr_matrix(Z)
+    return Z
+
+
+def _accuracy(expansion, X, y, classes, strategy):
+    pred = classes[predict_index(expansion.decision_function(X), classes.size, strategy)]
+    return float(np.mean(pred == y))
+
+
+def _search_size(compressor: _Compressor, X, y, max_drop: float):
+    """Smallest size on a geometric grid (x1.25) whose accuracy on (X, y) is within max_drop of the full model."""
+    full = compressor.full
+    target = _accuracy(full.expansion, X, y, full.classes, full.strategy) - max_drop
+    m = full.expansion.n_support
+    tried = []
+    size = max(1, min(m, full.n_classes if full.class_restricted else 1))
+    while True:
+        result = compressor.compress(size)
+        acc = _accuracy(result[0], X, y, full.classes, full.strategy)
+        tried.append((size, acc))
+        if acc >= target - 1e-12 or size >= m:
+            result[2].update(size_search=tried, target_accuracy=target)
+            return result
+        size = min(m, max(size + 1, int(np.ceil(size * SIZE_GROWTH))))
+
+
+def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=None, method="cvm",
+             random_state=None, max_iter=100, max_fit_points=20000, eig_max=cvm.EIG_MAX):
+    """A :class:`CompressedSVC` with at most ``n_sv`` shared vectors approximating ``model``.
+
+    Exactly one of ``n_sv`` (number of vectors), ``ratio`` (fraction of the
+    full model's support vectors) or ``max_accuracy_drop`` (fraction: 0.005
+    = half a percentage point; needs ``X, y``) sets the size. ``X, y`` are
+    the fitting points (default: the full model's support vectors) and the
+    validation set. ``method='lars'`` stops after selection and the
+    coefficient refit; ``'cvm'`` adds the gradient support vectors (eq. 10)
+    with ``max_iter`` L-BFGS iterations. At most ``max_fit_points`` fitting
+    points are used (a random subset beyond). See :mod:`leansvm.solvers.cvm`.
+    """
+    est = CompressedSVC(estimator=model, n_sv=n_sv, ratio=ratio, max_accuracy_drop=max_accuracy_drop,
+                        method=method, max_iter=max_iter, max_fit_points=max_fit_points,
+                        random_state=random_state, eig_max=eig_max)
+    return est._compress(model, X, y)
+
+
+@register_estimator
+class CompressedSVC(KernelClassifierMixin, BaseEstimator):
+    """A compressed kernel classifier (Xu et al. 2015): few learned vectors matching a full SVM.
+
+    ``fit(X, y)`` trains a clone of ``estimator`` (default ``leansvm.SVC()``)
+    and compresses it, fitting on its support vectors (``max_accuracy_drop``
+    then measures the drop on the training data ``X, y``);
+    :func:`compress` compresses an already fitted model.
+
+    Fitted attributes: ``expansion_``, ``classes_``, ``multiclass_``,
+    ``n_support_`` (vectors filed per class, LIBSVM's grouping),
+    ``support_vectors_``, ``dual_coef_``, ``intercept_``,
+    ``full_n_support_`` (size of the model compressed), ``compression_``
+    (statistics: selection method, losses, iterations, timings).
+    """
+
+    def __init__(self, estimator=None, n_sv=None, ratio=None, max_accuracy_drop=None, method="cvm",
+                 max_iter=100, max_fit_points=20000, random_state=None, eig_max=cvm.EIG_MAX,
+                 decision_function_shape="ovr"):
+        self.estimator = estimator
+        self.n_sv = n_sv
+        self.ratio = ratio
+        self.max_accuracy_drop = max_accuracy_drop
+        self.method = method
+        self.max_iter = max_iter
+        self.max_fit_points = max_fit_points
+        self.random_state = random_state
+        self.eig_max = eig_max
+        self.decision_function_shape = decision_function_shape
+
+    def fit(self, X, y):
+        from .estimators import SVC
+
+        base = clone(self.estimator) if self.estimator is not None else SVC()
+        base.fit(X, y)
+        if self.max_accuracy_drop is not None:
+            return self._compress(base, X, y, fit_on_pool=True)
+        return self._compress(base, None, None)
+
+    def _compress(self, model, X, y, fit_on_pool=False):
+        _check_method(self.method)
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got "
+                             f"{self.decision_function_shape!r}")
+        if not (int(self.max_iter) == self.max_iter and self.max_iter >= 0):
+            raise ValueError(f"max_iter must be a non-negative integer, got {self.max_iter!r}")
+        full = _FullModel(model)
+        X, y = _validate_points(X, y, full)
+        m = full.expansion.n_support
+        n_sv = _check_size(self.n_sv, self.ratio, self.max_accuracy_drop, X, m)
+        start = time.perf_counter()
+        compressor = _Compressor(full, None if fit_on_pool else X, y, self.method, self.max_iter,
+                                 self.max_fit_points, self.eig_max, self.random_state)
+        if n_sv is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                expansion, vec_classes, stats = _search_size(compressor, X, y, float(self.max_accuracy_drop))
+        else:
+            expansion, vec_classes, stats = compressor.compress(n_sv)
+        stats["total_s"] = time.perf_counter() - start
+        self._set_fitted(full, expansion, vec_classes, stats)
+        return self
+
+    def _set_fitted(self, full: _FullModel, expansion, vec_classes, stats):
+        k = full.n_classes
+        if k == 2:   # file each vector under the class its coefficient favours (coef > 0: classes_[1])
+            vec_classes = (expansion.coef[:, 0] > 0).astype(np.intp)
+        order = np.argsort(vec_classes, kind="stable")
+        if not np.array_equal(order, np.arange(order.size)):
+            expansion = expansion.subset(order)
+            vec_classes = vec_classes[order]
+        self.expansion_ = expansion
+        self.classes_ = full.classes
+        self.multiclass_ = full.strategy
+        self.n_support_ = np.bincount(vec_classes, minlength=k).astype(np.int32)
+        self.n_features_in_ = expansion.n_features
+        self.full_n_support_ = full.expansion.n_support
+        self.compression_ = stats
+        self.fit_status_ = 0
+
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.support_vectors
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.intercept
+
+    @property
+    def dual_coef_(self):
+        """LIBSVM's (k-1) x m layout for one-vs-one, else (n_outputs, m)."""
+        check_is_fitted(self, "expansion_")
+        if len(self.classes_) == 2 or self.multiclass_ == "ovr":
+            return self.expansion_.coef.T.copy()
+        return libsvm_coef_from_dense(self.expansion_.coef, self.n_support_)
+
+    def _validate_for_predict(self, X):
+        check_is_fitted(self, "expansion_")
+        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)

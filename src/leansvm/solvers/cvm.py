@@ -1,0 +1,389 @@
+"""Compressed SVMs (Xu, Gardner, Tyree, Weinberger, arXiv:1501.06478; Burges & Schölkopf, NIPS 1997).
+
+The full model is an expansion f*(x) = sum_i a_i k(s_i, x) + b* over m
+support vectors s_i (one coefficient column per output). Compression finds
+r << m vectors z_j and coefficients beta_j with
+f(x) = sum_j beta_j k(z_j, x) + c close to f*. Two steps:
+
+**1. LARS-SVM selection (section 4, eqs. 5-9).** The paper retrains the
+SVM on its support vectors with an L0 budget on the coefficients, fixes the
+bias, rewrites the objective as a quadratic ``beta' K beta - 2 q' P beta``
+(eq. 7), factorises the kernel matrix K = V L V' (eq. 8), sets
+P = L^(1/2) V' so that P'P = K, and relaxes L0 to L1 (eq. 9)::
+
+    min_beta || q - P beta ||^2   s.t.  ||beta||_1 <= t.
+
+The extracted text leaves q's definition ambiguous (the hinge terms of
+eq. 6 do not reduce to a pure least-squares form in P). **We implement
+q = P a**, i.e. the squared RKHS distance between the compressed and the
+full function, ||w - w*||^2 = (beta - a)' K (beta - a) = ||P a - P beta||^2,
+which is Burges & Schölkopf's reduced-set criterion and bounds
+|f(x) - f*(x)| <= ||w - w*|| sqrt(k(x, x)) at every x. The L1 path is
+scikit-learn's ``lars_path(P, q, method='lar')`` stopped after the
+requested number of active vectors (LARS adds exactly one per step).
+
+Cost: the dense eigendecomposition is O(m^3) time and O(m^2) memory, so it
+is used for m <= ``EIG_MAX`` support vectors. Above that, P is the
+transposed factor of a rank-r greedy pivoted (incomplete) Cholesky
+decomposition K ~ L L' (Nyström on the pivots): P = L' (r x m),
+O(m r^2 + m r d) time, O(m r) memory, r = min(m, max(2 n, 256)) for n
+selected vectors (at most ``CHOLESKY_MAX_RANK``). LARS on the r x m P costs
+O(n m r).
+
+Multi-class (beyond the paper): all outputs share one pool. Selection is
+simultaneous matching pursuit in the same RKHS metric, on the stacked outputs
+(group LARS is not in scikit-learn): with residual correlations
+C = K (A - B) (m x n_outputs) the next vector maximises
+sum_p C_jp^2 / K_jj over the outputs it may serve, every output's
+coefficient moves by C_jp / K_jj, and at sizes growing by 1.5x all
+coefficients are refitted exactly (B_S = K_SS^-1 (K A)_S per output,
+orthogonal matching pursuit). Only kernel columns of selected vectors are
+ever computed: O(n m d + n m p) time, O(m n) memory.
+
+For one-vs-one models each vector keeps a class and only carries the k-1
+pairs involving it, as in LIBSVM's layout, so the compressed model is a
+valid LIBSVM model file and costs n kernel values + n (k-1) products per
+test point.
+
+**2. Gradient support vectors (eq. 10).** Jointly over positions Z (r x d),
+coefficients B and intercepts c, minimise the squared mismatch with the full
+model's outputs on fitting points x_1..x_N::
+
+    L(Z, B, c) = 1/(2N) sum_i sum_p (f*_p(x_i) - sum_j B_jp k(x_i, z_j) - c_p)^2.
+
+With R = F* - K~ B - 1c' (N x p), K~_ij = k(x_i, z_j) and G = -R B' / N:
+dL/dB = -K~' R / N (masked to the allowed pairs), dL/dc = -1'R / N and
+dL/dz_j = sum_i G_ij dk(x_i, z_j)/dz_j with
+
+    rbf      dk/dz = 2 gamma k (x - z)
+    poly     dk/dz = degree gamma (gamma x'z + coef0)^(degree-1) x
+    sigmoid  dk/dz = gamma (1 - k^2) x
+    linear   dk/dz = x
+
+solved by SciPy's L-BFGS-B from the LARS-SVM solution; at the end B and c
+are refitted in closed form (least squares with Z fixed: the bias refit).
+One evaluation costs O(N r d + N r p_c) where p_c is the number of outputs a
+vector serves (k-1 for one-vs-one).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import lars_path
+
+from ..kernels import Kernel, squared_row_norms
+
+#: largest number of support vectors whose m x m kernel matrix is eigendecomposed (eq. 8)
+EIG_MAX = 3000
+#: largest rank of the pivoted-Cholesky factor used above EIG_MAX
+CHOLESKY_MAX_RANK = 4000
+
+
+# -- output blocks: which vectors serve which outputs -------------------------------------
+def ovo_pair_columns(n_classes: int) -> list[np.ndarray]:
+    """For each class c, the one-vs-one output columns (LIBSVM's pair order) involving c."""
+    cols = [[] for _ in range(n_classes)]
+    p = 0
+    for i in range(n_classes):
+        for j in range(i + 1, n_classes):
+            cols[i].append(p)
+            cols[j].append(p)
+            p += 1
+    return [np.asarray(c, dtype=np.intp) for c in cols]
+
+
+def output_blocks(groups: np.ndarray | None, group_columns: list[np.ndarray] | None, n_outputs: int):
+    """[(vector rows, output columns)]: vector j serves only its group's columns.
+
+    ``groups=None`` means every vector serves every output (binary, one-vs-rest).
+    """
+    if groups is None:
+        return [(None, np.arange(n_outputs))]
+    blocks = []
+    for g, cols in enumerate(group_columns):
+        rows = np.flatnonzero(groups == g)
+        if rows.size and cols.size:
+            blocks.append((rows, cols))
+    return blocks
+
+
+def _rows(M, rows):
+    return M if rows is None else M[rows]
+
+
+def blocked_apply(Kt: np.ndarray, B: np.ndarray, blocks, n_outputs: int) -> np.ndarray:
+    """Kt @ (B restricted to the blocks), (N x r) @ (r x p) -> N x p."""
+    out = np.zeros((Kt.shape[0], n_outputs))
+    for rows, cols in blocks:
+        if rows is None:
+            out[:, cols] += Kt @ B[:, cols]
+        else:
+            out[:, cols] += Kt[:, rows] @ B[np.ix_(rows, cols)]
+    return out
+
+
+def mask_from_blocks(blocks, n_vectors: int, n_outputs: int) -> np.ndarray:
+    mask = np.zeros((n_vectors, n_outputs), dtype=bool)
+    for rows, cols in blocks:
+        mask[(slice(None) if rows is None else rows[:, None]), cols] = True
+    return mask
+
+
+# -- step 1: factor P with P'P ~ K --------------------------------------------------------
+def eigen_factor(kernel: Kernel, S) -> np.ndarray:
+    """P = L^(1/2) V' from K = V L V' (eq. 8); rows for eigenvalues <= 1e-12 max dropped."""
+    K = kernel(S)
+    lam, V = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False)
+    keep = lam > 1e-12 * max(lam[-1], 1e-300)
+    return np.sqrt(lam[keep])[:, None] * V[:, keep].T
+
+
+def pivoted_cholesky(kernel: Kernel, S, rank: int, tol: float = 1e-10):
+    """Greedy pivoted incomplete Cholesky K ~ L L' (L: m x r), and the pivots; O(m r (r + d)).
+
+    Stops early when the largest remaining diagonal falls under ``tol`` times
+    the largest diagonal of K (the factor is then exact to that tolerance).
+    """
+    m = S.shape[0]
+    rank = int(min(rank, m))
+    norms = squared_row_norms(S)
+    diag = np.array(kernel.diagonal(S), dtype=np.float64)
+    scale = max(float(diag.max()), 1e-300)
+    L = np.zeros((m, rank))
+    pivots = []
+    for k in range(rank):
+        i = int(np.argmax(diag))
+        if diag[i] <= tol * scale:
+            break
+        col = kernel.block(S[i:i + 1], S, x_norms=norms[i:i + 1], y_norms=norms)[0]
+        if k:
+            col -= L[:, :k] @ L[i, :k]
+        L[:, k] = col / np.sqrt(diag[i])
+        diag -= L[:, k] ** 2
+        diag[i] = 0.0
+        pivots.append(i)
+    return L[:, :len(pivots)], np.asarray(pivots, dtype=np.intp)
+
+
+def factor_P(kernel: Kernel, S, n_select: int, eig_max: int = EIG_MAX) -> tuple[np.ndarray, str]:
+    """(P, how): P'P = K exactly (eigen, m <= eig_max) or ~ K (pivoted Cholesky, rank >= 2 n)."""
+    m = S.shape[0]
+    if m <= eig_max:
+        return eigen_factor(kernel, S), "eigen"
+    rank = min(m, max(2 * n_select, 256), max(CHOLESKY_MAX_RANK, n_select + 1))
+    L, _ = pivoted_cholesky(kernel, S, rank)
+    return L.T.copy(), f"pivoted-cholesky(rank={L.shape[1]})"
+
+
+def lars_select(P: np.ndarray, a: np.ndarray, n_select: int) -> np.ndarray:
+    """Indices of the first ``n_select`` vectors LARS activates on min ||P a - P beta||^2 (eq. 9)."""
+    q = P @ a
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        _, active, _ = lars_path(P, q, method="lar", max_iter=int(n_select) + 2, return_path=False)
+    return np.asarray(active, dtype=np.intp)[:n_select]
+
+
+def somp_select(kernel: Kernel, S, KA: np.ndarray, n_select: int, groups=None, group_columns=None,
+                refit_growth: float = 1.5) -> np.ndarray:
+    """Simultaneous (orthogonal) matching pursuit over shared vectors, RKHS metric (see module doc).
+
+    ``KA`` = K A (m x p), the full model's outputs at its own support vectors
+    minus intercepts. ``groups`` (m,) and ``group_columns`` restrict vector j
+    to the outputs of its group (one-vs-one classes).
+    """
+    m, p = KA.shape
+    norms = squared_row_norms(S)
+    diag = np.maximum(np.array(kernel.diagonal(S), dtype=np.float64), 1e-300)
+    if groups is None:
+        allowed = np.ones((m, p), dtype=bool)
+    else:
+        allowed = np.zeros((m, p), dtype=bool)
+        for g, cols in enumerate(group_columns):
+            allowed[np.ix_(groups == g, cols)] = True
+    C = KA.copy()
+    n_select = int(min(n_select, m))
+    Kcols = np.empty((m, n_select))
+    B = np.zeros((n_select, p))
+    selected = []
+    available = np.ones(m, dtype=bool)
+    next_refit = 4
+    for step in range(n_select):
+        score = np.einsum("ij,ij->i", C, C * allowed) / diag
+        score[~available] = -np.inf
+        j = int(np.argmax(score))
+        if not np.isfinite(score[j]) or score[j] <= 1e-24 * max(1.0, float(np.abs(KA).max()) ** 2):
+            break
+        Kcols[:, step] = kernel.block(S[j:j + 1], S, x_norms=norms[j:j + 1], y_norms=norms)[0]
+        delta = np.where(allowed[j], C[j] / diag[j], 0.0)
+        C -= np.outer(Kcols[:, step], delta)
+        B[step] = delta
+        selected.append(j)
+        available[j] = False
+        if len(selected) >= next_refit or step == n_select - 1:
+            sel = np.asarray(selected)
+            B[:len(sel)] = _rkhs_refit(Kcols[:, :len(sel)], sel, KA, allowed[sel])
+            C = KA - _masked_product(Kcols[:, :len(sel)], B[:len(sel)], allowed[sel])
+            next_refit = int(np.ceil(len(selected) * refit_growth)) + 1
+    return np.asarray(selected, dtype=np.intp)
+
+
+def _masked_product(Kc, B, allowed):
+    """Kc @ (B * allowed), grouping vectors by their pattern of allowed outputs."""
+    out = np.zeros((Kc.shape[0], B.shape[1]))
+    patterns, inverse = np.unique(allowed, axis=0, return_inverse=True)
+    for g, pattern in enumerate(patterns):
+        rows = np.flatnonzero(inverse.ravel() == g)
+        cols = np.flatnonzero(pattern)
+        if cols.size:
+            out[:, cols] += Kc[:, rows] @ B[np.ix_(rows, cols)]
+    return out
+
+
+def _rkhs_refit(Kc, sel, KA, allowed):
+    """B_S = K_SS^-1 (K A)_S per output over the vectors allowed to serve it (tiny ridge)."""
+    Kss = Kc[sel]
+    B = np.zeros((sel.size, KA.shape[1]))
+    patterns, inverse = np.unique(allowed.T, axis=0, return_inverse=True)  # outputs sharing a vector set
+    for g, pattern in enumerate(patterns):
+        outs = np.flatnonzero(inverse.ravel() == g)
+        rows = np.flatnonzero(pattern)
+        if rows.size == 0:
+            continue
+        A = Kss[np.ix_(rows, rows)]
+        A = A + 1e-10 * max(np.trace(A) / rows.size, 1e-300) * np.eye(rows.size)
+        B[np.ix_(rows, outs)] = scipy.linalg.solve(A, KA[np.ix_(sel[rows], outs)], assume_a="pos",
+                                                   check_finite=False)
+    return B
+
+
+# -- least-squares coefficients and intercepts on fitting points ---------------------------
+def refit_coefficients(Kt: np.ndarray, F: np.ndarray, blocks, ridge: float = 1e-8):
+    """(B, c) minimising ||F - Kt B - 1 c'||^2 with B restricted to the blocks (the bias refit).
+
+    Centring removes c; each output solves its own normal equations on the
+    vectors serving it (Gram matrix Kc'Kc computed once), with a relative
+    ridge ``ridge`` for rank-deficient kernels.
+    """
+    N, r = Kt.shape
+    p = F.shape[1]
+    kmean = Kt.mean(axis=0)
+    fmean = F.mean(axis=0)
+    Kc = Kt - kmean
+    Fc = F - fmean
+    gram = Kc.T @ Kc
+    rhs = Kc.T @ Fc
+    B = np.zeros((r, p))
+    mask = mask_from_blocks(blocks, r, p)
+    patterns, inverse = np.unique(mask.T, axis=0, return_inverse=True)
+    for g, pattern in enumerate(patterns):
+        outs = np.flatnonzero(inverse.ravel() == g)
+        rows = np.flatnonzero(pattern)
+        if rows.size == 0:
+            continue
+        A = gram[np.ix_(rows, rows)]
+        A = A + ridge * max(np.trace(A) / rows.size, 1e-300) * np.eye(rows.size)
+        B[np.ix_(rows, outs)] = scipy.linalg.solve(A, rhs[np.ix_(rows, outs)], assume_a="pos",
+                                                   check_finite=False)
+    c = fmean - kmean @ B
+    return B, c
+
+
+# -- step 2: gradient support vectors (eq. 10) -------------------------------------------
+@dataclass
+class GradientProblem:
+    """The eq. 10 objective over packed parameters theta = [Z.ravel(), B[mask], c]."""
+
+    kernel: Kernel
+    X: object                 # fitting points, N x d, dense or CSR
+    F: np.ndarray             # full model's outputs at X, N x p
+    blocks: list
+    n_vectors: int
+    mask: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        self.N, self.d = self.X.shape
+        self.p = self.F.shape[1]
+        self.mask = mask_from_blocks(self.blocks, self.n_vectors, self.p)
+        self.x_norms = squared_row_norms(self.X)
+        self.sparse = sp.issparse(self.X)
+
+    def pack(self, Z, B, c):
+        return np.concatenate([np.asarray(Z, dtype=np.float64).ravel(), B[self.mask], c])
+
+    def unpack(self, theta):
+        r, d = self.n_vectors, self.d
+        Z = theta[:r * d].reshape(r, d)
+        nb = int(self.mask.sum())
+        B = np.zeros((r, self.p))
+        B[self.mask] = theta[r * d:r * d + nb]
+        c = theta[r * d + nb:]
+        return Z, B, c
+
+    def objective(self, theta):
+        """(L, dL/dtheta) of eq. 10 (see the module docstring for the gradients)."""
+        Z, B, c = self.unpack(theta)
+        k = self.kernel
+        inner = np.asarray(self.X @ Z.T) if self.sparse else self.X @ Z.T
+        Kt = self._kernel_from_inner(inner, Z)
+        R = self.F - blocked_apply(Kt, B, self.blocks, self.p) - c
+        N = self.N
+        loss = 0.5 * float(np.einsum("ij,ij->", R, R)) / N
+        G = np.zeros_like(Kt)                    # dL/dKt = -R B' / N (masked)
+        gB = np.zeros_like(B)
+        for rows, cols in self.blocks:
+            if rows is None:
+                G -= R[:, cols] @ B[:, cols].T / N
+                gB[:, cols] = -(Kt.T @ R[:, cols]) / N
+            else:
+                G[:, rows] -= R[:, cols] @ B[np.ix_(rows, cols)].T / N
+                gB[np.ix_(rows, cols)] = -(Kt[:, rows].T @ R[:, cols]) / N
+        gc = -R.sum(axis=0) / N
+        if k.name == "rbf":
+            H = G * Kt
+            gZ = 2.0 * k.gamma * (self._XT(H) - Z * H.sum(axis=0)[:, None])
+        elif k.name == "poly":
+            T = k.gamma * inner + k.coef0
+            H = G * (k.degree * k.gamma * T ** (k.degree - 1)) if k.degree >= 1 else np.zeros_like(G)
+            gZ = self._XT(H)
+        elif k.name == "sigmoid":
+            gZ = self._XT(G * (k.gamma * (1.0 - Kt * Kt)))
+        else:
+            gZ = self._XT(G)
+        return loss, np.concatenate([gZ.ravel(), gB[self.mask], gc])
+
+    def _XT(self, H):
+        """H' X (r x d) for dense or CSR X."""
+        return np.asarray((self.X.T @ H).T) if self.sparse else H.T @ self.X
+
+    def _kernel_from_inner(self, inner, Z):
+        k = self.kernel
+        K = np.array(inner, dtype=np.float64, copy=True)
+        return k.transform_inner(K, x_norms=self.x_norms, y_norms=squared_row_norms(Z))
+
+    def kernel_matrix(self, Z):
+        return self.kernel.block(self.X, Z, x_norms=self.x_norms)
+
+
+def optimise_vectors(problem: GradientProblem, Z0, B0, c0, max_iter: int = 100, tol: float = 1e-9,
+                     callback=None):
+    """L-BFGS-B on eq. 10 from (Z0, B0, c0); returns (Z, B, c, scipy result).
+
+    Warns (``ConvergenceWarning``) when it stops at ``max_iter`` iterations.
+    """
+    theta0 = problem.pack(Z0, B0, c0)
+    res = minimize(problem.objective, theta0, jac=True, method="L-BFGS-B", callback=callback,
+                   options={"maxiter": int(max_iter), "ftol": tol, "gtol": 1e-10, "maxcor": 20})
+    if res.status == 1:
+        warnings.warn(f"gradient support vectors: L-BFGS stopped after max_iter={max_iter} iterations "
+                      f"(objective {res.fun:.3g}); raise max_iter for a closer fit", ConvergenceWarning,
+                      stacklevel=3)
+    Z, B, c = problem.unpack(res.x)
+    return Z, B, c, res

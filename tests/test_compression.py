@@ -1,0 +1,280 @@
+"""Compressed SVMs (leansvm.compress / CompressedSVC, solvers.cvm): gradients, selection, files, API."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import check_grad
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+from leansvm import SVC, CompressedSVC, compress
+from leansvm.io import load_libsvm_model, load_model, save_libsvm_model, save_model
+from leansvm.kernels import Kernel
+from leansvm.multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense
+from leansvm.solvers import cvm
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+@pytest.fixture(scope="module")
+def binary():
+    X, y = make_classification(n_samples=500, n_features=6, n_informative=4, flip_y=0.03, random_state=3)
+    X = StandardScaler().fit_transform(X)
+    model = SVC(C=10, gamma=0.3).fit(X[:350], y[:350])
+    return model, X[:350], y[:350], X[350:], y[350:]
+
+
+@pytest.fixture(scope="module")
+def multiclass():
+    X, y = make_classification(n_samples=600, n_features=5, n_informative=4, n_redundant=0, n_classes=4,
+                               n_clusters_per_class=1, random_state=5)
+    X = StandardScaler().fit_transform(X)
+    y = y + 1   # labels 1..4
+    model = SVC(C=10, gamma=0.4).fit(X[:400], y[:400])
+    return model, X[:400], y[:400], X[400:], y[400:]
+
+
+# -- eq. 10 gradients ----------------------------------------------------------------------
+KERNELS = [Kernel("rbf", 0.5), Kernel("poly", 0.3, 3, 1.0), Kernel("sigmoid", 0.2, 3, 0.1), Kernel("linear")]
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.name)
+@pytest.mark.parametrize("multi", [False, True], ids=["binary", "ovo-blocks"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_analytic_gradient_matches_finite_differences(kernel, multi, sparse):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(25, 4))
+    X[X < -0.5] = 0.0
+    groups = np.array([0, 0, 1, 2, 2]) if multi else None
+    p = 3 if multi else 1
+    blocks = cvm.output_blocks(groups, cvm.ovo_pair_columns(3) if multi else None, p)
+    problem = cvm.GradientProblem(kernel, sp.csr_matrix(X) if sparse else X, rng.normal(size=(25, p)),
+                                  blocks, 5)
+    theta = problem.pack(rng.normal(size=(5, 4)), rng.normal(size=(5, p)), rng.normal(size=p))
+    grad = problem.objective(theta)[1]
+    error = check_grad(lambda t: problem.objective(t)[0], lambda t: problem.objective(t)[1], theta)
+    assert error <= 1e-5 * np.linalg.norm(grad)
+    # the objective is eq. 10: half the mean squared mismatch of the outputs
+    Z, B, c = problem.unpack(theta)
+    K = kernel(X, Z)
+    pred = np.zeros((25, p))
+    for rows, cols in blocks:
+        r = slice(None) if rows is None else rows
+        pred[:, cols] += K[:, r] @ B[r][:, cols]
+    expected = 0.5 * np.sum((problem.F - pred - c) ** 2) / 25
+    assert problem.objective(theta)[0] == pytest.approx(expected, rel=1e-10)
+
+
+# -- LARS-SVM selection --------------------------------------------------------------------
+def test_eigen_factor_reproduces_kernel_and_cholesky_gives_same_lars_path():
+    rng = np.random.default_rng(1)
+    S = rng.normal(size=(60, 3))
+    kernel = Kernel("rbf", 0.7)
+    P = cvm.eigen_factor(kernel, S)
+    np.testing.assert_allclose(P.T @ P, kernel(S), atol=1e-8)
+    L, pivots = cvm.pivoted_cholesky(kernel, S, rank=60, tol=1e-14)
+    np.testing.assert_allclose(L @ L.T, kernel(S), atol=1e-6)
+    assert len(set(pivots.tolist())) == pivots.size
+    a = rng.normal(size=60)
+    first = cvm.lars_select(P, a, 8)
+    assert first.size == 8 and len(set(first.tolist())) == 8
+    np.testing.assert_array_equal(cvm.lars_select(L.T, a, 8), first)
+
+
+def test_lars_first_choice_is_most_correlated_vector():
+    """LARS enters first the column with the largest |P_j'(q)| = |(K a)_j| (eq. 9 with q = P a)."""
+    rng = np.random.default_rng(2)
+    S = rng.normal(size=(40, 2))
+    kernel = Kernel("rbf", 1.0)
+    a = rng.normal(size=40)
+    first = cvm.lars_select(cvm.eigen_factor(kernel, S), a, 1)
+    assert first[0] == np.argmax(np.abs(kernel(S) @ a))
+
+
+def test_large_pool_uses_cholesky_path(binary):
+    model, *_ , Xt, yt = binary
+    small = compress(model, n_sv=15, method="lars", eig_max=10)
+    assert small.compression_["selection"].startswith("lars on pivoted-cholesky")
+    assert small.expansion_.n_support <= 15
+    assert small.score(Xt, yt) > 0.7
+
+
+# -- compression end to end -------------------------------------------------------------
+def test_binary_compression_respects_budget_and_cvm_improves_on_lars(binary):
+    model, X, y, Xt, yt = binary
+    m = model.expansion_.n_support
+    n = max(2, m // 10)
+    lars = compress(model, n_sv=n, method="lars")
+    full_cvm = compress(model, n_sv=n, method="cvm", max_iter=150)
+    for c in (lars, full_cvm):
+        assert c.expansion_.n_support <= n
+        assert c.n_support_.sum() == c.expansion_.n_support
+        assert c.full_n_support_ == m
+    assert full_cvm.compression_["loss_cvm"] < 0.8 * full_cvm.compression_["loss_lars"]
+    assert full_cvm.compression_["loss_lars"] == pytest.approx(lars.compression_["loss_lars"])
+    agree = np.mean(full_cvm.predict(Xt) == model.predict(Xt))
+    assert agree >= 0.93
+    assert abs(full_cvm.score(Xt, yt) - model.score(Xt, yt)) <= 0.05
+    # binary files: vectors grouped by the class their coefficient favours
+    coef = full_cvm.expansion_.coef[:, 0]
+    k0 = full_cvm.n_support_[0]
+    assert np.all(coef[:k0] <= 0) and np.all(coef[k0:] > 0)
+
+
+def test_full_size_request_keeps_the_model(binary):
+    model, _, _, Xt, _ = binary
+    same = compress(model, n_sv=10 ** 6)
+    np.testing.assert_allclose(same.decision_function(Xt), model.decision_function(Xt), atol=1e-10)
+
+
+def test_ratio_sets_the_size(binary):
+    model = binary[0]
+    c = compress(model, ratio=0.1, method="lars")
+    assert c.expansion_.n_support <= max(1, round(0.1 * model.expansion_.n_support))
+
+
+def test_multiclass_shared_pool_has_libsvm_pattern(multiclass):
+    model, X, y, Xt, yt = multiclass
+    c = compress(model, n_sv=24, max_iter=60)
+    assert c.expansion_.n_support <= 24
+    assert c.expansion_.n_outputs == 6
+    # every vector carries only the pairs of its class (LIBSVM's one-vs-one layout)
+    sv_coef = libsvm_coef_from_dense(c.expansion_.coef, c.n_support_)
+    np.testing.assert_array_equal(dense_from_libsvm_coef(sv_coef, c.n_support_), c.expansion_.coef)
+    assert np.mean(c.predict(Xt) == model.predict(Xt)) >= 0.9
+    lars = compress(model, n_sv=24, method="lars")
+    assert c.compression_["loss_cvm"] < lars.compression_["loss_lars"]
+
+
+def test_multiclass_ovr_model(multiclass):
+    _, X, y, Xt, yt = multiclass
+    model = SVC(C=10, gamma=0.4, multiclass="ovr").fit(X, y)
+    c = compress(model, n_sv=20, max_iter=40)
+    assert c.multiclass_ == "ovr" and c.expansion_.n_outputs == 4
+    assert c.expansion_.n_support <= 20
+    assert np.mean(c.predict(Xt) == model.predict(Xt)) >= 0.85
+    with pytest.raises(ValueError, match="one-vs-one"):
+        save_libsvm_model(c, "unused.model")
+
+
+def test_max_accuracy_drop_picks_smallest_grid_size(multiclass):
+    model, X, y, Xt, yt = multiclass
+    drop = 0.02
+    c = compress(model, max_accuracy_drop=drop, X=Xt, y=yt, max_iter=40)
+    full_acc = model.score(Xt, yt)
+    assert c.score(Xt, yt) >= full_acc - drop - 1e-12
+    tried = c.compression_["size_search"]
+    assert tried[-1][0] == c.expansion_.n_support or c.expansion_.n_support <= tried[-1][0]
+    assert all(acc < full_acc - drop for _, acc in tried[:-1])
+    assert c.expansion_.n_support < model.expansion_.n_support
+
+
+def test_fitting_points_given(binary):
+    model, X, y, Xt, yt = binary
+    c = compress(model, n_sv=10, X=X, y=y, max_iter=50)
+    assert c.expansion_.n_support <= 10
+    assert np.mean(c.predict(Xt) == model.predict(Xt)) >= 0.85
+
+
+def test_sparse_model_compresses_to_dense_vectors():
+    X, y = make_classification(n_samples=300, n_features=20, n_informative=6, random_state=4)
+    X = (X > 1.3).astype(float)   # about 10% non-zero
+    Xs = sp.csr_matrix(X)
+    model = SVC(C=1, gamma=0.1).fit(Xs, y)
+    lars = compress(model, n_sv=10, method="lars")
+    assert sp.issparse(lars.expansion_.support_vectors)       # selected sparse SVs stay CSR
+    c = compress(model, n_sv=10, max_iter=30)
+    assert not sp.issparse(c.expansion_.support_vectors)      # optimised vectors are dense
+    np.testing.assert_allclose(c.decision_function(Xs), c.decision_function(X), atol=1e-10)
+
+
+def test_compresses_sklearn_svc_and_libsvm_file_models(binary, tmp_path):
+    from sklearn.svm import SVC as SkSVC
+    model, X, y, Xt, yt = binary
+    sk = SkSVC(C=10, gamma=0.3).fit(X, y)
+    c = compress(sk, n_sv=12, max_iter=40)
+    assert np.mean(c.predict(Xt) == sk.predict(Xt)) >= 0.9
+    path = tmp_path / "full.model"
+    save_libsvm_model(model, path)
+    loaded = load_libsvm_model(path)
+    c2 = compress(loaded, n_sv=12, method="lars")
+    c3 = compress(model, n_sv=12, method="lars")
+    np.testing.assert_allclose(c2.decision_function(Xt), c3.decision_function(Xt), atol=1e-8)
+
+
+# -- files -------------------------------------------------------------------------------
+@pytest.mark.parametrize("which", ["binary", "multiclass"])
+def test_round_trip_through_libsvm_official(which, binary, multiclass, tmp_path):
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    model, X, y, Xt, yt = binary if which == "binary" else multiclass
+    c = compress(model, n_sv=16, max_iter=40)
+    path = tmp_path / "compressed.model"
+    save_libsvm_model(c, path)
+    libsvm_model = svmutil.svm_load_model(str(path))
+    with threadpool_limits(1, user_api="openmp"):
+        labels, _, values = svmutil.svm_predict(yt.tolist(), Xt.tolist(), libsvm_model, "-q")
+    np.testing.assert_array_equal(np.array(labels), c.predict(Xt))
+    expected = -c.decision_function(Xt)[:, None]
+    if which != "binary":
+        c.set_params(decision_function_shape="ovo")
+        expected = c.decision_function(Xt)
+        c.set_params(decision_function_shape="ovr")
+    np.testing.assert_allclose(np.array(values), expected, rtol=1e-8, atol=1e-8)
+    back = load_libsvm_model(path)
+    np.testing.assert_array_equal(back.predict(Xt), c.predict(Xt))
+
+
+def test_native_format_restores_compressed_svc(multiclass, tmp_path):
+    model, X, y, Xt, yt = multiclass
+    c = compress(model, n_sv=12, method="lars")
+    path = tmp_path / "c.npz"
+    save_model(c, path)
+    back = load_model(path)
+    assert isinstance(back, CompressedSVC)
+    np.testing.assert_allclose(back.decision_function(Xt), c.decision_function(Xt), atol=1e-12)
+
+
+# -- estimator API and bad input ---------------------------------------------------------
+def test_estimator_fit_and_params(binary):
+    _, X, y, Xt, yt = binary
+    est = CompressedSVC(SVC(C=10, gamma=0.3), n_sv=15, max_iter=40)
+    assert clone(est).get_params()["n_sv"] == 15
+    est.fit(X, y)
+    assert est.expansion_.n_support <= 15
+    assert est.score(Xt, yt) > 0.8
+    assert est.dual_coef_.shape == (1, est.expansion_.n_support)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(Xt[:, :3])
+
+
+def test_bad_input(binary):
+    model, X, y, *_ = binary
+    with pytest.raises(ValueError, match="exactly one"):
+        compress(model)
+    with pytest.raises(ValueError, match="exactly one"):
+        compress(model, n_sv=3, ratio=0.1)
+    with pytest.raises(ValueError, match="ratio"):
+        compress(model, ratio=1.5)
+    with pytest.raises(ValueError, match="n_sv"):
+        compress(model, n_sv=0)
+    with pytest.raises(ValueError, match="validation data"):
+        compress(model, max_accuracy_drop=0.01)
+    with pytest.raises(ValueError, match="method"):
+        compress(model, n_sv=3, method="magic")
+    with pytest.raises(ValueError, match="not a fitted"):
+        compress(SVC(), n_sv=3)
+    with pytest.raises(ValueError, match="features"):
+        compress(model, n_sv=3, X=X[:, :2], y=y)
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        compress(model, n_sv=3, X=bad, y=y)
+
+
+def test_max_iter_warns(binary):
+    model = binary[0]
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        compress(model, n_sv=5, max_iter=1)
