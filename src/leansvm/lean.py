@@ -1,0 +1,604 @@
+"""The main job: from data to the cheapest accurate model (``leansvm fit`` / ``fit_lean``).
+
+The pipeline is a chain of stages, each a function with one contract:
+
+1. :func:`summarize_data`          -- what the data is (sizes, classes, balance).
+2. :func:`split_validation`        -- a stratified hold-out part for every later choice.
+3. :func:`select_hyperparameters`  -- (C, gamma) by cross-validation on a subsample:
+   the screened C path (``leansvm.SVCCV``) when it is available, else a plain
+   grid of ``leansvm.SVC`` fits (recorded as a fallback).
+4. :func:`estimate_exact_seconds`  -- the exact solver's time on all training
+   data, extrapolated from a timed subsample (fit time ~ n^2).
+5. :func:`train_exact` and :func:`train_budget_models` -- the exact model when it
+   fits the time budget; budget models (``BSGDClassifier``, or Nystroem +
+   LinearSVC as a fallback) at a few budgets.
+6. :func:`compress_models`         -- ``leansvm.compress`` at a few sizes and at the
+   requested accuracy drop, when the compression module is available.
+7. :func:`choose_model`            -- the model with the fewest support vectors whose
+   validation accuracy is within ``max_accuracy_drop`` (a fraction) of the best.
+8. :func:`measure_prediction_cost` -- seconds per 1000 predictions of every model,
+   and of LIBSVM's full model (scikit-learn ``SVC``) at the chosen (C, gamma).
+
+Every stage appends a :class:`Step` (what it chose, why, how long, and a
+``fallback`` note when an intended method was not available): the log that
+``verbose=True`` prints and the HTML report (:mod:`leansvm.report`) shows.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedKFold, train_test_split
+
+from .estimators import SVC, KernelClassifierMixin
+from .expansion import KernelExpansion
+from .kernels import Kernel, resolve_gamma
+
+__all__ = ["fit_lean", "LeanResult", "Candidate", "Step", "Selection", "LandmarkSVC"]
+
+#: C grid relative to nothing (C is scale-free for standardised data); gamma grid relative to 'scale'.
+DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0)
+DEFAULT_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0)
+#: Budget models (and compressed sizes) as fractions of the exact model's support vectors.
+DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2)
+
+
+# -- records ---------------------------------------------------------------------------
+@dataclass
+class Step:
+    """One stage's decision: what it chose, why, how long it took, and any fallback used."""
+
+    stage: str
+    choice: str
+    reason: str
+    seconds: float = 0.0
+    fallback: str | None = None
+
+
+@dataclass
+class Selection:
+    """Validation accuracy over the (gamma, C) grid and the chosen pair.
+
+    ``accuracy[i, j]`` and ``n_support[i, j]`` belong to ``gammas[i]``, ``Cs[j]``.
+    ``screening_rate[i, j]`` (or None) is the fraction of non-support vectors the
+    safe rules removed before solving at ``Cs[j]`` on the path for ``gammas[i]``.
+    """
+
+    Cs: np.ndarray
+    gammas: np.ndarray
+    accuracy: np.ndarray
+    n_support: np.ndarray
+    C: float
+    gamma: float
+    method: str
+    n_samples: int
+    n_folds: int
+    screening_rate: np.ndarray | None = None
+
+
+@dataclass
+class Candidate:
+    """A trained model with its size, accuracies and test-time cost."""
+
+    name: str
+    kind: str                     # 'exact' | 'compressed' | 'budget'
+    model: object
+    n_support: int
+    fit_seconds: float
+    validation_accuracy: float = float("nan")
+    test_accuracy: float | None = None
+    seconds_per_1000: float | None = None
+    note: str = ""
+
+
+@dataclass
+class LeanResult:
+    """Everything ``fit_lean`` decided and measured; ``model`` is the chosen estimator."""
+
+    model: object
+    chosen: Candidate
+    candidates: list[Candidate]
+    selection: Selection
+    route: str                    # 'exact' | 'budget'
+    steps: list[Step]
+    summary: dict
+    max_accuracy_drop: float
+    libsvm_seconds_per_1000: float | None = None
+    libsvm_n_support: int | None = None
+    libsvm_test_accuracy: float | None = None
+    data_2d: tuple | None = None  # (X, y) for decision-boundary plots when d == 2
+    classes: np.ndarray = field(default_factory=lambda: np.empty(0))
+    seconds: float = 0.0
+
+
+# -- a kernel expansion over landmarks (the honest budget fallback) ---------------------
+class LandmarkSVC(KernelClassifierMixin, BaseEstimator):
+    """Nystroem(B landmarks) + ``LinearSVC`` written as a kernel expansion over the landmarks.
+
+    Nystroem features are phi(x) = N k(L, x) with N = K_LL^(-1/2); a linear
+    model w'phi(x) + b is therefore sum_j (N'w)_j k(l_j, x) + b: a kernel
+    expansion with the B landmarks as support vectors. One-vs-rest for more
+    than two classes (LinearSVC's own reduction).
+    """
+
+    def __init__(self, budget=100, C=1.0, gamma="scale", random_state=None, max_iter=2000):
+        self.budget = budget
+        self.C = C
+        self.gamma = gamma
+        self.random_state = random_state
+        self.max_iter = max_iter
+
+    def fit(self, X, y):
+        from sklearn.kernel_approximation import Nystroem
+        from sklearn.svm import LinearSVC
+
+        from .estimators import validate_training_data
+
+        X, classes, y_enc, _ = validate_training_data(self, X, y)
+        gamma = resolve_gamma(self.gamma, X)
+        budget = int(min(self.budget, X.shape[0]))
+        nystroem = Nystroem(kernel="rbf", gamma=gamma, n_components=budget,
+                            random_state=self.random_state).fit(X)
+        features = nystroem.transform(X)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            linear = LinearSVC(C=self.C, max_iter=self.max_iter).fit(features, y_enc)
+        coef = nystroem.normalization_.T @ linear.coef_.T          # (B, n_outputs)
+        self.expansion_ = KernelExpansion(nystroem.components_, coef, linear.intercept_,
+                                          Kernel("rbf", gamma))
+        self.classes_ = classes
+        self.multiclass_ = "ovr"
+        self.n_features_in_ = X.shape[1]
+        self.fit_status_ = 0
+        return self
+
+    @property
+    def support_vectors_(self):
+        return self.expansion_.support_vectors
+
+
+def _register_landmark_svc():
+    from . import io
+    io.register_estimator(LandmarkSVC)
+
+
+_register_landmark_svc()
+
+
+# -- small helpers ---------------------------------------------------------------------
+class _Log:
+    """Prints each step when verbose; keeps every step for the report."""
+
+    def __init__(self, verbose):
+        self.verbose = verbose
+        self.steps: list[Step] = []
+
+    def say(self, message):
+        if self.verbose:
+            print(message, file=sys.stdout, flush=True)
+
+    def step(self, stage, choice, reason, seconds=0.0, fallback=None):
+        self.steps.append(Step(stage, choice, reason, seconds, fallback))
+        line = f"[{stage}] {choice} -- {reason}"
+        if fallback:
+            line += f" (fallback: {fallback})"
+        self.say(line + (f" [{seconds:.1f} s]" if seconds else ""))
+
+
+def _progress(iterable, total, description, verbose):
+    """tqdm over ``iterable`` when verbose and attached to a terminal; the plain iterable otherwise."""
+    if not (verbose and sys.stderr.isatty()):
+        return iterable
+    try:
+        from tqdm import tqdm
+    except ImportError:  # progress bars are optional
+        return iterable
+    return tqdm(iterable, total=total, desc=description, leave=False)
+
+
+def _optional(name):
+    """``leansvm.<name>`` when that part of the library has landed, else None."""
+    import leansvm
+    return getattr(leansvm, name, None)
+
+
+def _accuracy(model, X, y) -> float:
+    return float(np.mean(_same_labels(model.predict(X), y)))
+
+
+def _same_labels(pred, y):
+    pred, y = np.asarray(pred), np.asarray(y)
+    if (pred.dtype.kind in "US") != (y.dtype.kind in "US"):
+        return pred.astype(str) == y.astype(str)
+    return pred == y
+
+
+def _subsample(X, y, size, random_state):
+    """A stratified subsample of at most ``size`` rows (all rows when there are fewer)."""
+    n = X.shape[0]
+    if n <= size:
+        return X, y
+    try:
+        Xs, _, ys, _ = train_test_split(X, y, train_size=size, stratify=y, random_state=random_state)
+    except ValueError:  # a class too small to stratify
+        Xs, _, ys, _ = train_test_split(X, y, train_size=size, random_state=random_state)
+    return Xs, ys
+
+
+def _int32_indices(X):
+    """CSR with int32 indices (scikit-learn's SVC rejects int64 ones); dense X unchanged."""
+    if not sp.issparse(X):
+        return X
+    X = sp.csr_matrix(X, copy=True)
+    X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
+    return X
+
+
+def _timed(fn, *args, **kwargs):
+    start = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - start
+
+
+# -- stages ----------------------------------------------------------------------------
+def summarize_data(X, y, X_test=None, y_test=None) -> dict:
+    """Sizes, features, sparsity, classes and their counts."""
+    classes, counts = np.unique(np.asarray(y), return_counts=True)
+    density = X.nnz / max(1, X.shape[0] * X.shape[1]) if sp.issparse(X) else 1.0
+    return {
+        "n_train": int(X.shape[0]), "n_features": int(X.shape[1]),
+        "n_test": None if X_test is None else int(X_test.shape[0]),
+        "sparse": bool(sp.issparse(X)), "density": float(density),
+        "classes": [c.item() if hasattr(c, "item") else c for c in classes],
+        "class_counts": counts.tolist(),
+    }
+
+
+def split_validation(X, y, fraction, random_state):
+    """(X_fit, y_fit, X_val, y_val): a stratified hold-out part of ``fraction`` of the rows."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}")
+    try:
+        return _ordered(train_test_split(X, y, test_size=fraction, stratify=y, random_state=random_state))
+    except ValueError:
+        return _ordered(train_test_split(X, y, test_size=fraction, random_state=random_state))
+
+
+def _ordered(parts):
+    X_fit, X_val, y_fit, y_val = parts
+    return X_fit, y_fit, X_val, y_val
+
+
+def _grid_fallback(X, y, Cs, gammas, n_folds, random_state, verbose):
+    """Validation accuracy and #SV over the grid by k-fold CV with one ``leansvm.SVC`` fit per cell."""
+    folds = list(StratifiedKFold(n_folds, shuffle=True, random_state=random_state).split(X, y))
+    accuracy = np.zeros((len(gammas), len(Cs)))
+    n_support = np.zeros((len(gammas), len(Cs)))
+    cells = [(i, j) for i in range(len(gammas)) for j in range(len(Cs))]
+    for i, j in _progress(cells, len(cells), "grid search", verbose):
+        accs, svs = [], []
+        for train, test in folds:
+            model = SVC(C=Cs[j], gamma=gammas[i], random_state=random_state).fit(X[train], y[train])
+            accs.append(_accuracy(model, X[test], y[test]))
+            svs.append(model.expansion_.n_support)
+        accuracy[i, j], n_support[i, j] = np.mean(accs), np.mean(svs)
+    return accuracy, n_support
+
+
+def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None) -> Selection:
+    """(C, gamma) with the best k-fold validation accuracy (ties: smaller C, then smaller #SV).
+
+    Uses the screened regularization path (``leansvm.SVCCV``) when available;
+    otherwise one ``leansvm.SVC`` fit per grid cell and fold (fallback).
+    """
+    log = log or _Log(False)
+    Cs, gammas = np.sort(np.asarray(Cs, float)), np.sort(np.asarray(gammas, float))
+    start = time.perf_counter()
+    accuracy, n_support, rate, fallback = None, None, None, None
+    method = "screened C path (leansvm.SVCCV)"
+    path_search = _optional("SVCCV")
+    if path_search is not None:
+        try:
+            accuracy, n_support, rate = _path_search(path_search, X, y, Cs, gammas, n_folds, random_state)
+        except Exception as exc:  # report it, then fall back to the plain grid
+            fallback = f"SVCCV failed ({type(exc).__name__}: {exc}); plain grid of leansvm.SVC fits"
+    else:
+        fallback = ("leansvm.SVCCV (screened path search, issue 4) is not available; "
+                    "plain grid of leansvm.SVC fits")
+    if accuracy is None:
+        method = f"grid of leansvm.SVC fits, {n_folds}-fold CV"
+        accuracy, n_support = _grid_fallback(X, y, Cs, gammas, n_folds, random_state, log.verbose)
+    # best accuracy; among ties (within half a validation sample) the fewest support vectors
+    tie = accuracy >= accuracy.max() - 0.5 / X.shape[0]
+    i, j = np.unravel_index(np.argmin(np.where(tie, n_support, np.inf)), accuracy.shape)
+    selection = Selection(Cs, gammas, accuracy, n_support, float(Cs[j]), float(gammas[i]), method,
+                          int(X.shape[0]), n_folds, rate)
+    log.step("select", f"C = {selection.C:g}, gamma = {selection.gamma:g}",
+             f"best {n_folds}-fold CV accuracy {accuracy[i, j]:.4f} over {len(gammas)} gamma x {len(Cs)} C "
+             f"on {X.shape[0]} samples ({method}); ties broken by fewer support vectors",
+             time.perf_counter() - start, fallback)
+    return selection
+
+
+def _path_search(path_search, X, y, Cs, gammas, n_folds, random_state):
+    """Grid accuracies, #SV and screening rates from ``leansvm.SVCCV`` (issue 4's API)."""
+    search = path_search(Cs=Cs, gammas=gammas, cv=n_folds, refit=False)
+    search.fit(X, y)
+    res = search.cv_results_
+    accuracy = np.asarray(res["mean_test_score"], float).reshape(len(gammas), len(Cs))
+    n_support = np.asarray(res.get("mean_n_support", np.zeros(accuracy.size)), float).reshape(accuracy.shape)
+    rate = res.get("mean_screening_rate")
+    rate = None if rate is None else np.asarray(rate, float).reshape(accuracy.shape)
+    return accuracy, n_support, rate
+
+
+def estimate_exact_seconds(X, y, C, gamma, sample_size=2000, random_state=0) -> tuple[float, float, int]:
+    """(estimated seconds for all of X, measured seconds, subsample size).
+
+    Times ``leansvm.SVC`` on a stratified subsample of ``sample_size`` rows and
+    extrapolates by (n / sample_size)^2 (exact SMO/IRWLS solvers grow about as
+    n^2 to n^2.2; benchmarks.md measures LIBSVM at about n^2.2 on synth).
+    """
+    Xs, ys = _subsample(X, y, sample_size, random_state)
+    _, seconds = _timed(SVC(C=C, gamma=gamma, random_state=random_state).fit, Xs, ys)
+    return seconds * (X.shape[0] / Xs.shape[0]) ** 2, seconds, Xs.shape[0]
+
+
+def train_exact(X, y, C, gamma, random_state=0) -> Candidate:
+    """The exact C-SVC (``leansvm.SVC``, IRWLS) at (C, gamma)."""
+    model, seconds = _timed(SVC(C=C, gamma=gamma, random_state=random_state, cache_size=500).fit, X, y)
+    return Candidate("exact SVC", "exact", model, model.expansion_.n_support, seconds)
+
+
+def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, verbose=False):
+    """Budget models at each budget: ``leansvm.BSGDClassifier`` or, until it lands, Nystroem + LinearSVC."""
+    log = log or _Log(False)
+    bsgd = _optional("BSGDClassifier")
+    fallback = None
+    if bsgd is None:
+        fallback = ("leansvm.BSGDClassifier (issue 5) is not available; Nystroem landmarks + "
+                    "LinearSVC (scikit-learn), written as a kernel expansion over the landmarks")
+    out = []
+    start = time.perf_counter()
+    for budget in _progress(budgets, len(budgets), "budget models", verbose):
+        if bsgd is not None:
+            estimator = bsgd(budget=int(budget), C=C, gamma=gamma, random_state=random_state)
+            name = f"BSGD B={int(budget)}"
+        else:
+            estimator = LandmarkSVC(budget=int(budget), C=C, gamma=gamma, random_state=random_state)
+            name = f"Nystroem B={int(budget)}"
+        model, seconds = _timed(estimator.fit, X, y)
+        out.append(Candidate(name, "budget", model, model.expansion_.n_support, seconds))
+    log.step("budget", f"{len(out)} budget model(s), B = {', '.join(str(int(b)) for b in budgets)}",
+             "budgeted training at fixed size: " + ("BSGDClassifier" if bsgd is not None else "Nystroem + LinearSVC"),
+             time.perf_counter() - start, fallback)
+    return out
+
+
+def compress_models(reference: Candidate, sizes, X_val, y_val, max_accuracy_drop, random_state=0,
+                    log=None, verbose=False):
+    """``leansvm.compress`` of the reference model at each size and at the requested drop."""
+    log = log or _Log(False)
+    compress = _optional("compress")
+    if compress is None:
+        log.step("compress", "no compression",
+                 "compression is not available in this build", 0.0,
+                 "leansvm.compress (issue 7) is not available; the exact and budget models are the candidates")
+        return []
+    out, start = [], time.perf_counter()
+    jobs = [("size", int(s)) for s in sizes if 0 < s < reference.n_support] + [("drop", max_accuracy_drop)]
+    for what, value in _progress(jobs, len(jobs), "compression", verbose):
+        kwargs = {"n_sv": value} if what == "size" else {"max_accuracy_drop": value}
+        try:
+            model, seconds = _timed(compress, reference.model, X=X_val, y=y_val,
+                                    random_state=random_state, **kwargs)
+        except Exception as exc:
+            log.step("compress", f"{what} {value} failed", f"{type(exc).__name__}: {exc}")
+            continue
+        n_sv = model.expansion_.n_support
+        note = "chosen by compress(max_accuracy_drop)" if what == "drop" else ""
+        out.append(Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds, note=note))
+    log.step("compress", f"{len(out)} compressed model(s) of the {reference.name}",
+             f"sizes {', '.join(str(c.n_support) for c in out)} fitted to the model's outputs on the "
+             "validation part", time.perf_counter() - start)
+    return out
+
+
+def choose_model(candidates, max_accuracy_drop, log=None) -> Candidate:
+    """The candidate with the fewest support vectors whose validation accuracy is within the drop of the best."""
+    best = max(c.validation_accuracy for c in candidates)
+    eligible = [c for c in candidates if c.validation_accuracy >= best - max_accuracy_drop - 1e-12]
+    chosen = min(eligible, key=lambda c: (c.n_support, -c.validation_accuracy))
+    if log is not None:
+        log.step("choose", f"{chosen.name} ({chosen.n_support} SV, validation accuracy "
+                           f"{chosen.validation_accuracy:.4f})",
+                 f"fewest support vectors among {len(eligible)} of {len(candidates)} models within "
+                 f"{100 * max_accuracy_drop:g} points of the best validation accuracy {best:.4f}")
+    return chosen
+
+
+def seconds_per_1000(predict, X, repeats=3) -> float:
+    """Best-of-``repeats`` wall time of ``predict(X)``, per 1000 rows."""
+    best = np.inf
+    for _ in range(repeats):
+        _, seconds = _timed(predict, X)
+        best = min(best, seconds)
+    return 1000.0 * best / X.shape[0]
+
+
+def libsvm_reference(X, y, C, gamma):
+    """LIBSVM's full model (scikit-learn ``SVC``, the same C and gamma)."""
+    from sklearn.svm import SVC as LibsvmSVC
+
+    X = _int32_indices(X)
+    return LibsvmSVC(C=C, gamma=gamma, cache_size=500).fit(X, y), X
+
+
+def measure_prediction_cost(candidates, X, reference=None, repeats=3):
+    """Fill ``seconds_per_1000`` of every candidate; return LIBSVM's (or None)."""
+    for c in candidates:
+        c.seconds_per_1000 = seconds_per_1000(c.model.predict, X, repeats)
+    if reference is None:
+        return None
+    return seconds_per_1000(reference.predict, _int32_indices(X), repeats)
+
+
+# -- the whole job ---------------------------------------------------------------------
+def _check_inputs(X, y, max_accuracy_drop, budget_seconds):
+    from sklearn.utils import check_X_y
+
+    X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64)
+    if np.unique(y).size < 2:
+        raise ValueError("fit_lean needs samples of at least two classes")
+    if not (np.isfinite(max_accuracy_drop) and 0 <= max_accuracy_drop < 1):
+        raise ValueError(f"max_accuracy_drop is a fraction in [0, 1), got {max_accuracy_drop!r} "
+                         "(0.005 is half a percentage point)")
+    if budget_seconds is not None and not budget_seconds > 0:
+        raise ValueError(f"budget_seconds must be positive, got {budget_seconds!r}")
+    return X, y
+
+
+def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_seconds=None,
+             Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=3000,
+             size_fractions=DEFAULT_SIZE_FRACTIONS, libsvm_reference_model=True, random_state=0,
+             verbose=False) -> LeanResult:
+    """From data to the cheapest accurate model; see the module docstring for the stages.
+
+    ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
+    ``compress``. ``budget_seconds`` bounds the estimated exact training time:
+    above it, budget models replace the exact one. ``Cs`` and ``gammas`` are the
+    grid (default: C in 0.1..100, gamma in 0.1..3 times 1/(d Var X)).
+    Hyperparameters are chosen on a subsample of ``selection_size`` training
+    rows; models are trained on the training rows minus a stratified
+    ``validation_fraction`` used to choose among them; ``X_test, y_test``
+    (optional) are only measured, never used for a choice.
+    """
+    start = time.perf_counter()
+    X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds)
+    log = _Log(verbose)
+    summary = summarize_data(X, y, X_test, y_test)
+    log.step("data", f"{summary['n_train']} samples x {summary['n_features']} features, "
+                     f"{len(summary['classes'])} classes",
+             ("sparse" if summary["sparse"] else "dense") + f"; test part: {summary['n_test'] or 'none'}")
+
+    X_fit, y_fit, X_val, y_val = split_validation(X, y, validation_fraction, random_state)
+    log.step("split", f"{X_fit.shape[0]} for training, {X_val.shape[0]} for validation",
+             f"stratified hold-out of {100 * validation_fraction:g}% for choosing among models")
+
+    scale = resolve_gamma("scale", X_fit)
+    Cs = DEFAULT_C_GRID if Cs is None else Cs
+    gammas = tuple(f * scale for f in DEFAULT_GAMMA_FACTORS) if gammas is None else gammas
+    X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
+    selection = select_hyperparameters(X_sel, y_sel, Cs, gammas, n_folds, random_state, log)
+    C, gamma = selection.C, selection.gamma
+
+    route, estimated = "exact", None
+    if budget_seconds is not None:
+        estimated, measured, size = estimate_exact_seconds(X_fit, y_fit, C, gamma, random_state=random_state)
+        route = "exact" if estimated <= budget_seconds else "budget"
+        log.step("route", f"{route} training",
+                 f"exact fit estimated at {estimated:.1f} s ({measured:.2f} s on {size} samples, "
+                 f"scaled by n^2) {'within' if route == 'exact' else 'over'} the budget of {budget_seconds:g} s")
+    else:
+        log.step("route", "exact training", "no time budget given")
+
+    candidates = []
+    reference = None
+    if route == "exact":
+        exact = train_exact(X_fit, y_fit, C, gamma, random_state)
+        log.step("train", f"exact SVC: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:g}",
+                 exact.fit_seconds)
+        candidates.append(exact)
+        reference = exact
+        m = exact.n_support
+        budgets = sorted({max(10, int(round(f * m))) for f in size_fractions if f * m < m})
+    else:
+        n = X_fit.shape[0]
+        budgets = sorted({int(b) for b in (50, 100, 200, 500) if b < n})
+    candidates += train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log, verbose)
+    if reference is None:
+        reference = max(candidates, key=lambda c: c.n_support)
+    for c in candidates:
+        c.validation_accuracy = _accuracy(c.model, X_val, y_val)
+    compressed = compress_models(reference, budgets, X_val, y_val, max_accuracy_drop, random_state, log, verbose)
+    for c in compressed:
+        c.validation_accuracy = _accuracy(c.model, X_val, y_val)
+    candidates += compressed
+
+    chosen = choose_model(candidates, max_accuracy_drop, log)
+
+    # measurements (never used for a choice): test accuracy and test-time cost
+    X_measure = X_test if X_test is not None else X_val
+    if X_test is not None:
+        for c in candidates:
+            c.test_accuracy = _accuracy(c.model, X_test, y_test)
+    X_timing = X_measure[: min(X_measure.shape[0], 5000)]
+    libsvm_model = libsvm_seconds = libsvm_n_sv = libsvm_acc = None
+    if libsvm_reference_model and route == "exact":
+        (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma)
+        libsvm_n_sv = int(libsvm_model.n_support_.sum())
+        if X_test is not None:
+            libsvm_acc = float(np.mean(_same_labels(libsvm_model.predict(_int32_indices(X_test)), y_test)))
+        log.step("reference", f"LIBSVM (scikit-learn SVC): {libsvm_n_sv} support vectors",
+                 "the full model at the same C and gamma, for test-time cost", libsvm_fit)
+    elif libsvm_reference_model:
+        log.step("reference", "LIBSVM full model not trained",
+                 "its estimated training time exceeds the time budget")
+    libsvm_seconds = measure_prediction_cost(candidates, X_timing, libsvm_model)
+    log.step("measure", f"prediction cost on {X_timing.shape[0]} rows",
+             "best of 3 runs, seconds per 1000 predictions (machine shared: ratios, not absolutes)")
+
+    data_2d = None
+    if X.shape[1] == 2:
+        data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)
+    return LeanResult(chosen.model, chosen, candidates, selection, route, log.steps, summary,
+                      max_accuracy_drop, libsvm_seconds, libsvm_n_sv, libsvm_acc, data_2d,
+                      np.unique(y), time.perf_counter() - start)
+
+
+def format_table(result: LeanResult) -> str:
+    """The final table: model, #SV, validation / test accuracy, prediction cost vs LIBSVM."""
+    rows = [("model", "#SV", "val acc", "test acc", "ms/1000 pred", "speed vs LIBSVM")]
+    lib = result.libsvm_seconds_per_1000
+    for c in sorted(result.candidates, key=lambda c: (c.kind != "exact", c.n_support)):
+        mark = " *" if c is result.chosen else ""
+        rows.append((c.name + mark, str(c.n_support), f"{c.validation_accuracy:.4f}",
+                     "-" if c.test_accuracy is None else f"{c.test_accuracy:.4f}",
+                     f"{1000 * c.seconds_per_1000:.2f}",
+                     "-" if lib is None else f"{lib / c.seconds_per_1000:.1f}x"))
+    if lib is not None:
+        rows.append(("LIBSVM full (sklearn SVC)", str(result.libsvm_n_support), "-",
+                     "-" if result.libsvm_test_accuracy is None else f"{result.libsvm_test_accuracy:.4f}",
+                     f"{1000 * lib:.2f}", "1.0x"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
+             for r in rows]
+    return "\n".join(lines + ["(* = chosen model)"])
+
+
+def save_result_model(result: LeanResult, path) -> str:
+    """Write the chosen model: LIBSVM file when it can hold it, else native ``.npz``; returns the path used."""
+    import os
+
+    from . import io
+
+    path = os.fspath(path)
+    if path.lower().endswith(".npz"):
+        io.save_model(result.model, path)
+        return path
+    try:
+        io.save_libsvm_model(result.model, path)
+        return path
+    except ValueError as exc:  # string labels, one-vs-rest multi-class: LIBSVM cannot hold it
+        native = path + ".npz"
+        io.save_model(result.model, native)
+        print(f"note: a LIBSVM file cannot hold this model ({exc}); wrote leansvm's native format "
+              f"to {native}", file=sys.stderr)
+        return native

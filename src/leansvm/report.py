@@ -1,0 +1,313 @@
+"""The HTML report of ``leansvm fit``: one self-contained file, plots embedded as PNG.
+
+``write_report(result, path)`` writes a page with the dataset summary, every
+decision of the pipeline (with fallbacks), the candidate models, and these
+plots (matplotlib, Agg backend, imported only here):
+
+- the hyperparameter surface: cross-validated accuracy over (C, gamma);
+- accuracy against the number of support vectors for the exact, compressed
+  and budget models;
+- test-time cost per 1000 predictions of each model and of LIBSVM's full model;
+- the screening rate along the C path (when the screened path search ran);
+- decision boundaries (two-feature data only).
+
+No script, no external resource: the page shows the same offline, in any browser.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io as _io
+import re
+
+import numpy as np
+
+_NUMBER = re.compile(r"[-+]?[0-9.]+(e[-+]?[0-9]+)?x?")
+
+KIND_STYLE = {"exact": ("tab:blue", "o"), "compressed": ("tab:green", "s"), "budget": ("tab:orange", "^")}
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _png(fig) -> str:
+    """The figure as a base64 PNG, and closed."""
+    plt = _pyplot()
+    buffer = _io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+# -- plots -----------------------------------------------------------------------------
+def plot_surface(selection) -> str:
+    """Heat map of validation accuracy over gamma (rows) and C (columns), chosen cell outlined."""
+    plt = _pyplot()
+    acc = selection.accuracy
+    fig, ax = plt.subplots(figsize=(1.2 * len(selection.Cs) + 2.5, 0.8 * len(selection.gammas) + 2))
+    image = ax.imshow(acc, origin="lower", cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(selection.Cs)), [f"{c:g}" for c in selection.Cs])
+    ax.set_yticks(range(len(selection.gammas)), [f"{g:.3g}" for g in selection.gammas])
+    ax.set_xlabel("C")
+    ax.set_ylabel("gamma")
+    middle = (np.nanmax(acc) + np.nanmin(acc)) / 2
+    for i in range(acc.shape[0]):
+        for j in range(acc.shape[1]):
+            ax.text(j, i, f"{acc[i, j]:.3f}", ha="center", va="center", fontsize=8,
+                    color="black" if acc[i, j] > middle else "white")
+    i = int(np.flatnonzero(selection.gammas == selection.gamma)[0])
+    j = int(np.flatnonzero(selection.Cs == selection.C)[0])
+    ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2.5))
+    fig.colorbar(image, ax=ax, label=f"{selection.n_folds}-fold CV accuracy")
+    ax.set_title("Validation accuracy over C and gamma (red: chosen)")
+    return _png(fig)
+
+
+def plot_accuracy_vs_size(result) -> str:
+    """Validation (filled) and test (hollow) accuracy against #SV, by kind of model."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for kind, (color, marker) in KIND_STYLE.items():
+        models = sorted((c for c in result.candidates if c.kind == kind), key=lambda c: c.n_support)
+        if not models:
+            continue
+        sizes = [c.n_support for c in models]
+        ax.plot(sizes, [c.validation_accuracy for c in models], marker=marker, color=color,
+                label=f"{kind} (validation)")
+        if all(c.test_accuracy is not None for c in models):
+            ax.plot(sizes, [c.test_accuracy for c in models], marker=marker, color=color,
+                    linestyle="--", markerfacecolor="none", label=f"{kind} (test)")
+    best = max(c.validation_accuracy for c in result.candidates)
+    ax.axhline(best - result.max_accuracy_drop, color="grey", linestyle=":",
+               label=f"best - {100 * result.max_accuracy_drop:g} points")
+    ax.scatter([result.chosen.n_support], [result.chosen.validation_accuracy], s=250, facecolors="none",
+               edgecolors="red", linewidths=2, label="chosen", zorder=5)
+    if result.libsvm_n_support and result.libsvm_test_accuracy is not None:
+        ax.scatter([result.libsvm_n_support], [result.libsvm_test_accuracy], marker="x", color="black",
+                   s=80, label="LIBSVM full (test)", zorder=4)
+    ax.set_xscale("log")
+    ax.set_xlabel("number of support vectors (log scale)")
+    ax.set_ylabel("accuracy")
+    ax.set_title("Accuracy against model size")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    return _png(fig)
+
+
+def plot_prediction_cost(result) -> str:
+    """Horizontal bars: milliseconds per 1000 predictions, LIBSVM's full model included."""
+    plt = _pyplot()
+    models = sorted(result.candidates, key=lambda c: c.seconds_per_1000)
+    names = [c.name + (" (chosen)" if c is result.chosen else "") for c in models]
+    values = [1000 * c.seconds_per_1000 for c in models]
+    colors = [KIND_STYLE[c.kind][0] for c in models]
+    if result.libsvm_seconds_per_1000 is not None:
+        names.append("LIBSVM full (sklearn SVC)")
+        values.append(1000 * result.libsvm_seconds_per_1000)
+        colors.append("black")
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 1.5))
+    ax.barh(range(len(names)), values, color=colors)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    for k, v in enumerate(values):
+        ax.text(v, k, f" {v:.2f}", va="center", fontsize=8)
+    ax.set_xlabel("milliseconds per 1000 predictions (best of 3)")
+    ax.set_title("Test-time cost")
+    ax.set_xlim(0, 1.2 * max(values))
+    return _png(fig)
+
+
+def plot_screening(selection) -> str:
+    """Screening rate (fraction of non-SVs removed before solving) along the C path, one line per gamma."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for i, gamma in enumerate(selection.gammas):
+        ax.plot(selection.Cs, selection.screening_rate[i], marker="o", label=f"gamma = {gamma:.3g}")
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("C (path from small to large)")
+    ax.set_ylabel("screening rate")
+    ax.set_title("Safe screening along the C path")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def _boundary_models(result):
+    """Up to four models to draw: exact, chosen, smallest compressed, largest budget."""
+    picks = []
+    for pick in ([c for c in result.candidates if c.kind == "exact"][:1], [result.chosen],
+                 sorted((c for c in result.candidates if c.kind == "compressed"), key=lambda c: c.n_support)[:1],
+                 sorted((c for c in result.candidates if c.kind == "budget"), key=lambda c: -c.n_support)[:1]):
+        for c in pick:
+            if all(c is not p for p in picks):
+                picks.append(c)
+    return picks[:4]
+
+
+def plot_boundaries(result, resolution=150) -> str:
+    """Predicted regions of a few models over the 2-D training data, support vectors circled."""
+    plt = _pyplot()
+    X, y = result.data_2d
+    models = _boundary_models(result)
+    pad = 0.05 * (X.max(axis=0) - X.min(axis=0)) + 1e-9
+    lo, hi = X.min(axis=0) - pad, X.max(axis=0) + pad
+    g0, g1 = np.meshgrid(np.linspace(lo[0], hi[0], resolution), np.linspace(lo[1], hi[1], resolution))
+    grid = np.column_stack([g0.ravel(), g1.ravel()])
+    classes = result.classes
+    y_index = np.searchsorted(classes, y)
+    fig, axes = plt.subplots(1, len(models), figsize=(4 * len(models), 4), squeeze=False)
+    for ax, c in zip(axes[0], models):
+        region = np.searchsorted(classes, c.model.predict(grid)).reshape(g0.shape)
+        ax.contourf(g0, g1, region, levels=np.arange(len(classes) + 1) - 0.5, cmap="coolwarm", alpha=0.3)
+        ax.scatter(X[:, 0], X[:, 1], c=y_index, cmap="coolwarm", s=6, vmin=0, vmax=len(classes) - 1)
+        sv = c.model.expansion_.support_vectors
+        sv = sv.toarray() if hasattr(sv, "toarray") else sv
+        ax.scatter(sv[:, 0], sv[:, 1], s=30, facecolors="none", edgecolors="black", linewidths=0.7)
+        ax.set_title(f"{c.name}\n{c.n_support} SV, val acc {c.validation_accuracy:.3f}", fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle("Decision regions (circles: support vectors)")
+    return _png(fig)
+
+
+# -- page ------------------------------------------------------------------------------
+_CSS = """
+body { font-family: system-ui, sans-serif; max-width: 1000px; margin: 2em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.chosen { background: #fff3c4; font-weight: 600; }
+.fallback { color: #a33; }
+figure { margin: 1em 0 2em; }
+figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { font-size: 0.9em; color: #555; }
+.note { color: #666; font-size: 0.9em; }
+"""
+
+
+def _esc(value) -> str:
+    return html.escape(str(value))
+
+
+def _table(header, rows, classes=None) -> str:
+    head = "".join(f"<th>{_esc(h)}</th>" for h in header)
+    body = []
+    for k, row in enumerate(rows):
+        cls = f' class="{classes[k]}"' if classes and classes[k] else ""
+        cells = "".join(f'<td class="num">{_esc(v)}</td>' if _NUMBER.fullmatch(str(v))
+                        else f"<td>{_esc(v)}</td>" for v in row)
+        body.append(f"<tr{cls}>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _figure(png: str, name: str, alt: str, caption: str) -> str:
+    return (f'<figure class="plot" id="plot-{name}"><img alt="{_esc(alt)}" '
+            f'src="data:image/png;base64,{png}"><figcaption>{_esc(caption)}</figcaption></figure>')
+
+
+def _summary_section(result) -> str:
+    s = result.summary
+    classes = ", ".join(f"{_esc(c)} ({n})" for c, n in zip(s["classes"], s["class_counts"]))
+    rows = [("training samples", s["n_train"]), ("test samples", s["n_test"] or "none"),
+            ("features", s["n_features"]),
+            ("storage", "sparse (density %.3f)" % s["density"] if s["sparse"] else "dense"),
+            ("classes (count)", classes), ("route", result.route),
+            ("max accuracy drop", f"{100 * result.max_accuracy_drop:g} percentage points"),
+            ("total time", f"{result.seconds:.1f} s")]
+    body = "".join(f"<tr><th>{_esc(k)}</th><td>{v if k == 'classes (count)' else _esc(v)}</td></tr>"
+                   for k, v in rows)
+    return f"<h2>Dataset</h2><table>{body}</table>"
+
+
+def _steps_section(result) -> str:
+    rows = [(s.stage, s.choice, s.reason, f"{s.seconds:.2f}" if s.seconds else "",
+             f"fallback: {s.fallback}" if s.fallback else "") for s in result.steps]
+    classes = ["fallback" if s.fallback else "" for s in result.steps]
+    return ("<h2>What was chosen, and why</h2>"
+            + _table(("stage", "choice", "why", "seconds", "fallback"), rows, classes))
+
+
+def _models_section(result) -> str:
+    lib = result.libsvm_seconds_per_1000
+    models = sorted(result.candidates, key=lambda c: (c.kind != "exact", c.kind, c.n_support))
+    rows, classes = [], []
+    for c in models:
+        rows.append((c.name + (" (chosen)" if c is result.chosen else ""), c.kind, c.n_support,
+                     f"{c.validation_accuracy:.4f}", "-" if c.test_accuracy is None else f"{c.test_accuracy:.4f}",
+                     f"{c.fit_seconds:.2f}", f"{1000 * c.seconds_per_1000:.3f}",
+                     "-" if lib is None else f"{lib / c.seconds_per_1000:.1f}x"))
+        classes.append("chosen" if c is result.chosen else "")
+    if lib is not None:
+        rows.append(("LIBSVM full model (scikit-learn SVC)", "reference", result.libsvm_n_support, "-",
+                     "-" if result.libsvm_test_accuracy is None else f"{result.libsvm_test_accuracy:.4f}",
+                     "-", f"{1000 * lib:.3f}", "1.0x"))
+        classes.append("")
+    return ("<h2>Models</h2>"
+            + _table(("model", "kind", "#SV", "validation acc", "test acc", "fit s", "ms / 1000 predictions",
+                      "speed vs LIBSVM"), rows, classes)
+            + '<p class="note">Prediction times are best of 3 on a shared machine; compare ratios.</p>')
+
+
+def render_report(result, title="leansvm fit report") -> tuple[str, list[str]]:
+    """(HTML text, names of the plots it embeds)."""
+    sel = result.selection
+    figures, names, notes = [], [], []
+    figures.append(_figure(plot_surface(sel), "surface", "hyperparameter surface",
+                           f"{sel.n_folds}-fold CV accuracy on {sel.n_samples} training samples "
+                           f"({sel.method}); chosen C = {sel.C:g}, gamma = {sel.gamma:.4g}."))
+    names.append("surface")
+    figures.append(_figure(plot_accuracy_vs_size(result), "accuracy-size", "accuracy against support vectors",
+                           "Exact, compressed and budget models: validation (filled) and test (hollow) accuracy."))
+    names.append("accuracy-size")
+    figures.append(_figure(plot_prediction_cost(result), "cost", "prediction cost",
+                           "Milliseconds per 1000 predictions of each model"
+                           + (" and of LIBSVM's full model." if result.libsvm_seconds_per_1000 else ".")))
+    names.append("cost")
+    if sel.screening_rate is not None:
+        figures.append(_figure(plot_screening(sel), "screening", "screening rate along the C path",
+                               "Fraction of non-support vectors removed by safe screening before each solve."))
+        names.append("screening")
+    else:
+        notes.append("Screening rate along the C path: not shown, because the hyperparameters were chosen "
+                     "without the screened path search (see the fallback in the table above).")
+    if result.data_2d is not None:
+        figures.append(_figure(plot_boundaries(result), "boundaries", "decision boundaries",
+                               "Decision regions of the exact, chosen, compressed and budget models."))
+        names.append("boundaries")
+    chosen = result.chosen
+    headline = (f"Chosen: <b>{_esc(chosen.name)}</b> with {chosen.n_support} support vectors, "
+                f"validation accuracy {chosen.validation_accuracy:.4f}"
+                + (f", test accuracy {chosen.test_accuracy:.4f}" if chosen.test_accuracy is not None else "") + ".")
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="leansvm-plots" content="{len(names)}">
+<link rel="icon" href="data:,">
+<title>{_esc(title)}</title><style>{_CSS}</style></head>
+<body>
+<h1>{_esc(title)}</h1>
+<p>{headline}</p>
+{_summary_section(result)}
+{_steps_section(result)}
+{_models_section(result)}
+<h2>Plots</h2>
+{''.join(figures)}
+{''.join(f'<p class="note">{_esc(n)}</p>' for n in notes)}
+</body></html>
+"""
+    return page, names
+
+
+def write_report(result, path, title="leansvm fit report") -> list[str]:
+    """Write the report atomically; returns the names of the embedded plots."""
+    from .io import atomic_write
+
+    page, names = render_report(result, title)
+    with atomic_write(path, "w", encoding="utf-8") as f:
+        f.write(page)
+    return names

@@ -1,0 +1,177 @@
+"""The main job: ``leansvm.fit_lean`` / ``leansvm fit`` (issue 10), on small data and tiny grids."""
+
+import base64
+import re
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file, make_blobs, make_moons
+
+import leansvm
+from leansvm import cli, io
+from leansvm.lean import (Candidate, LandmarkSVC, choose_model, fit_lean, format_table, save_result_model,
+                          select_hyperparameters)
+from leansvm.report import render_report
+
+GRID = dict(Cs=[1.0, 10.0], gammas=[0.5, 2.0])
+
+
+@pytest.fixture(scope="module")
+def moons():
+    X, y = make_moons(500, noise=0.25, random_state=0)
+    return X[:350], y[:350], X[350:], y[350:]
+
+
+@pytest.fixture(scope="module")
+def moons_result(moons):
+    X, y, Xt, yt = moons
+    return fit_lean(X, y, X_test=Xt, y_test=yt, max_accuracy_drop=0.01, **GRID)
+
+
+def test_chosen_model_is_smallest_within_the_drop(moons_result):
+    r = moons_result
+    best = max(c.validation_accuracy for c in r.candidates)
+    assert r.chosen.validation_accuracy >= best - 0.01 - 1e-12
+    smaller = [c for c in r.candidates if c.n_support < r.chosen.n_support]
+    assert all(c.validation_accuracy < best - 0.01 for c in smaller)
+    assert r.model is r.chosen.model
+    assert r.route == "exact"
+    kinds = {c.kind for c in r.candidates}
+    assert {"exact", "budget"} <= kinds
+    # the chosen model predicts the test data well (moons at noise 0.25: ~95%)
+    assert r.chosen.test_accuracy > 0.9
+
+
+def test_each_stage_states_its_choice_and_fallbacks_are_honest(moons_result):
+    stages = [s.stage for s in moons_result.steps]
+    for stage in ("data", "split", "select", "route", "train", "budget", "compress", "choose", "measure"):
+        assert stage in stages
+    by_stage = {s.stage: s for s in moons_result.steps}
+    # a fallback is recorded exactly when the intended component is missing
+    assert (by_stage["select"].fallback is not None) == (getattr(leansvm, "SVCCV", None) is None)
+    assert (by_stage["budget"].fallback is not None) == (getattr(leansvm, "BSGDClassifier", None) is None)
+    assert (by_stage["compress"].fallback is not None) == (getattr(leansvm, "compress", None) is None)
+    assert all(s.choice and s.reason for s in moons_result.steps)
+
+
+def test_selection_surface_and_reference_measurements(moons_result):
+    sel = moons_result.selection
+    assert sel.accuracy.shape == (2, 2)
+    i, j = list(sel.gammas).index(sel.gamma), list(sel.Cs).index(sel.C)
+    assert sel.accuracy[i, j] == pytest.approx(sel.accuracy.max(), abs=1 / sel.n_samples)
+    # LIBSVM's full model at the same (C, gamma) has the exact model's support vectors (same optimum)
+    exact = next(c for c in moons_result.candidates if c.kind == "exact")
+    assert abs(moons_result.libsvm_n_support - exact.n_support) <= max(2, exact.n_support // 50)
+    assert all(c.seconds_per_1000 > 0 for c in moons_result.candidates)
+    assert moons_result.libsvm_seconds_per_1000 > 0
+    assert "(* = chosen model)" in format_table(moons_result)
+
+
+def test_selection_avoids_a_useless_gamma():
+    X, y = make_moons(240, noise=0.2, random_state=1)
+    sel = select_hyperparameters(X, y, Cs=[1.0], gammas=[1.0, 1e5], n_folds=3)
+    assert sel.gamma == 1.0
+    assert sel.accuracy[0, 0] > sel.accuracy[1, 0] + 0.1  # gamma = 1e5 memorises, predicts near chance
+
+
+def test_choose_model_rule():
+    def cand(name, n, acc):
+        return Candidate(name, "budget", None, n, 0.0, validation_accuracy=acc)
+    cands = [cand("big", 100, 0.90), cand("mid", 20, 0.897), cand("small", 5, 0.85)]
+    assert choose_model(cands, 0.005).name == "mid"
+    assert choose_model(cands, 0.0).name == "big"
+    assert choose_model(cands, 0.06).name == "small"
+
+
+def test_budget_route_when_exact_training_exceeds_the_budget(moons):
+    X, y, Xt, yt = moons
+    r = fit_lean(X, y, X_test=Xt, y_test=yt, budget_seconds=1e-6, **GRID)
+    assert r.route == "budget"
+    assert all(c.kind != "exact" for c in r.candidates)
+    assert r.libsvm_seconds_per_1000 is None
+    assert any(s.stage == "route" and "over the budget" in s.reason for s in r.steps)
+    assert r.chosen.test_accuracy > 0.85
+
+
+def test_landmark_model_is_the_nystroem_pipeline_as_an_expansion():
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.svm import LinearSVC
+
+    X, y = make_blobs(300, centers=3, n_features=4, cluster_std=2.0, random_state=0)
+    model = LandmarkSVC(budget=25, C=1.0, gamma=0.2, random_state=0).fit(X, y)
+    nys = Nystroem(gamma=0.2, n_components=25, random_state=0).fit(X)
+    lin = LinearSVC(C=1.0, max_iter=2000).fit(nys.transform(X), y)
+    np.testing.assert_allclose(model.decision_function(X), lin.decision_function(nys.transform(X)),
+                               rtol=1e-6, atol=1e-6)
+    assert model.expansion_.n_support == 25
+
+
+def test_string_labels_are_saved_natively_and_round_trip(tmp_path):
+    X, y = make_blobs(240, centers=3, n_features=3, random_state=3)
+    labels = np.array(["ant", "bee", "cat"])[y]
+    r = fit_lean(X, labels, Cs=[1.0], gammas=[0.3], libsvm_reference_model=False)
+    path = save_result_model(r, tmp_path / "model.txt")
+    assert path.endswith(".npz")
+    loaded = io.load_model(path)
+    np.testing.assert_array_equal(loaded.predict(X), r.model.predict(X))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(max_accuracy_drop=5.0), "fraction"),
+    (dict(budget_seconds=0), "budget_seconds"),
+    (dict(validation_fraction=1.5), "validation_fraction"),
+])
+def test_bad_parameters(moons, kwargs, message):
+    X, y, _, _ = moons
+    with pytest.raises(ValueError, match=message):
+        fit_lean(X, y, **GRID, **kwargs)
+
+
+def test_bad_data():
+    X, y = make_moons(60, random_state=0)
+    X_nan = X.copy()
+    X_nan[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        fit_lean(X_nan, y, **GRID)
+    with pytest.raises(ValueError, match="two classes"):
+        fit_lean(X, np.zeros(60), **GRID)
+
+
+def test_report_embeds_every_plot_as_png(moons_result):
+    page, names = render_report(moons_result)
+    assert {"surface", "accuracy-size", "cost", "boundaries"} <= set(names)
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    assert len(images) == len(names)
+    for data in images:
+        assert base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "http://" not in page and "https://" not in page  # self-contained
+    for step in moons_result.steps:
+        if step.fallback:
+            assert "fallback: " in page
+
+
+def test_cli_fit_writes_a_libsvm_model_and_a_report(tmp_path, moons, capsys):
+    X, y, Xt, yt = moons
+    train, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    dump_svmlight_file(X, 2 * y - 1, str(train), zero_based=False)
+    dump_svmlight_file(Xt, 2 * yt - 1, str(test), zero_based=False)
+    model, report = tmp_path / "m.model", tmp_path / "r.html"
+    status = cli.main(["fit", str(train), "--test", str(test), "-o", str(model), "--report", str(report),
+                       "--max-accuracy-drop", "1", "--C-grid", "1", "10", "--gamma-grid", "0.5", "2"])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "[select]" in out and "[choose]" in out and "model written to" in out
+    assert "1 points of the best" in out          # percentage points on the command line
+    loaded = io.load_libsvm_model(model)
+    assert (loaded.predict(Xt) == 2 * yt - 1).mean() > 0.85
+    assert "1 percentage points" in report.read_text()
+    # LIBSVM itself reads the file and predicts the same labels
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    m = svmutil.svm_load_model(str(model))
+    pred, _, _ = svmutil.svm_predict(list(2 * yt - 1), [dict(enumerate(row, 1)) for row in Xt.tolist()], m, "-q")
+    np.testing.assert_array_equal(np.array(pred), loaded.predict(Xt))
+
+
+def test_cli_fit_rejects_a_drop_that_is_not_in_points(tmp_path, capsys):
+    assert cli.main(["fit", "whatever", "-o", str(tmp_path / "m"), "--max-accuracy-drop", "150"]) == 2
+    assert "percentage points" in capsys.readouterr().err
