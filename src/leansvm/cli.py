@@ -1,0 +1,476 @@
+"""The ``leansvm`` command: LIBSVM's ``svm-train`` / ``svm-predict`` habits, plus ``info``.
+
+    leansvm train [options] DATA MODEL      train a C-SVC, write MODEL
+    leansvm predict [-q] DATA MODEL OUTPUT  one predicted label per line, print accuracy
+    leansvm info MODEL                      kernel, parameters, classes, support vectors
+
+DATA is an svmlight/LIBSVM data file or, when no such file exists, a named
+benchmark dataset (``leansvm.datasets.NAMES``: train uses its training part,
+predict its test part). MODEL is a LIBSVM model file (real LIBSVM reads it),
+or leansvm's native format when its name ends in ``.npz`` (needed for
+string labels). Every output file is written atomically.
+
+Errors print one line to stderr: exit status 2 for a bad command line, 1 for
+anything else (missing file, corrupt model, ...). ``LEANSVM_DEBUG=1`` shows
+the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import io
+from .kernels import LIBSVM_KERNEL_CODES
+
+_KERNEL_FROM_CODE = {code: name for name, code in LIBSVM_KERNEL_CODES.items()}
+
+
+class UsageError(Exception):
+    """A bad command line (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
+
+
+# -- command line ----------------------------------------------------------------------
+def _expand_weight_options(argv: list[str]) -> list[str]:
+    """LIBSVM's ``-w<label> <weight>`` (e.g. ``-w1 5``, ``-w-1 2``) -> ``--weight <label> <weight>``."""
+    out = []
+    for i, token in enumerate(argv):
+        if token == "--":
+            return out + argv[i:]
+        match = re.fullmatch(r"-w(.+)", token)
+        out += ["--weight", match.group(1)] if match else [token]
+    return out
+
+
+def _train_parser(sub):
+    # add_help=False: -h is LIBSVM's shrinking option; --help is added below
+    p = sub.add_parser("train", add_help=False, help="train a C-SVC and write a model file",
+                       description="Train a C-SVC (LIBSVM's svm-train options) and write MODEL.")
+    p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, or a named dataset")
+    p.add_argument("model", metavar="MODEL", help="model file to write (LIBSVM format; native if *.npz)")
+    p.add_argument("-s", dest="svm_type", type=int, default=0, metavar="svm_type",
+                   help="LIBSVM svm_type; only 0 (C-SVC) is supported")
+    p.add_argument("-t", dest="kernel_type", type=int, choices=range(4), metavar="kernel_type",
+                   help="0 linear, 1 polynomial, 2 rbf (default), 3 sigmoid")
+    p.add_argument("--kernel", choices=list(LIBSVM_KERNEL_CODES), help="kernel by name (rbf)")
+    p.add_argument("-c", "--C", dest="C", type=float, help="cost C (default 1, or the dataset's)")
+    p.add_argument("-g", "--gamma", dest="gamma", type=float,
+                   help="gamma (default 1/num_features, or the dataset's)")
+    p.add_argument("-d", "--degree", dest="degree", type=int, default=3, help="polynomial degree (3)")
+    p.add_argument("-r", "--coef0", dest="coef0", type=float, default=0.0, help="coef0 (0)")
+    p.add_argument("-m", "--cache-size", dest="cache_size", type=float, default=100.0,
+                   help="kernel cache in MB (100)")
+    p.add_argument("-e", "--tol", dest="tol", type=float, default=1e-3, help="stopping tolerance (0.001)")
+    p.add_argument("-w", "--weight", dest="weights", nargs=2, action="append", default=[],
+                   metavar=("LABEL", "WEIGHT"),
+                   help="multiply C of class LABEL by WEIGHT (LIBSVM's -wLABEL WEIGHT); repeatable")
+    p.add_argument("-b", dest="b", type=int, choices=(0, 1), default=0, metavar="0|1",
+                   help="1: train probability estimates (Platt scaling)")
+    p.add_argument("--probability", action="store_true", help="same as -b 1")
+    p.add_argument("-h", dest="shrinking", type=int, choices=(0, 1), metavar="0|1",
+                   help="LIBSVM's shrinking switch (accepted, no effect)")
+    p.add_argument("--help", action="help", help="show this help message and exit")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    p.set_defaults(func=cmd_train)
+
+
+def _predict_parser(sub):
+    p = sub.add_parser("predict", help="predict labels with a model file",
+                       description="Predict DATA with MODEL, write one label per line to OUTPUT "
+                                   "and print the accuracy as svm-predict does.")
+    p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, or a named dataset (test part)")
+    p.add_argument("model", metavar="MODEL", help="LIBSVM model file or leansvm .npz")
+    p.add_argument("output", metavar="OUTPUT", help="file to write the predicted labels to")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not print the accuracy")
+    p.set_defaults(func=cmd_predict)
+
+
+def _info_parser(sub):
+    p = sub.add_parser("info", help="describe a model file", description="Describe a model file.")
+    p.add_argument("model", metavar="MODEL", help="LIBSVM model file or leansvm .npz")
+    p.set_defaults(func=cmd_info)
+
+
+def _fit_parser(sub):
+    p = sub.add_parser("fit", help="choose C and gamma, train, compress: the cheapest accurate model",
+                       description="The main job (leansvm.fit_lean): select C and gamma, train (exact or "
+                                   "budgeted), compress to the smallest model within --max-accuracy-drop "
+                                   "of the best, write MODEL and optionally an HTML report.")
+    p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, or a named dataset")
+    p.add_argument("-o", "--output", dest="model", required=True, metavar="MODEL",
+                   help="model file to write (LIBSVM format; native if *.npz or labels are not integers)")
+    p.add_argument("--test", metavar="DATA", help="test data, only measured (default: a named dataset's test part)")
+    p.add_argument("--max-accuracy-drop", type=float, default=0.5, metavar="POINTS",
+                   help="allowed validation accuracy drop in percentage points (0.5)")
+    p.add_argument("--budget-seconds", type=float, metavar="S",
+                   help="train budget models instead when the exact fit is estimated to take longer")
+    p.add_argument("--report", metavar="HTML", help="write a self-contained HTML report here")
+    p.add_argument("--C-grid", type=float, nargs="+", metavar="C", help="C values to search")
+    p.add_argument("--gamma-grid", type=float, nargs="+", metavar="G", help="gamma values to search")
+    p.add_argument("--selection-size", type=int, default=3000, help="samples used to select C, gamma (3000)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=cmd_fit)
+
+
+def cmd_fit(args) -> int:
+    from .lean import fit_lean, format_table, save_result_model
+
+    if not 0 <= args.max_accuracy_drop < 100:
+        raise UsageError(f"leansvm fit: error: --max-accuracy-drop is in percentage points, "
+                         f"got {args.max_accuracy_drop}")
+    X, y, described, ds = load_data(args.data, "train")
+    X_test = y_test = None
+    if args.test is not None:
+        X_test, y_test, _, _ = load_data(args.test, "test")
+    elif ds is not None:
+        X_test, y_test = ds.X_test, np.asarray(ds.y_test)
+    if X_test is not None and X_test.shape[1] != X.shape[1]:
+        d = max(X.shape[1], X_test.shape[1])
+        X, X_test = (sp.csr_matrix((M.data, M.indices, M.indptr), shape=(M.shape[0], d)) if sp.issparse(M)
+                     else np.hstack([M, np.zeros((M.shape[0], d - M.shape[1]))]) for M in (X, X_test))
+    if not args.quiet:
+        print(f"leansvm fit: {described}")
+    result = fit_lean(X, y, X_test=X_test, y_test=y_test, max_accuracy_drop=args.max_accuracy_drop / 100,
+                      budget_seconds=args.budget_seconds, Cs=args.C_grid, gammas=args.gamma_grid,
+                      selection_size=args.selection_size, verbose=not args.quiet)
+    path = save_result_model(result, args.model)
+    if args.report:
+        from .report import write_report
+        write_report(result, args.report, title=f"leansvm fit: {described}")
+    if not args.quiet:
+        print("\n" + format_table(result))
+        print(f"\nmodel written to {path}")
+        if args.report:
+            print(f"report written to {args.report}")
+    return 0
+
+
+def _compress_parser(sub):
+    p = sub.add_parser("compress", help="compress a model to fewer support vectors (Xu et al. CVM)",
+                       description="Compress MODEL (LIBSVM file or .npz) to at most N learned support "
+                                   "vectors and write OUT (LIBSVM format; native if *.npz).")
+    p.add_argument("model", metavar="MODEL", help="LIBSVM model file or leansvm .npz")
+    p.add_argument("output", metavar="OUT", help="compressed model file to write")
+    size = p.add_mutually_exclusive_group(required=True)
+    size.add_argument("--n-sv", type=int, metavar="N", help="number of support vectors to keep")
+    size.add_argument("--ratio", type=float, metavar="R", help="fraction of the support vectors to keep")
+    size.add_argument("--max-accuracy-drop", type=float, metavar="PP",
+                      help="smallest model within PP percentage points of the full model's accuracy "
+                           "on --data")
+    p.add_argument("--data", "--validation", dest="data", metavar="DATA",
+                   help="validation/fitting data (svmlight file or dataset name, test part)")
+    p.add_argument("--method", choices=("cvm", "lars"), default="cvm",
+                   help="cvm: LARS-SVM + gradient support vectors (default); lars: selection only")
+    p.add_argument("--max-iter", type=int, default=100, help="L-BFGS iterations (100)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    p.set_defaults(func=cmd_compress)
+
+
+def cmd_compress(args) -> int:
+    from .compression import compress
+
+    if args.max_accuracy_drop is not None:
+        if not 0 <= args.max_accuracy_drop < 100:
+            raise UsageError("leansvm compress: error: --max-accuracy-drop is in percentage points, "
+                             f"got {args.max_accuracy_drop}")
+        if args.data is None:
+            raise UsageError("leansvm compress: error: --max-accuracy-drop needs --data")
+    model = load_any_model(args.model)
+    X = y = None
+    if args.data is not None:
+        X, y, _, _ = load_data(args.data, "test")
+        model, X = match_features(model, X)
+    drop = None if args.max_accuracy_drop is None else args.max_accuracy_drop / 100
+    start = time.perf_counter()
+    small = compress(model, n_sv=args.n_sv, ratio=args.ratio, max_accuracy_drop=drop, X=X, y=y,
+                     method=args.method, max_iter=args.max_iter, random_state=0)
+    elapsed = time.perf_counter() - start
+    save_any_model(small, args.output)
+    if not args.quiet:
+        print(f"compressed {small.full_n_support_} -> {small.expansion_.n_support} support vectors "
+              f"({args.method}, {elapsed:.2f} s)")
+        if X is not None:
+            print("accuracy on %s: full %.4f, compressed %.4f" % (args.data, model.score(X, y), small.score(X, y)))
+        print(f"model written to {args.output}")
+    return 0
+
+
+def _export_parser(sub):
+    p = sub.add_parser("export", help="export a model file to ONNX (needs leansvm[onnx])",
+                       description="Write MODEL as an ONNX graph (input X; outputs label, scores).")
+    p.add_argument("model", metavar="MODEL", help="LIBSVM model file or leansvm .npz")
+    p.add_argument("output", metavar="OUTPUT", help="ONNX file to write (e.g. model.onnx)")
+    p.add_argument("--method", choices=("auto", "matmul", "svm_classifier"), default="auto",
+                   help="standard operators (matmul, the default) or ai.onnx.ml.SVMClassifier")
+    p.add_argument("--float32", action="store_true", help="float32 matmul graph (faster, less exact)")
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args) -> int:
+    """``leansvm export MODEL OUTPUT``: see :mod:`leansvm.onnx_export`."""
+    model = load_any_model(args.model)
+    io.save_onnx(model, args.output, method=args.method, dtype=np.float32 if args.float32 else np.float64)
+    print(f"ONNX model ({args.method}) written to {args.output}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="leansvm", description="Kernel SVMs, LIBSVM-compatible command line.")
+    from . import __version__
+    parser.add_argument("--version", action="version", version=f"leansvm {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _train_parser(sub)
+    _predict_parser(sub)
+    _info_parser(sub)
+    _fit_parser(sub)
+    _compress_parser(sub)
+    _export_parser(sub)
+    return parser
+
+
+# -- data and models -------------------------------------------------------------------
+def load_data(spec: str, part: str):
+    """(X, y, description, dataset or None): a data file, else a named dataset's train/test part."""
+    if os.path.exists(spec):
+        X, y = io.load_svmlight(spec)
+        return X, y, spec, None
+    try:
+        from . import datasets
+    except ImportError:
+        datasets = None
+    if datasets is None:
+        raise FileNotFoundError(f"{spec}: no such data file")
+    try:
+        ds = datasets.load(spec)
+    except ValueError as exc:
+        if str(exc).startswith("unknown dataset"):
+            raise FileNotFoundError(f"{spec}: no such data file, and not a dataset name "
+                                    f"(known: {', '.join(datasets.NAMES)})") from None
+        raise
+    if part == "train":
+        return ds.X_train, np.asarray(ds.y_train), f"dataset {ds.name} (training part)", ds
+    return ds.X_test, np.asarray(ds.y_test), f"dataset {ds.name} (test part)", ds
+
+
+def load_any_model(path):
+    """A LIBSVM model file or a native ``.npz``, told apart by the file's first bytes."""
+    return io.load_model(path) if io.is_native_model_file(path) else io.load_libsvm_model(path)
+
+
+def save_any_model(model, path):
+    """Native format for ``*.npz`` names, LIBSVM format otherwise."""
+    if os.fspath(path).lower().endswith(".npz"):
+        io.save_model(model, path)
+    else:
+        io.save_libsvm_model(model, path)
+
+
+def match_features(model, X):
+    """Make X and the model agree on the number of features, as LIBSVM's sparse vectors do.
+
+    Missing columns of X are zeros; columns beyond the model's support
+    vectors meet zero entries in them (they still count in RBF distances).
+    """
+    d_model, d_data = model.n_features_in_, X.shape[1]
+    if d_data < d_model:
+        X = sp.csr_matrix(X) if sp.issparse(X) else X
+        if sp.issparse(X):
+            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d_model))
+        else:
+            X = np.hstack([X, np.zeros((X.shape[0], d_model - d_data))])
+    elif d_data > d_model:
+        from .expansion import KernelExpansion
+        exp = model.expansion_
+        sv = exp.support_vectors
+        if sp.issparse(sv):
+            sv = sp.csr_matrix((sv.data, sv.indices, sv.indptr), shape=(sv.shape[0], d_data))
+        else:
+            sv = np.hstack([sv, np.zeros((sv.shape[0], d_data - d_model))])
+        model.expansion_ = KernelExpansion(sv, exp.coef, exp.intercept, exp.kernel)
+        model.n_features_in_ = d_data
+    return model, X
+
+
+def _check_integer_labels(y, model_path):
+    if os.fspath(model_path).lower().endswith(".npz"):
+        return
+    io._integer_labels(np.unique(y))  # raises a clear ValueError for string/fractional labels
+
+
+def _format_labels(labels) -> str:
+    return "".join(io._format_label(v) + "\n" for v in np.asarray(labels).tolist())
+
+
+# -- commands --------------------------------------------------------------------------
+def _kernel_name(args) -> str:
+    by_code = _KERNEL_FROM_CODE[args.kernel_type] if args.kernel_type is not None else None
+    if by_code and args.kernel and by_code != args.kernel:
+        raise UsageError(f"leansvm train: error: -t {args.kernel_type} ({by_code}) contradicts "
+                         f"--kernel {args.kernel}")
+    return by_code or args.kernel or "rbf"
+
+
+def _class_weight(weights, y):
+    """``{label: weight}`` for labels present in y; LIBSVM warns about and ignores the others."""
+    if not weights:
+        return None
+    classes = np.unique(y)
+    out = {}
+    for label, weight in weights:
+        try:
+            w = float(weight)
+        except ValueError:
+            raise UsageError(f"leansvm train: error: weight {weight!r} for label {label} "
+                             "is not a number") from None
+        match = [c for c in classes.tolist() if io._format_label(c) == label or str(c) == label]
+        if not match:
+            try:
+                match = [c for c in classes.tolist() if isinstance(c, (int, float)) and c == float(label)]
+            except ValueError:
+                match = []
+        if not match:
+            print(f"WARNING: class label {label} specified in weight is not found", file=sys.stderr)
+            continue
+        out[match[0]] = w
+    return out or None
+
+
+def _train_options(args, X, y, ds):
+    if args.svm_type != 0:
+        raise UsageError(f"leansvm train: error: only C-SVC (-s 0) is supported, got -s {args.svm_type}")
+    kernel = _kernel_name(args)
+    C = args.C if args.C is not None else (ds.C if ds is not None else 1.0)
+    gamma = args.gamma if args.gamma is not None else (ds.gamma if ds is not None else "auto")
+    for name, value in (("C", C), ("tol", args.tol), ("cache size", args.cache_size)):
+        if not value > 0:
+            raise UsageError(f"leansvm train: error: {name} must be positive, got {value}")
+    return dict(C=C, kernel=kernel, gamma=gamma, degree=args.degree, coef0=args.coef0, tol=args.tol,
+                cache_size=args.cache_size, class_weight=_class_weight(args.weights, y),
+                probability=bool(args.b or args.probability))
+
+
+def cmd_train(args) -> int:
+    from .estimators import SVC
+
+    X, y, described, ds = load_data(args.data, "train")
+    params = _train_options(args, X, y, ds)
+    _check_integer_labels(y, args.model)
+    start = time.perf_counter()
+    model = SVC(random_state=0, **params).fit(X, y)  # reproducible, as svm-train
+    elapsed = time.perf_counter() - start
+    save_any_model(model, args.model)
+    if not args.quiet:
+        _print_train_summary(model, X, described, elapsed, args.model)
+    return 0
+
+
+def _print_train_summary(model, X, described, elapsed, path):
+    kernel = model.expansion_.kernel
+    per_class = ", ".join(f"{io._format_label(c)}: {n}" for c, n in zip(model.classes_.tolist(),
+                                                                          model.n_support_.tolist()))
+    print(f"trained C-SVC on {described}: {X.shape[0]} samples x {X.shape[1]} features")
+    print(f"kernel {kernel.name}, C = {model.C:g}, gamma = {kernel.gamma:g}"
+          + (f", degree {kernel.degree}" if kernel.name == "poly" else "")
+          + (f", coef0 = {kernel.coef0:g}" if kernel.name in ("poly", "sigmoid") else ""))
+    print(f"classes: {' '.join(io._format_label(c) for c in model.classes_.tolist())}")
+    print(f"support vectors: {model.expansion_.n_support} ({per_class})")
+    print(f"time: {elapsed:.3f} s")
+    if model.fit_status_ != 0:
+        print("WARNING: the solver stopped before reaching the tolerance", file=sys.stderr)
+    if model.probability and len(model.classes_) > 2 and not os.fspath(path).endswith(".npz"):
+        print("WARNING: multi-class probability estimates are not stored in LIBSVM files",
+              file=sys.stderr)
+    print(f"model written to {path}")
+
+
+def cmd_predict(args) -> int:
+    model = load_any_model(args.model)
+    X, y, _, _ = load_data(args.data, "test")
+    model, X = match_features(model, X)
+    pred = model.predict(X)
+    with io.atomic_write(args.output, "w", encoding="utf-8") as f:
+        f.write(_format_labels(pred))
+    if not args.quiet:
+        total = len(y)
+        correct = int(np.sum(_equal_labels(pred, y)))
+        accuracy = 100.0 * correct / total if total else 0.0
+        print("Accuracy = %g%% (%d/%d) (classification)" % (accuracy, correct, total))
+    return 0
+
+
+def _equal_labels(pred, y):
+    pred, y = np.asarray(pred), np.asarray(y)
+    if (pred.dtype.kind in "US") != (y.dtype.kind in "US"):
+        return pred.astype(str) == y.astype(str)
+    return pred == y
+
+
+def cmd_info(args) -> int:
+    native = io.is_native_model_file(args.model)
+    model = io.load_model(args.model) if native else io.load_libsvm_model(args.model)
+    kernel = model.expansion_.kernel
+    params = {"linear": [], "rbf": ["gamma"], "poly": ["gamma", "degree", "coef0"],
+              "sigmoid": ["gamma", "coef0"]}[kernel.name]
+    described = ", ".join(f"{p} = {getattr(kernel, p):.17g}" for p in params)
+    classes = model.classes_.tolist()
+    n_support = getattr(model, "n_support_", None)
+    print(f"model: {args.model} ({'leansvm native' if native else 'LIBSVM'} format, "
+          f"{type(model).__name__})")
+    print(f"kernel: {kernel.name}" + (f" ({described})" if described else ""))
+    print(f"classes: {len(classes)} ({' '.join(io._format_label(c) for c in classes)})")
+    print(f"multi-class: {model.multiclass_}, {model.expansion_.n_outputs} output(s)")
+    line = f"support vectors: {model.expansion_.n_support}"
+    if n_support is not None:
+        line += " (" + ", ".join(f"{io._format_label(c)}: {n}" for c, n in zip(classes, n_support.tolist())) + ")"
+    print(line)
+    print(f"n_features: {model.n_features_in_}")
+    sparse = sp.issparse(model.expansion_.support_vectors)
+    print(f"support vector storage: {'sparse (CSR)' if sparse else 'dense'}")
+    print(f"probability estimates: {'yes' if getattr(model, 'probA_', None) is not None else 'no'}")
+    return 0
+
+
+# -- entry point -----------------------------------------------------------------------
+def main(argv=None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 error, 2 bad command line)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(_expand_weight_options(argv))
+        return args.func(args)
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        print("leansvm: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if os.environ.get("LEANSVM_DEBUG"):
+            raise
+        print(f"leansvm: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        message = f"{exc.filename}: {exc.strerror}"
+    elif not isinstance(exc, (ValueError, OSError)):
+        message = f"{type(exc).__name__}: {message}"
+    return " ".join(message.split())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
