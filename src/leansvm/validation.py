@@ -61,8 +61,8 @@ def _check_magnitude(X, estimator):
 
 def _encode_labels(y, estimator):
     """(sorted classes, encoded y); ValueError for labels that cannot be ordered or one class."""
-    check_classification_targets(y)
     try:
+        check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
     except TypeError as exc:   # object labels of mixed types, e.g. ["a", 1]
         kinds = sorted({type(v).__name__ for v in np.asarray(y, dtype=object).ravel().tolist()})
