@@ -7,6 +7,7 @@ from .compression import CompressedSVC, compress
 from .estimators import SVC, KernelClassifierMixin
 from .expansion import KernelExpansion
 from .kernels import Kernel
+from .lean import fit_lean
 
-__all__ = ["CompressedSVC", "compress", "SVC", "Kernel", "KernelExpansion", "KernelClassifierMixin"]
+__all__ = ["CompressedSVC", "compress", "SVC", "Kernel", "KernelExpansion", "KernelClassifierMixin", "fit_lean"]
 __version__ = "0.1.0"
