@@ -54,6 +54,7 @@ from .multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense
 __all__ = [
     "save_libsvm_model", "load_libsvm_model", "save_model", "load_model", "load_svmlight",
     "atomic_write", "register_estimator", "ESTIMATORS", "is_native_model_file",
+    "to_onnx", "save_onnx",
 ]
 
 FORMAT_NAME = "leansvm-expansion"
@@ -760,3 +761,18 @@ def load_svmlight(path, n_features: int | None = None):
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"{os.fspath(path)}: not a valid svmlight/LIBSVM data file ({exc})") from None
     return sp.csr_matrix(X), y
+
+
+# -- ONNX (leansvm.onnx_export; needs the 'onnx' extra, imported only when called) -----------
+def to_onnx(model, **options):
+    """``onnx.ModelProto`` of a fitted classifier: see :func:`leansvm.onnx_export.to_onnx`."""
+    from .onnx_export import to_onnx as _to_onnx
+
+    return _to_onnx(model, **options)
+
+
+def save_onnx(model, path, **options) -> None:
+    """Write :func:`to_onnx` of ``model`` to ``path`` atomically."""
+    from .onnx_export import save_onnx as _save_onnx
+
+    _save_onnx(model, path, **options)
