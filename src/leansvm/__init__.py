@@ -3,11 +3,12 @@
 Every model is a :class:`~leansvm.expansion.KernelExpansion`; see ``DESIGN.md``.
 """
 
+from .budget_svc import BudgetSVC
 from .compression import CompressedSVC, compress
 from .estimators import SVC, KernelClassifierMixin
 from .expansion import KernelExpansion
 from .kernels import Kernel
 from .lean import fit_lean
 
-__all__ = ["CompressedSVC", "compress", "SVC", "Kernel", "KernelExpansion", "KernelClassifierMixin", "fit_lean"]
+__all__ = ["BudgetSVC", "CompressedSVC", "compress", "SVC", "Kernel", "KernelExpansion", "KernelClassifierMixin", "fit_lean"]
 __version__ = "0.1.0"

@@ -1,0 +1,662 @@
+r"""Budget-L1 and budget-L2 SVM (Dekel & Singer, *Support Vector Machines on a Budget*, NIPS 2006).
+
+Problem. Any-Norm-SVM (paper eq. 2) replaces the 1-norm of the slacks of the
+L1-SVM by a norm ||.||; its dual (eq. 4), written as LIBSVM's minimisation
+with Q_ij = y_i y_j k(x_i, x_j), is
+
+    min_a  D(a) = 1/2 a'Qa - 1'a   s.t.  a >= 0,  y'a = 0,  ||a||_* <= C.
+
+The paper's primal has a bias b (f(x_i) + b in the margin constraints), so the
+dual **does** carry the equality constraint y'a = 0, and the SMO pair update (8)
+keeps it. With Peetre's K-functional (eq. 5) of the 1-inf pair (t = B) and of
+the 2-inf pair (t = sqrt(B)), the dual norm is the J-functional (eq. 6) and
+the constraint ||a||_* <= C reads
+
+    budget-L1:  a_i <= C,           1'a <= B C          (section 4)
+    budget-L2:  ||a||_2 <= C,       1'a <= sqrt(B) C.
+
+Theorem 1: ||v||_K(1,inf,B) is the sum of the B largest |v_i|, so budget-L1 only
+charges the B worst hinge losses; with B >= n the sum constraint is implied by
+the box and budget-L1 *is* the C-SVC. Theorem 2: if mu_(B) < 1 (mu = y(f + b)
+sorted increasingly) then a_k = 0 whenever mu_k > mu_(B), hence #SV <= B when
+mu_(B) != mu_(B+1).
+
+SMO pair step (eqs. 8-12). For a pair (i, j), a_i += y_i t, a_j -= y_j t keeps
+y'a = 0 (the paper's lambda is t). Along that line
+
+    D(t) = D(0) - v t + 1/2 a_ij t^2,    v = (-y_i G_i) - (-y_j G_j),
+    a_ij = K_ii + K_jj - 2 K_ij   (= -2 P of the paper),  G = Qa - 1,
+
+so the unconstrained step is t = v / a_ij (eq. 9) and it is clipped to the
+interval of (10) a >= 0, (11) a <= C, (12) the sum: 1'a changes by t (y_i - y_j),
+so t <= (S - 1'a) / 2 when y_i = +1, y_j = -1 (S = B C or sqrt(B) C). For
+budget-L2 the paper adds the 2-norm chord (13): ||a + t d||^2 <= C^2 with
+d_i = y_i, d_j = -y_j is t^2 + beta t + gamma <= 0, beta = a_i y_i - a_j y_j,
+gamma = (||a||^2 - C^2) / 2, i.e. t <= (-beta + sqrt(beta^2 - 4 gamma)) / 2.
+
+Working-pair selection and why it converges. Feasible directions of the
+linear constraints {y'd = 0, 1'd <= 0 when 1'a = S, box} split per class as
+sum_{+} d = sum_{-} d <= 0, so every feasible direction is a conic
+combination of pair directions: same-class transfers, opposite-class pairs
+that both decrease and, while the sum constraint has slack, opposite-class
+pairs that both increase (y_i = +1 in I_up, y_j = -1 in I_low). Hence "no
+violating allowed pair" is exactly the KKT condition, and the maximal
+violation over allowed pairs (LIBSVM's m(a) - M(a) with the (+, -) combination
+removed while 1'a = S) is the stopping measure: stop when it is <= tol. The
+selected pair is the second-order one of Fan, Chen & Lin (2005), max v^2/a_ij,
+with i the best I_up candidate of each class and j restricted to allowed
+pairs whose violation is at least ``SIGMA`` times the maximal one: a
+*constant-factor violating pair*, for which Chen, Fan & Lin (IEEE TNN 2006,
+"A study on SMO-type decomposition methods") prove convergence of SMO-type
+methods with exact pair steps; a step blocked by the sum constraint makes it
+exactly active (the slack is set to 0), like a variable reaching a bound.
+With B >= n the method is LIBSVM's.
+
+The 2-norm ball is not linear: pair directions do not generate its tangent
+cone, and the paper's SMO with (13) can stop at a non-optimal point of the
+sphere (e.g. three free a_i of one class with a ordered like the gradient:
+every ascent pair points outwards). ``l2_solver='paper'`` runs that SMO as
+written and reports a stall; the default ``'multiplier'`` keeps the ball's
+Lagrange multiplier eta explicit: for fixed eta >= 0 it solves
+min D(a) + eta/2 ||a||^2 under the linear constraints (the pair step (9) with
+a_ij + 2 eta, clipped by (10)-(12): the convergent case above), and finds the
+eta with ||a(eta)|| = C (or eta = 0 when the ball is inactive) by a
+safeguarded secant (Illinois) search; ||a(eta)|| is continuous and
+non-increasing in eta. The result is exactly the KKT point of the budget-L2
+dual, made feasible by scaling a onto the ball at the end.
+
+Bias ("the standard techniques used to find b in L1-SVM apply", section 2).
+KKT with multipliers b (equality) and rho >= 0 (sum constraint) read
+G_i + rho + b y_i = 0 for free a_i. While the sum constraint is inactive
+rho = 0 and b is LIBSVM's C-SVC rule (average of -y_i G_i over free SVs); when
+it is active each class gives its own level r_+ = -(rho + b), r_- = -(rho - b)
+(averages over free SVs, midpoints of the bound intervals otherwise), so
+b = (r_- - r_+) / 2 and rho = -(r_+ + r_-) / 2: LIBSVM's nu-SVM rule.
+For budget-L2, G includes eta a.
+
+Kernel rows. When the n x n kernel fits in ``cache_size`` it is computed once
+in BLAS blocks and the whole problem is one compiled SMO call. Otherwise
+decomposition: a working set W of ``working_set_size`` samples (the most
+violating of each class and direction), its kernel rows from the shared
+:class:`~leansvm.kernels.KernelRowCache` (one GEMM for the missing rows), the
+compiled SMO on the sub-problem, then G += Q[:, W] da_W by one BLAS product.
+
+Pruning (section 5): keep the s largest a_i, zero the rest, and refit the bias
+by minimising the primal loss ||xi(b)|| of the same interpolation norm with f
+fixed (the primal objective's only b-dependent part), see :func:`refit_intercept`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numba
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from ..kernels import Kernel, KernelRowCache
+from ..multiclass import BinaryFit
+
+#: j must violate at least SIGMA times the maximal violation (constant-factor violating pair)
+SIGMA = 0.5
+DEFAULT_WORKING_SET = 512
+_TAU = 1e-12
+_SNAP = 1e-12
+
+# status codes of the compiled SMO loop
+CONVERGED, MAX_ITER, STALLED = 0, 1, 2
+
+
+def budget_bound(norm: str, budget: float, C: float) -> float:
+    """S of the sum constraint 1'a <= S: B C (1-inf norm) or sqrt(B) C (2-inf norm)."""
+    return budget * C if norm == "l1" else math.sqrt(budget) * C
+
+
+# -- the compiled pair loop ---------------------------------------------------------------
+@numba.njit(cache=True)
+def _smo_block(K, y, alpha, G, U, slack, eta, ball_sq, sumsq, tol, max_iter):
+    """SMO with the pair update (9) clipped by (10)-(12) (and (13) when ``ball_sq`` is finite).
+
+    K: kernel block of the working set (q x q); y, alpha, G, U: its labels,
+    dual variables, gradient of D(a) + eta/2 ||a||^2 and upper bounds (updated
+    in place); slack = S - 1'a and sumsq = ||a||^2 are global. Returns
+    (iterations, slack, sumsq, final maximal violation, status).
+    """
+    q = y.shape[0]
+    n_iter = 0
+    viol = np.inf
+    while True:
+        # -- maximal violation over allowed pairs (per class: 0 is y=+1, 1 is y=-1)
+        up_max0 = -np.inf
+        up_max1 = -np.inf
+        low_min0 = np.inf
+        low_min1 = np.inf
+        up_arg0 = -1
+        up_arg1 = -1
+        for t in range(q):
+            v = -y[t] * G[t]
+            if y[t] > 0:
+                if alpha[t] < U[t] and v > up_max0:
+                    up_max0 = v
+                    up_arg0 = t
+                if alpha[t] > 0 and v < low_min0:
+                    low_min0 = v
+            else:
+                if alpha[t] > 0 and v > up_max1:
+                    up_max1 = v
+                    up_arg1 = t
+                if alpha[t] < U[t] and v < low_min1:
+                    low_min1 = v
+        sum_active = slack <= 0.0
+        viol = max(up_max0 - low_min0, up_max1 - low_min1, up_max1 - low_min0)
+        if not sum_active:
+            viol = max(viol, up_max0 - low_min1)
+        if viol <= tol:
+            return n_iter, slack, sumsq, viol, CONVERGED
+        if n_iter >= max_iter:
+            return n_iter, slack, sumsq, viol, MAX_ITER
+        threshold = SIGMA * viol
+        # -- second-order choice among constant-factor violating allowed pairs
+        best = -1.0
+        bi = -1
+        bj = -1
+        for ci in range(2):
+            i = up_arg0 if ci == 0 else up_arg1
+            if i < 0:
+                continue
+            vi = -y[i] * G[i]
+            Kii = K[i, i]
+            for t in range(q):
+                if y[t] > 0:
+                    if not alpha[t] > 0:
+                        continue
+                else:
+                    if not alpha[t] < U[t]:
+                        continue
+                    if ci == 0 and sum_active:
+                        continue
+                b = vi + y[t] * G[t]
+                if b <= 0.0 or (b < threshold and ball_sq == np.inf):
+                    continue
+                a = Kii + K[t, t] - 2.0 * K[i, t] + 2.0 * eta
+                if a <= 0.0:
+                    a = _TAU
+                if ball_sq < np.inf:
+                    # the chord (13) may block a pair: score the clipped step's decrease
+                    t_max = _pair_limit(alpha, y, U, i, t, slack, ball_sq, sumsq)
+                    if t_max <= 0.0:
+                        continue
+                    st = min(b / a, t_max)
+                    gain = b * st - 0.5 * a * st * st
+                else:
+                    gain = b * b / a
+                if gain > best:
+                    best = gain
+                    bi = i
+                    bj = t
+        i = bi
+        j = bj
+        if i < 0:  # cannot happen when viol > tol; guards against NaN gradients
+            return n_iter, slack, sumsq, viol, STALLED
+        a = K[i, i] + K[j, j] - 2.0 * K[i, j] + 2.0 * eta
+        if a <= 0.0:
+            a = _TAU
+        step = (-y[i] * G[i] + y[j] * G[j]) / a          # (9)
+        t_max = _pair_limit(alpha, y, U, i, j, slack, ball_sq, sumsq)
+        sum_bound = 0.5 * slack if (y[i] > 0 and y[j] < 0) else np.inf
+        if step > t_max:
+            step = t_max
+        if step <= 0.0:
+            return n_iter, slack, sumsq, viol, STALLED
+        old_i = alpha[i]
+        old_j = alpha[j]
+        alpha[i] += y[i] * step
+        alpha[j] -= y[j] * step
+        for k in (i, j):                                      # exact bounds after clipping
+            if alpha[k] <= _SNAP * U[k]:
+                alpha[k] = 0.0
+            elif alpha[k] >= U[k] * (1.0 - _SNAP):
+                alpha[k] = U[k]
+        d_i = alpha[i] - old_i
+        d_j = alpha[j] - old_j
+        if y[i] != y[j]:                                  # same class: 1'a unchanged
+            if step >= sum_bound:
+                slack = 0.0
+            else:
+                slack -= d_i + d_j
+                if slack < _SNAP * (U[i] + U[j]):
+                    slack = 0.0
+        sumsq += (alpha[i] * alpha[i] - old_i * old_i) + (alpha[j] * alpha[j] - old_j * old_j)
+        ci = y[i] * d_i
+        cj = y[j] * d_j
+        for t in range(q):
+            G[t] += y[t] * (K[i, t] * ci + K[j, t] * cj)
+        G[i] += eta * d_i
+        G[j] += eta * d_j
+        n_iter += 1
+
+
+@numba.njit(cache=True)
+def _pair_limit(alpha, y, U, i, j, slack, ball_sq, sumsq):
+    """Largest t of the clipping interval (10)-(12), and (13) when ``ball_sq`` is finite."""
+    t_max = np.inf
+    if y[i] > 0:                                           # (10), (11) for a_i = a_i + y_i t
+        t_max = min(t_max, U[i] - alpha[i])
+    else:
+        t_max = min(t_max, alpha[i])
+    if y[j] > 0:                                           # (10), (11) for a_j = a_j - y_j t
+        t_max = min(t_max, alpha[j])
+    else:
+        t_max = min(t_max, U[j] - alpha[j])
+    if y[i] > 0 and y[j] < 0:                              # (12): 1'a grows by 2t
+        t_max = min(t_max, 0.5 * slack)
+    if ball_sq < np.inf:                                   # (13): t^2 + beta t + gamma <= 0
+        beta = alpha[i] * y[i] - alpha[j] * y[j]
+        gamma = 0.5 * (sumsq - ball_sq)
+        disc = beta * beta - 4.0 * gamma
+        t_max = min(t_max, max(0.5 * (-beta + math.sqrt(max(disc, 0.0))), 0.0))
+    return t_max
+
+
+# -- global quantities (NumPy, O(n) per call) --------------------------------------------
+def _bound_masks(alpha, y, U):
+    pos = y > 0
+    below, above = alpha < U, alpha > 0
+    up = np.where(pos, below, above)
+    low = np.where(pos, above, below)
+    return pos, up, low
+
+
+def max_violation(alpha, y, G, U, slack) -> float:
+    """Maximal KKT violation over allowed pairs (see the module docstring)."""
+    v = -y * G
+    pos, up, low = _bound_masks(alpha, y, U)
+
+    def top(mask):
+        return v[mask].max() if mask.any() else -np.inf
+
+    def bottom(mask):
+        return v[mask].min() if mask.any() else np.inf
+
+    up0, up1 = top(up & pos), top(up & ~pos)
+    low0, low1 = bottom(low & pos), bottom(low & ~pos)
+    viol = max(up0 - low0, up1 - low1, up1 - low0)
+    if slack > 0:
+        viol = max(viol, up0 - low1)
+    return float(viol)
+
+
+def _select_working_set(alpha, y, G, U, q):
+    """The q/4 most violating samples of each (class, direction) list: I_up / I_low per class."""
+    v = -y * G
+    pos, up, low = _bound_masks(alpha, y, U)
+    chosen = []
+    share = max(1, q // 4)
+    for mask, sign in ((up & pos, -1), (up & ~pos, -1), (low & pos, 1), (low & ~pos, 1)):
+        idx = np.flatnonzero(mask)
+        if idx.size > share:
+            idx = idx[np.argpartition(sign * v[idx], share - 1)[:share]]
+        chosen.append(idx)
+    W = np.unique(np.concatenate(chosen))
+    if W.size < min(q, y.size):  # fill with free samples of smallest |violation| ... then anything
+        rest = np.setdiff1d(np.arange(y.size), W, assume_unique=True)
+        free = rest[(alpha[rest] > 0) & (alpha[rest] < U[rest])]
+        extra = np.concatenate([free, np.setdiff1d(rest, free, assume_unique=True)])
+        W = np.union1d(W, extra[: min(q, y.size) - W.size])
+    return W
+
+
+def kkt_intercept(alpha, y, G, U, slack):
+    """(b, rho): bias and sum-constraint multiplier from the KKT conditions (module docstring)."""
+    yG = y * G
+    at_upper = alpha >= U
+    at_lower = alpha <= 0
+    free = ~(at_upper | at_lower)
+    if slack > 0:
+        if free.any():
+            r = yG[free].mean()
+        else:
+            ub = np.min(yG[(at_upper & (y < 0)) | (at_lower & (y > 0))], initial=np.inf)
+            lb = np.max(yG[(at_upper & (y > 0)) | (at_lower & (y < 0))], initial=-np.inf)
+            r = _midpoint(lb, ub)
+        return -float(r), 0.0
+    levels = []
+    for cls in (1.0, -1.0):
+        in_cls = y == cls
+        f = free & in_cls
+        if f.any():
+            levels.append(G[f].mean())
+        else:
+            ub = np.min(G[at_lower & in_cls], initial=np.inf)
+            lb = np.max(G[at_upper & in_cls], initial=-np.inf)
+            levels.append(_midpoint(lb, ub))
+    r_pos, r_neg = levels
+    rho = -(r_pos + r_neg) / 2
+    if rho < 0:  # the sum constraint carries no force: C-SVC rule
+        return kkt_intercept(alpha, y, G, U, 1.0)[0], 0.0
+    return float((r_neg - r_pos) / 2), float(rho)
+
+
+def _midpoint(lb, ub):
+    if np.isfinite(lb) and np.isfinite(ub):
+        return (lb + ub) / 2
+    if np.isfinite(lb):
+        return lb
+    if np.isfinite(ub):
+        return ub
+    return 0.0
+
+
+# -- one solve at fixed eta ---------------------------------------------------------------
+class _Problem:
+    """Kernel access for one binary problem: the full matrix when it fits, else a row cache."""
+
+    def __init__(self, X, kernel: Kernel, cache_size: float, working_set_size: int):
+        self.n = X.shape[0]
+        self.q = int(working_set_size)
+        full_bytes = self.n * self.n * 8
+        self.full = None
+        self.cache = None
+        if full_bytes <= cache_size * 2**20 or self.n <= self.q:
+            self.full = np.empty((self.n, self.n))
+            for start, stop, block in kernel.blocks(X, X):
+                self.full[start:stop] = block
+        else:
+            self.cache = KernelRowCache(kernel, X, cache_size=cache_size)
+
+
+def _solve_fixed_eta(prob: _Problem, y, alpha, G, U, slack, eta, ball_sq, tol, max_iter):
+    """Run SMO (whole problem) or decomposition + SMO (sub-problems) until violation <= tol.
+
+    alpha and G are updated in place; returns (iterations, slack, violation, status).
+    """
+    sumsq = float(alpha @ alpha)
+    if prob.full is not None:
+        n_iter, slack, sumsq, viol, status = _smo_block(prob.full, y, alpha, G, U, slack, eta,
+                                                        ball_sq, sumsq, tol, max_iter)
+        return n_iter, slack, viol, status
+    total = 0
+    while True:
+        viol = max_violation(alpha, y, G, U, slack)
+        if viol <= tol:
+            return total, slack, viol, CONVERGED
+        if total >= max_iter:
+            return total, slack, viol, MAX_ITER
+        W = _select_working_set(alpha, y, G, U, prob.q)
+        rows = prob.cache.rows(W)
+        aW, GW = alpha[W].copy(), G[W].copy()
+        inner = min(max_iter - total, 20 * W.size)
+        n_iter, slack, sumsq, _, status = _smo_block(np.ascontiguousarray(rows[:, W]), y[W], aW, GW,
+                                                     U[W], slack, eta, ball_sq, sumsq, tol, inner)
+        total += max(n_iter, 1)
+        d = aW - alpha[W]
+        alpha[W] = aW
+        changed = np.flatnonzero(d)
+        if changed.size:
+            G += y * (rows[changed].T @ (y[W][changed] * d[changed]))
+            G[W] += eta * d
+        if status == STALLED:
+            return total, slack, max_violation(alpha, y, G, U, slack), STALLED
+
+
+def _dual_objective(alpha, G, eta):
+    """D(a) = 1/2 a'Qa - 1'a from the gradient G = Qa + eta a - 1 of the penalised problem."""
+    Qa = G + 1.0 - eta * alpha
+    return float(0.5 * alpha @ Qa - alpha.sum())
+
+
+# -- the entry point -------------------------------------------------------------------------
+def solve_budget_smo(X, y, C, kernel: Kernel, *, budget, norm="l1", tol=1e-3, max_iter=-1,
+                     cache_size=200.0, working_set_size=DEFAULT_WORKING_SET, l2_solver="multiplier",
+                     verbose=False) -> BinaryFit:
+    """Solve the budget-L1 / budget-L2 dual (eq. 4 with the 1-inf / 2-inf interpolation norm).
+
+    ``y`` is +1/-1, ``C`` a scalar or per-sample box (the budget uses its
+    maximum: S = B max(C) or sqrt(B) max(C)), ``budget`` B > 0. Returns a
+    :class:`BinaryFit` with f(x) = sum_i alpha_i y_i k(x_i, x) + intercept;
+    ``stats`` holds the sum-constraint multiplier ``rho``, the ball multiplier
+    ``eta`` (L2), the final ``max_violation`` and, for L2, ``certified_gap``
+    (an upper bound on D(alpha) - D*, from the multiplier search).
+    """
+    if norm not in ("l1", "l2"):
+        raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}")
+    if l2_solver not in ("multiplier", "paper"):
+        raise ValueError(f"l2_solver must be 'multiplier' or 'paper', got {l2_solver!r}")
+    if not (np.isfinite(budget) and budget > 0):
+        raise ValueError(f"budget must be a positive number, got {budget!r}")
+    y = np.asarray(y, dtype=np.float64)
+    n = y.size
+    U = np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)).copy()
+    c_scalar = float(U.max())
+    S = budget_bound(norm, budget, c_scalar)
+    max_iter = max(10_000_000, 100 * n) if max_iter is None or max_iter < 0 else int(max_iter)
+    start = time.perf_counter()
+    prob = _Problem(X, kernel, cache_size, working_set_size)
+    alpha = np.zeros(n)
+    G = -np.ones(n)
+    stats = {"budget_bound": S}
+    if norm == "l1" or l2_solver == "paper":
+        ball_sq = np.inf if norm == "l1" else c_scalar**2
+        n_iter, slack, viol, status = _solve_fixed_eta(prob, y, alpha, G, U, S, 0.0, ball_sq, tol, max_iter)
+        eta = 0.0
+    else:
+        n_iter, slack, viol, status, eta, gap = _solve_l2_multiplier(prob, y, alpha, G, U, S, c_scalar,
+                                                                     tol, max_iter)
+        stats["certified_gap"] = gap
+    converged = status == CONVERGED
+    if status == MAX_ITER:
+        warnings.warn(f"budget SMO reached max_iter={max_iter} with KKT violation {viol:.3g} > tol={tol}",
+                      ConvergenceWarning, stacklevel=2)
+    elif status == STALLED:
+        what = ("the 2-norm chord (13) blocks every violating pair (use l2_solver='multiplier')"
+                if l2_solver == "paper" and norm == "l2" else "no violating pair can move")
+        warnings.warn(f"budget SMO stopped: {what}; KKT violation {viol:.3g} > tol={tol}",
+                      ConvergenceWarning, stacklevel=2)
+    b, rho = kkt_intercept(alpha, y, G, U, slack)
+    stats.update(rho=rho, eta=eta, max_violation=viol, sum_alpha=float(alpha.sum()),
+                 time=time.perf_counter() - start, status=status,
+                 kernel_mode="full" if prob.full is not None else "cache")
+    if verbose:
+        print(f"budget-{norm}: {n_iter} pair steps, violation {viol:.3g}, sum a = {alpha.sum():.6g} "
+              f"(bound {S:.6g}), rho = {rho:.3g}, eta = {eta:.3g}, b = {b:.6g}")
+    return BinaryFit(alpha=alpha, intercept=b, dual_objective=_dual_objective(alpha, G, eta),
+                     n_iter=int(n_iter), converged=converged, stats=stats)
+
+
+def _solve_l2_multiplier(prob, y, alpha, G, U, S, C, tol, max_iter, max_outer=60):
+    """Budget-L2 through the ball's multiplier eta (module docstring).
+
+    For each eta the penalised problem is solved to ``tol`` (warm start:
+    G = Qa + eta a - 1 moves by (eta' - eta) a). Lagrangian duality certifies
+    D(a_eta) - D* <= eta (C^2 - ||a_eta||^2) / 2 for a solution inside the
+    ball, so the search (bracketing by factors of 4, then Illinois regula
+    falsi on ||a(eta)|| / C - 1) keeps the best solution inside the ball and
+    stops when that bound is below ``0.1 tol S``. Returns (iterations, slack,
+    violation, status, eta, certified gap).
+    """
+    total = 0
+    state = {"eta": 0.0, "slack": S}
+
+    def solve(eta):
+        nonlocal total
+        G[:] += (eta - state["eta"]) * alpha
+        n_iter, slack, viol, status = _solve_fixed_eta(prob, y, alpha, G, U, state["slack"], eta, np.inf,
+                                                       tol, max(1, max_iter - total))
+        total += n_iter
+        state.update(eta=eta, slack=slack)
+        return float(np.linalg.norm(alpha) / C - 1.0), viol, status
+
+    g, viol, status = solve(0.0)
+    if g <= 0 or status != CONVERGED:
+        return total, state["slack"], viol, status, 0.0, 0.0
+    gap_tol = 0.1 * tol * S
+    best = None
+
+    def keep(eta, g, viol, status):
+        nonlocal best
+        cert = 0.5 * eta * C * C * (1.0 - (1.0 + g) ** 2)
+        if best is None or cert < best[0]:
+            best = (cert, eta, alpha.copy(), G.copy(), state["slack"], viol, status)
+        return cert
+
+    lo, g_lo = 0.0, g
+    diag = float(np.mean(np.diag(prob.full))) if prob.full is not None else 1.0
+    trial = max(diag, 1e-12) * g
+    for _ in range(200):                                   # bracket the root
+        g, viol, status = solve(trial)
+        if status != CONVERGED or g <= 0:
+            break
+        lo, g_lo = trial, g
+        trial *= 4.0
+    hi, g_hi = trial, g
+    if status == CONVERGED:
+        cert = keep(hi, g, viol, status)
+        side = 0
+        for _ in range(max_outer):                         # Illinois regula falsi
+            if cert <= gap_tol or hi - lo <= 1e-14 * hi:
+                break
+            trial = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+            if not lo < trial < hi:
+                trial = 0.5 * (lo + hi)
+            g, viol, status = solve(trial)
+            if status != CONVERGED:
+                break
+            if g > 0:
+                lo, g_lo = trial, g
+                if side == -1:
+                    g_hi *= 0.5
+                side = -1
+            else:
+                hi, g_hi = trial, g
+                cert = keep(trial, g, viol, status)
+                if side == 1:
+                    g_lo *= 0.5
+                side = 1
+    if best is None:                                       # nothing inside the ball: report as is
+        return total, state["slack"], viol, status, state["eta"], float("nan")
+    cert, eta, a_best, G_best, slack, viol, status = best
+    alpha[:] = a_best
+    G[:] = G_best
+    return total, slack, viol, status, eta, cert
+
+
+# -- interpolation norms, pruning, bias refit (section 5) --------------------------------
+def interpolation_norm(xi, budget, norm="l1") -> float:
+    """Peetre's K-functional of |xi|: 1-inf with t = B (Theorem 1: sum of the B largest) or 2-inf with t = sqrt(B).
+
+    ||v||_K(2,inf,t) = min_{phi >= 0} ||(|v| - phi)_+||_2 + t phi (the split w + z with
+    |z| <= phi); the minimiser is found exactly per segment between sorted values.
+    """
+    v = np.sort(np.abs(np.asarray(xi, dtype=np.float64)))[::-1]
+    if norm == "l1":
+        k = int(math.floor(budget))
+        frac = budget - k
+        return float(v[:k].sum() + (frac * v[k] if frac and k < v.size else 0.0))
+    t = math.sqrt(budget)
+    return float(_k2inf_sorted(v, t))
+
+
+@numba.njit(cache=True)
+def _k2inf_sorted(v, t):
+    """min_phi ||(v - phi)_+||_2 + t phi for v sorted decreasingly (v >= 0)."""
+    n = v.shape[0]
+    best = t * v[0] if n else 0.0            # phi = max: w = 0
+    s1 = 0.0
+    s2 = 0.0
+    for k in range(1, n + 1):                # k values above phi, phi in [v[k], v[k-1]]
+        s1 += v[k - 1]
+        s2 += v[k - 1] * v[k - 1]
+        lo = v[k] if k < n else 0.0
+        hi = v[k - 1]
+        # stationary point of h(phi) = sqrt(s2 - 2 phi s1 + k phi^2) + t phi
+        cands = [lo, hi]
+        var = s2 - s1 * s1 / k               # k * variance of the top k
+        if t * t < k and var > 0:
+            phi = s1 / k - t * math.sqrt(var / (k * (k - t * t)))
+            if lo < phi < hi:
+                cands.append(phi)
+        for phi in cands:
+            h = s2 - 2.0 * phi * s1 + k * phi * phi
+            val = math.sqrt(max(h, 0.0)) + t * phi
+            if val < best:
+                best = val
+    return best
+
+
+def largest_weights(alpha, s) -> np.ndarray:
+    """Indices of the s largest alpha_i (ties to the lower index), only among alpha_i > 0."""
+    alpha = np.asarray(alpha)
+    nz = np.flatnonzero(alpha > 0)
+    if nz.size <= s:
+        return nz
+    order = np.lexsort((nz, -alpha[nz]))
+    return np.sort(nz[order[: int(s)]])
+
+
+def primal_loss(margins_f, y, b, budget, norm="l1") -> float:
+    """||xi(b)|| with xi_i = max(0, 1 - y_i (f_i + b)) in the budget's interpolation norm."""
+    xi = np.maximum(0.0, 1.0 - y * (margins_f + b))
+    return interpolation_norm(xi, budget, norm)
+
+
+def refit_intercept(f, y, budget, norm="l1") -> float:
+    """argmin_b ||xi(b)||: the primal objective over b with f fixed (f = outputs without bias).
+
+    Convex in b; its minimiser lies between the breakpoints y_i - f_i. For the
+    1-inf norm, ||xi||_K = min_{phi>=0} sum (u_i - y_i b - phi)_+ + B phi with
+    u = 1 - y f; with p = b + phi and q = phi - b it separates into two
+    one-class problems coupled only by p + q >= 0, solved exactly by order
+    statistics. For the 2-inf norm a bounded scalar search (Brent) is used.
+    """
+    f = np.asarray(f, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if norm == "l1":
+        return _refit_l1(1.0 - y * f, y, budget)
+    from scipy.optimize import minimize_scalar
+
+    breaks = y - f
+    lo, hi = float(breaks.min()), float(breaks.max())
+    if hi - lo <= 0:
+        return lo
+    res = minimize_scalar(lambda b: primal_loss(f, y, b, budget, norm), bounds=(lo, hi), method="bounded",
+                          options={"xatol": 1e-9 * max(1.0, hi - lo)})
+    return float(res.x)
+
+
+def _refit_l1(u, y, budget):
+    """Exact minimiser over b of the top-B sum of (u_i - y_i b)_+ (see :func:`refit_intercept`)."""
+    half = budget / 2.0
+    pos, neg = np.sort(u[y > 0])[::-1], np.sort(u[y < 0])[::-1]
+
+    def argmin_one(values):
+        # minimise sum (v_i - p)_+ + half p over p: the ceil(half)-th largest value
+        k = int(math.ceil(half))
+        if k > values.size:
+            return -np.inf
+        if k == half and k < values.size:      # flat between the k-th and k+1-th largest
+            return 0.5 * (values[k - 1] + values[k])
+        return values[k - 1]
+
+    p, q = argmin_one(pos), argmin_one(neg)
+    if p + q >= 0:
+        return float((p - q) / 2)
+    # on p + q = 0 (phi = 0): the plain hinge sum sum (u_i - y_i b)_+ over b
+    return _refit_hinge(u, y)
+
+
+def _refit_hinge(u, y):
+    """argmin_b sum_i (u_i - y_i b)_+ (subgradient count: #(+ active) = #(- active))."""
+    # +: active while b < u_i (slope -1);  -: active while b > -u_i (slope +1)
+    breaks = np.concatenate([u[y > 0], -u[y < 0]])
+    slopes_change = np.concatenate([np.ones(int((y > 0).sum())), np.ones(int((y < 0).sum()))])
+    order = np.argsort(breaks, kind="stable")
+    b_sorted = breaks[order]
+    # slope at b just below the smallest break: -(#positives), rises by 1 at every break
+    slope = -float((y > 0).sum()) + np.cumsum(slopes_change[order])
+    k = int(np.searchsorted(slope, 0.0))       # first break where the slope becomes >= 0
+    k = min(k, b_sorted.size - 1)
+    if slope[k] == 0.0 and k + 1 < b_sorted.size:
+        return float(0.5 * (b_sorted[k] + b_sorted[k + 1]))
+    return float(b_sorted[k])
