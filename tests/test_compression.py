@@ -69,35 +69,43 @@ def test_analytic_gradient_matches_finite_differences(kernel, multi, sparse):
 
 
 # -- LARS-SVM selection --------------------------------------------------------------------
-def test_eigen_factor_reproduces_kernel_and_cholesky_gives_same_lars_path():
+def test_lars_problem_is_the_rkhs_distance_to_the_full_model():
+    """P'P = K (eq. 8), P'q = K a, and ||P beta - q||^2 = (beta - a)'K(beta - a) when S is the pool."""
     rng = np.random.default_rng(1)
     S = rng.normal(size=(60, 3))
     kernel = Kernel("rbf", 0.7)
-    P = cvm.eigen_factor(kernel, S)
-    np.testing.assert_allclose(P.T @ P, kernel(S), atol=1e-8)
-    L, pivots = cvm.pivoted_cholesky(kernel, S, rank=60, tol=1e-14)
-    np.testing.assert_allclose(L @ L.T, kernel(S), atol=1e-6)
-    assert len(set(pivots.tolist())) == pivots.size
+    K = kernel(S)
     a = rng.normal(size=60)
-    first = cvm.lars_select(P, a, 8)
+    P, q = cvm.lars_problem(kernel, S, K @ a)
+    np.testing.assert_allclose(P.T @ P, K, atol=1e-8)
+    np.testing.assert_allclose(P.T @ q, K @ a, atol=1e-8)
+    beta = np.where(rng.random(60) < 0.2, rng.normal(size=60), 0.0)
+    assert np.sum((P @ beta - q) ** 2) == pytest.approx((beta - a) @ K @ (beta - a), rel=1e-6)
+    first = cvm.lars_select(P, q, 8)
     assert first.size == 8 and len(set(first.tolist())) == 8
-    np.testing.assert_array_equal(cvm.lars_select(L.T, a, 8), first)
+    # LARS enters first the column with the largest |P_j'q| = |(K a)_j|
+    assert first[0] == np.argmax(np.abs(K @ a))
 
 
-def test_lars_first_choice_is_most_correlated_vector():
-    """LARS enters first the column with the largest |P_j'(q)| = |(K a)_j| (eq. 9 with q = P a)."""
+def test_lars_on_a_candidate_subset_uses_the_restricted_objective():
+    """For candidates T, q solves P'q = (K a)_T: the same selection as LARS on the Gram form."""
     rng = np.random.default_rng(2)
-    S = rng.normal(size=(40, 2))
+    S = rng.normal(size=(80, 2))
     kernel = Kernel("rbf", 1.0)
-    a = rng.normal(size=40)
-    first = cvm.lars_select(cvm.eigen_factor(kernel, S), a, 1)
-    assert first[0] == np.argmax(np.abs(kernel(S) @ a))
+    a = rng.normal(size=80)
+    T = np.sort(rng.choice(80, 30, replace=False))
+    Ka_T = kernel(S[T], S) @ a
+    P, q = cvm.lars_problem(kernel, S[T], Ka_T)
+    from sklearn.linear_model import lars_path_gram
+    _, active, _ = lars_path_gram(Xy=Ka_T, Gram=kernel(S[T]), n_samples=30, max_iter=6, method="lar",
+                                  return_path=False)
+    np.testing.assert_array_equal(cvm.lars_select(P, q, 6), np.asarray(active)[:6])
 
 
-def test_large_pool_uses_cholesky_path(binary):
+def test_large_pool_selects_among_a_subsample(binary):
     model, *_ , Xt, yt = binary
-    small = compress(model, n_sv=15, method="lars", eig_max=10)
-    assert small.compression_["selection"].startswith("lars on pivoted-cholesky")
+    small = compress(model, n_sv=15, method="lars", eig_max=10, random_state=0)
+    assert "random 45 of" in small.compression_["selection"]
     assert small.expansion_.n_support <= 15
     assert small.score(Xt, yt) > 0.7
 
@@ -128,6 +136,12 @@ def test_full_size_request_keeps_the_model(binary):
     model, _, _, Xt, _ = binary
     same = compress(model, n_sv=10 ** 6)
     np.testing.assert_allclose(same.decision_function(Xt), model.decision_function(Xt), atol=1e-10)
+
+
+def test_random_subset_baseline(binary):
+    model, _, _, Xt, _ = binary
+    c = compress(model, n_sv=10, method="random", random_state=0)
+    assert c.compression_["selection"] == "random subset" and c.expansion_.n_support == 10
 
 
 def test_ratio_sets_the_size(binary):
@@ -278,3 +292,14 @@ def test_max_iter_warns(binary):
     model = binary[0]
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         compress(model, n_sv=5, max_iter=1)
+
+
+def test_command_line_compress(binary, tmp_path):
+    from leansvm import cli
+    model, _, _, Xt, yt = binary
+    full, small = tmp_path / "full.model", tmp_path / "small.model"
+    save_libsvm_model(model, full)
+    assert cli.main(["compress", str(full), str(small), "--n-sv", "8", "--max-iter", "20", "-q"]) == 0
+    assert load_libsvm_model(small).expansion_.n_support <= 8
+    assert cli.main(["compress", str(full), str(small), "--max-accuracy-drop", "1"]) == 2   # needs --data
+    assert cli.main(["compress", str(full), str(small), "--n-sv", "3", "--ratio", "0.1"]) == 2

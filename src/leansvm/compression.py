@@ -54,7 +54,7 @@ from .io import DENSE_FRACTION, register_estimator
 from .multiclass import libsvm_coef_from_dense, predict_index
 from .solvers import cvm
 
-METHODS = ("cvm", "lars")
+METHODS = ("cvm", "lars", "random")
 #: sizes tried by ``max_accuracy_drop`` grow by this factor
 SIZE_GROWTH = 1.25
 
@@ -151,13 +151,19 @@ def _validate_points(X, y, full: _FullModel):
     return X, y
 
 
-def _selection(full: _FullModel, n_select: int, groups, group_columns, eig_max):
-    """Indices of the selected support vectors and how P was formed."""
+def _selection(full: _FullModel, n_select: int, groups, group_columns, eig_max, method, rng):
+    """Indices of the selected support vectors and how they were chosen."""
     exp = full.expansion
     S = exp.support_vectors
+    m = exp.n_support
+    if method == "random":   # baseline: a random subset (coefficients refitted like the others)
+        return np.sort(rng.choice(m, n_select, replace=False)), "random subset"
     if exp.n_outputs == 1:
-        P, how = cvm.factor_P(exp.kernel, S, n_select, eig_max)
-        return cvm.lars_select(P, exp.coef[:, 0], n_select), f"lars on {how}"
+        cand = cvm.lars_candidates(m, n_select, eig_max, rng)
+        Ka = exp.decision_function(S[cand])[:, 0] - exp.intercept[0]   # (K a) at the candidates
+        P, q = cvm.lars_problem(exp.kernel, S[cand], Ka)
+        how = "lars on P = L^(1/2) V'" + ("" if cand.size == m else f" of a random {cand.size} of {m}")
+        return cand[cvm.lars_select(P, q, n_select)], how
     KA = exp.decision_function(S) - exp.intercept     # K A: the full outputs at the pool
     return (cvm.somp_select(exp.kernel, S, KA, n_select, groups, group_columns),
             "simultaneous orthogonal matching pursuit")
@@ -172,6 +178,7 @@ class _Compressor:
         self.max_iter = int(max_iter)
         self.eig_max = eig_max
         rng = check_random_state(random_state)
+        self.rng = rng
         exp = full.expansion
         self.pool_classes = full.pool_classes()
         if X is None:
@@ -193,7 +200,7 @@ class _Compressor:
             stats.update(selection="none (n_sv >= full size)", n_iter=0)
             return exp, self.pool_classes.copy(), stats
         t0 = time.perf_counter()
-        sel, how = _selection(full, n_sv, self.groups, self.group_columns, self.eig_max)
+        sel, how = _selection(full, n_sv, self.groups, self.group_columns, self.eig_max, self.method, self.rng)
         stats.update(selection=how, selection_s=time.perf_counter() - t0)
         sel_classes = self.pool_classes[sel]
         order = np.argsort(sel_classes, kind="stable") if full.class_restricted else np.arange(sel.size)
@@ -258,7 +265,8 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     = half a percentage point; needs ``X, y``) sets the size. ``X, y`` are
     the fitting points (default: the full model's support vectors) and the
     validation set. ``method='lars'`` stops after selection and the
-    coefficient refit; ``'cvm'`` adds the gradient support vectors (eq. 10)
+    coefficient refit, ``'random'`` (a baseline) refits a random subset;
+    ``'cvm'`` adds the gradient support vectors (eq. 10)
     with ``max_iter`` L-BFGS iterations. At most ``max_fit_points`` fitting
     points are used (a random subset beyond). See :mod:`leansvm.solvers.cvm`.
     """

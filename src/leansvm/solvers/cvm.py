@@ -22,13 +22,18 @@ which is Burges & Schölkopf's reduced-set criterion and bounds
 scikit-learn's ``lars_path(P, q, method='lar')`` stopped after the
 requested number of active vectors (LARS adds exactly one per step).
 
-Cost: the dense eigendecomposition is O(m^3) time and O(m^2) memory, so it
-is used for m <= ``EIG_MAX`` support vectors. Above that, P is the
-transposed factor of a rank-r greedy pivoted (incomplete) Cholesky
-decomposition K ~ L L' (Nyström on the pivots): P = L' (r x m),
-O(m r^2 + m r d) time, O(m r) memory, r = min(m, max(2 n, 256)) for n
-selected vectors (at most ``CHOLESKY_MAX_RANK``). LARS on the r x m P costs
-O(n m r).
+For candidates S other than the whole pool (see below) the same objective
+reads beta' K_SS beta - 2 beta'(K a)_S, so q = L^(-1/2) V' (K a)_S with
+P'q = (K a)_S; when S is the whole pool this is q = P a.
+
+Cost and scale: the eigendecomposition is O(s^3) time and O(s^2) memory for
+s candidates, so all m support vectors are candidates only when
+m <= ``EIG_MAX`` (3000). Larger pools select among a random subsample of
+s = max(EIG_MAX, 3 n) support vectors (n = vectors wanted), with (K a)_S
+from the full model's outputs at the subsample: O(s^3 + s m d) time,
+O(s^2) memory, and the exact objective restricted to those candidates (the
+gradient step then moves the vectors anyway). LARS on the s x s P costs
+O(n s^2).
 
 Multi-class (beyond the paper): all outputs share one pool. Selection is
 simultaneous matching pursuit in the same RKHS metric, on the stacked outputs
@@ -80,10 +85,8 @@ from sklearn.linear_model import lars_path
 
 from ..kernels import Kernel, squared_row_norms
 
-#: largest number of support vectors whose m x m kernel matrix is eigendecomposed (eq. 8)
+#: largest number of candidate vectors whose kernel matrix is eigendecomposed (eq. 8)
 EIG_MAX = 3000
-#: largest rank of the pivoted-Cholesky factor used above EIG_MAX
-CHOLESKY_MAX_RANK = 4000
 
 
 # -- output blocks: which vectors serve which outputs -------------------------------------
@@ -136,59 +139,39 @@ def mask_from_blocks(blocks, n_vectors: int, n_outputs: int) -> np.ndarray:
     return mask
 
 
-# -- step 1: factor P with P'P ~ K --------------------------------------------------------
-def eigen_factor(kernel: Kernel, S) -> np.ndarray:
-    """P = L^(1/2) V' from K = V L V' (eq. 8); rows for eigenvalues <= 1e-12 max dropped."""
+# -- step 1: LARS-SVM on P = L^(1/2) V' --------------------------------------------------
+def lars_problem(kernel: Kernel, S, Ka: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(P, q) of eq. 9 over candidate vectors S: K_SS = V L V' (eq. 8), P = L^(1/2) V', P'q = (K a)_S.
+
+    ``Ka`` holds the full model's outputs (minus intercept) at the candidates,
+    (K a)_S. Then ||P beta - q||^2 = beta' K_SS beta - 2 beta'(K a)_S + const,
+    the RKHS distance to the full model up to a constant, and
+    q = L^(-1/2) V' (K a)_S (when S is the whole pool, q = P a).
+    Eigenvalues below 1e-12 of the largest are dropped (rank-deficient K).
+    """
     K = kernel(S)
     lam, V = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False)
     keep = lam > 1e-12 * max(lam[-1], 1e-300)
-    return np.sqrt(lam[keep])[:, None] * V[:, keep].T
+    lam, V = lam[keep], V[:, keep]
+    P = np.sqrt(lam)[:, None] * V.T
+    q = (V.T @ Ka) / np.sqrt(lam)
+    return P, q
 
 
-def pivoted_cholesky(kernel: Kernel, S, rank: int, tol: float = 1e-10):
-    """Greedy pivoted incomplete Cholesky K ~ L L' (L: m x r), and the pivots; O(m r (r + d)).
-
-    Stops early when the largest remaining diagonal falls under ``tol`` times
-    the largest diagonal of K (the factor is then exact to that tolerance).
-    """
-    m = S.shape[0]
-    rank = int(min(rank, m))
-    norms = squared_row_norms(S)
-    diag = np.array(kernel.diagonal(S), dtype=np.float64)
-    scale = max(float(diag.max()), 1e-300)
-    L = np.zeros((m, rank))
-    pivots = []
-    for k in range(rank):
-        i = int(np.argmax(diag))
-        if diag[i] <= tol * scale:
-            break
-        col = kernel.block(S[i:i + 1], S, x_norms=norms[i:i + 1], y_norms=norms)[0]
-        if k:
-            col -= L[:, :k] @ L[i, :k]
-        L[:, k] = col / np.sqrt(diag[i])
-        diag -= L[:, k] ** 2
-        diag[i] = 0.0
-        pivots.append(i)
-    return L[:, :len(pivots)], np.asarray(pivots, dtype=np.intp)
-
-
-def factor_P(kernel: Kernel, S, n_select: int, eig_max: int = EIG_MAX) -> tuple[np.ndarray, str]:
-    """(P, how): P'P = K exactly (eigen, m <= eig_max) or ~ K (pivoted Cholesky, rank >= 2 n)."""
-    m = S.shape[0]
-    if m <= eig_max:
-        return eigen_factor(kernel, S), "eigen"
-    rank = min(m, max(2 * n_select, 256), max(CHOLESKY_MAX_RANK, n_select + 1))
-    L, _ = pivoted_cholesky(kernel, S, rank)
-    return L.T.copy(), f"pivoted-cholesky(rank={L.shape[1]})"
-
-
-def lars_select(P: np.ndarray, a: np.ndarray, n_select: int) -> np.ndarray:
-    """Indices of the first ``n_select`` vectors LARS activates on min ||P a - P beta||^2 (eq. 9)."""
-    q = P @ a
+def lars_select(P: np.ndarray, q: np.ndarray, n_select: int) -> np.ndarray:
+    """Indices of the first ``n_select`` columns LARS activates on min ||q - P beta||^2 (eq. 9)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         _, active, _ = lars_path(P, q, method="lar", max_iter=int(n_select) + 2, return_path=False)
     return np.asarray(active, dtype=np.intp)[:n_select]
+
+
+def lars_candidates(m: int, n_select: int, eig_max: int, rng) -> np.ndarray:
+    """All m support vectors when m <= eig_max, else a random subsample of max(eig_max, 3 n) of them."""
+    size = min(m, max(int(eig_max), 3 * int(n_select)))
+    if size >= m:
+        return np.arange(m)
+    return np.sort(rng.choice(m, size, replace=False))
 
 
 def somp_select(kernel: Kernel, S, KA: np.ndarray, n_select: int, groups=None, group_columns=None,
