@@ -1,0 +1,301 @@
+r"""Safe sample screening for the SVM (Ogawa, Suzuki, Suzumura & Takeuchi, arXiv:1401.6740).
+
+Problem (the paper's eq. 1 and 2; the bias, if any, is an augmented constant
+feature, i.e. kernel k'(x, x') = k(x, x') + 1, as liblinear's regularised bias):
+
+    primal  min_w  P_C(w) = 1/2 ||w||^2 + C sum_i c_i max(0, 1 - z_i'w),   z_i = y_i phi(x_i)
+    dual    max_a  D_C(a) = 1'a - 1/2 a'Qa,   0 <= a_i <= C c_i,   Q_ij = y_i y_j k'(x_i, x_j)
+
+with per-sample weights c_i (class/sample weights; 1 in the paper) and
+w = sum_i a_i z_i. The optimum w*_C is unique (P is 1-strongly convex), and
+the optimality conditions (4) are
+
+    z_i'w* > 1  =>  a_i = 0     (set R)        z_i'w* < 1  =>  a_i = C c_i   (set L).
+
+A rule bounds z_i'w* over a region Theta that contains w* (eq. 7-9):
+min_{w in Theta} z_i'w > 1 proves i in R, max_{w in Theta} z_i'w < 1 proves
+i in L. For a ball B(m, r) the bounds are z_i'm -/+ r ||z_i|| (Lemma 1).
+
+Reference solution (section IV): a dual point a~ at C~ (usually the previous
+point of a path, C~ < C), w~ = sum_j a~_j z_j, margins g_i = z_i'w~ = y_i f~(x_i),
+rho = C / C~. Writing l(w) = sum_i c_i max(0, 1 - z_i'w):
+
+* **BT1** (Theorem 6 with the feasible point and the reference both w~;
+  equivalent to DVI of Wang et al.): NC1 (the variational inequality at C
+  against the feasible (w~, l(w~))) and NC2 (the one at C~ against w*) give
+  the ball  m1 = (1 + rho)/2 w~,  r1 = |rho - 1|/2 ||w~||.
+* **BT2** (Theorem 7): NC1 and NC3 (xi >= sum_i s_i c_i (1 - z_i'w) for a
+  binary s) give  m2 = (w~ + C v)/2,  r2^2 = 1/4 ||w~ - C v||^2 + C (l(w~) - sum_i s_i c_i (1 - g_i)),
+  v = sum_i s_i c_i z_i. We take s_i = 1 where a~_i = C~ c_i (the paper's
+  L~ at an exact reference), so C~ v = w~ - u with u = sum over the free
+  a~_j of a~_j z_j, and every product needs kernel columns of the free
+  reference SVs only. BT2 uses no optimality: it is safe for any a~.
+* **IT** (Theorem 8): the bounds over B1 intersected with B2, in closed
+  form (the minimiser lies on one sphere inside the other ball, or on the
+  circle where the spheres meet; :func:`_intersection_min`). Never weaker
+  than BT1 or BT2.
+
+Safeguard for inexact references (our addition). NC2 holds for the exact
+optimum w° at C~, but solvers stop at a tolerance. The duality gap of a~ at C~,
+
+    G = P_C~(w~) - D_C~(a~) = sum_i (C~ c_i - a~_i)(1 - g_i)_+ + a~_i (g_i - 1)_+   (>= 0),
+
+bounds ||w~ - w°|| <= eps = sqrt(2 G) (strong convexity). Redoing NC1+NC2
+with w° = w~ + delta, ||delta|| <= eps, and C~ (l(w~) - l(w°)) <= G + w~'delta + ||delta||^2 / 2
+gives the ball of centre (1 + rho)/2 w~ and radius
+
+    R1 = sqrt( ((rho-1)/2)^2 ||w~||^2 + rho |rho-1|/2 ||w~|| eps + max(rho^2/4 - rho/2, 0) eps^2 + rho G ) + rho eps / 2,
+
+which contains w* and equals r1 when G = 0. BT2 needs no safeguard, so IT
+intersects the safeguarded B1 with the exact B2. Finally a sample is screened
+only when its bound clears 1 by a rounding slack (``slack``, relative).
+
+Lemma 9 (trivial reference): a = C c is optimal for every C <= C_min = 1 / max_i (Q c)_i
+(all samples in L or E). Computing Q c costs one pass over the kernel matrix.
+
+Cost (Table I): given the margins g (outputs of the reference model on the
+training set) BT1 is O(n); BT2 and IT need z_i'u, one product with the kernel
+columns of the free reference SVs (O(n |E~|) kernel values), computed once per
+reference in :class:`ScreeningReference` and shared by all three rules and by
+every target C screened from that reference.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels import DEFAULT_BLOCK_MB, Kernel
+
+RULES = ("bt1", "bt2", "it")
+#: relative rounding slack a bound must clear before a sample is screened
+DEFAULT_SLACK = 1e-9
+
+
+def _kernel_products(kernel: Kernel, X, columns, weights_by_column, offset, max_mb=DEFAULT_BLOCK_MB):
+    """(k(X, X[columns]) + offset) @ weights_by_column, in row blocks; weights (m, p) -> (n, p)."""
+    n = X.shape[0]
+    out = np.zeros((n, weights_by_column.shape[1]))
+    if columns.size == 0:
+        return out
+    Xc = X[columns]
+    if sp.issparse(Xc) and Xc.shape[0] * Xc.shape[1] * 8 <= 256 * 2**20:
+        Xc = Xc.toarray()
+    for start, stop, K in kernel.blocks(X, Xc, max_mb=max_mb):
+        if offset:
+            K += offset
+        out[start:stop] = K @ weights_by_column
+    return out
+
+
+@dataclass
+class ScreeningReference:
+    """What the rules need from a reference dual point a~ at C~ (all O(n) vectors).
+
+    ``margins`` g_i = z_i'w~, ``free_margins`` z_i'u (u: the part of w~ over
+    free SVs), ``z_norms`` ||z_i|| = sqrt(k'(x_i, x_i)), ``at_upper`` the
+    binary s of BT2, ``gap`` the duality gap G at C~ (0 for Lemma 9's exact
+    reference).
+    """
+
+    C: float
+    alpha: np.ndarray
+    weights: np.ndarray
+    margins: np.ndarray
+    free_margins: np.ndarray
+    z_norms: np.ndarray
+    at_upper: np.ndarray
+    w_norm2: float
+    u_norm2: float
+    wu: float
+    gap: float
+    seconds: float = 0.0
+
+    @classmethod
+    def from_solution(cls, X, y, C, alpha, kernel: Kernel, *, augmented=True, weights=None,
+                      max_mb=DEFAULT_BLOCK_MB) -> "ScreeningReference":
+        """Reference from any box-feasible dual point (0 <= a_i <= C c_i) of the no-equality SVM.
+
+        One blocked kernel product with the reference SVs gives the margins and
+        the free-SV part together (O(n * #SV) kernel values).
+        """
+        start = time.perf_counter()
+        y, alpha, weights, C = _check_reference_inputs(y, alpha, weights, C)
+        upper = C * weights
+        at_upper = (alpha >= upper) & (alpha > 0)
+        sv = np.flatnonzero(alpha > 0)
+        free_in_sv = ~at_upper[sv]
+        coef = np.column_stack((y[sv] * alpha[sv], np.where(free_in_sv, y[sv] * alpha[sv], 0.0)))
+        prods = _kernel_products(kernel, X, sv, coef, 1.0 if augmented else 0.0, max_mb)
+        margins = y * prods[:, 0]
+        free_margins = y * prods[:, 1]
+        return cls._assemble(C, alpha, weights, margins, free_margins,
+                             _z_norms(kernel, X, augmented), at_upper, start)
+
+    @classmethod
+    def _assemble(cls, C, alpha, weights, margins, free_margins, z_norms, at_upper, start):
+        free = (alpha > 0) & ~at_upper
+        w_norm2 = max(float(alpha @ margins), 0.0)
+        u_norm2 = max(float(alpha[free] @ free_margins[free]), 0.0)
+        wu = float(alpha[free] @ margins[free])
+        gap = float(np.sum((C * weights - alpha) * np.maximum(1.0 - margins, 0.0))
+                    + np.sum(alpha * np.maximum(margins - 1.0, 0.0)))
+        return cls(C=float(C), alpha=alpha, weights=weights, margins=margins,
+                   free_margins=free_margins, z_norms=z_norms, at_upper=at_upper,
+                   w_norm2=w_norm2, u_norm2=u_norm2, wu=wu, gap=max(gap, 0.0),
+                   seconds=time.perf_counter() - start)
+
+    @classmethod
+    def trivial(cls, X, y, kernel: Kernel, *, augmented=True, weights=None,
+                max_mb=DEFAULT_BLOCK_MB) -> "ScreeningReference":
+        """Lemma 9: the exact solution a = C_min c at C_min = 1 / max_i (Q c)_i.
+
+        For any C <= C_min, a = C c is optimal. Costs one blocked pass over the
+        n x n kernel matrix (never stored).
+        """
+        start = time.perf_counter()
+        y = np.asarray(y, dtype=np.float64)
+        n = y.size
+        weights = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+        Qc = y * _kernel_products(kernel, X, np.arange(n), (y * weights)[:, None],
+                                  1.0 if augmented else 0.0, max_mb)[:, 0]
+        top = float(Qc.max())
+        if not top > 0:
+            raise ValueError("Lemma 9 needs max_i (Q c)_i > 0; the kernel matrix is degenerate")
+        C_min = 1.0 / top
+        alpha = C_min * weights
+        at_upper = alpha > 0
+        return cls._assemble(C_min, alpha, weights, C_min * Qc, np.zeros(n),
+                             _z_norms(kernel, X, augmented), at_upper, start)
+
+    @property
+    def w_norm(self) -> float:
+        return float(np.sqrt(self.w_norm2))
+
+
+def _check_reference_inputs(y, alpha, weights, C):
+    y = np.asarray(y, dtype=np.float64)
+    alpha = np.asarray(alpha, dtype=np.float64)
+    n = y.size
+    weights = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    C = float(C)
+    if alpha.shape != (n,) or weights.shape != (n,):
+        raise ValueError(f"alpha and weights must have shape ({n},)")
+    if not (C > 0 and np.isfinite(C)):
+        raise ValueError(f"reference C must be positive and finite, got {C!r}")
+    if np.any(alpha < 0) or np.any(alpha > C * weights * (1 + 1e-12)):
+        raise ValueError("the reference alpha is not feasible: 0 <= alpha_i <= C c_i must hold")
+    return y, np.minimum(alpha, C * weights), weights, C
+
+
+def _z_norms(kernel: Kernel, X, augmented) -> np.ndarray:
+    diag = kernel.diagonal(X) + (1.0 if augmented else 0.0)
+    return np.sqrt(np.maximum(diag, 0.0))
+
+
+@dataclass
+class ScreeningResult:
+    """Samples proven in R (a*_i = 0) and in L (a*_i = C c_i), with the bounds on z_i'w*."""
+
+    rule: str
+    C: float
+    in_R: np.ndarray
+    in_L: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    seconds: float
+
+    @property
+    def n_screened(self) -> int:
+        return int(self.in_R.sum() + self.in_L.sum())
+
+
+# -- the two balls ---------------------------------------------------------------------------
+def ball1(ref: ScreeningReference, C: float):
+    """BT1: (z_i'm1 for all i, R1): the safeguarded ball of NC1 + NC2 (module docstring)."""
+    rho = C / ref.C
+    w = ref.w_norm
+    eps = np.sqrt(2.0 * ref.gap)
+    r2 = ((rho - 1) / 2) ** 2 * ref.w_norm2 + rho * abs(rho - 1) / 2 * w * eps \
+        + max(rho * rho / 4 - rho / 2, 0.0) * eps * eps + rho * ref.gap
+    radius = np.sqrt(max(r2, 0.0)) + rho * eps / 2
+    return (1 + rho) / 2 * ref.margins, radius
+
+
+def ball2(ref: ScreeningReference, C: float):
+    """BT2: (z_i'm2 for all i, r2): the ball of NC1 + NC3 with s = {a~_i = C~ c_i}."""
+    rho = C / ref.C
+    s, c, g = ref.at_upper, ref.weights, ref.margins
+    zv = (g - ref.free_margins) / ref.C                  # z_i'v, v = (w~ - u) / C~
+    centre = (g + C * zv) / 2
+    # ||w~ - C v||^2 = ||(1 - rho) w~ + rho u||^2
+    diff2 = (1 - rho) ** 2 * ref.w_norm2 + 2 * rho * (1 - rho) * ref.wu + rho * rho * ref.u_norm2
+    excess = float(np.sum(np.where(s, c * np.maximum(g - 1, 0.0), c * np.maximum(1 - g, 0.0))))
+    radius = np.sqrt(max(diff2 / 4 + C * excess, 0.0))
+    return centre, radius
+
+
+def _intersection_min(a, b, nz, r1, r2, D, p):
+    """min z'w over B(m1, r1) n B(m2, r2), per sample (Theorem 8, by geometry).
+
+    a = z'm1, b = z'm2, nz = ||z||, D = ||m2 - m1||, p = z'(m2 - m1)/D.
+    Case 1: the minimiser of B1, m1 - r1 z/||z||, lies in B2; case 2: that of
+    B2 lies in B1; otherwise it lies on the circle where both spheres meet
+    (centre m1 + t e, radius sqrt(r1^2 - t^2), in the hyperplane normal to e).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        safe_nz = np.where(nz > 0, nz, 1.0)
+        in2 = D * D + 2 * r1 * D * p / safe_nz + r1 * r1 <= r2 * r2
+        in1 = D * D - 2 * r2 * D * p / safe_nz + r2 * r2 <= r1 * r1
+        if D > 0:
+            t = (D * D + r1 * r1 - r2 * r2) / (2 * D)
+            circle = np.sqrt(max(r1 * r1 - t * t, 0.0))
+            both = a + t * p - circle * np.sqrt(np.maximum(nz * nz - p * p, 0.0))
+        else:
+            both = np.maximum(a - r1 * nz, b - r2 * nz)
+    return np.where(in2, a - r1 * nz, np.where(in1, b - r2 * nz, both))
+
+
+def bounds(ref: ScreeningReference, C: float, rule: str = "it"):
+    """(lower, upper) bounds of z_i'w*_C for every sample under ``rule``."""
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    nz = ref.z_norms
+    if rule in ("bt1", "it"):
+        a, r1 = ball1(ref, C)
+        if rule == "bt1":
+            return a - r1 * nz, a + r1 * nz
+    b, r2 = ball2(ref, C)
+    if rule == "bt2":
+        return b - r2 * nz, b + r2 * nz
+    # m2 - m1 = -(rho / 2) u, so D = rho ||u|| / 2 and z'(m2 - m1)/D = -z'u / ||u||
+    rho = C / ref.C
+    u = np.sqrt(ref.u_norm2)
+    D = rho * u / 2
+    p = -ref.free_margins / u if u > 0 else np.zeros_like(nz)
+    lower = _intersection_min(a, b, nz, r1, r2, D, p)
+    upper = -_intersection_min(-a, -b, nz, r1, r2, D, -p)
+    # IT is the intersection: never looser than either ball (guards case selection at ties)
+    lower = np.maximum(lower, np.maximum(a - r1 * nz, b - r2 * nz))
+    upper = np.minimum(upper, np.minimum(a + r1 * nz, b + r2 * nz))
+    return lower, upper
+
+
+def screen(ref: ScreeningReference, C: float, rule: str = "it", slack: float = DEFAULT_SLACK) -> ScreeningResult:
+    """Samples proven in R (lower bound > 1) and in L (upper bound < 1) at ``C``.
+
+    ``slack``: a bound must clear 1 by ``slack * (1 + |g_i| rho + radius ||z_i||)``
+    so that rounding in the margins cannot screen a sample on the margin.
+    """
+    start = time.perf_counter()
+    C = float(C)
+    if not (C > 0 and np.isfinite(C)):
+        raise ValueError(f"C must be positive and finite, got {C!r}")
+    lower, upper = bounds(ref, C, rule)
+    tol = slack * (1.0 + np.abs(ref.margins) * (C / ref.C) + (upper - lower))
+    in_R = lower > 1.0 + tol
+    in_L = upper < 1.0 - tol
+    return ScreeningResult(rule, C, in_R, in_L, lower, upper, time.perf_counter() - start)
