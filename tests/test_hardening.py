@@ -283,7 +283,7 @@ def test_constant_features_change_nothing(case):
     est = _quiet_fit(case.make(**kw), Xc, y)
     ref = _quiet_fit(case.make(**kw), X, y)
     assert_finite_model(est, Xc)
-    if case.make(**kw).get_params().get("kernel", "rbf") == "rbf":
+    if "gamma" in kw and case.make(**kw).get_params().get("kernel") == "rbf":
         # RBF distances do not see constant columns: the same problem, up to rounding
         np.testing.assert_allclose(est.decision_function(Xc), ref.decision_function(X), rtol=1e-6, atol=1e-6)
 
@@ -451,23 +451,30 @@ def _good_model_file(tmp_path, name):
     return path, path.read_bytes()
 
 
+@pytest.mark.parametrize("command", ["train", "compress"])
 @pytest.mark.parametrize("name", ["model.txt", "model.npz"])
 @pytest.mark.parametrize("fault", [KeyboardInterrupt, OSError])
-def test_interrupted_train_command_keeps_the_previous_model(tmp_path, monkeypatch, name, fault):
-    """``leansvm train`` dies halfway through writing: the old model is intact, no temporary file is left."""
+def test_interrupted_command_keeps_the_previous_model(tmp_path, monkeypatch, command, name, fault):
+    """``leansvm train`` / ``compress`` die halfway through writing: the old model is intact, no temporary file left."""
+    from sklearn.datasets import dump_svmlight_file
+
     from leansvm.cli import main
 
     path, good = _good_model_file(tmp_path, name)
     X, y = _blobs(n=50, seed=3)
     data = tmp_path / "train.svm"
-    from sklearn.datasets import dump_svmlight_file
     dump_svmlight_file(X, y, str(data), zero_based=False)
+    source = tmp_path / "source.txt"          # the model compress reads
+    io.save_libsvm_model(SVC(gamma=0.5).fit(X, y), source)
+    argv = {"train": ["train", "-q", "-g", "0.5", str(data), str(path)],
+            "compress": ["compress", "-q", "--n-sv", "4", "--max-iter", "3", str(source), str(path)]}[command]
+    before = sorted(os.listdir(tmp_path))
 
     real_lines, real_savez = io._sv_lines, np.savez_compressed
 
     def lines_then_fail(*args):
         for i, line in enumerate(real_lines(*args)):
-            if i == 5:
+            if i == 2:
                 raise fault("interrupted while writing")
             yield line
 
@@ -479,12 +486,14 @@ def test_interrupted_train_command_keeps_the_previous_model(tmp_path, monkeypatc
     monkeypatch.setattr(io, "_sv_lines", lines_then_fail)
     monkeypatch.setattr(np, "savez_compressed", savez_then_fail)
     try:
-        status = main(["train", "-q", "-g", "0.5", str(data), str(path)])
+        status = main(argv)
     except fault:
         status = None
     assert status != 0
     assert path.read_bytes() == good
-    assert sorted(os.listdir(tmp_path)) == sorted([name, "train.svm"])
+    assert sorted(os.listdir(tmp_path)) == before
+    monkeypatch.undo()                         # the same command without the fault replaces the model
+    assert main(argv) == 0 and path.read_bytes() != good
 
 
 # -- 6. bounded memory -----------------------------------------------------------------------------
@@ -520,5 +529,17 @@ def test_same_random_state_gives_bit_identical_models(case):
     X, y = _blobs(n=120, n_classes=3, spread=2.0)
     first = _expansion_arrays(_quiet_fit(case.make(random_state=7), X, y))
     second = _expansion_arrays(_quiet_fit(case.make(random_state=7), X, y))
+    for a, b in zip(first, second):
+        assert a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.xfail(strict=True, reason="BUG in compression.py: CompressedSVC.fit trains its default base SVC() "
+                                       "without passing random_state, so random_state does not fix the model")
+def test_compressed_svc_random_state_fixes_its_default_base_model():
+    from leansvm.compression import CompressedSVC
+
+    X, y = _blobs(n=120, n_classes=3, spread=2.0)
+    first = _expansion_arrays(_quiet_fit(CompressedSVC(ratio=0.5, max_iter=10, random_state=7), X, y))
+    second = _expansion_arrays(_quiet_fit(CompressedSVC(ratio=0.5, max_iter=10, random_state=7), X, y))
     for a, b in zip(first, second):
         assert a.shape == b.shape and a.tobytes() == b.tobytes()
