@@ -1,0 +1,712 @@
+"""Budgeted stochastic gradient descent (BSGD) for the kernel SVM primal, with budget maintenance.
+
+Primal objective (Qaadan & Glasmachers, arXiv:1806.10179, eq. (1)):
+
+    P(w, b) = lambda/2 ||w||^2 + 1/n sum_i max(0, 1 - y_i (<w, phi(x_i)> + b)),   w = sum_j alpha_j phi(sv_j)
+
+Pegasos step t (learning rate eta_t = 1 / (lambda t)): alpha <- (1 - 1/t) alpha; when
+y_t f(x_t) < 1 the point joins the model with alpha = eta_t y_t. The unregularised bias b is held
+fixed during a pass and set after it by exact minimisation of (1) over b with w fixed
+(:func:`optimal_bias`, a weighted median of the hinge breakpoints), so each pass is a block
+coordinate step in b. (A Pegasos step eta_t = n C / t on b is far too large: b is not shrunk by
+the regulariser, so the first steps' noise of size n C never decays; the reference toolboxes
+have no bias at all, which on imbalanced data such as a9a costs several points.) When the model holds more than
+``budget`` vectors, budget maintenance (Wang, Crammer & Vucetic, JMLR 13, 2012, Sec. 4):
+
+* removal: drop the vector of smallest |alpha|;
+* projection: drop it and add alpha_r K^{-1} k_r to the others (the inverse kernel matrix
+  is kept up to date in O(B^2) per change; weight degradation alpha_r^2 / (K^{-1})_rr);
+* merge (Gaussian kernel): z = h x_i + (1 - h) x_j, kappa = k(x_i, x_j),
+
+      alpha_z(h) = alpha_i kappa^((1-h)^2) + alpha_j kappa^(h^2)                       (closed form)
+      degradation D(h) = alpha_i^2 + alpha_j^2 + 2 alpha_i alpha_j kappa - alpha_z(h)^2,
+
+  h maximising |alpha_z| by golden-section search (h in [0, 1] for equal signs, outside it for
+  opposite signs), or read from a precomputed table over (alpha ratio, kappa)
+  (Glasmachers & Qaadan, arXiv:1806.10180), or by gradient steps on z (MM-GD);
+* multi-merge with M = ``n_merge`` points (arXiv:1806.10179, Sec. 3): the first point has the
+  smallest |alpha|, the M-1 partners have the smallest pairwise degradation with it; they are
+  merged as a cascade of binary merges (Algorithm 1, MM-BSGD: ``merge_solver`` 'golden' or
+  'lookup') or at once by gradient ascent on |sum_m alpha_m k(x_m, z)| (Algorithm 2, MM-GD:
+  ``merge_solver='gradient'``).
+
+The whole SGD pass, margins and maintenance run in numba (``cache=True``); budget
+maintenance is timed with ``objmode`` clocks (two per maintenance call).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, objmode
+
+MAINTENANCE = {"removal": 0, "projection": 1, "merge": 2}
+MERGE_SOLVERS = {"golden": 0, "lookup": 1, "gradient": 2}
+KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
+
+GOLDEN_ITERATIONS = 24           # interval shrinks by 0.618^24 ~ 1e-5
+LOOKUP_SIZE = 401                # table resolution in each of (ratio, kappa)
+_LN_KAPPA_FLOOR = -700.0         # exp() underflow guard
+_FAR = -30.0                     # ln kappa below this: the pair does not interact (kappa < 1e-13)
+_PROJECTION_RIDGE = 1e-8         # K + ridge I is inverted for projection
+_INV_GOLD = 0.6180339887498949
+
+# fit_stats layout (float64 array)
+ST_MAINT, ST_MERGES, ST_MAINT_TIME, ST_ADDED, ST_DEGR, ST_GD_ITER, ST_REMOVED, ST_STEPS = range(8)
+N_STATS = 8
+
+
+@dataclass
+class BudgetState:
+    """Everything SGD needs to continue on one binary problem (and what ``partial_fit`` keeps).
+
+    ``support_vectors`` (m x d), ``alpha`` (m,) with f(x) = sum_j alpha_j k(sv_j, x) + bias,
+    ``t`` steps taken so far, ``lam`` the regularisation parameter lambda.
+    """
+
+    support_vectors: np.ndarray
+    alpha: np.ndarray
+    bias: float = 0.0
+    t: int = 0
+    lam: float = 1.0
+    stats: np.ndarray = field(default_factory=lambda: np.zeros(N_STATS))
+    degradations: list = field(default_factory=list)
+
+    @classmethod
+    def empty(cls, n_features: int, lam: float) -> "BudgetState":
+        return cls(np.zeros((0, n_features)), np.zeros(0), 0.0, 0, float(lam))
+
+    @property
+    def n_support(self) -> int:
+        return self.alpha.shape[0]
+
+
+@dataclass(frozen=True)
+class BudgetConfig:
+    """Budget maintenance settings (numeric codes for the compiled loop)."""
+
+    budget: int
+    maintenance: str = "merge"
+    n_merge: int = 2
+    merge_solver: str = "golden"
+    kernel: str = "rbf"
+    gamma: float = 1.0
+    coef0: float = 0.0
+    degree: int = 3
+    golden_iterations: int = GOLDEN_ITERATIONS
+    same_sign_merge: bool = False
+
+    def __post_init__(self):
+        if int(self.budget) != self.budget or self.budget < 1:
+            raise ValueError(f"budget must be a positive integer, got {self.budget!r}")
+        if self.maintenance not in MAINTENANCE:
+            raise ValueError(f"maintenance must be one of {tuple(MAINTENANCE)}, got {self.maintenance!r}")
+        if self.merge_solver not in MERGE_SOLVERS:
+            raise ValueError(f"merge_solver must be one of {tuple(MERGE_SOLVERS)}, got {self.merge_solver!r}")
+        if int(self.n_merge) != self.n_merge or self.n_merge < 2:
+            raise ValueError(f"n_merge must be an integer >= 2, got {self.n_merge!r}")
+        if self.maintenance == "merge":
+            if self.kernel != "rbf":
+                raise ValueError("maintenance='merge' needs the Gaussian (rbf) kernel; "
+                                 f"use 'removal' or 'projection' with kernel={self.kernel!r}")
+            if self.n_merge > self.budget + 1:
+                raise ValueError(f"n_merge={self.n_merge} exceeds budget + 1 = {self.budget + 1}")
+        if self.kernel not in KERNEL_CODES:
+            raise ValueError(f"kernel must be one of {tuple(KERNEL_CODES)}, got {self.kernel!r}")
+
+
+# -- kernel values -----------------------------------------------------------------------------
+@njit(cache=True)
+def _kernel_value(dot, xsq, ysq, kcode, gamma, coef0, degree):
+    if kcode == 2:
+        d2 = xsq + ysq - 2.0 * dot
+        if d2 < 0.0:
+            d2 = 0.0
+        return np.exp(-gamma * d2)
+    if kcode == 0:
+        return dot
+    if kcode == 1:
+        return (gamma * dot + coef0) ** degree
+    return np.tanh(gamma * dot + coef0)
+
+
+@njit(cache=True)
+def _dots_dense(SV, n_sv, x, out):
+    d = x.shape[0]
+    for j in range(n_sv):
+        s = 0.0
+        for k in range(d):
+            s += SV[j, k] * x[k]
+        out[j] = s
+
+
+@njit(cache=True)
+def _dots_sparse(SV, n_sv, data, indices, lo, hi, out):
+    for j in range(n_sv):
+        s = 0.0
+        for p in range(lo, hi):
+            s += SV[j, indices[p]] * data[p]
+        out[j] = s
+
+
+# -- binary merge: h, alpha_z and the weight degradation -----------------------------------------
+@njit(cache=True)
+def merge_alpha(h, ai, aj, lnk):
+    """alpha_z(h) = ai kappa^((1-h)^2) + aj kappa^(h^2) with ln kappa = ``lnk`` (optimal alpha_z for z)."""
+    return ai * np.exp(lnk * (1.0 - h) * (1.0 - h)) + aj * np.exp(lnk * h * h)
+
+
+@njit(cache=True)
+def merge_degradation(h, ai, aj, lnk):
+    """||ai phi(xi) + aj phi(xj) - alpha_z phi(z)||^2 = ai^2 + aj^2 + 2 ai aj kappa - alpha_z^2."""
+    az = merge_alpha(h, ai, aj, lnk)
+    return ai * ai + aj * aj + 2.0 * ai * aj * np.exp(lnk) - az * az
+
+
+@njit(cache=True)
+def _golden(ai, aj, lnk, lo, hi, iterations):
+    """argmax over [lo, hi] of s * alpha_z(h), s the sign of the larger |alpha| (golden-section search)."""
+    if abs(aj) >= abs(ai):
+        s = 1.0 if aj >= 0 else -1.0
+    else:
+        s = 1.0 if ai >= 0 else -1.0
+    a, b = lo, hi
+    c = b - _INV_GOLD * (b - a)
+    d = a + _INV_GOLD * (b - a)
+    fc = s * merge_alpha(c, ai, aj, lnk)
+    fd = s * merge_alpha(d, ai, aj, lnk)
+    for _ in range(iterations):
+        if fc > fd:
+            b, d, fd = d, c, fc
+            c = b - _INV_GOLD * (b - a)
+            fc = s * merge_alpha(c, ai, aj, lnk)
+        else:
+            a, c, fc = c, d, fd
+            d = a + _INV_GOLD * (b - a)
+            fd = s * merge_alpha(d, ai, aj, lnk)
+    return 0.5 * (a + b)
+
+
+@njit(cache=True)
+def _opposite_sign_reach(lnk):
+    """How far outside [0, 1] (in units of ||xi - xj||) the merged point may lie: 3 kernel widths."""
+    r = 3.0 / np.sqrt(-lnk) if lnk < 0.0 else 50.0
+    return min(50.0, max(0.05, r))
+
+
+@njit(cache=True)
+def golden_h(ai, aj, lnk, iterations):
+    """h of the best merge z = h xi + (1-h) xj by golden-section search.
+
+    Equal signs: h in [0, 1] (in [0, 1/2] from the larger coefficient's side); opposite signs:
+    h < 0 beyond xj when |aj| >= |ai|, h > 1 beyond xi otherwise.
+    """
+    if lnk < _FAR:            # no interaction: keep the larger vector
+        return 0.0 if abs(aj) >= abs(ai) else 1.0
+    if abs(aj) >= abs(ai):
+        if ai * aj >= 0.0:
+            return _golden(ai, aj, lnk, 0.0, 0.5, iterations)
+        return _golden(ai, aj, lnk, -_opposite_sign_reach(lnk), 0.0, iterations)
+    # mirror: the roles of i and j swap, h -> 1 - h
+    return 1.0 - golden_h(aj, ai, lnk, iterations)
+
+
+# -- the precomputed table (Glasmachers & Qaadan, arXiv:1806.10180) ---------------------------
+@njit(cache=True)
+def _build_lookup(size, iterations):
+    """Table over r = a_small / a_large in [-1, 1] and kappa in [0, 1].
+
+    Stores h for r >= 0 (z = h x_small + (1-h) x_large) and u = h sqrt(-ln kappa) for r < 0
+    (the offset in kernel widths, bounded as kappa -> 1 where h itself diverges).
+    """
+    table = np.empty((size, size))
+    for a in range(size):
+        r = -1.0 + 2.0 * a / (size - 1)
+        for b in range(size):
+            kappa = b / (size - 1)
+            kappa = min(max(kappa, 1e-300), 1.0 - 1e-9)
+            lnk = np.log(kappa)
+            h = golden_h(r, 1.0, lnk, iterations)
+            table[a, b] = h if r >= 0.0 else h * np.sqrt(-lnk)
+    return table
+
+
+@njit(cache=True)
+def lookup_h(ai, aj, lnk, table):
+    """h from the table by bilinear interpolation (the degradation is then exact for this h)."""
+    if lnk < _FAR:
+        return 0.0 if abs(aj) >= abs(ai) else 1.0
+    if abs(aj) < abs(ai):
+        return 1.0 - lookup_h(aj, ai, lnk, table)
+    if aj == 0.0:
+        return 0.0
+    size = table.shape[0]
+    r = ai / aj
+    kappa = np.exp(lnk)
+    fa = (r + 1.0) * 0.5 * (size - 1)
+    fb = kappa * (size - 1)
+    ia = min(int(fa), size - 2)
+    ib = min(int(fb), size - 2)
+    wa = fa - ia
+    wb = fb - ib
+    v = ((1 - wa) * (1 - wb) * table[ia, ib] + wa * (1 - wb) * table[ia + 1, ib]
+         + (1 - wa) * wb * table[ia, ib + 1] + wa * wb * table[ia + 1, ib + 1])
+    if r >= 0.0:
+        return v
+    return v / np.sqrt(-lnk) if lnk < 0.0 else 0.0
+
+
+_LOOKUP = None
+
+
+def lookup_table() -> np.ndarray:
+    """The (computed once per process) merge table."""
+    global _LOOKUP
+    if _LOOKUP is None:
+        _LOOKUP = _build_lookup(LOOKUP_SIZE, 60)
+    return _LOOKUP
+
+
+@njit(cache=True)
+def _pair_h(ai, aj, lnk, solver, table, iterations):
+    if solver == 1:
+        return lookup_h(ai, aj, lnk, table)
+    return golden_h(ai, aj, lnk, iterations)
+
+
+# -- multi-merge by gradient ascent (Algorithm 2, MM-GD) ------------------------------------
+@njit(cache=True)
+def _g_at(Z, a, gamma, z, k):
+    """g(z) = sum_m a_m k(x_m, z); k receives the kernel values."""
+    s = 0.0
+    for m in range(Z.shape[0]):
+        d2 = 0.0
+        for c in range(Z.shape[1]):
+            diff = Z[m, c] - z[c]
+            d2 += diff * diff
+        k[m] = np.exp(-gamma * d2)
+        s += a[m] * k[m]
+    return s
+
+
+@njit(cache=True)
+def _gd_merge(Z, a, gamma, z, max_iter):
+    """z maximising |g(z)|, g(z) = sum_m a_m k(x_m, z) (then alpha_z = g(z), degradation = const - g^2).
+
+    Starts at the alpha-weighted mean; each step is the fixed-point (mean-shift) step
+    z <- sum a_m k_m x_m / sum a_m k_m, i.e. gradient ascent on g with step 1 / (2 gamma g),
+    halved while it does not increase |g|. Returns the number of iterations.
+    """
+    M, d = Z.shape
+    k = np.empty(M)
+    g = _g_at(Z, a, gamma, z, k)
+    it = 0
+    new = np.empty(d)
+    for it in range(1, max_iter + 1):
+        # gradient of g: 2 gamma sum a_m k_m (x_m - z); fixed-point step length 1/(2 gamma g)
+        step = 1.0
+        grad = np.zeros(d)
+        for m in range(M):
+            w = a[m] * k[m]
+            for c in range(d):
+                grad[c] += w * (Z[m, c] - z[c])
+        if g == 0.0:
+            break
+        improved = False
+        for _ in range(30):
+            for c in range(d):
+                new[c] = z[c] + step * grad[c] / g
+            g_new = _g_at(Z, a, gamma, new, k)
+            if abs(g_new) > abs(g):
+                improved = True
+                break
+            step *= 0.5
+        if not improved:
+            _g_at(Z, a, gamma, z, k)
+            break
+        rel = (abs(g_new) - abs(g)) / abs(g_new)
+        z[:] = new
+        g = g_new
+        if rel < 1e-10:
+            break
+    return it
+
+
+# -- budget maintenance ---------------------------------------------------------------------
+@njit(cache=True)
+def _remove_slot(SV, sv_sq, alpha, P, n_sv, r, with_inverse):
+    """Drop vector r (the last one moves into its slot); the inverse kernel matrix follows."""
+    last = n_sv - 1
+    if with_inverse:
+        # inverse of K without row/column r: P_-r,-r - P_-r,r P_r,-r / P_rr (in place, then move)
+        prr = P[r, r]
+        for i in range(n_sv):
+            if i == r:
+                continue
+            f = P[i, r] / prr
+            for j in range(n_sv):
+                if j != r:
+                    P[i, j] -= f * P[r, j]
+        if r != last:
+            for j in range(n_sv):
+                P[r, j] = P[last, j]
+            for i in range(n_sv):
+                P[i, r] = P[i, last]
+            P[r, r] = P[last, last]
+    if r != last:
+        SV[r, :] = SV[last, :]
+        sv_sq[r] = sv_sq[last]
+        alpha[r] = alpha[last]
+    return last
+
+
+@njit(cache=True)
+def _smallest(alpha, n_sv):
+    r = 0
+    best = abs(alpha[0])
+    for j in range(1, n_sv):
+        if abs(alpha[j]) < best:
+            best = abs(alpha[j])
+            r = j
+    return r
+
+
+@njit(cache=True)
+def _sq_dist(SV, i, z, zsq, svsq_i):
+    s = 0.0
+    for c in range(SV.shape[1]):
+        s += SV[i, c] * z[c]
+    d2 = svsq_i + zsq - 2.0 * s
+    return d2 if d2 > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, gamma, coef0, degree,
+              table, iterations, same_sign, stats, buf_lnk, buf_deg):
+    """One budget-maintenance step on the first ``n_sv`` rows; returns (new n_sv, weight degradation)."""
+    r = _smallest(alpha, n_sv)
+    stats[ST_MAINT] += 1
+    if maintenance == 0:                       # removal
+        deg = alpha[r] * alpha[r]
+        n_sv = _remove_slot(SV, sv_sq, alpha, P, n_sv, r, False)
+        stats[ST_REMOVED] += 1
+        return n_sv, deg
+    if maintenance == 1:                       # projection onto the span of the others
+        prr = P[r, r]
+        ar = alpha[r]
+        for j in range(n_sv):
+            if j != r:
+                alpha[j] -= ar * P[j, r] / prr
+        deg = ar * ar / prr
+        n_sv = _remove_slot(SV, sv_sq, alpha, P, n_sv, r, True)
+        stats[ST_REMOVED] += 1
+        return n_sv, deg
+
+    # merge: pairwise degradation of r with every other vector (vectorised over the budget)
+    d = SV.shape[1]
+    ar = alpha[r]
+    x_r = SV[r].copy()
+    for j in range(n_sv):
+        if j == r or (same_sign and alpha[j] * ar < 0.0):
+            buf_deg[j] = np.inf
+            continue
+        s = 0.0
+        for c in range(d):
+            s += SV[j, c] * x_r[c]
+        d2 = sv_sq[j] + sv_sq[r] - 2.0 * s
+        lnk = -gamma * (d2 if d2 > 0.0 else 0.0)
+        if lnk < _LN_KAPPA_FLOOR:
+            lnk = _LN_KAPPA_FLOOR
+        buf_lnk[j] = lnk
+        if solver == 2 and n_merge > 2:
+            # MM-GD ranks partners by the same pairwise degradation (golden-section search)
+            h = golden_h(ar, alpha[j], lnk, iterations)
+        else:
+            h = _pair_h(ar, alpha[j], lnk, solver, table, iterations)
+        buf_deg[j] = merge_degradation(h, ar, alpha[j], lnk)
+    m = min(n_merge, n_sv)
+    partners = np.argsort(buf_deg[:n_sv])[: m - 1]
+    while m > 2 and not np.isfinite(buf_deg[partners[m - 2]]):   # fewer same-sign partners than M-1
+        m -= 1
+        partners = partners[: m - 1]
+    if not np.isfinite(buf_deg[partners[0]]):     # no admissible partner at all: remove r
+        deg = ar * ar
+        stats[ST_REMOVED] += 1
+        return _remove_slot(SV, sv_sq, alpha, P, n_sv, r, False), deg
+
+    members = np.empty(m, dtype=np.int64)
+    members[0] = r
+    members[1:] = partners
+    Zm = np.empty((m, d))
+    am = np.empty(m)
+    for q in range(m):
+        Zm[q] = SV[members[q]]
+        am[q] = alpha[members[q]]
+
+    z = np.empty(d)
+    if solver == 2:                           # Algorithm 2: all m points at once by gradient ascent
+        total = am.sum()
+        if abs(total) > 1e-12 * np.abs(am).sum():
+            for c in range(d):
+                z[c] = (am * Zm[:, c]).sum() / total
+        else:
+            z[:] = Zm[np.argmax(np.abs(am))]
+        stats[ST_GD_ITER] += _gd_merge(Zm, am, gamma, z, 200)
+        stats[ST_MERGES] += 1
+    else:                                     # Algorithm 1: cascade of binary merges
+        z[:] = Zm[0]
+        az = am[0]
+        zsq = sv_sq[r]
+        for q in range(1, m):
+            xq = Zm[q]
+            s = 0.0
+            for c in range(d):
+                s += xq[c] * z[c]
+            d2 = sv_sq[members[q]] + zsq - 2.0 * s
+            lnk = -gamma * (d2 if d2 > 0.0 else 0.0)
+            if lnk < _LN_KAPPA_FLOOR:
+                lnk = _LN_KAPPA_FLOOR
+            if q == 1:
+                lnk = buf_lnk[members[1]]
+            h = _pair_h(az, am[q], lnk, solver, table, iterations)
+            az = merge_alpha(h, az, am[q], lnk)
+            for c in range(d):
+                z[c] = h * z[c] + (1.0 - h) * xq[c]
+            zsq = 0.0
+            for c in range(d):
+                zsq += z[c] * z[c]
+            stats[ST_MERGES] += 1
+    zsq = 0.0
+    for c in range(d):
+        zsq += z[c] * z[c]
+    # alpha_z optimal for z (closed form: projection onto phi(z)) and the exact degradation
+    g = 0.0
+    kk = 0.0
+    for q in range(m):
+        g += am[q] * np.exp(-gamma * _sq_dist(Zm, q, z, zsq, (Zm[q] * Zm[q]).sum()))
+        for p in range(m):
+            d2 = 0.0
+            for c in range(d):
+                diff = Zm[q, c] - Zm[p, c]
+                d2 += diff * diff
+            kk += am[q] * am[p] * np.exp(-gamma * d2)
+    deg = max(kk - g * g, 0.0)
+    # write z over r, then drop the partners (highest slot first so moves never touch them)
+    SV[r, :] = z
+    sv_sq[r] = zsq
+    alpha[r] = g
+    order = np.sort(partners)[::-1]
+    for q in range(order.shape[0]):
+        n_sv = _remove_slot(SV, sv_sq, alpha, P, n_sv, order[q], False)
+    return n_sv, deg
+
+
+@njit(cache=True)
+def _append_inverse(P, SV, sv_sq, n_sv, kcode, gamma, coef0, degree):
+    """Grow P = (K + ridge I)^{-1} by the new last vector (block inverse, O(m^2))."""
+    m = n_sv - 1
+    x = SV[m]
+    kx = np.empty(m)
+    for j in range(m):
+        s = 0.0
+        for c in range(SV.shape[1]):
+            s += SV[j, c] * x[c]
+        kx[j] = _kernel_value(s, sv_sq[j], sv_sq[m], kcode, gamma, coef0, degree)
+    kxx = _kernel_value(sv_sq[m], sv_sq[m], sv_sq[m], kcode, gamma, coef0, degree) + _PROJECTION_RIDGE
+    Pk = np.zeros(m)
+    for i in range(m):
+        s = 0.0
+        for j in range(m):
+            s += P[i, j] * kx[j]
+        Pk[i] = s
+    schur = kxx - (kx * Pk).sum()
+    if schur < _PROJECTION_RIDGE:
+        schur = _PROJECTION_RIDGE
+    for i in range(m):
+        for j in range(m):
+            P[i, j] += Pk[i] * Pk[j] / schur
+        P[i, m] = -Pk[i] / schur
+        P[m, i] = -Pk[i] / schur
+    P[m, m] = 1.0 / schur
+
+
+# -- the SGD pass ---------------------------------------------------------------------------
+@njit(cache=True)
+def _sgd_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, alpha, P, n_sv, bias, t,
+              lam, budget, maintenance, n_merge, solver, kcode, gamma, coef0, degree,
+              table, iterations, same_sign, stats, deg_log, n_log):
+    """Pegasos steps over ``order``; budget maintenance whenever more than ``budget`` vectors."""
+    kbuf = np.empty(SV.shape[0])
+    buf_lnk = np.empty(SV.shape[0])
+    buf_deg = np.empty(SV.shape[0])
+    d = SV.shape[1]
+    for p in range(order.shape[0]):
+        i = order[p]
+        t += 1
+        # margin f(x_i) with the current model
+        if sparse:
+            _dots_sparse(SV, n_sv, data, indices, indptr[i], indptr[i + 1], kbuf)
+        else:
+            _dots_dense(SV, n_sv, Xd[i], kbuf)
+        f = bias
+        for j in range(n_sv):
+            f += alpha[j] * _kernel_value(kbuf[j], sv_sq[j], x_sq[i], kcode, gamma, coef0, degree)
+        # regularisation step: alpha <- (1 - eta lambda) alpha = (1 - 1/t) alpha
+        shrink = 1.0 - 1.0 / t
+        for j in range(n_sv):
+            alpha[j] *= shrink
+        stats[ST_STEPS] += 1
+        if y[i] * f >= 1.0:
+            continue
+        eta = 1.0 / (lam * t)
+        # the violator joins the model
+        if sparse:
+            SV[n_sv, :] = 0.0
+            for q in range(indptr[i], indptr[i + 1]):
+                SV[n_sv, indices[q]] = data[q]
+        else:
+            for c in range(d):
+                SV[n_sv, c] = Xd[i, c]
+        sv_sq[n_sv] = x_sq[i]
+        alpha[n_sv] = eta * y[i]
+        n_sv += 1
+        stats[ST_ADDED] += 1
+        if maintenance == 1:
+            _append_inverse(P, SV, sv_sq, n_sv, kcode, gamma, coef0, degree)
+        if n_sv > budget:
+            with objmode(t0="f8"):
+                t0 = _clock()
+            n_sv, deg = _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode,
+                                  gamma, coef0, degree, table, iterations, same_sign, stats, buf_lnk, buf_deg)
+            with objmode(t1="f8"):
+                t1 = _clock()
+            stats[ST_MAINT_TIME] += t1 - t0
+            stats[ST_DEGR] += deg
+            if n_log < deg_log.shape[0]:
+                deg_log[n_log] = deg
+                n_log += 1
+    return n_sv, t, n_log
+
+
+def _clock() -> float:
+    import time
+    return time.perf_counter()
+
+
+# -- Python entry points --------------------------------------------------------------------
+def _row_arrays(X):
+    """(dense X or dummy, CSR data/indices/indptr or dummies, sparse flag, squared norms)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        X.sort_indices()
+        x_sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        return (np.zeros((1, 1)), X.data.astype(np.float64), X.indices.astype(np.int64),
+                X.indptr.astype(np.int64), True, x_sq)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return (X, np.zeros(1), np.zeros(1, dtype=np.int64), np.zeros(2, dtype=np.int64), False,
+            np.einsum("ij,ij->i", X, X))
+
+
+def _working_arrays(state: BudgetState, config: BudgetConfig, n_features: int):
+    cap = max(config.budget, state.n_support) + 1
+    SV = np.zeros((cap, n_features))
+    alpha = np.zeros(cap)
+    sv_sq = np.zeros(cap)
+    m = state.n_support
+    SV[:m] = state.support_vectors
+    alpha[:m] = state.alpha
+    sv_sq[:m] = np.einsum("ij,ij->i", SV[:m], SV[:m])
+    if config.maintenance == "projection":
+        P = np.zeros((cap, cap))
+        if m:
+            from ..kernels import Kernel
+            K = Kernel(config.kernel, config.gamma, config.degree, config.coef0).block(SV[:m], SV[:m])
+            P[:m, :m] = np.linalg.inv(K + _PROJECTION_RIDGE * np.eye(m))
+    else:
+        P = np.zeros((1, 1))
+    return SV, alpha, sv_sq, P
+
+
+def _codes(config: BudgetConfig):
+    table = lookup_table() if config.merge_solver == "lookup" else np.zeros((2, 2))
+    return (config.budget, MAINTENANCE[config.maintenance], int(config.n_merge),
+            MERGE_SOLVERS[config.merge_solver], KERNEL_CODES[config.kernel], float(config.gamma),
+            float(config.coef0), float(config.degree), table, int(config.golden_iterations), bool(config.same_sign_merge))
+
+
+def sgd_pass(state: BudgetState, X, y_pm, order, config: BudgetConfig) -> BudgetState:
+    """Continue SGD on ``state`` over the rows ``order`` of (X, y_pm); returns the new state.
+
+    ``y_pm`` holds +1/-1. One numba call runs the whole pass (margins, SGD steps, maintenance).
+    """
+    d = X.shape[1]
+    if state.support_vectors.shape[1] != d:
+        raise ValueError(f"X has {d} features, the budget model has {state.support_vectors.shape[1]}")
+    Xd, data, indices, indptr, sparse, x_sq = _row_arrays(X)
+    SV, alpha, sv_sq, P = _working_arrays(state, config, d)
+    stats = state.stats.copy()
+    deg_log = np.zeros(len(order))
+    (budget, maint, n_merge, solver, kcode, gamma, coef0, degree, table, iterations,
+     same_sign) = _codes(config)
+    n_sv, t, n_log = _sgd_pass(
+        Xd, data, indices, indptr, sparse, x_sq, np.ascontiguousarray(y_pm, dtype=np.float64),
+        np.ascontiguousarray(order, dtype=np.int64), SV, sv_sq, alpha, P, state.n_support,
+        float(state.bias), int(state.t), float(state.lam), budget, maint, n_merge, solver, kcode,
+        gamma, coef0, degree, table, iterations, same_sign, stats, deg_log, 0)
+    return BudgetState(SV[:n_sv].copy(), alpha[:n_sv].copy(), float(state.bias), int(t), state.lam,
+                       stats, state.degradations + [deg_log[:n_log]])
+
+
+def reduce_to_budget(state: BudgetState, config: BudgetConfig, budget: int | None = None) -> BudgetState:
+    """Apply budget maintenance until at most ``budget`` (default ``config.budget``) vectors remain.
+
+    Use it to shrink any expansion f = sum_j alpha_j k(sv_j, .) + b, e.g. the union of models
+    trained on separate chunks (concatenate vectors, average coefficients, then reduce).
+    """
+    budget = config.budget if budget is None else int(budget)
+    if budget < 1:
+        raise ValueError(f"budget must be a positive integer, got {budget!r}")
+    d = state.support_vectors.shape[1]
+    SV, alpha, sv_sq, P = _working_arrays(state, config, d)
+    stats = state.stats.copy()
+    (_, maint, n_merge, solver, kcode, gamma, coef0, degree, table, iterations,
+     same_sign) = _codes(config)
+    buf_lnk = np.empty(SV.shape[0])
+    buf_deg = np.empty(SV.shape[0])
+    n_sv = state.n_support
+    degs = []
+    while n_sv > budget:
+        # never merge more points than needed to reach the budget
+        m = min(n_merge, n_sv - budget + 1)
+        n_sv, deg = _maintain(SV, sv_sq, alpha, P, n_sv, maint, m, solver, kcode, gamma, coef0,
+                              degree, table, iterations, same_sign, stats, buf_lnk, buf_deg)
+        degs.append(deg)
+    stats[ST_DEGR] += float(np.sum(degs))
+    return BudgetState(SV[:n_sv].copy(), alpha[:n_sv].copy(), state.bias, state.t, state.lam, stats,
+                       state.degradations + [np.asarray(degs)])
+
+
+def optimal_bias(margins, y_pm, weights=None) -> float:
+    """argmin_b sum_i w_i max(0, 1 - y_i (g_i + b)) for fixed g = ``margins`` (exact).
+
+    The objective is convex piecewise linear with breakpoints b_i = y_i - g_i; its slope is
+    -W_+ left of all of them and grows by w_i at each, so the minimum is at the breakpoint
+    where the cumulative weight reaches W_+ = sum of positive-class weights (a weighted median).
+    """
+    g = np.asarray(margins, dtype=np.float64)
+    y = np.asarray(y_pm, dtype=np.float64)
+    w = np.ones_like(g) if weights is None else np.asarray(weights, dtype=np.float64)
+    if g.size == 0:
+        return 0.0
+    breaks = y - g
+    order = np.argsort(breaks, kind="stable")
+    cum = np.cumsum(w[order])
+    target = w[y > 0].sum()
+    k = int(np.searchsorted(cum, target - 1e-12 * max(cum[-1], 1.0)))
+    if k >= breaks.size - 1:
+        return float(breaks[order[-1]])
+    if abs(cum[k] - target) <= 1e-12 * max(cum[-1], 1.0):
+        return float(0.5 * (breaks[order[k]] + breaks[order[k + 1]]))  # flat stretch: its middle
+    return float(breaks[order[k]])

@@ -1,0 +1,310 @@
+"""BSGDClassifier and the budgeted SGD solver: merge math vs brute force, budget invariants,
+a pure-Python reference of the SGD loop, partial_fit, files, bad input."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import StandardScaler
+
+from leansvm import SVC, BSGDClassifier
+from leansvm.io import load_libsvm_model, load_model, save_libsvm_model, save_model
+from leansvm.solvers import bsgd
+
+GAMMA = 0.5
+
+
+def _problem(n=300, d=4, classes=2, seed=0):
+    X, y = make_classification(n_samples=n, n_features=d, n_informative=d - 1, n_redundant=0,
+                               n_classes=classes, n_clusters_per_class=1, flip_y=0.02, random_state=seed)
+    return StandardScaler().fit_transform(X), y
+
+
+# -- merge math ---------------------------------------------------------------------------
+def _feature_space_degradation(ai, aj, xi, xj, h, gamma):
+    """||ai phi(xi) + aj phi(xj) - alpha_z phi(z)||^2 from kernel values, alpha_z optimal."""
+    k = lambda u, v: np.exp(-gamma * np.sum((u - v) ** 2))  # noqa: E731
+    z = h * xi + (1 - h) * xj
+    az = ai * k(xi, z) + aj * k(xj, z)
+    return ai**2 + aj**2 + az**2 + 2 * ai * aj * k(xi, xj) - 2 * az * (ai * k(xi, z) + aj * k(xj, z))
+
+
+def _random_pairs(seed, n=60):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        ai, aj = rng.uniform(0.05, 3.0, 2) * rng.choice([-1, 1], 2)
+        lnk = -rng.uniform(0.01, 6.0)
+        yield ai, aj, lnk
+
+
+def test_merge_degradation_formula_matches_feature_space():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        xi, xj = rng.normal(size=(2, 3))
+        ai, aj = rng.normal(size=2)
+        h = rng.uniform(-1, 2)
+        lnk = -GAMMA * np.sum((xi - xj) ** 2)
+        assert bsgd.merge_degradation(h, ai, aj, lnk) == pytest.approx(
+            _feature_space_degradation(ai, aj, xi, xj, h, GAMMA), rel=1e-10, abs=1e-12)
+
+
+def test_golden_section_h_matches_fine_grid():
+    grid = np.linspace(-60, 61, 1_210_001)
+    for ai, aj, lnk in _random_pairs(1):
+        h = bsgd.golden_h(ai, aj, lnk, 60)
+        az = ai * np.exp(lnk * (1 - grid) ** 2) + aj * np.exp(lnk * grid**2)
+        best = grid[np.argmax(az**2)]
+        deg_grid = ai**2 + aj**2 + 2 * ai * aj * np.exp(lnk) - np.max(az**2)
+        deg = bsgd.merge_degradation(h, ai, aj, lnk)
+        assert deg <= deg_grid + 1e-9 * (ai**2 + aj**2)
+        if ai * aj > 0:
+            assert 0.0 <= h <= 1.0
+        else:
+            assert h <= 0.0 or h >= 1.0
+        # h itself is the grid's argmax wherever the optimum is well defined
+        if deg_grid > 1e-6 * (ai**2 + aj**2):
+            assert h == pytest.approx(best, abs=2e-3 * max(1.0, abs(best)))
+
+
+def test_lookup_table_agrees_with_golden_section():
+    table = bsgd.lookup_table()
+    worst = 0.0
+    for ai, aj, lnk in _random_pairs(2, n=300):
+        dg = bsgd.merge_degradation(bsgd.golden_h(ai, aj, lnk, 60), ai, aj, lnk)
+        dl = bsgd.merge_degradation(bsgd.lookup_h(ai, aj, lnk, table), ai, aj, lnk)
+        assert dl >= dg - 1e-9 * (ai**2 + aj**2)          # golden is (near) optimal
+        worst = max(worst, (dl - dg) / (ai**2 + aj**2))
+    assert worst < 1e-3
+
+
+def test_gradient_merge_of_two_points_matches_golden():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        Z = rng.normal(scale=0.7, size=(2, 3))
+        a = rng.uniform(0.2, 2.0, 2)
+        lnk = -GAMMA * np.sum((Z[0] - Z[1]) ** 2)
+        h = bsgd.golden_h(a[0], a[1], lnk, 60)
+        z = a @ Z / a.sum()
+        bsgd._gd_merge(Z, a, GAMMA, z, 500)
+        k = np.exp(-GAMMA * np.sum((Z - z) ** 2, axis=1))
+        deg_gd = a @ np.exp(-GAMMA * ((Z[:, None] - Z[None]) ** 2).sum(-1)) @ a - (a @ k) ** 2
+        deg_golden = bsgd.merge_degradation(h, a[0], a[1], lnk)
+        assert deg_gd == pytest.approx(deg_golden, rel=1e-4, abs=1e-9)
+
+
+def test_optimal_bias_minimises_the_hinge_loss():
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        g = rng.normal(size=40)
+        y = np.where(rng.random(40) < 0.3, 1.0, -1.0)
+        b = bsgd.optimal_bias(g, y)
+        grid = np.linspace(-6, 6, 24001)
+        loss = np.maximum(0, 1 - y[:, None] * (g[:, None] + grid)).sum(0)
+        assert np.maximum(0, 1 - y * (g + b)).sum() <= loss.min() + 1e-9
+
+
+# -- a pure-Python reference of the SGD loop ------------------------------------------------
+def _swap_remove(items, r):
+    """Remove item r by moving the last one into its slot (the compiled loop's order, which
+    matters: plain BSGD coefficients all have the same |alpha| = 1/(lambda t), so the smallest
+    |alpha| is a tie broken by position)."""
+    items[r] = items[-1]
+    items.pop()
+
+
+def _reference_bsgd(X, y, order, lam, budget, maintenance):
+    """Algorithmic transcription (removal / projection / binary golden merge), no tricks."""
+    SV, alpha = [], []
+    k = lambda u, v: np.exp(-GAMMA * np.sum((u - v) ** 2))  # noqa: E731
+    for t, i in enumerate(order, start=1):
+        f = sum(a * k(s, X[i]) for s, a in zip(SV, alpha))
+        alpha = [a * (1 - 1 / t) for a in alpha]
+        if y[i] * f >= 1:
+            continue
+        SV.append(X[i].copy())
+        alpha.append(y[i] / (lam * t))
+        if len(SV) <= budget:
+            continue
+        r = int(np.argmin(np.abs(alpha)))
+        if maintenance == "removal":
+            _swap_remove(SV, r)
+            _swap_remove(alpha, r)
+        elif maintenance == "projection":
+            others = [j for j in range(len(SV)) if j != r]
+            K = np.array([[k(SV[a], SV[b]) for b in others] for a in others])
+            kr = np.array([k(SV[a], SV[r]) for a in others])
+            beta = np.linalg.solve(K + 1e-8 * np.eye(len(others)), kr)
+            for q, j in enumerate(others):
+                alpha[j] += alpha[r] * beta[q]
+            _swap_remove(SV, r)
+            _swap_remove(alpha, r)
+        else:
+            best, best_j, best_h = np.inf, -1, 0.0
+            for j in range(len(SV)):
+                if j == r:
+                    continue
+                lnk = -GAMMA * np.sum((SV[r] - SV[j]) ** 2)
+                h = bsgd.golden_h(alpha[r], alpha[j], lnk, bsgd.GOLDEN_ITERATIONS)
+                deg = bsgd.merge_degradation(h, alpha[r], alpha[j], lnk)
+                if deg < best:
+                    best, best_j, best_h = deg, j, h
+            z = best_h * SV[r] + (1 - best_h) * SV[best_j]
+            az = alpha[r] * k(SV[r], z) + alpha[best_j] * k(SV[best_j], z)
+            SV[r], alpha[r] = z, az
+            _swap_remove(SV, best_j)
+            _swap_remove(alpha, best_j)
+    return np.array(SV), np.array(alpha)
+
+
+@pytest.mark.parametrize("maintenance", ["removal", "projection", "merge"])
+def test_compiled_loop_matches_python_reference(maintenance):
+    X, y01 = _problem(n=150, d=3, seed=5)
+    y = np.where(y01 == 1, 1.0, -1.0)
+    order = np.random.default_rng(0).permutation(len(y))
+    lam, budget = 1.0 / (len(y) * 10.0), 12
+    ref_sv, ref_alpha = _reference_bsgd(X, y, order, lam, budget, maintenance)
+    cfg = bsgd.BudgetConfig(budget=budget, maintenance=maintenance, gamma=GAMMA)
+    state = bsgd.sgd_pass(bsgd.BudgetState.empty(3, lam), X, y, order, cfg)
+    assert state.n_support == len(ref_alpha) <= budget
+    sv, a, rsv, ra = state.support_vectors, state.alpha, ref_sv, ref_alpha
+    scale = np.abs(ra).max()
+    tol = 1e-6 if maintenance == "projection" else 1e-9
+    np.testing.assert_allclose(a, ra, rtol=tol, atol=tol * scale)
+    np.testing.assert_allclose(sv, rsv, rtol=1e-6, atol=1e-6)
+
+
+# -- the estimator ------------------------------------------------------------------------
+CONFIGS = [("removal", 2, "golden"), ("projection", 2, "golden"), ("merge", 2, "golden"),
+           ("merge", 3, "golden"), ("merge", 4, "lookup"), ("merge", 3, "gradient"), ("merge", 5, "gradient")]
+
+
+@pytest.mark.parametrize("maintenance,n_merge,solver", CONFIGS)
+def test_budget_is_never_exceeded(maintenance, n_merge, solver):
+    X, y = _problem(n=400, classes=3, seed=6)
+    clf = BSGDClassifier(budget=15, C=10, gamma=GAMMA, maintenance=maintenance, n_merge=n_merge,
+                         merge_solver=solver, epochs=2, random_state=0).fit(X, y)
+    for state in clf.states_:
+        assert state.n_support <= 15
+    stats = clf.fit_stats_
+    assert stats["n_maintenance"] > 0
+    assert stats["n_added"] - stats["n_maintenance"] * (n_merge - 1 if maintenance == "merge" else 1) \
+        <= 15 * len(clf.states_)
+    assert 0.0 <= stats["maintenance_fraction"] <= 1.0
+    assert stats["degradations"].size == stats["n_maintenance"]
+    assert np.all(stats["degradations"] >= 0)
+    assert clf.expansion_.n_support <= 15 * 3
+    assert clf.score(X, y) > 0.6
+
+
+def test_accuracy_close_to_exact_svc():
+    X, y = _problem(n=1200, d=5, seed=7)
+    Xtr, ytr, Xte, yte = X[:900], y[:900], X[900:], y[900:]
+    exact = SVC(C=1.0, gamma=0.2).fit(Xtr, ytr).score(Xte, yte)
+    for maintenance, n_merge in (("merge", 2), ("merge", 3)):
+        clf = BSGDClassifier(budget=100, C=1.0, gamma=0.2, maintenance=maintenance, n_merge=n_merge,
+                             epochs=3, random_state=0).fit(Xtr, ytr)
+        assert clf.score(Xte, yte) >= exact - 0.04
+        assert clf.expansion_.n_support <= 100
+
+
+def test_refit_keeps_vectors_and_does_not_hurt_training_objective():
+    X, y = _problem(n=600, seed=8)
+    base = BSGDClassifier(budget=30, C=1.0, gamma=GAMMA, random_state=0).fit(X, y)
+    refit = BSGDClassifier(budget=30, C=1.0, gamma=GAMMA, refit=True, random_state=0).fit(X, y)
+    rows = lambda sv: sv[np.lexsort(sv.T)]  # noqa: E731  (refit may flip signs: class order changes)
+    np.testing.assert_array_equal(rows(base.support_vectors_), rows(refit.support_vectors_))
+    assert refit.score(X, y) >= base.score(X, y) - 0.02
+
+
+def test_partial_fit_on_one_chunk_equals_fit():
+    X, y = _problem(n=300, classes=3, seed=9)
+    for multiclass in ("ovr", "ovo"):
+        a = BSGDClassifier(budget=20, C=5, gamma=GAMMA, multiclass=multiclass, random_state=3).fit(X, y)
+        b = BSGDClassifier(budget=20, C=5, gamma=GAMMA, multiclass=multiclass, random_state=3)
+        b.partial_fit(X, y, classes=np.unique(y))
+        np.testing.assert_array_equal(a.expansion_.coef, b.expansion_.coef)
+        np.testing.assert_array_equal(a.expansion_.support_vectors, b.expansion_.support_vectors)
+        np.testing.assert_array_equal(a.intercept_, b.intercept_)
+
+
+def test_partial_fit_streams_chunks_and_continues_t():
+    X, y = _problem(n=900, seed=10)
+    clf = BSGDClassifier(budget=25, C=5, gamma=GAMMA, n_merge=3, random_state=0)
+    for chunk in np.array_split(np.arange(900), 3):
+        clf.partial_fit(X[chunk], y[chunk], classes=[0, 1], n_samples_total=900)
+        assert clf.expansion_.n_support <= 25
+    assert clf.t_.tolist() == [900]
+    assert clf.states_[0].lam == pytest.approx(1 / (900 * 5))
+    assert clf.score(X, y) > 0.8
+
+
+def test_union_of_chunk_models_reduces_to_budget():
+    X, y = _problem(n=800, seed=11)
+    parts = [BSGDClassifier(budget=20, C=5, gamma=GAMMA, random_state=s).fit(X[s::2], y[s::2]).states_[0]
+             for s in range(2)]
+    union = bsgd.BudgetState(np.vstack([p.support_vectors for p in parts]),
+                             np.concatenate([p.alpha for p in parts]) / 2,
+                             bias=float(np.mean([p.bias for p in parts])), t=800, lam=parts[0].lam)
+    model = BSGDClassifier.from_states([union], classes=[0, 1], budget=20, gamma=GAMMA, n_merge=2)
+    assert model.expansion_.n_support == 40
+    before = model.score(X, y)
+    model.reduce_to_budget()
+    assert model.expansion_.n_support <= 20
+    assert model.score(X, y) > before - 0.05
+
+
+def test_libsvm_and_native_files_round_trip(tmp_path):
+    for classes, multiclass in ((2, "ovo"), (3, "ovo"), (3, "ovr")):
+        X, y = _problem(n=300, classes=classes, seed=12)
+        clf = BSGDClassifier(budget=20, C=5, gamma=GAMMA, multiclass=multiclass, random_state=0).fit(X, y)
+        native = tmp_path / f"m{classes}{multiclass}.npz"
+        save_model(clf, native)
+        back = load_model(native)
+        assert type(back) is BSGDClassifier
+        np.testing.assert_array_equal(back.predict(X), clf.predict(X))
+        if multiclass == "ovo":
+            path = tmp_path / f"m{classes}.libsvm"
+            save_libsvm_model(clf, path)
+            loaded = load_libsvm_model(path)
+            np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
+            np.testing.assert_allclose(loaded.decision_function(X), clf.decision_function(X),
+                                       rtol=1e-9, atol=1e-9)
+
+
+def test_sparse_and_dense_input_give_the_same_model():
+    import scipy.sparse as sp
+    X, y = _problem(n=200, seed=13)
+    X[np.abs(X) < 0.7] = 0.0
+    a = BSGDClassifier(budget=15, C=5, gamma=GAMMA, random_state=0).fit(X, y)
+    b = BSGDClassifier(budget=15, C=5, gamma=GAMMA, random_state=0).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(a.expansion_.coef, b.expansion_.coef, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("params,match", [
+    (dict(budget=0), "budget"), (dict(budget=2.5), "budget"), (dict(C=1, lambda_=1), "either C or lambda_"),
+    (dict(C=-1), "C must be"), (dict(lambda_=np.nan), "lambda_"), (dict(maintenance="drop"), "maintenance"),
+    (dict(n_merge=1), "n_merge"), (dict(merge_solver="newton"), "merge_solver"), (dict(epochs=0), "epochs"),
+    (dict(kernel="linear"), "rbf"), (dict(multiclass="cs"), "multiclass"), (dict(budget=3, n_merge=5), "n_merge"),
+])
+def test_bad_parameters_raise(params, match):
+    X, y = _problem(n=60, seed=14)
+    with pytest.raises(ValueError, match=match):
+        BSGDClassifier(gamma=GAMMA, **params).fit(X, y)
+
+
+def test_bad_data_raises():
+    X, y = _problem(n=60, seed=15)
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        BSGDClassifier(budget=5).fit(Xn, y)
+    with pytest.raises(ValueError, match="two classes"):
+        BSGDClassifier(budget=5).fit(X, np.zeros(60))
+    clf = BSGDClassifier(budget=5, gamma=GAMMA).partial_fit(X, y, classes=[0, 1])
+    with pytest.raises(ValueError, match="not in classes"):
+        clf.partial_fit(X, np.full(60, 7))
+    with pytest.raises(ValueError, match="features"):
+        clf.partial_fit(X[:, :2], y)
+    with pytest.raises(ValueError, match="at least two classes"):
+        BSGDClassifier(budget=5).partial_fit(X, np.zeros(60))
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :3])
