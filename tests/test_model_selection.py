@@ -1,0 +1,86 @@
+"""SVCCV: cross-validated (C, gamma) over screened paths, against GridSearchCV on the same folds."""
+
+import numpy as np
+import pytest
+from joblib import parallel_config
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+from leansvm import SVCCV, svm_path
+
+CS = [0.1, 0.5, 2.0, 8.0]
+GAMMAS = [0.05, 0.5]
+
+
+class ColdAugmentedSVC(ClassifierMixin, BaseEstimator):
+    """The same formulation fitted cold at one C (no path, no screening): GridSearchCV's candidate."""
+
+    def __init__(self, C=1.0, gamma=0.1):
+        self.C = C
+        self.gamma = gamma
+
+    def fit(self, X, y):
+        self.model_ = svm_path(X, y, [self.C], gamma=self.gamma, screening=None, tol=1e-4).models[0]
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=180, n_features=6, n_informative=4, n_classes=3,
+                               n_clusters_per_class=1, flip_y=0.05, random_state=4)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def test_svccv_matches_grid_search_on_the_same_folds(data):
+    X, y = data
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    search = SVCCV(Cs=CS, gammas=GAMMAS, cv=cv, tol=1e-4).fit(X, y)
+    grid = GridSearchCV(ColdAugmentedSVC(), {"C": CS, "gamma": GAMMAS}, cv=cv).fit(X, y)
+    assert [p for p in search.cv_results_["params"]] == grid.cv_results_["params"]
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"],
+                               atol=0.012)   # at most one test sample of one fold may flip
+    assert search.best_params_ == grid.best_params_
+    assert search.best_score_ == pytest.approx(grid.best_score_, abs=0.012)
+    # the refitted model is the selected one, on all data
+    best = search.best_estimator_
+    assert best.C == search.best_params_["C"] and best._gamma == search.best_params_["gamma"]
+    np.testing.assert_array_equal(search.predict(X), best.predict(X))
+    assert search.score(X, y) > 0.8
+    assert search.screening_rate_.shape == (2, 3)
+    assert np.all((search.screening_rate_ >= 0) & (search.screening_rate_ <= 1))
+
+
+def test_parallel_workers_give_the_same_result(data):
+    X, y = data
+    one = SVCCV(Cs=CS[:3], gammas=[0.5], cv=3, n_jobs=1).fit(X, y)
+    with parallel_config(backend="threading"):     # process start-up is too slow for a unit test
+        two = SVCCV(Cs=CS[:3], gammas=[0.5], cv=3, n_jobs=2).fit(X, y)
+    np.testing.assert_allclose(one.cv_results_["mean_test_score"], two.cv_results_["mean_test_score"])
+    assert one.best_params_ == two.best_params_
+
+
+def test_estimator_api(data):
+    X, y = data
+    est = SVCCV(Cs=[1.0, 4.0], gammas=[0.3], cv=2, refit=False)
+    assert clone(est).get_params()["Cs"] == [1.0, 4.0]
+    est.set_params(cv=3).fit(X, y)
+    assert not hasattr(est, "best_estimator_") and "split2_test_score" in est.cv_results_
+    with pytest.raises(Exception):   # NotFittedError: refit=False leaves no model
+        est.predict(X)
+
+
+def test_bad_input(data):
+    X, y = data
+    with pytest.raises(ValueError, match="gammas"):
+        SVCCV(gammas=[]).fit(X, y)
+    with pytest.raises(ValueError, match="unregularised bias"):
+        SVCCV(fit_intercept="equality", screening="it").fit(X, y)
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError):
+        SVCCV(Cs=[1.0]).fit(Xn, y)

@@ -1,0 +1,99 @@
+"""Regularisation paths: screened + warm-started solutions equal unscreened ones."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from leansvm import svm_path
+from leansvm.kernels import Kernel
+from leansvm.solvers.path import binary_path
+
+from .test_screening import exact_box_qp, gram
+
+CS = np.logspace(-0.6, 0.6, 7)           # C ratio 0.63 between neighbours
+_PLAIN = {}
+
+
+@pytest.fixture(scope="module")
+def binary():
+    X, y = make_classification(n_samples=160, n_features=5, n_informative=3, flip_y=0.05,
+                               random_state=3)
+    return (X - X.mean(0)) / X.std(0), np.where(y == 1, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("kernel,screening", [(Kernel("linear"), "it"), (Kernel("rbf", gamma=0.4), "it"),
+                                              (Kernel("rbf", gamma=0.4), "bt1"), (Kernel("rbf", gamma=0.4), "bt2")],
+                         ids=["linear-it", "rbf-it", "rbf-bt1", "rbf-bt2"])
+def test_screened_path_equals_exact_optima(binary, kernel, screening):
+    X, y = binary
+    Q = gram(X, y, kernel)
+    points = binary_path(X, y, CS, kernel, screening=screening, tol=1e-6,
+                         solver_options={"random_state": 0})
+    if kernel.name not in _PLAIN:
+        _PLAIN[kernel.name] = binary_path(X, y, CS, kernel, screening=None, warm_start=False, tol=1e-6,
+                                          solver_options={"random_state": 0})
+    plain = _PLAIN[kernel.name]
+    screened_any = 0
+    for p, q in zip(points, plain):
+        a = exact_box_qp(Q, np.full(y.size, p.C))
+        exact = 0.5 * a @ Q @ a - a.sum()
+        assert p.fit.dual_objective == pytest.approx(exact, rel=1e-6)
+        assert p.fit.dual_objective == pytest.approx(q.fit.dual_objective, rel=1e-6)
+        assert p.n_screened <= p.n_non_sv + 1          # a rate above 1 would mean a wrong screen
+        screened_any += p.n_screened
+    assert points[0].n_screened == 0                    # no reference for the first C
+    if screening != "bt2":
+        assert screened_any > 0
+
+
+def test_trivial_start_uses_lemma9(binary):
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    points = binary_path(X, y, [1e-4, 1e-3, 0.1, 1.0], kernel, trivial_start=True, tol=1e-6)
+    assert points[0].extra.get("lemma9")
+    np.testing.assert_allclose(points[0].fit.alpha, 1e-4)
+    Q = gram(X, y, kernel)
+    for p in points:
+        a = exact_box_qp(Q, np.full(y.size, p.C))
+        assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
+
+
+def test_multiclass_path_matches_unscreened_models(multiclass_problem):
+    X, y = multiclass_problem
+    Cs = [0.8, 0.9, 1.0]
+    screened = svm_path(X, y, Cs, gamma=0.5, screening="it", tol=1e-5)
+    plain = svm_path(X, y, Cs, gamma=0.5, screening=None, tol=1e-5)
+    assert len(screened.models) == 3 and screened.models[0].classes_.size == 4
+    for a, b, oa, ob in zip(screened.models, plain.models, screened.dual_objectives, plain.dual_objectives):
+        assert oa.shape == (6,)                           # one dual objective per pair
+        np.testing.assert_allclose(oa, ob, rtol=1e-5)
+        assert np.mean(a.predict(X) == b.predict(X)) > 0.99
+        assert a.score(X, y) > 0.8
+    assert np.all(screened.screening_rate[1:] > 0) and screened.screening_rate[0] == 0
+    assert np.all(screened.screening_rate <= 1.0)
+    assert screened.rule_seconds.shape == screened.solve_seconds.shape == (3,)
+    assert [row["C"] for row in screened.table()] == Cs
+
+
+def test_equality_bias_runs_without_screening(binary):
+    X, y = binary
+    from leansvm import SVC
+    path = svm_path(X, y, [0.5, 2.0], gamma=0.4, fit_intercept="equality", screening=None, tol=1e-5)
+    ref = SVC(C=2.0, gamma=0.4, tol=1e-5).fit(X, y)
+    assert path.dual_objectives[1][0] == pytest.approx(ref.dual_objective_[0], rel=1e-5)
+    with pytest.raises(ValueError, match="unregularised bias"):
+        svm_path(X, y, [0.5, 2.0], fit_intercept="equality", screening="it")
+
+
+def test_bad_arguments(binary):
+    X, y = binary
+    with pytest.raises(ValueError, match="positive"):
+        svm_path(X, y, [0.0, 1.0])
+    with pytest.raises(ValueError, match="repeat"):
+        svm_path(X, y, [1.0, 1.0])
+    with pytest.raises(ValueError, match="screening"):
+        svm_path(X, y, [1.0], screening="dome")
+    with pytest.raises(ValueError, match="fit_intercept"):
+        svm_path(X, y, [1.0], fit_intercept="maybe")
+    with pytest.raises(ValueError):
+        svm_path(X, np.zeros(y.size), [1.0])              # one class
