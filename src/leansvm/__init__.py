@@ -10,6 +10,8 @@ from .estimators import SVC, KernelClassifierMixin
 from .expansion import KernelExpansion
 from .kernels import Kernel
 from .lean import fit_lean
+from .model_selection import SVCCV, svm_path
 
-__all__ = ["BSGDClassifier", "BudgetSVC", "CompressedSVC", "compress", "SVC", "Kernel", "KernelExpansion", "KernelClassifierMixin", "fit_lean"]
+__all__ = ["BSGDClassifier", "BudgetSVC", "CompressedSVC", "compress", "SVC", "Kernel", "KernelExpansion", "KernelClassifierMixin", "fit_lean",
+           "SVCCV", "svm_path"]
 __version__ = "0.1.0"
