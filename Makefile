@@ -11,7 +11,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[datasets,plot,dev]"
+	$(PY) -m pip install --quiet -e ".[datasets,plot,dev,dask,onnx]"
 	touch $(STAMP)
 
 demo: $(STAMP)
