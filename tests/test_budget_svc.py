@@ -259,3 +259,21 @@ def test_global_violation_matches_stopping_rule(binary_problem):
     G = yb * (kernel(X) @ (fit.alpha * yb)) - 1
     slack = 20.0 - fit.alpha.sum()
     assert max_violation(fit.alpha, yb, G, np.full(yb.size, 1.0), slack if slack > 1e-12 else 0.0) <= 1e-4
+
+
+# -- command line ----------------------------------------------------------------------------------
+def test_cli_train_budget(binary_problem, tmp_path, capsys):
+    from sklearn.datasets import dump_svmlight_file
+
+    from leansvm import cli
+
+    X, y = binary_problem
+    data = tmp_path / "train.txt"
+    dump_svmlight_file(X, np.where(y == 1, 1, -1), str(data), zero_based=False)
+    model_path = tmp_path / "b.model"
+    assert cli.main(["train", "--algorithm", "budget-l2", "--budget", "25", "-g", "0.2", "-q",
+                     str(data), str(model_path)]) == 0
+    model = io.load_libsvm_model(model_path)
+    assert model.expansion_.n_support == 25
+    assert cli.main(["train", "--algorithm", "budget-l1", str(data), str(model_path)]) == 2
+    assert "--budget" in capsys.readouterr().err

@@ -82,6 +82,11 @@ def _train_parser(sub):
                    help="LIBSVM's shrinking switch (accepted, no effect)")
     p.add_argument("--help", action="help", help="show this help message and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    p.add_argument("--algorithm", choices=("svc", "budget-l1", "budget-l2"), default="svc",
+                   help="svc (exact C-SVC, default) or budget-l1 / budget-l2 (Dekel & Singer's SVM on "
+                        "a budget, leansvm.BudgetSVC; needs --budget)")
+    p.add_argument("--budget", type=int, metavar="B",
+                   help="budget B of budget-l1 / budget-l2 (SVs kept per binary problem after pruning)")
     p.set_defaults(func=cmd_train)
 
 
@@ -367,12 +372,28 @@ def cmd_train(args) -> int:
     params = _train_options(args, X, y, ds)
     _check_integer_labels(y, args.model)
     start = time.perf_counter()
-    model = SVC(random_state=0, **params).fit(X, y)  # reproducible, as svm-train
+    if args.algorithm in ("budget-l1", "budget-l2"):
+        model = _budget_model(args, params).fit(X, y)
+    else:
+        model = SVC(random_state=0, **params).fit(X, y)  # reproducible, as svm-train
     elapsed = time.perf_counter() - start
     save_any_model(model, args.model)
     if not args.quiet:
         _print_train_summary(model, X, described, elapsed, args.model)
     return 0
+
+
+def _budget_model(args, params):
+    """leansvm.BudgetSVC for ``--algorithm budget-l1|budget-l2 --budget B``."""
+    from .budget_svc import BudgetSVC
+
+    if args.budget is None or args.budget < 1:
+        raise UsageError(f"leansvm train: error: --algorithm {args.algorithm} needs --budget B (a positive integer)")
+    if params["class_weight"] is not None or params["probability"]:
+        raise UsageError(f"leansvm train: error: --algorithm {args.algorithm} supports neither class weights "
+                         "nor probability estimates")
+    keep = ("C", "kernel", "gamma", "degree", "coef0", "tol", "cache_size")
+    return BudgetSVC(budget=args.budget, norm=args.algorithm[-2:], **{k: params[k] for k in keep})
 
 
 def _print_train_summary(model, X, described, elapsed, path):
@@ -388,7 +409,7 @@ def _print_train_summary(model, X, described, elapsed, path):
     print(f"time: {elapsed:.3f} s")
     if model.fit_status_ != 0:
         print("WARNING: the solver stopped before reaching the tolerance", file=sys.stderr)
-    if model.probability and len(model.classes_) > 2 and not os.fspath(path).endswith(".npz"):
+    if getattr(model, "probability", False) and len(model.classes_) > 2 and not os.fspath(path).endswith(".npz"):
         print("WARNING: multi-class probability estimates are not stored in LIBSVM files",
               file=sys.stderr)
     print(f"model written to {path}")

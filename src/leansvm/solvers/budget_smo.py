@@ -353,13 +353,18 @@ def _midpoint(lb, ub):
 class _Problem:
     """Kernel access for one binary problem: the full matrix when it fits, else a row cache."""
 
-    def __init__(self, X, kernel: Kernel, cache_size: float, working_set_size: int):
+    def __init__(self, X, kernel: Kernel, cache_size: float, working_set_size: int, gram=None):
         self.n = X.shape[0]
         self.q = int(working_set_size)
         full_bytes = self.n * self.n * 8
         self.full = None
         self.cache = None
-        if full_bytes <= cache_size * 2**20 or self.n <= self.q:
+        if gram is not None:
+            gram = np.ascontiguousarray(gram, dtype=np.float64)
+            if gram.shape != (self.n, self.n):
+                raise ValueError(f"gram must be {self.n} x {self.n}, got {gram.shape}")
+            self.full = gram
+        elif full_bytes <= cache_size * 2**20 or self.n <= self.q:
             self.full = np.empty((self.n, self.n))
             for start, stop, block in kernel.blocks(X, X):
                 self.full[start:stop] = block
@@ -410,7 +415,7 @@ def _dual_objective(alpha, G, eta):
 # -- the entry point -------------------------------------------------------------------------
 def solve_budget_smo(X, y, C, kernel: Kernel, *, budget, norm="l1", tol=1e-3, max_iter=-1,
                      cache_size=200.0, working_set_size=DEFAULT_WORKING_SET, l2_solver="multiplier",
-                     verbose=False) -> BinaryFit:
+                     gram=None, verbose=False) -> BinaryFit:
     """Solve the budget-L1 / budget-L2 dual (eq. 4 with the 1-inf / 2-inf interpolation norm).
 
     ``y`` is +1/-1, ``C`` a scalar or per-sample box (the budget uses its
@@ -419,6 +424,8 @@ def solve_budget_smo(X, y, C, kernel: Kernel, *, budget, norm="l1", tol=1e-3, ma
     ``stats`` holds the sum-constraint multiplier ``rho``, the ball multiplier
     ``eta`` (L2), the final ``max_violation`` and, for L2, ``certified_gap``
     (an upper bound on D(alpha) - D*, from the multiplier search).
+    ``gram`` optionally passes the precomputed n x n kernel matrix (benchmarks
+    that solve many problems on one training set).
     """
     if norm not in ("l1", "l2"):
         raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}")
@@ -433,7 +440,7 @@ def solve_budget_smo(X, y, C, kernel: Kernel, *, budget, norm="l1", tol=1e-3, ma
     S = budget_bound(norm, budget, c_scalar)
     max_iter = max(10_000_000, 100 * n) if max_iter is None or max_iter < 0 else int(max_iter)
     start = time.perf_counter()
-    prob = _Problem(X, kernel, cache_size, working_set_size)
+    prob = _Problem(X, kernel, cache_size, working_set_size, gram)
     alpha = np.zeros(n)
     G = -np.ones(n)
     stats = {"budget_bound": S}

@@ -1,0 +1,336 @@
+"""Budget-L1 / budget-L2 SVM (Dekel & Singer, NIPS 2006): the paper's experiment and a side-by-side run.
+
+    python benchmarks/bench_budget_svc.py heatmap            # section 5 on sklearn digits and optdigits
+    python benchmarks/bench_budget_svc.py heatmap --problems 5 --step 100   # quick look
+    python benchmarks/bench_budget_svc.py side               # magic and a9a at equal budget
+
+heatmap (the paper's Figure 1)
+    50 random binary problems per dataset: the 10 digit classes split at random
+    into two sets of five, 1000 training examples, the rest for testing; data
+    scaled to average unit norm, Gaussian kernel with sigma = 1
+    (k = exp(-||x - x'||^2 / (2 sigma^2)), gamma = 0.5; ``--gamma`` changes it).
+    For B in {20, 40, ..., 1000}: budget-L1 with C = 10/B and budget-L2 with
+    C = 10/sqrt(B), solved to tol = 1e-3; every solution pruned to its s
+    largest weights, s in {20, ..., 1000}, bias refit by the KKT rule
+    (``refit_bias='kkt'``; the error with the unpruned bias is recorded too).
+    Reference: the standard L1-SVM (LIBSVM through scikit-learn's SVC) at
+    C = 10/n (the B = n corner of the grid) and at C = 1, pruned the same
+    way. Mean test error over the problems -> two heat maps per dataset
+    (``benchmarks/results/budget_svm_heatmap.png``) and a table comparing,
+    for each s, the L1-SVM pruned to s with budget-SVM (B = s) pruned to s.
+
+side
+    magic and a9a (``benchmarks.md`` C and gamma) at equal budget B:
+    BudgetSVC (l1, l2; pruned to B) vs BSGDClassifier (when leansvm has it)
+    vs Nystroem(B landmarks) + LinearSVC, with full LIBSVM as the reference:
+    test accuracy, fit time, number of support vectors / landmarks.
+
+Both write JSON to ``benchmarks/results/`` through ``io.atomic_write``.
+Timings are taken on a shared machine; compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import RESULTS_DIR, format_table, libsvm_input, machine_info, markdown_table, write_json_atomic  # noqa: E402
+
+import leansvm  # noqa: E402
+from leansvm.kernels import Kernel  # noqa: E402
+from leansvm.solvers.budget_smo import kkt_intercept, largest_weights, solve_budget_smo  # noqa: E402
+
+
+# -- heat map (section 5) ------------------------------------------------------------------------
+def digit_data(name):
+    """All examples (X scaled to average unit norm) and digit labels 0..9."""
+    if name == "digits":
+        from sklearn.datasets import load_digits
+        X, d = load_digits(return_X_y=True)
+    else:
+        from leansvm import datasets
+        ds = datasets.load(name)
+        X = np.vstack([ds.X_train, ds.X_test])
+        d = np.concatenate([np.asarray(ds.y_train), np.asarray(ds.y_test)]).astype(int)
+    X = np.asarray(X, dtype=np.float64)
+    return X / np.linalg.norm(X, axis=1).mean(), d
+
+
+def pruned_errors(alpha, y_tr, K_tr, K_te, y_te, b_full, s_grid, C, rho, eta):
+    """Test errors of alpha pruned to each s (KKT bias refit, and with the unpruned bias)."""
+    order = largest_weights(alpha, alpha.size)
+    order = order[np.argsort(-alpha[order], kind="stable")]
+    coef_mat = np.zeros((alpha.size, len(s_grid)))
+    for k, s in enumerate(s_grid):
+        idx = order[:s]
+        coef_mat[idx, k] = alpha[idx] * y_tr[idx]
+    F_tr, F_te = K_tr @ coef_mat, K_te @ coef_mat
+    U = np.full(alpha.size, C)
+    refit, kept = np.empty(len(s_grid)), np.empty(len(s_grid))
+    for k in range(len(s_grid)):
+        a = np.abs(coef_mat[:, k])
+        G = y_tr * F_tr[:, k] - 1.0 + eta * a
+        b = kkt_intercept(a, y_tr, G, U, 0.0 if rho > 0 else 1.0)[0]
+        refit[k] = np.mean(np.where(F_te[:, k] + b >= 0, 1.0, -1.0) != y_te)
+        kept[k] = np.mean(np.where(F_te[:, k] + b_full >= 0, 1.0, -1.0) != y_te)
+    return refit, kept
+
+
+def one_problem(X, d, seed, n_train, gamma, B_grid, s_grid, tol):
+    """All budget solutions and pruned errors of one random 5-vs-5 problem."""
+    from sklearn.svm import SVC as LibSVM
+
+    rng = np.random.default_rng(seed)
+    positive = rng.permutation(10)[:5]
+    y = np.where(np.isin(d, positive), 1.0, -1.0)
+    perm = rng.permutation(y.size)
+    tr, te = perm[:n_train], perm[n_train:]
+    kernel = Kernel("rbf", gamma)
+    K_tr, K_te = kernel(X[tr]), kernel(X[te], X[tr])
+    y_tr, y_te = y[tr], y[te]
+    out = {"positive": positive.tolist()}
+    for norm in ("l1", "l2"):
+        err, err_kept, n_sv, full_err, secs = [], [], [], [], 0.0
+        for B in B_grid:
+            C = 10.0 / B if norm == "l1" else 10.0 / np.sqrt(B)
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit = solve_budget_smo(X[tr], y_tr, C, kernel, budget=B, norm=norm, tol=tol, gram=K_tr)
+            secs += time.perf_counter() - t0
+            e, ek = pruned_errors(fit.alpha, y_tr, K_tr, K_te, y_te, fit.intercept, s_grid,
+                                  C if norm == "l1" else np.inf, fit.stats["rho"], fit.stats["eta"])
+            err.append(e)
+            err_kept.append(ek)
+            n_sv.append(int(np.count_nonzero(fit.alpha)))
+            full_err.append(float(np.mean(np.where(K_te @ (fit.alpha * y_tr) + fit.intercept >= 0, 1, -1) != y_te)))
+        out[norm] = {"error": np.array(err), "error_unrefit_bias": np.array(err_kept), "n_sv": n_sv,
+                     "unpruned_error": full_err, "solve_seconds": secs}
+    for label, C in (("svc_C_10_over_n", 10.0 / n_train), ("svc_C_1", 1.0)):
+        ref = LibSVM(C=C, kernel="precomputed", tol=tol).fit(K_tr, y_tr)
+        alpha = np.zeros(n_train)
+        alpha[ref.support_] = np.abs(ref.dual_coef_[0])
+        e, ek = pruned_errors(alpha, y_tr, K_tr, K_te, y_te, float(ref.intercept_[0]), s_grid, C, 0.0, 0.0)
+        out[label] = {"error": e, "error_unrefit_bias": ek, "n_sv": int(ref.support_.size),
+                      "unpruned_error": float(1 - ref.score(K_te, y_te))}
+    return out
+
+
+def run_heatmap(args):
+    from joblib import Parallel, delayed
+
+    grid = list(range(args.step, args.max_budget + 1, args.step))
+    payload = {"experiment": "budget-svm heat map (Dekel & Singer 2006, section 5)", "gamma": args.gamma,
+               "problems": args.problems, "tol": args.tol, "machine": machine_info(), "datasets": {},
+               "started": datetime.now().isoformat(timespec="seconds")}
+    for name in args.datasets.split(","):
+        X, d = digit_data(name)
+        n_train = min(args.train, X.shape[0] - 100)
+        B_grid = [b for b in grid if b <= n_train]
+        s_grid = B_grid
+        t0 = time.perf_counter()
+        results = Parallel(n_jobs=args.jobs)(delayed(one_problem)(X, d, 1000 + p, n_train, args.gamma, B_grid,
+                                                                   s_grid, args.tol)
+                                             for p in range(args.problems))
+        elapsed = time.perf_counter() - t0
+        summary = summarise(results, B_grid, s_grid)
+        summary.update(n_train=n_train, n_test=X.shape[0] - n_train, seconds=elapsed)
+        payload["datasets"][name] = summary
+        print(f"\n{name}: {args.problems} problems, {n_train} train / {X.shape[0] - n_train} test, "
+              f"{elapsed:.0f} s")
+        print(claim_table(summary, args.markdown))
+        write_json_atomic(RESULTS_DIR / "budget_svm_heatmap.json", payload)
+    plot_heatmaps(payload, RESULTS_DIR / "budget_svm_heatmap.png")
+    print(f"\nwrote {RESULTS_DIR / 'budget_svm_heatmap.json'} and budget_svm_heatmap.png")
+
+
+def summarise(results, B_grid, s_grid):
+    out = {"B_grid": B_grid, "s_grid": s_grid}
+    for norm in ("l1", "l2"):
+        out[norm] = {
+            "mean_error": np.mean([r[norm]["error"] for r in results], axis=0),
+            "mean_error_unrefit_bias": np.mean([r[norm]["error_unrefit_bias"] for r in results], axis=0),
+            "mean_n_sv": np.mean([r[norm]["n_sv"] for r in results], axis=0),
+            "mean_unpruned_error": np.mean([r[norm]["unpruned_error"] for r in results], axis=0),
+            "solve_seconds": float(np.sum([r[norm]["solve_seconds"] for r in results])),
+        }
+    for label in ("svc_C_10_over_n", "svc_C_1"):
+        out[label] = {
+            "mean_error": np.mean([r[label]["error"] for r in results], axis=0),
+            "mean_error_unrefit_bias": np.mean([r[label]["error_unrefit_bias"] for r in results], axis=0),
+            "mean_n_sv": float(np.mean([r[label]["n_sv"] for r in results])),
+            "mean_unpruned_error": float(np.mean([r[label]["unpruned_error"] for r in results])),
+        }
+    return out
+
+
+def claim_table(summary, markdown=False):
+    """Per s: L1-SVM pruned to s vs budget-SVM with B = s pruned to s (and the best B for that s)."""
+    B_grid, s_grid = summary["B_grid"], summary["s_grid"]
+    rows = []
+    for k, s in enumerate(s_grid):
+        if s not in (20, 40, 60, 100, 200, 300, 400, 600, 800, 1000) and s != s_grid[-1]:
+            continue
+        row = {"s": s}
+        for label, key in (("svc_C_10_over_n", "svc_n"), ("svc_C_1", "svc_1")):
+            row[key] = float(summary[label]["mean_error"][k])
+        for norm in ("l1", "l2"):
+            err = np.asarray(summary[norm]["mean_error"])
+            b_index = B_grid.index(s) if s in B_grid else None
+            row[f"{norm}_B_eq_s"] = float(err[b_index, k]) if b_index is not None else None
+            best = int(np.argmin(err[:, k]))
+            row[f"{norm}_best"] = float(err[best, k])
+            row[f"{norm}_best_B"] = B_grid[best]
+        rows.append(row)
+    cols = [("s", "s", "d"), ("svc_n", "L1-SVM C=10/n", ".3f"), ("svc_1", "L1-SVM C=1", ".3f"),
+            ("l1_B_eq_s", "budget-L1 B=s", ".3f"), ("l1_best", "budget-L1 best B", ".3f"),
+            ("l1_best_B", "at B", "d"), ("l2_B_eq_s", "budget-L2 B=s", ".3f"),
+            ("l2_best", "budget-L2 best B", ".3f"), ("l2_best_B", "at B", "d")]
+    head = (f"mean #SV: L1-SVM C=10/n {summary['svc_C_10_over_n']['mean_n_sv']:.0f} "
+            f"(unpruned error {summary['svc_C_10_over_n']['mean_unpruned_error']:.3f}), "
+            f"C=1 {summary['svc_C_1']['mean_n_sv']:.0f} "
+            f"(unpruned error {summary['svc_C_1']['mean_unpruned_error']:.3f}); budget-L1 #SV at B="
+            f"{B_grid[0]}/{B_grid[-1]}: {summary['l1']['mean_n_sv'][0]:.0f}/{summary['l1']['mean_n_sv'][-1]:.0f} "
+            f"(unpruned error {summary['l1']['mean_unpruned_error'][0]:.3f}/"
+            f"{summary['l1']['mean_unpruned_error'][-1]:.3f}); budget-L2: {summary['l2']['mean_n_sv'][0]:.0f}/"
+            f"{summary['l2']['mean_n_sv'][-1]:.0f} (unpruned error {summary['l2']['mean_unpruned_error'][0]:.3f}/"
+            f"{summary['l2']['mean_unpruned_error'][-1]:.3f})")
+    table = markdown_table(rows, cols) if markdown else format_table(rows, cols)
+    return head + "\nmean test error after pruning to s (KKT bias refit):\n" + table
+
+
+def plot_heatmaps(payload, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(payload["datasets"])
+    fig, axes = plt.subplots(len(names), 2, figsize=(10, 4.2 * len(names)), squeeze=False)
+    for row, name in enumerate(names):
+        summary = payload["datasets"][name]
+        B, s = summary["B_grid"], summary["s_grid"]
+        for col, norm in enumerate(("l1", "l2")):
+            ax = axes[row, col]
+            err = np.asarray(summary[norm]["mean_error"]).T      # rows s, columns B
+            im = ax.imshow(err, origin="lower", aspect="auto", cmap="gray_r", vmin=0, vmax=0.5,
+                           extent=[B[0] - (B[1] - B[0]) / 2 if len(B) > 1 else 0, B[-1] + (B[1] - B[0]) / 2 if len(B) > 1 else 1,
+                                   s[0] - (s[1] - s[0]) / 2 if len(s) > 1 else 0, s[-1] + (s[1] - s[0]) / 2 if len(s) > 1 else 1])
+            ax.set_title(f"{name}: budget-{norm.upper()}-SVM, mean test error")
+            ax.set_xlabel("B (budget)")
+            ax.set_ylabel("s (weights kept)")
+            fig.colorbar(im, ax=ax, label="mean test error (dark: high)")
+    fig.suptitle(f"Dekel & Singer section 5: {payload['problems']} random 5-vs-5 problems, gamma={payload['gamma']}")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    tmp.replace(path)
+    plt.close(fig)
+
+
+# -- side by side on magic and a9a ---------------------------------------------------------------------
+def run_side(args):
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import SVC as LibSVM
+    from sklearn.svm import LinearSVC
+
+    from leansvm import datasets
+
+    bsgd = getattr(leansvm, "BSGDClassifier", None)
+    payload = {"experiment": "budget methods side by side", "machine": machine_info(), "rows": [],
+               "bsgd_available": bsgd is not None, "started": datetime.now().isoformat(timespec="seconds")}
+    out_path = RESULTS_DIR / f"budget_svc_side-{datetime.now():%Y%m%d-%H%M%S}.json"
+    for name in args.datasets.split(","):
+        ds = datasets.load(name)
+        contenders = {}
+        for B in [int(b) for b in args.budgets.split(",")]:
+            for norm in ("l1", "l2"):
+                contenders[f"BudgetSVC-{norm}"] = (B, lambda B=B, norm=norm: leansvm.BudgetSVC(
+                    budget=B, C=ds.C, gamma=ds.gamma, norm=norm, cache_size=args.cache_size))
+            if bsgd is not None:
+                contenders["BSGDClassifier"] = (B, lambda B=B: bsgd(budget=B, C=ds.C, gamma=ds.gamma,
+                                                                    random_state=0))
+            contenders["Nystroem+LinearSVC"] = (B, lambda B=B: make_pipeline(
+                Nystroem(gamma=ds.gamma, n_components=B, random_state=0), LinearSVC(C=ds.C, max_iter=5000)))
+            for label, (budget, make) in contenders.items():
+                payload["rows"].append(_side_row(name, label, budget, make, ds))
+                print(format_table(payload["rows"][-1:], SIDE_COLS), flush=True)
+                write_json_atomic(out_path, payload)
+            contenders = {}
+        if not args.no_libsvm:
+            row = _side_row(name, "LIBSVM (full)", None, lambda: LibSVM(C=ds.C, gamma=ds.gamma, cache_size=1000), ds,
+                            libsvm=True)
+            payload["rows"].append(row)
+            write_json_atomic(out_path, payload)
+    print("\n" + (markdown_table if args.markdown else format_table)(payload["rows"], SIDE_COLS))
+    write_json_atomic(out_path, payload)
+    write_json_atomic(RESULTS_DIR / "budget_svc_side-latest.json", payload)
+    print(f"wrote {out_path}")
+
+
+SIDE_COLS = [("dataset", "dataset", "s"), ("method", "method", "s"), ("budget", "B", "d"),
+             ("n_sv", "#SV/landmarks", "d"), ("accuracy", "test acc", ".4f"), ("fit_s", "fit s", ".1f"),
+             ("note", "note", "s")]
+
+
+def _side_row(name, label, budget, make, ds, libsvm=False):
+    X_tr, X_te = (libsvm_input(ds.X_train), libsvm_input(ds.X_test)) if libsvm else (ds.X_train, ds.X_test)
+    model = make()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        model.fit(X_tr, ds.y_train)
+        fit_s = time.perf_counter() - t0
+    acc = float(np.mean(model.predict(X_te) == ds.y_test))
+    if hasattr(model, "expansion_"):
+        n_sv = int(model.expansion_.n_support)
+    elif hasattr(model, "support_"):
+        n_sv = int(model.support_.size)
+    else:
+        n_sv = budget
+    note = ""
+    if hasattr(model, "unpruned_expansion_"):
+        raw = model.unpruned_expansion_.decision_function(X_te)[:, 0]
+        unpruned_acc = float(np.mean(model.classes_[(raw >= 0).astype(int)] == ds.y_test))
+        note = f"unpruned: {model.unpruned_expansion_.n_support} SV, acc {unpruned_acc:.4f}"
+    conv = [str(w.message)[:60] for w in caught if issubclass(w.category, Warning)]
+    return {"dataset": name, "method": label, "budget": budget, "n_sv": n_sv, "accuracy": acc, "fit_s": fit_s,
+            "note": note, "warnings": conv}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    h = sub.add_parser("heatmap", help="the paper's experiment (section 5)")
+    h.add_argument("--datasets", default="digits,optdigits")
+    h.add_argument("--problems", type=int, default=50)
+    h.add_argument("--train", type=int, default=1000)
+    h.add_argument("--step", type=int, default=20, help="grid step of B and s (20 as the paper)")
+    h.add_argument("--max-budget", type=int, default=1000)
+    h.add_argument("--gamma", type=float, default=0.5, help="0.5: sigma = 1 as the paper")
+    h.add_argument("--tol", type=float, default=1e-3)
+    h.add_argument("--jobs", type=int, default=1, help="problems solved in parallel processes")
+    h.add_argument("--markdown", action="store_true")
+    h.set_defaults(func=run_heatmap)
+    s = sub.add_parser("side", help="magic and a9a at equal budget")
+    s.add_argument("--datasets", default="magic,a9a")
+    s.add_argument("--budgets", default="500")
+    s.add_argument("--cache-size", type=float, default=1000.0)
+    s.add_argument("--no-libsvm", action="store_true")
+    s.add_argument("--markdown", action="store_true")
+    s.set_defaults(func=run_side)
+    args = parser.parse_args(argv)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
