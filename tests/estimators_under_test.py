@@ -41,6 +41,12 @@ BUDGET_PRUNING = {name: _PRUNE_REASON for name in (
     "check_classifiers_train", "check_classifiers_train(readonly_memmap=True)",
     "check_classifiers_train(readonly_memmap=True,X_dtype=float32)")}
 
+#: A constructor parameter named ``lambda_`` ends with "_", scikit-learn's mark of
+#: a fitted attribute, so ``check_is_fitted`` calls an unfitted estimator fitted.
+LAMBDA_PARAM = {"check_fit_check_is_fitted":
+                "BUG in bsgd_classifier.py: the parameter lambda_ looks like a fitted attribute to "
+                "check_is_fitted (rename it, e.g. lam or reg_lambda)"}
+
 
 @dataclass(frozen=True)
 class Case:
@@ -50,6 +56,8 @@ class Case:
     params: dict = field(default_factory=dict)
     expected_failed_checks: dict = field(default_factory=dict)
     id: str = ""
+    #: fewest samples per class the estimator can fit (cross-validation needs one per fold)
+    min_class_size: int = 1
 
     @property
     def cls(self):
@@ -74,6 +82,12 @@ CASES = [
     Case("leansvm.budget_svc:BudgetSVC", dict(budget=10), {**SOLVER_TOLERANCE, **BUDGET_PRUNING}),
     Case("leansvm.budget_svc:BudgetSVC", dict(budget=10, norm="l2"), {**SOLVER_TOLERANCE, **BUDGET_PRUNING},
          id="BudgetSVC-l2"),
+    Case("leansvm.bsgd_classifier:BSGDClassifier", dict(budget=10, epochs=2, random_state=0), LAMBDA_PARAM),
+    Case("leansvm.bsgd_classifier:BSGDClassifier",
+         dict(budget=10, epochs=2, maintenance="removal", multiclass="ovo", random_state=0), LAMBDA_PARAM,
+         id="BSGDClassifier-removal-ovo"),
+    Case("leansvm.model_selection:SVCCV", dict(Cs=(0.1, 1.0, 10.0), cv=2), dict(SOLVER_TOLERANCE),
+         min_class_size=2),
 ]
 
 

@@ -270,7 +270,7 @@ def test_all_points_identical(case):
     y = np.arange(10) % 2
     est = _quiet_fit(case.make(), X, y)
     assert_finite_model(est, X)
-    assert np.unique(est.decision_function(X)).size == 1
+    assert np.ptp(est.decision_function(X), axis=0).max() <= 1e-12
 
 
 @each_case
@@ -349,6 +349,10 @@ def test_linearly_separable_data(case):
 def test_a_single_sample_per_class(case, n_classes):
     X = np.eye(n_classes, 3) * 2.0
     y = np.arange(n_classes)
+    if case.min_class_size > 1:
+        with pytest.raises(ValueError, match="member|sample|split"):
+            case.make().fit(X, y)
+        return
     est = _quiet_fit(case.make(), X, y)
     assert_finite_model(est, X)
     np.testing.assert_array_equal(est.predict(X), y)
@@ -368,9 +372,10 @@ def test_budget_extremes(case, budget):
 
 # -- 5. nothing lost: interrupted fits and writes -------------------------------------------------
 def _assert_unfitted(est):
-    assert not [n for n in vars(est) if is_fitted_attribute(n)], vars(est).keys()
+    params = est.get_params(deep=False)
+    assert not [n for n in vars(est) if is_fitted_attribute(n) and n not in params], vars(est).keys()
     with pytest.raises(NotFittedError):
-        check_is_fitted(est)
+        check_is_fitted(est, "expansion_")
     with pytest.raises(NotFittedError):
         est.predict(np.zeros((1, 4)))
 

@@ -140,7 +140,8 @@ def fit_transaction(fit):
 
     On ``BaseException`` (``KeyboardInterrupt`` included) every fitted attribute
     (name ending in ``_``) set so far, or left from an earlier fit, is deleted
-    and the exception re-raised; constructor parameters are untouched. Nested
+    and the exception re-raised; constructor parameters (even one named like
+    ``lambda_``) are untouched. Nested
     calls (a fit calling ``super().fit``) roll back once, at the outermost level.
     """
 
@@ -149,7 +150,8 @@ def fit_transaction(fit):
         try:
             return fit(self, *args, **kwargs)
         except BaseException:
-            for name in [n for n in vars(self) if is_fitted_attribute(n)]:
+            params = self.get_params(deep=False) if hasattr(self, "get_params") else {}
+            for name in [n for n in vars(self) if is_fitted_attribute(n) and n not in params]:
                 delattr(self, name)
             raise
 
