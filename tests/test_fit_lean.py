@@ -13,7 +13,7 @@ from leansvm.lean import (Candidate, LandmarkSVC, choose_model, fit_lean, format
                           select_hyperparameters)
 from leansvm.report import render_report
 
-GRID = dict(Cs=[1.0, 10.0], gammas=[0.5, 2.0])
+GRID = dict(Cs=[1.0, 10.0], gammas=[0.5, 2.0], size_fractions=(0.05, 0.2))
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +49,7 @@ def test_each_stage_states_its_choice_and_fallbacks_are_honest(moons_result):
     by_stage = {s.stage: s for s in moons_result.steps}
     # a fallback is recorded exactly when the intended component is missing
     assert (by_stage["select"].fallback is not None) == (getattr(leansvm, "SVCCV", None) is None)
+    assert (by_stage["screening"].fallback is not None) == (getattr(leansvm, "svm_path", None) is None)
     assert (by_stage["budget"].fallback is not None) == (getattr(leansvm, "BSGDClassifier", None) is None)
     assert (by_stage["compress"].fallback is not None) == (getattr(leansvm, "compress", None) is None)
     assert all(s.choice and s.reason for s in moons_result.steps)
@@ -72,6 +73,27 @@ def test_selection_avoids_a_useless_gamma():
     sel = select_hyperparameters(X, y, Cs=[1.0], gammas=[1.0, 1e5], n_folds=3)
     assert sel.gamma == 1.0
     assert sel.accuracy[0, 0] > sel.accuracy[1, 0] + 0.1  # gamma = 1e5 memorises, predicts near chance
+
+
+def test_screened_path_search_is_wired_in(monkeypatch):
+    """With issue 4's SVCCV / svm_path: the surface is SVCCV's scores in (gamma, C) layout."""
+    model_selection = pytest.importorskip("leansvm.model_selection")
+    from leansvm.lean import screening_along_path
+
+    monkeypatch.setattr(leansvm, "SVCCV", model_selection.SVCCV, raising=False)
+    monkeypatch.setattr(leansvm, "svm_path", model_selection.svm_path, raising=False)
+    X, y = make_moons(200, noise=0.2, random_state=2)
+    Cs, gammas = [0.1, 10.0], [0.5, 3.0, 1e4]
+    sel = select_hyperparameters(X, y, Cs=Cs, gammas=gammas, n_folds=3)
+    assert sel.method.startswith("screened")
+    ref = model_selection.SVCCV(Cs=Cs, gammas=gammas, cv=3, refit=False, random_state=0).fit(X, y)
+    for params, score in zip(ref.cv_results_["params"], ref.cv_results_["mean_test_score"]):
+        i, j = gammas.index(params["gamma"]), Cs.index(params["C"])
+        assert sel.accuracy[i, j] == pytest.approx(score)
+    assert sel.accuracy.max() == pytest.approx(ref.best_score_)
+    Cs_path, rate = screening_along_path(X, y, 0.1, 10.0, 0.5, n_C=5)
+    assert Cs_path.shape == rate.shape == (5,)
+    assert np.all((rate >= 0) & (rate <= 1)) and rate[1:].max() > 0  # warm-started steps screen samples
 
 
 def test_choose_model_rule():
@@ -109,7 +131,7 @@ def test_landmark_model_is_the_nystroem_pipeline_as_an_expansion():
 def test_string_labels_are_saved_natively_and_round_trip(tmp_path):
     X, y = make_blobs(240, centers=3, n_features=3, random_state=3)
     labels = np.array(["ant", "bee", "cat"])[y]
-    r = fit_lean(X, labels, Cs=[1.0], gammas=[0.3], libsvm_reference_model=False)
+    r = fit_lean(X, labels, Cs=[1.0], gammas=[0.3], size_fractions=(), libsvm_reference_model=False)
     path = save_result_model(r, tmp_path / "model.txt")
     assert path.endswith(".npz")
     loaded = io.load_model(path)

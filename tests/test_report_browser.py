@@ -65,7 +65,8 @@ def open_and_check(driver, path):
 @pytest.fixture(scope="module")
 def report_path(tmp_path_factory):
     X, y = make_moons(360, noise=0.25, random_state=0)
-    result = fit_lean(X[:260], y[:260], X_test=X[260:], y_test=y[260:], Cs=[1.0, 10.0], gammas=[0.5, 2.0])
+    result = fit_lean(X[:260], y[:260], X_test=X[260:], y_test=y[260:], Cs=[1.0, 10.0], gammas=[0.5, 2.0],
+                      size_fractions=(0.2,))
     path = tmp_path_factory.mktemp("report") / "report.html"
     names = write_report(result, path)
     assert {"surface", "accuracy-size", "cost", "boundaries"} <= set(names)

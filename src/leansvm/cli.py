@@ -123,7 +123,7 @@ def _fit_parser(sub):
     p.add_argument("--report", metavar="HTML", help="write a self-contained HTML report here")
     p.add_argument("--C-grid", type=float, nargs="+", metavar="C", help="C values to search")
     p.add_argument("--gamma-grid", type=float, nargs="+", metavar="G", help="gamma values to search")
-    p.add_argument("--selection-size", type=int, default=3000, help="samples used to select C, gamma (3000)")
+    p.add_argument("--selection-size", type=int, default=2000, help="samples used to select C, gamma (2000)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=cmd_fit)
 

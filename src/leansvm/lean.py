@@ -44,8 +44,8 @@ from .kernels import Kernel, resolve_gamma
 __all__ = ["fit_lean", "LeanResult", "Candidate", "Step", "Selection", "LandmarkSVC"]
 
 #: C grid relative to nothing (C is scale-free for standardised data); gamma grid relative to 'scale'.
-DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0)
-DEFAULT_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0)
+DEFAULT_C_GRID = (1.0, 10.0, 100.0)
+DEFAULT_GAMMA_FACTORS = (0.3, 1.0, 3.0)
 #: Budget models (and compressed sizes) as fractions of the exact model's support vectors.
 DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2)
 
@@ -67,8 +67,9 @@ class Selection:
     """Validation accuracy over the (gamma, C) grid and the chosen pair.
 
     ``accuracy[i, j]`` and ``n_support[i, j]`` belong to ``gammas[i]``, ``Cs[j]``.
-    ``screening_rate[i, j]`` (or None) is the fraction of non-support vectors the
-    safe rules removed before solving at ``Cs[j]`` on the path for ``gammas[i]``.
+    ``screening`` (or None) is ``(Cs, rate)`` along one screened path at the
+    chosen gamma: the fraction of non-support vectors the safe rules removed
+    before solving at each C.
     """
 
     Cs: np.ndarray
@@ -80,7 +81,7 @@ class Selection:
     method: str
     n_samples: int
     n_folds: int
-    screening_rate: np.ndarray | None = None
+    screening: tuple | None = None   # (Cs, rate per C) along one screened path at the chosen gamma
 
 
 @dataclass
@@ -301,12 +302,12 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
     log = log or _Log(False)
     Cs, gammas = np.sort(np.asarray(Cs, float)), np.sort(np.asarray(gammas, float))
     start = time.perf_counter()
-    accuracy, n_support, rate, fallback = None, None, None, None
+    accuracy, n_support, fallback = None, None, None
     method = "screened C path (leansvm.SVCCV)"
     path_search = _optional("SVCCV")
     if path_search is not None:
         try:
-            accuracy, n_support, rate = _path_search(path_search, X, y, Cs, gammas, n_folds, random_state)
+            accuracy, n_support = _path_search(path_search, X, y, Cs, gammas, n_folds, random_state)
         except Exception as exc:  # report it, then fall back to the plain grid
             fallback = f"SVCCV failed ({type(exc).__name__}: {exc}); plain grid of leansvm.SVC fits"
     else:
@@ -319,7 +320,7 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
     tie = accuracy >= accuracy.max() - 0.5 / X.shape[0]
     i, j = np.unravel_index(np.argmin(np.where(tie, n_support, np.inf)), accuracy.shape)
     selection = Selection(Cs, gammas, accuracy, n_support, float(Cs[j]), float(gammas[i]), method,
-                          int(X.shape[0]), n_folds, rate)
+                          int(X.shape[0]), n_folds)
     log.step("select", f"C = {selection.C:g}, gamma = {selection.gamma:g}",
              f"best {n_folds}-fold CV accuracy {accuracy[i, j]:.4f} over {len(gammas)} gamma x {len(Cs)} C "
              f"on {X.shape[0]} samples ({method}); ties broken by fewer support vectors",
@@ -328,27 +329,57 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
 
 
 def _path_search(path_search, X, y, Cs, gammas, n_folds, random_state):
-    """Grid accuracies, #SV and screening rates from ``leansvm.SVCCV`` (issue 4's API)."""
-    search = path_search(Cs=Cs, gammas=gammas, cv=n_folds, refit=False)
+    """Grid accuracies from ``leansvm.SVCCV`` (one screened path per gamma and fold).
+
+    ``cv_results_`` lists candidates in scikit-learn's ParameterGrid order (C
+    outer, gamma inner); SVCCV does not report #SV, so ties go to the first
+    (smallest gamma, then smallest C).
+    """
+    search = path_search(Cs=Cs, gammas=list(gammas), cv=n_folds, refit=False, random_state=random_state)
     search.fit(X, y)
     res = search.cv_results_
-    accuracy = np.asarray(res["mean_test_score"], float).reshape(len(gammas), len(Cs))
-    n_support = np.asarray(res.get("mean_n_support", np.zeros(accuracy.size)), float).reshape(accuracy.shape)
-    rate = res.get("mean_screening_rate")
-    rate = None if rate is None else np.asarray(rate, float).reshape(accuracy.shape)
-    return accuracy, n_support, rate
+    accuracy = np.asarray(res["mean_test_score"], float).reshape(len(Cs), len(gammas)).T
+    return accuracy, np.zeros_like(accuracy)
+
+
+def screening_along_path(X, y, C_min, C_max, gamma, n_C=16, random_state=0, log=None):
+    """(Cs, screening rate per C) of one screened path (``leansvm.svm_path``, IT rule) at ``gamma``, or None."""
+    log = log or _Log(False)
+    svm_path = _optional("svm_path")
+    if svm_path is None:
+        log.step("screening", "not measured", "the screening-rate plot needs the screened path",
+                 fallback="leansvm.svm_path (issue 4) is not available")
+        return None
+    Cs = np.logspace(np.log10(C_min), np.log10(C_max), n_C)
+    start = time.perf_counter()
+    try:
+        path = svm_path(X, y, Cs, gamma=gamma, screening="it", random_state=random_state)
+    except Exception as exc:
+        log.step("screening", "not measured", f"svm_path failed: {type(exc).__name__}: {exc}")
+        return None
+    rate = np.asarray(path.screening_rate, float)
+    log.step("screening", f"mean screening rate {rate.mean():.2f} along {n_C} values of C",
+             f"one path with the Intersection Test at gamma = {gamma:g} on {X.shape[0]} samples",
+             time.perf_counter() - start)
+    return Cs, rate
+
+
+def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0) -> tuple[float, float, int]:
+    """(estimated seconds to fit all of X, measured seconds, subsample size).
+
+    Times ``make_estimator().fit`` on a stratified subsample of ``sample_size``
+    rows and extrapolates by (n / sample_size)^2 (exact SMO/IRWLS solvers grow
+    about as n^2 to n^2.2; benchmarks.md measures LIBSVM at about n^2.2).
+    """
+    Xs, ys = _subsample(X, y, sample_size, random_state)
+    _, seconds = _timed(make_estimator().fit, _int32_indices(Xs), ys)
+    return seconds * (X.shape[0] / Xs.shape[0]) ** 2, seconds, Xs.shape[0]
 
 
 def estimate_exact_seconds(X, y, C, gamma, sample_size=2000, random_state=0) -> tuple[float, float, int]:
-    """(estimated seconds for all of X, measured seconds, subsample size).
-
-    Times ``leansvm.SVC`` on a stratified subsample of ``sample_size`` rows and
-    extrapolates by (n / sample_size)^2 (exact SMO/IRWLS solvers grow about as
-    n^2 to n^2.2; benchmarks.md measures LIBSVM at about n^2.2 on synth).
-    """
-    Xs, ys = _subsample(X, y, sample_size, random_state)
-    _, seconds = _timed(SVC(C=C, gamma=gamma, random_state=random_state).fit, Xs, ys)
-    return seconds * (X.shape[0] / Xs.shape[0]) ** 2, seconds, Xs.shape[0]
+    """:func:`estimate_fit_seconds` of ``leansvm.SVC`` at (C, gamma)."""
+    return estimate_fit_seconds(lambda: SVC(C=C, gamma=gamma, random_state=random_state), X, y,
+                                sample_size, random_state)
 
 
 def train_exact(X, y, C, gamma, random_state=0) -> Candidate:
@@ -392,22 +423,26 @@ def compress_models(reference: Candidate, sizes, X_val, y_val, max_accuracy_drop
                  "compression is not available in this build", 0.0,
                  "leansvm.compress (issue 7) is not available; the exact and budget models are the candidates")
         return []
-    out, start = [], time.perf_counter()
+    out, start, n_unconverged = [], time.perf_counter(), 0
     jobs = [("size", int(s)) for s in sizes if 0 < s < reference.n_support] + [("drop", max_accuracy_drop)]
     for what, value in _progress(jobs, len(jobs), "compression", verbose):
         kwargs = {"n_sv": value} if what == "size" else {"max_accuracy_drop": value}
         try:
-            model, seconds = _timed(compress, reference.model, X=X_val, y=y_val,
-                                    random_state=random_state, **kwargs)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ConvergenceWarning)
+                model, seconds = _timed(compress, reference.model, X=X_val, y=y_val,
+                                        random_state=random_state, **kwargs)
         except Exception as exc:
             log.step("compress", f"{what} {value} failed", f"{type(exc).__name__}: {exc}")
             continue
+        n_unconverged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
         n_sv = model.expansion_.n_support
         note = "chosen by compress(max_accuracy_drop)" if what == "drop" else ""
         out.append(Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds, note=note))
     log.step("compress", f"{len(out)} compressed model(s) of the {reference.name}",
              f"sizes {', '.join(str(c.n_support) for c in out)} fitted to the model's outputs on the "
-             "validation part", time.perf_counter() - start)
+             "validation part" + (f"; {n_unconverged} optimisation(s) stopped at max_iter" if n_unconverged else ""),
+             time.perf_counter() - start)
     return out
 
 
@@ -424,7 +459,7 @@ def choose_model(candidates, max_accuracy_drop, log=None) -> Candidate:
     return chosen
 
 
-def seconds_per_1000(predict, X, repeats=3) -> float:
+def seconds_per_1000(predict, X, repeats=5) -> float:
     """Best-of-``repeats`` wall time of ``predict(X)``, per 1000 rows."""
     best = np.inf
     for _ in range(repeats):
@@ -441,7 +476,7 @@ def libsvm_reference(X, y, C, gamma):
     return LibsvmSVC(C=C, gamma=gamma, cache_size=500).fit(X, y), X
 
 
-def measure_prediction_cost(candidates, X, reference=None, repeats=3):
+def measure_prediction_cost(candidates, X, reference=None, repeats=5):
     """Fill ``seconds_per_1000`` of every candidate; return LIBSVM's (or None)."""
     for c in candidates:
         c.seconds_per_1000 = seconds_per_1000(c.model.predict, X, repeats)
@@ -466,7 +501,7 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds):
 
 
 def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_seconds=None,
-             Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=3000,
+             Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=2000,
              size_fractions=DEFAULT_SIZE_FRACTIONS, libsvm_reference_model=True, random_state=0,
              verbose=False) -> LeanResult:
     """From data to the cheapest accurate model; see the module docstring for the stages.
@@ -474,7 +509,7 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
     ``compress``. ``budget_seconds`` bounds the estimated exact training time:
     above it, budget models replace the exact one. ``Cs`` and ``gammas`` are the
-    grid (default: C in 0.1..100, gamma in 0.1..3 times 1/(d Var X)).
+    grid (default: C in 1, 10, 100; gamma 0.3, 1, 3 times 1/(d Var X)).
     Hyperparameters are chosen on a subsample of ``selection_size`` training
     rows; models are trained on the training rows minus a stratified
     ``validation_fraction`` used to choose among them; ``X_test, y_test``
@@ -498,6 +533,8 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
     selection = select_hyperparameters(X_sel, y_sel, Cs, gammas, n_folds, random_state, log)
     C, gamma = selection.C, selection.gamma
+    selection.screening = screening_along_path(X_sel, y_sel, min(Cs), max(Cs), gamma, random_state=random_state,
+                                               log=log)
 
     route, estimated = "exact", None
     if budget_seconds is not None:
@@ -541,7 +578,12 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
             c.test_accuracy = _accuracy(c.model, X_test, y_test)
     X_timing = X_measure[: min(X_measure.shape[0], 5000)]
     libsvm_model = libsvm_seconds = libsvm_n_sv = libsvm_acc = None
-    if libsvm_reference_model and route == "exact":
+    libsvm_estimate = None
+    if libsvm_reference_model and budget_seconds is not None:
+        from sklearn.svm import SVC as LibsvmSVC
+        libsvm_estimate, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma), X_fit, y_fit,
+                                                     random_state=random_state)
+    if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= budget_seconds):
         (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma)
         libsvm_n_sv = int(libsvm_model.n_support_.sum())
         if X_test is not None:
@@ -550,10 +592,10 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
                  "the full model at the same C and gamma, for test-time cost", libsvm_fit)
     elif libsvm_reference_model:
         log.step("reference", "LIBSVM full model not trained",
-                 "its estimated training time exceeds the time budget")
+                 f"its estimated training time ({libsvm_estimate:.0f} s) exceeds the time budget")
     libsvm_seconds = measure_prediction_cost(candidates, X_timing, libsvm_model)
     log.step("measure", f"prediction cost on {X_timing.shape[0]} rows",
-             "best of 3 runs, seconds per 1000 predictions (machine shared: ratios, not absolutes)")
+             "best of 5 runs, seconds per 1000 predictions (machine shared: ratios, not absolutes)")
 
     data_2d = None
     if X.shape[1] == 2:
