@@ -163,7 +163,13 @@ def _selection(full: _FullModel, n_select: int, groups, group_columns, eig_max, 
         Ka = exp.decision_function(S[cand])[:, 0] - exp.intercept[0]   # (K a) at the candidates
         P, q = cvm.lars_problem(exp.kernel, S[cand], Ka)
         how = "lars on P = L^(1/2) V'" + ("" if cand.size == m else f" of a random {cand.size} of {m}")
-        return cand[cvm.lars_select(P, q, n_select)], how
+        sel = cand[cvm.lars_select(P, q, n_select)]
+        if sel.size < n_select:   # LARS stops at the numerical rank of K: fill up by largest |a_j|
+            rest = np.setdiff1d(np.arange(m), sel)
+            rest = rest[np.argsort(-np.abs(exp.coef[rest, 0]), kind="stable")][:n_select - sel.size]
+            how += f", {rest.size} more by largest |a_j|"
+            sel = np.concatenate([sel, rest])
+        return sel, how
     KA = exp.decision_function(S) - exp.intercept     # K A: the full outputs at the pool
     return (cvm.somp_select(exp.kernel, S, KA, n_select, groups, group_columns),
             "simultaneous orthogonal matching pursuit")

@@ -1,0 +1,277 @@
+"""Compressed SVMs (Xu et al. 2015): test accuracy against the number of support vectors, and test-time cost.
+
+For each dataset the full model is LIBSVM's (scikit-learn ``SVC`` at the
+benchmarks.md C and gamma); then, at 1, 2, 5, 10 and 20 % of its support
+vectors:
+
+* ``cvm``      leansvm.compress(method='cvm'): LARS-SVM selection + gradient support vectors
+* ``lars``     leansvm.compress(method='lars'): LARS-SVM selection + least-squares coefficients
+* ``random``   a random subset of the support vectors + the same least-squares coefficients
+* ``nystroem`` scikit-learn Nystroem(same number of landmarks) + LinearSVC (C of the dataset)
+* ``bsgd``     leansvm's BSGD at the same budget, when that estimator is available
+
+Test-time cost: prediction time of the compressed model vs the full model in
+the same engine (leansvm's KernelExpansion) and vs scikit-learn ``SVC.predict``
+of the full model, measured side by side (interleaved, best of 3).
+
+    python benchmarks/bench_compression.py                     # all six datasets
+    python benchmarks/bench_compression.py --datasets banana magic --fractions 0.02 0.1
+    python benchmarks/bench_compression.py --circle             # the paper's Figure 2 only
+
+Writes ``benchmarks/results/compression-<time>.json``, one
+``compression_<dataset>.png`` per dataset and ``cvm_circle.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import RESULTS_DIR, format_table, libsvm_input, machine_info, markdown_table, race, write_json_atomic  # noqa: E402
+
+from leansvm import compress, datasets  # noqa: E402
+from leansvm.compare import expansion_from_sklearn  # noqa: E402
+
+DATASETS = ("magic", "letter", "page-blocks0", "banana", "satimage", "a9a")
+FRACTIONS = (0.01, 0.02, 0.05, 0.10, 0.20)
+METHODS = ("cvm", "lars", "random", "nystroem", "bsgd")
+
+
+def _accuracy(model, X, y):
+    return float(np.mean(np.asarray(model.predict(X)) == np.asarray(y)))
+
+
+def _nystroem(ds, n, X, y, Xt, yt):
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import LinearSVC
+
+    model = make_pipeline(Nystroem(gamma=ds.gamma, n_components=n, random_state=0),
+                          LinearSVC(C=ds.C, dual=False, max_iter=2000))
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    return model, time.perf_counter() - t0
+
+
+def _bsgd(ds, n, X, y):
+    try:
+        from leansvm import BSGDClassifier
+    except ImportError:
+        return None, None
+    model = BSGDClassifier(budget=n, C=ds.C, gamma=ds.gamma, random_state=0)
+    t0 = time.perf_counter()
+    model.fit(X, y)
+    return model, time.perf_counter() - t0
+
+
+def run_dataset(name, fractions, methods, max_iter, timing_fractions):
+    from sklearn.svm import SVC as LibSVC
+
+    ds = datasets.load(name)
+    X, y, Xt, yt = ds.X_train, np.asarray(ds.y_train), ds.X_test, np.asarray(ds.y_test)
+    t0 = time.perf_counter()
+    full = LibSVC(C=ds.C, gamma=ds.gamma, cache_size=1000).fit(libsvm_input(X), y)
+    fit_s = time.perf_counter() - t0
+    m = int(full.support_vectors_.shape[0])
+    full_acc = _accuracy(full, libsvm_input(Xt), yt)
+    print(f"\n== {name}: n={X.shape[0]}, d={X.shape[1]}, classes={len(full.classes_)}; LIBSVM {m} SVs, "
+          f"test accuracy {full_acc:.4f}, fit {fit_s:.1f} s", flush=True)
+    record = {"dataset": name, "n_train": X.shape[0], "n_test": Xt.shape[0], "d": X.shape[1],
+              "n_classes": len(full.classes_), "C": ds.C, "gamma": ds.gamma, "full_n_sv": m,
+              "full_accuracy": full_acc, "full_fit_s": fit_s, "rows": [], "timing": []}
+    full_exp = expansion_from_sklearn(full)
+    for f in fractions:
+        n = max(1, int(round(f * m)))
+        for method in methods:
+            row = {"dataset": name, "fraction": f, "method": method, "n_sv_budget": n}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if method in ("cvm", "lars", "random"):
+                    t0 = time.perf_counter()
+                    model = compress(full, n_sv=n, method=method, max_iter=max_iter, random_state=0)
+                    row["fit_s"] = time.perf_counter() - t0
+                    row["n_sv"] = model.expansion_.n_support
+                    row["selection"] = model.compression_.get("selection")
+                    row["n_iter"] = model.compression_.get("n_iter")
+                elif method == "nystroem":
+                    model, row["fit_s"] = _nystroem(ds, n, X, y, Xt, yt)
+                    row["n_sv"] = n
+                else:
+                    model, row["fit_s"] = _bsgd(ds, n, X, y)
+                    if model is None:
+                        continue
+                    row["n_sv"] = model.expansion_.n_support
+            row["accuracy"] = _accuracy(model, Xt, yt)
+            row["drop_points"] = 100 * (full_acc - row["accuracy"])
+            record["rows"].append(row)
+            print(f"  {f:5.0%} n={n:5d} {method:9s} acc {row['accuracy']:.4f} "
+                  f"(drop {row['drop_points']:+.2f} pp) fit {row['fit_s']:.1f} s", flush=True)
+            if method == "cvm" and f in timing_fractions:
+                record["timing"].append(_timing(name, f, model, full_exp, full, Xt))
+    return record
+
+
+def _timing(name, f, compressed, full_exp, full, Xt):
+    """Prediction time of the compressed model vs the full model (same engine) and vs LIBSVM."""
+    Xl = libsvm_input(Xt)
+    best, _ = race({"compressed": lambda: compressed.expansion_.decision_function(Xt),
+                    "full_leansvm": lambda: full_exp.decision_function(Xt),
+                    "full_libsvm": lambda: full.predict(Xl)}, repeat=3, budget_s=60)
+    row = {"dataset": name, "fraction": f, "n_sv": compressed.expansion_.n_support,
+           "compressed_s": best["compressed"], "full_leansvm_s": best["full_leansvm"],
+           "full_libsvm_s": best["full_libsvm"],
+           "speedup_vs_full_same_engine": best["full_leansvm"] / best["compressed"],
+           "speedup_vs_libsvm": best["full_libsvm"] / best["compressed"]}
+    print(f"  predict {Xt.shape[0]} points at {f:.0%}: compressed {best['compressed']:.4f} s, full (leansvm) "
+          f"{best['full_leansvm']:.3f} s ({row['speedup_vs_full_same_engine']:.1f}x), LIBSVM predict "
+          f"{best['full_libsvm']:.3f} s ({row['speedup_vs_libsvm']:.1f}x)", flush=True)
+    return row
+
+
+def plot_dataset(record, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for method, marker in zip(METHODS, "osv^D"):
+        rows = [r for r in record["rows"] if r["method"] == method]
+        if rows:
+            ax.plot([r["n_sv_budget"] for r in rows], [r["accuracy"] for r in rows], marker=marker,
+                    label=method)
+    ax.axhline(record["full_accuracy"], color="k", ls="--", lw=1,
+               label=f"full LIBSVM ({record['full_n_sv']} SVs)")
+    ax.set_xscale("log")
+    ax.set_xlabel("number of support vectors (1-20% of the full model)")
+    ax.set_ylabel("test accuracy")
+    ax.set_title(f"{record['dataset']}: accuracy vs size")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def circle_figure(path, iterations=(0, 5, 10, 20, 50, 200)):
+    """The paper's Figure 2: full SVM, 10% LARS-SVM, gradient support vectors after more iterations."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from sklearn.svm import SVC as LibSVC
+
+    from leansvm.solvers import cvm
+
+    ds = datasets.load("circle")
+    X = np.vstack([ds.X_train, ds.X_test])
+    y = np.concatenate([np.asarray(ds.y_train), np.asarray(ds.y_test)])
+    full = LibSVC(C=ds.C, gamma=ds.gamma).fit(X, y)
+    m = full.support_vectors_.shape[0]
+    n = max(1, round(0.1 * m))
+    lars = compress(full, n_sv=n, method="lars", random_state=0)
+    # replay the gradient step from the LARS-SVM solution, recording the vectors after each iteration
+    full_exp = expansion_from_sklearn(full)
+    exp = lars.expansion_
+    problem = cvm.GradientProblem(exp.kernel, full_exp.support_vectors, full_exp.decision_function(
+        full_exp.support_vectors), cvm.output_blocks(None, None, 1), exp.n_support)
+    snapshots = {0: problem.pack(exp.support_vectors, exp.coef, exp.intercept)}
+    count = [0]
+
+    def record(theta):
+        count[0] += 1
+        if count[0] in iterations:
+            snapshots[count[0]] = theta.copy()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cvm.optimise_vectors(problem, exp.support_vectors, exp.coef, exp.intercept, max_iter=max(iterations),
+                             callback=record)
+    grid = np.linspace(-3.2, 3.2, 200)
+    gx, gy = np.meshgrid(grid, grid)
+    G = np.column_stack([gx.ravel(), gy.ravel()])
+    panels = [("(a) full SVM: %d SVs, train acc %.3f" % (m, full.score(X, y)), full.decision_function(G),
+               full.support_vectors_),
+              ("(b) LARS-SVM: %d SVs, acc %.3f" % (n, lars.score(X, y)), lars.decision_function(G),
+               exp.support_vectors)]
+    from leansvm import KernelExpansion
+    for it in sorted(k for k in snapshots if k > 0):
+        Z, B, c = problem.unpack(snapshots[it])
+        e = KernelExpansion(Z, B, c, exp.kernel)
+        acc = np.mean((e.decision_function(X)[:, 0] > 0) == (y == full.classes_[1]))
+        panels.append((f"({chr(ord('b') + len(panels) - 1)}) gradient SVs, {it} iterations, acc {acc:.3f}",
+                       e.decision_function(G)[:, 0], Z))
+    fig, axes = plt.subplots(2, 4, figsize=(16, 8))
+    for ax, (title, values, sv) in zip(axes.ravel(), panels):
+        ax.scatter(X[:, 0], X[:, 1], c=np.where(y == full.classes_[1], "tab:red", "tab:blue"), s=5, alpha=0.4)
+        ax.contour(gx, gy, values.reshape(gx.shape), levels=[0], colors="k")
+        if panels[0][1] is not values:
+            ax.contour(gx, gy, panels[0][1].reshape(gx.shape), levels=[0], colors="0.6", linestyles="--")
+        ax.scatter(sv[:, 0], sv[:, 1], facecolors="none", edgecolors="k", s=30)
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    for ax in axes.ravel()[len(panels):]:
+        ax.axis("off")
+    fig.suptitle("circle data (600 points): full SVM (dashed grey), 10% LARS-SVM, gradient support vectors")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    print(f"wrote {path}")
+
+
+COLUMNS = [("dataset", "dataset", "s"), ("fraction", "% SV", ".0%"), ("n_sv_budget", "n", "d"),
+           ("method", "method", "s"), ("accuracy", "test acc", ".4f"), ("drop_points", "drop (pp)", "+.2f"),
+           ("fit_s", "fit s", ".1f")]
+TIMING_COLUMNS = [("dataset", "dataset", "s"), ("fraction", "% SV", ".0%"), ("n_sv", "n", "d"),
+                  ("compressed_s", "compressed s", ".4f"), ("full_leansvm_s", "full leansvm s", ".3f"),
+                  ("full_libsvm_s", "LIBSVM predict s", ".3f"),
+                  ("speedup_vs_full_same_engine", "x vs full", ".1f"), ("speedup_vs_libsvm", "x vs LIBSVM", ".1f")]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument("--fractions", nargs="+", type=float, default=list(FRACTIONS))
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--max-iter", type=int, default=100, help="L-BFGS iterations of the gradient step")
+    parser.add_argument("--timing-fractions", nargs="+", type=float, default=[0.02, 0.10])
+    parser.add_argument("--circle", action="store_true", help="only draw the paper's Figure 2")
+    args = parser.parse_args(argv)
+    RESULTS_DIR.mkdir(exist_ok=True)
+    if args.circle:
+        circle_figure(RESULTS_DIR / "cvm_circle.png")
+        return 0
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = RESULTS_DIR / f"compression-{stamp}.json"
+    payload = {"benchmark": "compression", "machine": machine_info(), "max_iter": args.max_iter,
+               "note": "shared 2-core machine, loaded by other jobs: timings are side by side, compare ratios",
+               "datasets": []}
+    for name in args.datasets:
+        try:
+            record = run_dataset(name, args.fractions, args.methods, args.max_iter, args.timing_fractions)
+        except (FileNotFoundError, ImportError, ValueError) as exc:
+            print(f"{name}: skipped ({exc})")
+            payload["datasets"].append({"dataset": name, "error": str(exc)})
+            continue
+        payload["datasets"].append(record)
+        plot_dataset(record, RESULTS_DIR / f"compression_{name}.png")
+        write_json_atomic(out, payload)
+    rows = [r for rec in payload["datasets"] for r in rec.get("rows", [])]
+    timing = [r for rec in payload["datasets"] for r in rec.get("timing", [])]
+    print("\n" + format_table(rows, COLUMNS))
+    print("\n" + format_table(timing, TIMING_COLUMNS))
+    payload["markdown"] = {"accuracy": markdown_table(rows, COLUMNS), "timing": markdown_table(timing, TIMING_COLUMNS)}
+    write_json_atomic(out, payload)
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
