@@ -16,6 +16,12 @@ them with the client that predicted (``client.compute(result)``, or
 ``result.compute()`` when it is the default client; the scattered model
 belongs to that client), or store them with ``dask.array.to_zarr`` & co.
 
+Budget training on data larger than one machine's memory: :func:`fit_budget`
+(parameter mixing of budgeted SGD chains, one per worker, merged back to the
+budget). Model selection on the cluster: :func:`fit_svccv` (joblib's Dask
+backend under :class:`leansvm.SVCCV`) and :func:`svm_paths` (one screened
+C path per gamma as a Dask task).
+
 ``pip install 'leansvm[dask]'``; Dask is imported only when these are used.
 """
 
@@ -23,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["predict", "decision_function", "predict_proba", "get_client", "as_dask_array"]
+__all__ = ["predict", "decision_function", "predict_proba", "fit_budget", "fit_svccv", "svm_paths",
+           "get_client", "as_dask_array"]
 
 
 # -- plumbing -----------------------------------------------------------------------------
@@ -139,3 +146,230 @@ def decision_function(model, X, client=None):
 def predict_proba(model, X, client=None):
     """Lazy ``dask.array`` of ``model.predict_proba`` (n x n_classes); the model must support it."""
     return _blockwise(model, X, "predict_proba", client)
+
+
+# -- distributed budget training ----------------------------------------------------------
+def _training_blocks(X, y, label):
+    """Delayed (X_block, y_block) pairs, one per row block / partition, and d."""
+    import dask
+    import dask.array as da
+
+    if hasattr(X, "to_delayed") and hasattr(X, "columns") and not isinstance(X, da.Array):  # dask DataFrame
+        if label is None or y is not None:
+            raise ValueError("with a dask DataFrame give the label column as label=, not y")
+        if label not in X.columns:
+            raise ValueError(f"label column {label!r} not in the data frame's columns {list(X.columns)}")
+        split = dask.delayed(_split_frame, nout=2)
+        pairs = [split(part, label) for part in X.to_delayed()]
+        return pairs, len(X.columns) - 1
+    if y is None:
+        raise ValueError("give y (labels) for a dask array X, or a dask DataFrame with label=")
+    X = as_dask_array(X)
+    if not isinstance(y, da.Array):
+        y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got {y.ndim} dimensions")
+    if not np.isnan(X.shape[0]) and not np.isnan(y.shape[0]) and X.shape[0] != y.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
+    if not isinstance(y, da.Array):
+        y = da.from_array(y, chunks=(X.chunks[0],))
+    if y.chunks[0] != X.chunks[0]:
+        y = y.rechunk((X.chunks[0],))
+    return list(zip(X.to_delayed().ravel(), y.to_delayed().ravel())), X.shape[1]
+
+
+def _split_frame(part, label):
+    return part.drop(columns=[label]).to_numpy(dtype=np.float64), part[label].to_numpy()
+
+
+def _block_stats(Xb, yb):
+    """(rows, sum, sum of squares, labels present) of one block: for n, 'scale' gamma, classes."""
+    Xb = np.asarray(Xb, dtype=np.float64)
+    return Xb.shape[0], float(Xb.sum()), float(np.einsum("ij,ij->", Xb, Xb)), np.unique(np.asarray(yb))
+
+
+def _continue_chain(model, Xb, yb, params, classes, n_total, seed, first_block):
+    """One ``partial_fit`` pass over one block, starting a fresh BSGDClassifier on a chain's first block."""
+    from .bsgd_classifier import BSGDClassifier
+
+    if model is None:
+        model = BSGDClassifier(random_state=seed, **params)
+        return model.partial_fit(Xb, yb, classes=classes, n_samples_total=n_total)
+    if first_block:                      # a later round: every chain starts from the combined model
+        import copy
+        model = copy.deepcopy(model)     # chains must not share one object (threaded schedulers)
+    return model.partial_fit(Xb, yb)
+
+
+def _union_states(models, start=None):
+    """Average of the chain models as one state per binary problem: f = (1/W) sum_w f_w.
+
+    Support vectors are concatenated, coefficients divided by W, biases averaged; the step
+    count is the start's plus every chain's own steps.
+    """
+    from .solvers.bsgd import BudgetState
+
+    n_problems = len(models[0].states_)
+    out = []
+    for p in range(n_problems):
+        parts = [m.states_[p] for m in models if m.states_[p] is not None]
+        if not parts:
+            out.append(None)
+            continue
+        t0 = 0 if start is None or start.states_[p] is None else start.states_[p].t
+        out.append(BudgetState(np.vstack([s.support_vectors for s in parts]),
+                               np.concatenate([s.alpha for s in parts]) / len(parts),
+                               bias=float(np.mean([s.bias for s in parts])),
+                               t=t0 + sum(s.t - t0 for s in parts), lam=parts[0].lam))
+    return out
+
+
+def _n_workers(client) -> int:
+    if client is None:
+        import os
+        return os.cpu_count() or 1
+    return max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+
+
+def _compute(client, *things):
+    if client is not None:
+        return client.compute(list(things), sync=True)
+    import dask
+    return list(dask.compute(*things))
+
+
+def fit_budget(X, y=None, *, budget=500, label=None, classes=None, n_models=None, rounds=1, epochs=1,
+               combine="merge", client=None, random_state=0, **params):
+    """A budgeted kernel SVM trained where the data lives; returns a fitted ``BSGDClassifier``.
+
+    ``X``: a ``dask.array`` (with ``y`` a dask or NumPy array of labels) or a ``dask.dataframe``
+    (with ``label=`` naming its label column); row blocks / partitions are the chunks of the
+    stream. Algorithm (parameter mixing of budgeted SGD):
+
+    1. the blocks are dealt round-robin to ``n_models`` chains (default: one per Dask worker);
+       each chain is a sequence of tasks ``BSGDClassifier.partial_fit(block)`` (``epochs``
+       passes over its blocks), each task running where its block is, with lambda = 1 / (N C)
+       for the full stream length N, so every chain estimates the same objective (1);
+    2. the chain models are averaged, f = (1/W) sum_w f_w (the union of their support vectors,
+       coefficients / W) and brought back to ``budget`` vectors per binary problem by the
+       estimator's own budget maintenance (merging for RBF: ``reduce_to_budget``), or, with
+       ``combine='compress'`` in the last round, by ``leansvm.compress`` to ``budget`` vectors
+       per problem (returns a ``CompressedSVC``);
+    3. ``rounds > 1``: every chain starts again from the combined model for a further pass.
+
+    ``params`` are ``BSGDClassifier`` parameters (C, lambda_, gamma, maintenance, n_merge,
+    multiclass, ...); ``gamma='scale'`` / ``'auto'`` are resolved on the whole data
+    (one distributed pass). The result carries ``distributed_info_`` (chains, blocks, rows,
+    support vectors before reduction).
+    """
+    _require_dask()
+    import dask
+
+    from .bsgd_classifier import BSGDClassifier
+
+    if combine not in ("merge", "compress"):
+        raise ValueError(f"combine must be 'merge' or 'compress', got {combine!r}")
+    for name, value in (("budget", budget), ("rounds", rounds), ("epochs", epochs)):
+        if int(value) != value or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    BSGDClassifier(budget=budget, **params)._check_params()          # bad parameters fail here, not on workers
+    client = get_client(client)
+    pairs, d = _training_blocks(X, y, label)
+    if not pairs:
+        raise ValueError("X holds no row blocks")
+    stats = _compute(client, *[dask.delayed(_block_stats)(xb, yb) for xb, yb in pairs])
+    n_total = int(sum(s[0] for s in stats))
+    if n_total == 0:
+        raise ValueError("X holds no rows")
+    found = np.unique(np.concatenate([s[3] for s in stats]))
+    classes = found if classes is None else np.unique(np.asarray(classes))
+    if classes.size < 2:
+        raise ValueError(f"fit_budget needs samples of at least two classes, got {classes.tolist()!r}")
+    gamma = params.get("gamma", "scale")
+    if isinstance(gamma, str):
+        if gamma == "auto":
+            gamma = 1.0 / d
+        elif gamma == "scale":
+            total, squares, count = sum(s[1] for s in stats), sum(s[2] for s in stats), n_total * d
+            var = squares / count - (total / count) ** 2
+            gamma = 1.0 / (d * var) if var > 0 else 1.0
+        else:
+            raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
+    params = {**params, "gamma": float(gamma), "budget": int(budget)}
+    n_models = min(int(n_models or _n_workers(client)), len(pairs))
+    chains = [pairs[i::n_models] for i in range(n_models)]
+    rng = np.random.RandomState(random_state)
+    start = None
+    step = dask.delayed(_continue_chain, pure=False)
+    info = {"n_models": n_models, "n_blocks": len(pairs), "n_rows": n_total, "rounds": int(rounds),
+            "union_support": []}
+    for r in range(int(rounds)):
+        handle = None if start is None else _broadcast(start, client)
+        ends = []
+        for chain in chains:
+            model, seed = handle, int(rng.randint(2**31 - 1))
+            for e in range(int(epochs)):
+                for j, (xb, yb) in enumerate(chain):
+                    model = step(model, xb, yb, params, classes, n_total, seed, e == 0 and j == 0)
+            ends.append(model)
+        models = _compute(client, *ends)
+        union = _union_states(models, start)
+        info["union_support"].append(int(sum(s.n_support for s in union if s is not None)))
+        combined = BSGDClassifier.from_states(union, classes, n_features_in=d, random_state=random_state,
+                                              **params)
+        if combine == "compress" and r == int(rounds) - 1:
+            from .compression import compress
+            result = compress(combined, n_sv=int(budget) * len(union), random_state=random_state)
+            result.distributed_info_ = info
+            return result
+        start = combined.reduce_to_budget()
+    start.distributed_info_ = info
+    return start
+
+
+# -- parallel model selection -------------------------------------------------------------
+def fit_svccv(estimator, X, y, client=None):
+    """``estimator.fit(X, y)`` for a :class:`leansvm.SVCCV` with its (gamma, fold) path tasks on Dask.
+
+    SVCCV runs one screened regularisation path (:func:`leansvm.svm_path`, warm start + safe
+    screening over the whole C grid) per (gamma, fold) through joblib; here joblib's Dask
+    backend sends those tasks to the cluster's workers (``n_jobs`` of the estimator is ignored:
+    as many tasks in flight as the cluster takes). Results are those of a local fit (the tasks
+    and their order are the same). Returns the fitted estimator.
+    """
+    from joblib import parallel_config
+
+    client = get_client(client)
+    if client is None:
+        raise ValueError("fit_svccv needs a distributed client (or a scheduler address)")
+    params = estimator.get_params(deep=False)
+    if "n_jobs" in params:
+        estimator.set_params(n_jobs=-1)
+    try:
+        with parallel_config(backend="dask", client=client, n_jobs=-1):
+            estimator.fit(X, y)
+    finally:
+        if "n_jobs" in params:
+            estimator.set_params(n_jobs=params["n_jobs"])
+    return estimator
+
+
+def svm_paths(X, y, gammas, Cs=None, client=None, **path_options):
+    """``[leansvm.svm_path(X, y, Cs, gamma=g, **path_options) for g in gammas]``, one Dask task per gamma.
+
+    X and y are sent to the cluster once (``client.scatter``) and every path runs on a worker.
+    """
+    import dask
+
+    from .model_selection import svm_path
+
+    gammas = [gammas] if isinstance(gammas, (str, int, float)) else list(gammas)
+    if not gammas:
+        raise ValueError("gammas must hold at least one value")
+    client = get_client(client)
+    if client is not None:
+        X_h, y_h = client.scatter([X, y], broadcast=True, hash=False)
+    else:
+        X_h, y_h = dask.delayed(X, pure=True, traverse=False), dask.delayed(y, pure=True, traverse=False)
+    task = dask.delayed(svm_path, pure=True)
+    return _compute(client, *[task(X_h, y_h, Cs, gamma=g, **path_options) for g in gammas])
