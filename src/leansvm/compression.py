@@ -287,8 +287,8 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
     """A compressed kernel classifier (Xu et al. 2015): few learned vectors matching a full SVM.
 
     ``fit(X, y)`` trains a clone of ``estimator`` (default ``leansvm.SVC()``)
-    and compresses it, fitting on its support vectors (``max_accuracy_drop``
-    then measures the drop on the training data ``X, y``);
+    and compresses it with the training data as fitting points, as the
+    paper's eq. 10 (``max_accuracy_drop`` then measures the drop on them);
     :func:`compress` compresses an already fitted model.
 
     Fitted attributes: ``expansion_``, ``classes_``, ``multiclass_``,
@@ -317,11 +317,9 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
 
         base = clone(self.estimator) if self.estimator is not None else SVC()
         base.fit(X, y)
-        if self.max_accuracy_drop is not None:
-            return self._compress(base, X, y, fit_on_pool=True)
-        return self._compress(base, None, None)
+        return self._compress(base, X, y)
 
-    def _compress(self, model, X, y, fit_on_pool=False):
+    def _compress(self, model, X, y):
         _check_method(self.method)
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got "
@@ -333,7 +331,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
         m = full.expansion.n_support
         n_sv = _check_size(self.n_sv, self.ratio, self.max_accuracy_drop, X, m)
         start = time.perf_counter()
-        compressor = _Compressor(full, None if fit_on_pool else X, y, self.method, self.max_iter,
+        compressor = _Compressor(full, X, y, self.method, self.max_iter,
                                  self.max_fit_points, self.eig_max, self.random_state)
         if n_sv is None:
             with warnings.catch_warnings():
