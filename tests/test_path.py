@@ -97,3 +97,42 @@ def test_bad_arguments(binary):
         svm_path(X, y, [1.0], fit_intercept="maybe")
     with pytest.raises(ValueError):
         svm_path(X, np.zeros(y.size), [1.0])              # one class
+
+
+@pytest.mark.parametrize("bias", ["augmented", "none"])
+def test_box_cd_solver_reaches_the_exact_optimum(binary, bias):
+    from leansvm.solvers.box_cd import solve_box_cd
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    Q = gram(X, y, kernel, augmented=bias == "augmented")
+    C = np.where(np.arange(y.size) % 3 == 0, 2.0, 1.0)        # per-sample bounds
+    a = exact_box_qp(Q, C)
+    exact = 0.5 * a @ Q @ a - a.sum()
+    cold = solve_box_cd(X, y, C, kernel, tol=1e-7, bias=bias)
+    assert cold.converged and cold.dual_objective == pytest.approx(exact, rel=1e-7)
+    # warm start and samples held at their (known) bounds give the same optimum
+    held0 = (a == 0) & (np.arange(y.size) % 2 == 0)
+    heldC = (a == C) & (np.arange(y.size) % 2 == 0)
+    warm = solve_box_cd(X, y, C, kernel, tol=1e-7, bias=bias, alpha_init=0.5 * a,
+                        fixed_at_zero=held0, fixed_at_C=heldC)
+    assert warm.dual_objective == pytest.approx(exact, rel=1e-7)
+    assert warm.stats["n_active"] == y.size - held0.sum() - heldC.sum()
+    expected_b = float(y @ warm.alpha) if bias == "augmented" else 0.0
+    assert warm.intercept == pytest.approx(expected_b)
+    with pytest.raises(ValueError, match="box QP"):
+        solve_box_cd(X, y, C, kernel, bias="equality")
+
+
+def test_reference_from_solver_margins_equals_recomputed(binary):
+    from leansvm.solvers.box_cd import solve_box_cd
+    from leansvm.solvers.screening import ScreeningReference
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    fixed = np.arange(y.size) < 20
+    fit = solve_box_cd(X, y, np.ones(y.size), kernel, fixed_at_zero=fixed)
+    margins = np.full(y.size, np.nan)
+    margins[fit.stats["active"]] = fit.stats["active_margins"]
+    a = ScreeningReference.from_solution(X, y, 1.0, fit.alpha, kernel, margins=margins)
+    b = ScreeningReference.from_solution(X, y, 1.0, fit.alpha, kernel)
+    np.testing.assert_allclose(a.margins, b.margins, rtol=1e-9, atol=1e-9)
+    assert a.gap == pytest.approx(b.gap, rel=1e-6, abs=1e-9)

@@ -2,7 +2,8 @@ r"""Regularisation paths and cross-validated (C, gamma) selection with safe scre
 
 ``svm_path(X, y, Cs, ...)`` fits one model per C from the smallest C to the
 largest: every binary problem (one-vs-one pairs for more than two classes)
-runs :func:`leansvm.solvers.path.binary_path`, i.e. IRWLS warm-started from
+runs :func:`leansvm.solvers.path.binary_path`, i.e. an exact solver (greedy
+coordinate descent on the box QP by default, or IRWLS) warm-started from
 the previous C with the samples a safe rule (BT1, BT2 or IT of Ogawa et al.)
 proves to be non-SVs held at their bound. Per C it reports the screening rate
 (screened samples / non-SVs of the solution, summed over the binary
@@ -94,12 +95,12 @@ def _pair_problems(y_enc, n_classes):
 
 
 def _run_paths(X, y_enc, n_classes, weights, Cs, kernel, screening, bias, tol, trivial_start,
-               solver_options, n_jobs):
+               solver, solver_options, n_jobs):
     problems = _pair_problems(y_enc, n_classes)
 
     def one(idx, y_pm):
         return binary_path(X[idx], y_pm, Cs, kernel, weights=weights[idx], screening=screening,
-                           bias=bias, tol=tol, trivial_start=trivial_start,
+                           bias=bias, tol=tol, trivial_start=trivial_start, solver=solver,
                            solver_options=solver_options)
 
     if n_jobs in (None, 1) or len(problems) == 1:
@@ -125,13 +126,16 @@ def _model_at(k, C, X, y_enc, classes, weights, kernel, pair_points, bias, param
 
 def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
              screening="it", fit_intercept=True, tol=1e-3, class_weight=None, sample_weight=None,
-             trivial_start=False, cache_size=200.0, working_set_size=64, max_iter=-1,
+             trivial_start=False, solver="cd", cache_size=200.0, working_set_size=64, max_iter=-1,
              random_state=0, n_jobs=None) -> SVMPath:
     """Fit an SVM for every C of ``Cs`` (ascending) with warm start and safe screening.
 
     ``screening``: 'it' (Intersection Test, the strongest), 'bt1' (DVI),
     'bt2' or None. ``fit_intercept``: True (augmented bias, the paper's
     formulation), False, or 'equality' (LIBSVM's; screening=None only).
+    ``solver``: 'cd' (greedy coordinate descent on the box QP, LIBSVM-like
+    cost per step, only the unscreened samples) or 'irwls' (the exact IRWLS
+    solver with samples fixed at their bounds); 'equality' always uses IRWLS.
     Returns an :class:`SVMPath` (models, per-C screening rate, rule and solve
     seconds, #SV, dual objectives).
     """
@@ -147,7 +151,7 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     options = {"cache_size": cache_size, "working_set_size": working_set_size,
                "max_iter": max_iter, "random_state": random_state}
     problems, pair_points = _run_paths(X, y_enc, classes.size, weights, Cs, kern, screening, bias,
-                                       tol, trivial_start, options, n_jobs)
+                                       tol, trivial_start, solver, options, n_jobs)
     params = {"kernel": kernel, "gamma": kern.gamma, "degree": degree, "coef0": coef0, "tol": tol,
               "cache_size": cache_size, "class_weight": class_weight,
               "working_set_size": working_set_size, "max_iter": max_iter, "random_state": random_state}
@@ -199,7 +203,7 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
 
     def __init__(self, Cs=None, gammas=("scale",), kernel="rbf", degree=3, coef0=0.0, cv=5,
                  scoring=None, screening="it", fit_intercept=True, tol=1e-3, class_weight=None,
-                 cache_size=200.0, working_set_size=64, max_iter=-1, refit=True, n_jobs=None,
+                 solver="cd", cache_size=200.0, working_set_size=64, max_iter=-1, refit=True, n_jobs=None,
                  random_state=0, decision_function_shape="ovr", verbose=0):
         self.Cs = Cs
         self.gammas = gammas
@@ -212,6 +216,7 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.class_weight = class_weight
+        self.solver = solver
         self.cache_size = cache_size
         self.working_set_size = working_set_size
         self.max_iter = max_iter
@@ -224,7 +229,7 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
     def _path_options(self):
         return {"kernel": self.kernel, "degree": self.degree, "coef0": self.coef0,
                 "screening": self.screening, "fit_intercept": self.fit_intercept, "tol": self.tol,
-                "class_weight": self.class_weight, "cache_size": self.cache_size,
+                "class_weight": self.class_weight, "solver": self.solver, "cache_size": self.cache_size,
                 "working_set_size": self.working_set_size, "max_iter": self.max_iter,
                 "random_state": self.random_state}
 

@@ -29,10 +29,12 @@ import numpy as np
 
 from ..kernels import Kernel
 from ..multiclass import BinaryFit
+from .box_cd import solve_box_cd
 from .irwls import solve_irwls
 from .screening import RULES, ScreeningReference, screen
 
 BIAS_MODES = ("augmented", "none", "equality")
+SOLVERS = ("cd", "irwls")
 
 
 @dataclass
@@ -87,19 +89,29 @@ def _trivial_fit(ref: ScreeningReference, C: float, augmented: bool, y) -> Binar
 
 
 def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias="augmented",
-                tol=1e-3, trivial_start=False, warm_start=True, solver_options=None) -> list[PathPoint]:
+                tol=1e-3, trivial_start=False, warm_start=True, solver="cd",
+                solver_options=None) -> list[PathPoint]:
     """Solve the binary SVM for every C of an ascending grid (see the module docstring).
 
     ``y`` is +1/-1, ``weights`` the per-sample factors c_i (C_i = C c_i).
-    ``solver_options`` go to ``solve_irwls`` (working_set_size, cache_size,
-    max_iter, random_state, ...).
+    ``solver``: 'cd' (greedy coordinate descent on the box QP,
+    :mod:`.box_cd`; not for bias='equality') or 'irwls' (``solve_irwls``).
+    ``solver_options`` go to the solver (cache_size, max_iter; for IRWLS also
+    working_set_size, random_state, ...).
     """
     Cs = check_grid(Cs)
     check_screening(screening, bias)
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    if solver == "cd" and bias == "equality":
+        solver = "irwls"          # the equality constraint needs pair steps: IRWLS
     y = np.asarray(y, dtype=np.float64)
     n = y.size
     weights = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     options = dict(solver_options or {})
+    if solver == "cd":
+        options = {k: v for k, v in options.items() if k in ("cache_size", "max_iter")}
+    solve = solve_box_cd if solver == "cd" else solve_irwls
     augmented = bias == "augmented"
     points: list[PathPoint] = []
     ref = lemma9 = prev = None
@@ -129,15 +141,19 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             prev_upper = prev_C * weights
             alpha_init = np.where((prev.alpha >= prev_upper) & (prev.alpha > 0), upper, prev.alpha)
         t0 = time.perf_counter()
-        fit = solve_irwls(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
+        fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
                           fixed_at_C=fixedC, bias=bias, **options)
         solve_seconds = time.perf_counter() - t0
         n_non_sv = int(np.count_nonzero((fit.alpha <= 0) | (fit.alpha >= upper)))
         points.append(PathPoint(C, fit, n_R, n_L, n_non_sv, rule_seconds, solve_seconds))
         prev, prev_C = fit, C
         if screening is not None and k + 1 < Cs.size:
+            margins = None
+            if "active_margins" in fit.stats:          # the CD solver keeps y_i f_i of its active set
+                margins = np.full(n, np.nan)
+                margins[fit.stats["active"]] = fit.stats["active_margins"]
             ref = ScreeningReference.from_solution(X, y, C, fit.alpha, kernel, augmented=augmented,
-                                                   weights=weights)
+                                                   weights=weights, margins=margins)
             pending = ref.seconds
         else:
             ref = None

@@ -75,16 +75,18 @@ RULES = ("bt1", "bt2", "it")
 DEFAULT_SLACK = 1e-9
 
 
-def _kernel_products(kernel: Kernel, X, columns, weights_by_column, offset, max_mb=DEFAULT_BLOCK_MB):
-    """(k(X, X[columns]) + offset) @ weights_by_column, in row blocks; weights (m, p) -> (n, p)."""
-    n = X.shape[0]
+def _kernel_products(kernel: Kernel, X, columns, weights_by_column, offset, max_mb=DEFAULT_BLOCK_MB,
+                     rows=None):
+    """(k(X[rows], X[columns]) + offset) @ weights_by_column, in row blocks; weights (m, p) -> (n, p)."""
+    Xr = X if rows is None else X[rows]
+    n = Xr.shape[0]
     out = np.zeros((n, weights_by_column.shape[1]))
-    if columns.size == 0:
+    if columns.size == 0 or n == 0:
         return out
     Xc = X[columns]
     if sp.issparse(Xc) and Xc.shape[0] * Xc.shape[1] * 8 <= 256 * 2**20:
         Xc = Xc.toarray()
-    for start, stop, K in kernel.blocks(X, Xc, max_mb=max_mb):
+    for start, stop, K in kernel.blocks(Xr, Xc, max_mb=max_mb):
         if offset:
             K += offset
         out[start:stop] = K @ weights_by_column
@@ -116,22 +118,37 @@ class ScreeningReference:
 
     @classmethod
     def from_solution(cls, X, y, C, alpha, kernel: Kernel, *, augmented=True, weights=None,
-                      max_mb=DEFAULT_BLOCK_MB) -> "ScreeningReference":
+                      margins=None, max_mb=DEFAULT_BLOCK_MB) -> "ScreeningReference":
         """Reference from any box-feasible dual point (0 <= a_i <= C c_i) of the no-equality SVM.
 
         One blocked kernel product with the reference SVs gives the margins and
-        the free-SV part together (O(n * #SV) kernel values).
+        the free-SV part together (O(n * #SV) kernel values). ``margins``
+        (y_i f~(x_i), NaN where unknown), e.g. kept by the solver for its
+        active samples, restricts the margin product to the unknown rows; the
+        free-SV product (O(n * #free SVs)) is always computed.
         """
         start = time.perf_counter()
         y, alpha, weights, C = _check_reference_inputs(y, alpha, weights, C)
+        offset = 1.0 if augmented else 0.0
         upper = C * weights
         at_upper = (alpha >= upper) & (alpha > 0)
         sv = np.flatnonzero(alpha > 0)
-        free_in_sv = ~at_upper[sv]
-        coef = np.column_stack((y[sv] * alpha[sv], np.where(free_in_sv, y[sv] * alpha[sv], 0.0)))
-        prods = _kernel_products(kernel, X, sv, coef, 1.0 if augmented else 0.0, max_mb)
-        margins = y * prods[:, 0]
-        free_margins = y * prods[:, 1]
+        free = sv[~at_upper[sv]]
+        free_margins = y * _kernel_products(kernel, X, free, (y[free] * alpha[free])[:, None], offset,
+                                            max_mb)[:, 0]
+        if margins is None:
+            margins = y * _kernel_products(kernel, X, sv, (y[sv] * alpha[sv])[:, None], offset, max_mb)[:, 0]
+        else:
+            margins = np.array(margins, dtype=np.float64)
+            if margins.shape != y.shape:
+                raise ValueError(f"margins must have shape {y.shape}")
+            unknown = np.flatnonzero(np.isnan(margins))
+            if unknown.size:
+                # only the columns at the upper bound are missing from free_margins
+                bound = sv[at_upper[sv]]
+                part = _kernel_products(kernel, X, bound, (y[bound] * alpha[bound])[:, None],
+                                        offset, max_mb, rows=unknown)[:, 0]
+                margins[unknown] = free_margins[unknown] + y[unknown] * part
         return cls._assemble(C, alpha, weights, margins, free_margins,
                              _z_norms(kernel, X, augmented), at_upper, start)
 

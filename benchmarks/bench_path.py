@@ -1,0 +1,258 @@
+"""Safe sample screening (Ogawa et al.), regularisation paths and SVCCV, side by side with LIBSVM.
+
+Three parts (``--parts``):
+
+* ``rates``  screening rate (screened / non-SVs at the solution) of BT1, BT2
+  and IT for C_a / C_b = 0.5, 0.9, 0.99 along a grid of C_b, linear and RBF
+  kernels, on wdbc (paper's D01), satimage (D04; largest class vs the rest)
+  and mushroom (D06). References are leansvm's IRWLS solutions at tol=1e-3
+  (bias='augmented'), so the rules use the gap-safeguarded BT1 ball.
+  Writes ``screening_rates.png`` (the paper's Figure 4 layout).
+* ``path``   a 20-value log-spaced C grid (1e-2 .. 1e2), fixed gamma: leansvm
+  ``svm_path`` with IT screening + warm start, the same path without
+  screening (warm start only), and LIBSVM (scikit-learn SVC, OMP_NUM_THREADS=1,
+  cache 1000 MB) fitted cold at every C; time and test accuracy per C.
+* ``cv``     ``SVCCV`` vs ``GridSearchCV(sklearn.svm.SVC)`` on the same grid and
+  the same 5 folds: time, chosen (C, gamma), test accuracy of the refit.
+
+    python benchmarks/bench_path.py                                  # everything (long)
+    python benchmarks/bench_path.py --parts rates --rate-datasets wdbc
+    python benchmarks/bench_path.py --parts path --path-datasets satimage mushroom --max-train 3000
+
+The machine is shared: timings of one run are comparable with each other only.
+Writes ``benchmarks/results/path-<time>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import RESULTS_DIR, format_table, libsvm_input, machine_info, write_json_atomic  # noqa: E402
+
+from leansvm import SVCCV, datasets, svm_path  # noqa: E402
+from leansvm.kernels import Kernel  # noqa: E402
+from leansvm.solvers.irwls import solve_irwls  # noqa: E402
+from leansvm.solvers.screening import RULES, ScreeningReference, screen  # noqa: E402
+
+RATIOS = (0.5, 0.9, 0.99)
+
+
+def _binary(name, max_train=None):
+    ds = datasets.load(name)
+    X, y = ds.X_train, np.asarray(ds.y_train)
+    labels, counts = np.unique(y, return_counts=True)
+    y_pm = np.where(y == labels[np.argmax(counts)], 1.0, -1.0)   # largest class vs the rest
+    if max_train and X.shape[0] > max_train:
+        idx = np.random.default_rng(0).choice(X.shape[0], max_train, replace=False)
+        X, y_pm = X[idx], y_pm[idx]
+    if hasattr(X, "toarray"):
+        X = X.toarray()
+    return ds, X, y_pm
+
+
+def screening_rates(names, n_grid, max_train, tol):
+    rows = []
+    for name in names:
+        ds, X, y = _binary(name, max_train)
+        n = y.size
+        for kernel in (Kernel("linear"), Kernel("rbf", gamma=ds.gamma)):
+            for C_b in np.logspace(-2, 2, n_grid):
+                target = solve_irwls(X, y, np.full(n, C_b), kernel, tol=tol, bias="augmented", random_state=0)
+                non_sv = int(np.count_nonzero((target.alpha <= 0) | (target.alpha >= C_b)))
+                for ratio in RATIOS:
+                    ref_fit = solve_irwls(X, y, np.full(n, ratio * C_b), kernel, tol=tol, bias="augmented",
+                                          random_state=0)
+                    ref = ScreeningReference.from_solution(X, y, ratio * C_b, ref_fit.alpha, kernel)
+                    row = {"dataset": name, "kernel": kernel.name, "C_b": float(C_b), "ratio": ratio,
+                           "n": n, "non_sv": non_sv, "gap": ref.gap, "reference_s": ref.seconds}
+                    for rule in RULES:
+                        res = screen(ref, C_b, rule)
+                        row[rule] = res.n_screened / max(non_sv, 1)
+                        row[f"{rule}_s"] = res.seconds
+                    rows.append(row)
+                print(f"  {name:9s} {kernel.name:6s} C_b={C_b:8.3g}  " + "  ".join(
+                    f"r={r['ratio']}: bt1 {r['bt1']:.2f} bt2 {r['bt2']:.2f} it {r['it']:.2f}"
+                    for r in rows[-3:]), flush=True)
+    return rows
+
+
+def plot_rates(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    keys = sorted({(r["dataset"], r["kernel"]) for r in rows}, key=lambda k: (k[1], k[0]))
+    fig, axes = plt.subplots(len(RATIOS), len(keys), figsize=(3.2 * len(keys), 2.6 * len(RATIOS)),
+                             squeeze=False, sharey=True)
+    for j, (name, kern) in enumerate(keys):
+        for i, ratio in enumerate(RATIOS):
+            ax = axes[i, j]
+            sel = [r for r in rows if r["dataset"] == name and r["kernel"] == kern and r["ratio"] == ratio]
+            Cb = [r["C_b"] for r in sel]
+            for rule, style in zip(RULES, ("--", ":", "-")):
+                ax.plot(Cb, [100 * r[rule] for r in sel], style, marker="o", ms=3, label=rule.upper())
+            ax.set_xscale("log")
+            ax.set_ylim(-2, 102)
+            if i == 0:
+                ax.set_title(f"{name} ({kern})", fontsize=9)
+            if j == 0:
+                ax.set_ylabel(f"rate % (C_a/C_b={ratio})", fontsize=8)
+            if i == len(RATIOS) - 1:
+                ax.set_xlabel("C_b", fontsize=8)
+    axes[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _accuracy(model, X, y):
+    return float(np.mean(np.asarray(model.predict(X)) == np.asarray(y)))
+
+
+def path_speed(names, n_c, max_train, tol):
+    from sklearn.svm import SVC as LibSVC
+    from threadpoolctl import threadpool_limits
+    Cs = np.logspace(-2, 2, n_c)
+    out = []
+    for name in names:
+        ds = datasets.load(name)
+        X, y, Xt, yt = ds.X_train, np.asarray(ds.y_train), ds.X_test, np.asarray(ds.y_test)
+        if max_train and X.shape[0] > max_train:
+            idx = np.random.default_rng(0).choice(X.shape[0], max_train, replace=False)
+            X, y = X[idx], y[idx]
+        record = {"dataset": name, "n_train": X.shape[0], "gamma": ds.gamma, "Cs": Cs.tolist()}
+        for label, screening in (("screened", "it"), ("unscreened", None)):
+            t0 = time.perf_counter()
+            path = svm_path(X, y, Cs, gamma=ds.gamma, screening=screening, tol=tol)
+            record[f"{label}_s"] = time.perf_counter() - t0
+            record[f"{label}_rule_s"] = path.rule_seconds.tolist()
+            record[f"{label}_solve_s"] = path.solve_seconds.tolist()
+            record[f"{label}_rate"] = path.screening_rate.tolist()
+            record[f"{label}_n_sv"] = path.n_support.tolist()
+            record[f"{label}_acc"] = [_accuracy(m, Xt, yt) for m in path.models]
+            print(f"  {name}: {label} path {record[f'{label}_s']:.1f} s", flush=True)
+        Xl, Xtl = libsvm_input(X), libsvm_input(Xt)
+        times, accs, nsv = [], [], []
+        with threadpool_limits(1, user_api="openmp"):
+            for C in Cs:
+                t0 = time.perf_counter()
+                model = LibSVC(C=C, gamma=ds.gamma, cache_size=1000).fit(Xl, y)
+                times.append(time.perf_counter() - t0)
+                accs.append(_accuracy(model, Xtl, yt))
+                nsv.append(int(model.n_support_.sum()))
+        record.update(libsvm_s=float(sum(times)), libsvm_fit_s=times, libsvm_acc=accs, libsvm_n_sv=nsv)
+        print(f"  {name}: LIBSVM grid {record['libsvm_s']:.1f} s", flush=True)
+        out.append(record)
+    return out
+
+
+def cv_speed(names, n_c, gammas_factor, max_train, tol, n_jobs):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.svm import SVC as LibSVC
+    from threadpoolctl import threadpool_limits
+    Cs = np.logspace(-2, 2, n_c)
+    out = []
+    for name in names:
+        ds = datasets.load(name)
+        X, y, Xt, yt = ds.X_train, np.asarray(ds.y_train), ds.X_test, np.asarray(ds.y_test)
+        if max_train and X.shape[0] > max_train:
+            idx = np.random.default_rng(0).choice(X.shape[0], max_train, replace=False)
+            X, y = X[idx], y[idx]
+        gammas = [float(ds.gamma * f) for f in gammas_factor]
+        folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
+        t0 = time.perf_counter()
+        ours = SVCCV(Cs=Cs, gammas=gammas, cv=folds, tol=tol, n_jobs=n_jobs).fit(X, y)
+        ours_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with threadpool_limits(1, user_api="openmp"):
+            grid = GridSearchCV(LibSVC(cache_size=1000), {"C": Cs, "gamma": gammas}, cv=folds,
+                                n_jobs=n_jobs).fit(libsvm_input(X), y)
+        grid_s = time.perf_counter() - t0
+        rec = {"dataset": name, "n_train": X.shape[0], "n_candidates": len(Cs) * len(gammas),
+               "svccv_s": ours_s, "gridsearch_s": grid_s,
+               "svccv_best": ours.best_params_, "gridsearch_best": {k: float(v) for k, v in grid.best_params_.items()},
+               "svccv_cv_score": ours.best_score_, "gridsearch_cv_score": float(grid.best_score_),
+               "svccv_test_acc": _accuracy(ours, Xt, yt), "gridsearch_test_acc": _accuracy(grid, libsvm_input(Xt), yt),
+               "svccv_mean_screening_rate": float(ours.screening_rate_.mean())}
+        print(f"  {name}: SVCCV {ours_s:.1f} s best {ours.best_params_}  GridSearchCV {grid_s:.1f} s "
+              f"best {grid.best_params_}", flush=True)
+        out.append(rec)
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", nargs="+", default=["rates", "path", "cv"], choices=["rates", "path", "cv"])
+    parser.add_argument("--rate-datasets", nargs="+", default=["wdbc", "satimage", "mushroom"])
+    parser.add_argument("--rate-grid", type=int, default=9, help="number of C_b values (1e-2 .. 1e2)")
+    parser.add_argument("--path-datasets", nargs="+", default=["magic", "satimage", "a9a", "mushroom"])
+    parser.add_argument("--cv-datasets", nargs="+", default=["wdbc", "banana"])
+    parser.add_argument("--n-c", type=int, default=20)
+    parser.add_argument("--cv-n-c", type=int, default=10)
+    parser.add_argument("--cv-gamma-factors", type=float, nargs="+", default=[0.5, 1.0, 2.0])
+    parser.add_argument("--max-train", type=int, default=None, help="subsample training sets (path, rates)")
+    parser.add_argument("--cv-max-train", type=int, default=2000)
+    parser.add_argument("--tol", type=float, default=1e-3)
+    parser.add_argument("--n-jobs", type=int, default=1)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore", category=UserWarning)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    payload = {"machine": machine_info(), "args": vars(args)}
+    if "rates" in args.parts:
+        print("screening rates")
+        rows = screening_rates(args.rate_datasets, args.rate_grid, args.max_train, args.tol)
+        payload["rates"] = rows
+        plot_rates(rows, RESULTS_DIR / "screening_rates.png")
+        summary = []
+        for (name, kern) in sorted({(r["dataset"], r["kernel"]) for r in rows}):
+            for ratio in RATIOS:
+                sel = [r for r in rows if r["dataset"] == name and r["kernel"] == kern and r["ratio"] == ratio]
+                summary.append({"dataset": name, "kernel": kern, "ratio": ratio,
+                                **{rule: float(np.mean([r[rule] for r in sel])) for rule in RULES},
+                                "it_below_bt1": int(sum(r["it"] < r["bt1"] for r in sel))})
+        payload["rates_summary"] = summary
+        print(format_table(summary, [("dataset", "dataset", "s"), ("kernel", "kernel", "s"),
+                                     ("ratio", "C_a/C_b", ".2f"), ("bt1", "BT1", ".3f"), ("bt2", "BT2", ".3f"),
+                                     ("it", "IT", ".3f"), ("it_below_bt1", "IT<BT1", "d")]))
+    if "path" in args.parts:
+        print("path speed")
+        recs = path_speed(args.path_datasets, args.n_c, args.max_train, args.tol)
+        payload["path"] = recs
+        rows = [{"dataset": r["dataset"], "n": r["n_train"], "screened": r["screened_s"],
+                 "unscreened": r["unscreened_s"], "libsvm": r["libsvm_s"],
+                 "vs_unscr": r["unscreened_s"] / r["screened_s"], "vs_libsvm": r["libsvm_s"] / r["screened_s"],
+                 "rate": float(np.mean(r["screened_rate"][1:])) if len(r["Cs"]) > 1 else 0.0,
+                 "max_acc_diff": float(np.max(np.abs(np.subtract(r["screened_acc"], r["libsvm_acc"]))))}
+                for r in recs]
+        print(format_table(rows, [("dataset", "dataset", "s"), ("n", "n", "d"), ("screened", "screened s", ".1f"),
+                                  ("unscreened", "unscreened s", ".1f"), ("libsvm", "LIBSVM grid s", ".1f"),
+                                  ("vs_unscr", "unscr/scr", ".2f"), ("vs_libsvm", "LIBSVM/scr", ".2f"),
+                                  ("rate", "mean rate", ".3f"), ("max_acc_diff", "max |acc diff|", ".4f")]))
+    if "cv" in args.parts:
+        print("cross-validation")
+        recs = cv_speed(args.cv_datasets, args.cv_n_c, args.cv_gamma_factors, args.cv_max_train, args.tol,
+                        args.n_jobs)
+        payload["cv"] = recs
+        print(format_table([{**r, "ratio": r["gridsearch_s"] / r["svccv_s"],
+                             "same": r["svccv_best"] == r["gridsearch_best"]} for r in recs],
+                           [("dataset", "dataset", "s"), ("n_train", "n", "d"), ("svccv_s", "SVCCV s", ".1f"),
+                            ("gridsearch_s", "GridSearchCV s", ".1f"), ("ratio", "GS/SVCCV", ".2f"),
+                            ("same", "same params", "s"), ("svccv_test_acc", "SVCCV acc", ".4f"),
+                            ("gridsearch_test_acc", "GS acc", ".4f")]))
+    out = RESULTS_DIR / f"path-{stamp}.json"
+    write_json_atomic(out, payload)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
