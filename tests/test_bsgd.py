@@ -308,3 +308,21 @@ def test_bad_data_raises():
         BSGDClassifier(budget=5).partial_fit(X, np.zeros(60))
     with pytest.raises(ValueError, match="features"):
         clf.predict(X[:, :3])
+
+
+def test_cli_trains_bsgd_and_writes_a_libsvm_model(tmp_path):
+    from leansvm.cli import main
+    from leansvm.io import load_svmlight
+    X, y = _problem(n=200, classes=3, seed=16)
+    data = tmp_path / "train.txt"
+    with open(data, "w") as f:
+        for row, label in zip(X, y):
+            f.write(f"{label} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row)) + "\n")
+    model = tmp_path / "model.txt"
+    assert main(["train", "-q", "--algorithm", "bsgd", "--budget", "12", "--n-merge", "3", "-g", "0.5",
+                 str(data), str(model)]) == 0
+    loaded = load_libsvm_model(model)
+    Xf, yf = load_svmlight(data)
+    assert loaded.expansion_.n_support <= 12 * 3
+    assert np.mean(loaded.predict(Xf) == yf) > 0.6
+    assert main(["train", "-q", "--algorithm", "bsgd", str(data), str(model)]) != 0   # no --budget

@@ -49,8 +49,9 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
     The unregularised bias (``fit_intercept``) is fixed during a pass and then set to its exact
     minimiser of (1) with w fixed (on at most 20,000 rows of the pass). ``refit=True`` finally
     re-solves the coefficients and bias with the support vectors held fixed: objective (1)
-    restricted to w in span{phi(sv_j)}, a linear SVM on the features K(x, SV) K_SV^{-1/2}
-    (liblinear; at most 100,000 rows), same test-time cost.
+    restricted to w in span{phi(sv_j)} with the squared hinge (L2-SVM; liblinear's primal Newton
+    solver, fast for rows >> budget), a linear SVM on the features K(x, SV) K_SV^{-1/2} (at most
+    100,000 rows), same test-time cost.
 
     Multi-class: ``multiclass='ovr'`` (one problem per class) or ``'ovo'`` (one per pair, LIBSVM
     files); ``budget`` applies to each binary problem, so the pooled expansion holds at most
@@ -264,13 +265,13 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             ok = vals > 1e-10 * vals.max()
             inv_sqrt = (vecs[:, ok] / np.sqrt(vals[ok])) @ vecs[:, ok].T   # K_SV^{-1/2} (pseudo)
             F = self._kernel.block(X[rows], SV) @ inv_sqrt
-            # liblinear: 1/2 ||v||^2 + C sum hinge  <=>  lambda/2 ||v||^2 + 1/n sum hinge, C = 1/(lambda n)
-            svm = LinearSVC(C=1.0 / (state.lam * rows.size), loss="hinge", dual=True, max_iter=20000,
-                            intercept_scaling=10.0, random_state=0)
+            # liblinear's primal Newton solver (fast for rows >> budget) on the squared hinge:
+            # 1/2 ||v||^2 + C sum max(0, 1 - y (v'F + b))^2 with C = 1/(lambda n), as (1) with L2 loss
+            svm = LinearSVC(C=1.0 / (state.lam * rows.size), loss="squared_hinge", dual=False,
+                            intercept_scaling=10.0, fit_intercept=self.fit_intercept, max_iter=1000)
             svm.fit(F, y_pm)
             state.alpha = inv_sqrt @ svm.coef_.ravel()
-            state.bias = (bsgd.optimal_bias(self._margins(state, X[rows]), y_pm) if self.fit_intercept
-                          else 0.0)
+            state.bias = float(svm.intercept_[0]) if self.fit_intercept else 0.0
 
     # -- budget reduction and construction from given vectors ------------------------------------
     def reduce_to_budget(self, budget=None):

@@ -82,11 +82,18 @@ def _train_parser(sub):
                    help="LIBSVM's shrinking switch (accepted, no effect)")
     p.add_argument("--help", action="help", help="show this help message and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
-    p.add_argument("--algorithm", choices=("svc", "budget-l1", "budget-l2"), default="svc",
+    p.add_argument("--algorithm", choices=("svc", "budget-l1", "budget-l2", "bsgd"), default="svc",
                    help="svc (exact C-SVC, default) or budget-l1 / budget-l2 (Dekel & Singer's SVM on "
                         "a budget, leansvm.BudgetSVC; needs --budget)")
     p.add_argument("--budget", type=int, metavar="B",
                    help="budget B of budget-l1 / budget-l2 (SVs kept per binary problem after pruning)")
+    p.add_argument("--maintenance", choices=("merge", "removal", "projection"), default="merge",
+                   help="bsgd: budget maintenance (merge)")
+    p.add_argument("--n-merge", dest="n_merge", type=int, default=2, metavar="M",
+                   help="bsgd: vectors merged per maintenance step (2; 3-5 is faster)")
+    p.add_argument("--merge-solver", dest="merge_solver", choices=("golden", "lookup", "gradient"),
+                   default="golden", help="bsgd: golden-section search, lookup table or gradient merge")
+    p.add_argument("--epochs", type=int, default=1, help="bsgd: passes over the data (1)")
     p.set_defaults(func=cmd_train)
 
 
@@ -374,6 +381,8 @@ def cmd_train(args) -> int:
     start = time.perf_counter()
     if args.algorithm in ("budget-l1", "budget-l2"):
         model = _budget_model(args, params).fit(X, y)
+    elif args.algorithm == "bsgd":
+        model = _bsgd_model(args, params).fit(X, y)
     else:
         model = SVC(random_state=0, **params).fit(X, y)  # reproducible, as svm-train
     elapsed = time.perf_counter() - start
@@ -394,6 +403,21 @@ def _budget_model(args, params):
                          "nor probability estimates")
     keep = ("C", "kernel", "gamma", "degree", "coef0", "tol", "cache_size")
     return BudgetSVC(budget=args.budget, norm=args.algorithm[-2:], **{k: params[k] for k in keep})
+
+
+def _bsgd_model(args, params):
+    """leansvm.BSGDClassifier for ``--algorithm bsgd --budget B`` (one-vs-one: LIBSVM files)."""
+    from .bsgd_classifier import BSGDClassifier
+
+    if args.budget is None or args.budget < 1:
+        raise UsageError("leansvm train: error: --algorithm bsgd needs --budget B (a positive integer)")
+    if params["class_weight"] is not None or params["probability"]:
+        raise UsageError("leansvm train: error: --algorithm bsgd supports neither class weights "
+                         "nor probability estimates")
+    return BSGDClassifier(budget=args.budget, C=params["C"], kernel=params["kernel"], gamma=params["gamma"],
+                          degree=params["degree"], coef0=params["coef0"], maintenance=args.maintenance,
+                          n_merge=args.n_merge, merge_solver=args.merge_solver, epochs=args.epochs,
+                          multiclass="ovo", random_state=0)
 
 
 def _print_train_summary(model, X, described, elapsed, path):

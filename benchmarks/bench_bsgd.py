@@ -1,0 +1,256 @@
+"""BSGDClassifier benchmarks (issue 5): the multi-merge paper's Table 1 and Figures 1-3 checked,
+budgeted training against what users would pick, and fit time vs n.
+
+    python benchmarks/bench_bsgd.py --sections table1,fig1,fig23,peers,scaling,letter [--quick]
+
+Sections
+  table1   a9a (C=32, gamma=0.008, one epoch): MM-BSGD (3->2->1, golden cascade) vs MM-GD (3->1)
+           at B in {120, 600, 1200, 1800, 2500}: merging time and test accuracy.
+  fig1     fraction of training time in budget maintenance for M = 2..11 at B = 100, 500.
+  fig23    test accuracy and fit time for M in {2, 3, 4, 5, 10} at budgets of about
+           1, 5, 10, 15, 25, 50 % of LIBSVM's #SV.
+  peers    one table per dataset, same run: LIBSVM (scikit-learn SVC, one OpenMP thread), BSGD
+           variants (removal, projection, merge M=2, multi-merge M=3/5, lookup, refit) and
+           Nystroem(B) + LinearSVC (scikit-learn's advice for kernel SVMs on large data).
+  scaling  fit time vs n at B = 200 (synth and checker, 20k ... 1M).
+  letter   26 classes at B = 500 (one-vs-rest and one-vs-one).
+
+Every timing is one fit on a shared, loaded 2-core machine (load average recorded in the JSON);
+ratios between rows of one table are the meaningful figures. Results: benchmarks/results/bsgd.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS_DIR, format_table, libsvm_input, machine_info, write_json_atomic  # noqa: E402
+
+from leansvm import BSGDClassifier, datasets  # noqa: E402
+
+#: LIBSVM's number of support vectors at the benchmark settings (../shared/benchmarks.md)
+LIBSVM_NSV = {"a9a": 11383, "magic": 4907, "checker-100k": 2644}
+OUT = RESULTS_DIR / "bsgd.json"
+
+_CACHE = {}
+
+
+def load(name):
+    if name not in _CACHE:
+        _CACHE[name] = datasets.load(name)
+    return _CACHE[name]
+
+
+def run_bsgd(ds, budget, n_merge=2, solver="golden", maintenance="merge", refit=False, seed=0,
+             multiclass="ovr", epochs=1):
+    clf = BSGDClassifier(budget=budget, C=ds.C, gamma=ds.gamma, maintenance=maintenance, n_merge=n_merge,
+                         merge_solver=solver, refit=refit, random_state=seed, multiclass=multiclass,
+                         epochs=epochs)
+    t0 = time.perf_counter()
+    clf.fit(ds.X_train, ds.y_train)
+    fit = time.perf_counter() - t0
+    acc = float(np.mean(clf.predict(ds.X_test) == ds.y_test))
+    st = clf.fit_stats_
+    return {"dataset": ds.name, "method": f"BSGD {maintenance}" + (f" M={n_merge} {solver}" if maintenance == "merge" else "")
+            + (" +refit" if refit else ""), "budget": budget, "M": n_merge, "solver": solver,
+            "maintenance": maintenance, "refit": refit, "fit_s": fit, "acc": acc,
+            "maint_s": st["maintenance_time_s"], "maint_frac": st["maintenance_time_s"] / fit,
+            "n_maint": st["n_maintenance"], "n_merges": st["n_binary_merges"],
+            "deg_mean": st["degradation_mean"], "n_sv": int(clf.expansion_.n_support)}
+
+
+def run_libsvm(ds):
+    from sklearn.svm import SVC
+    with threadpool_limits(1, user_api="openmp"):
+        t0 = time.perf_counter()
+        m = SVC(C=ds.C, gamma=ds.gamma, cache_size=1000).fit(libsvm_input(ds.X_train), ds.y_train)
+        fit = time.perf_counter() - t0
+        acc = float(np.mean(m.predict(libsvm_input(ds.X_test)) == ds.y_test))
+    return {"dataset": ds.name, "method": "LIBSVM (SVC) full", "budget": None, "fit_s": fit, "acc": acc,
+            "n_sv": int(m.n_support_.sum())}
+
+
+def run_nystroem(ds, budget, seed=0):
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import LinearSVC
+    model = make_pipeline(Nystroem(gamma=ds.gamma, n_components=budget, random_state=seed),
+                          LinearSVC(C=ds.C, max_iter=2000))
+    t0 = time.perf_counter()
+    model.fit(ds.X_train, ds.y_train)
+    fit = time.perf_counter() - t0
+    acc = float(np.mean(model.predict(ds.X_test) == ds.y_test))
+    return {"dataset": ds.name, "method": "Nystroem + LinearSVC", "budget": budget, "fit_s": fit, "acc": acc,
+            "n_sv": budget}
+
+
+COLUMNS = [("dataset", "dataset", "s"), ("method", "method", "s"), ("budget", "B", "d"),
+           ("fit_s", "fit s", ".2f"), ("acc", "test acc", ".4f"), ("maint_frac", "maint frac", ".2f"),
+           ("n_sv", "#SV", "d")]
+
+
+# -- sections ------------------------------------------------------------------------------
+def table1(args):
+    ds = load("a9a")
+    rows = []
+    for B in ([120, 600] if args.quick else [120, 600, 1200, 1800, 2500]):
+        for solver, label in (("golden", "MM-BSGD 3->2->1"), ("gradient", "MM-GD 3->1")):
+            r = run_bsgd(ds, B, n_merge=3, solver=solver)
+            r["method"] = label
+            rows.append(r)
+            print(f"  {label} B={B}: merging {r['maint_s']:.2f} s of {r['fit_s']:.2f} s, acc {r['acc']:.4f}", flush=True)
+    print(format_table(rows, COLUMNS[:3] + [("maint_s", "merging s", ".2f")] + COLUMNS[3:5]))
+    return rows
+
+
+def fig1(args):
+    rows = []
+    for name in args.datasets:
+        ds = load(name)
+        for B in (100, 500):
+            for M in (range(2, 12, 3) if args.quick else range(2, 12)):
+                r = run_bsgd(ds, B, n_merge=M, solver=args.solver)
+                rows.append(r)
+                print(f"  {name} B={B} M={M}: maintenance {r['maint_frac']:.2f} of {r['fit_s']:.2f} s", flush=True)
+    print(format_table(rows, COLUMNS[:3] + [("M", "M", "d"), ("maint_frac", "maint frac", ".3f"),
+                                            ("fit_s", "fit s", ".2f"), ("acc", "test acc", ".4f")]))
+    return rows
+
+
+def fig23(args):
+    rows = []
+    for name in args.datasets:
+        ds = load(name)
+        nsv = LIBSVM_NSV.get(name) or _libsvm_nsv_from_file(name)
+        if nsv is None:
+            print(f"  {name}: LIBSVM #SV unknown, skipped")
+            continue
+        fractions = args.fractions
+        for frac in fractions:
+            B = max(10, int(round(frac * nsv)))
+            if B > args.max_budget:
+                continue
+            for M in (2, 3, 4, 5, 10):
+                r = run_bsgd(ds, B, n_merge=M, solver=args.solver)
+                r["fraction"] = frac
+                rows.append(r)
+                print(f"  {name} B={B} ({frac:.0%}) M={M}: acc {r['acc']:.4f} fit {r['fit_s']:.2f} s", flush=True)
+    print(format_table(rows, COLUMNS[:3] + [("M", "M", "d"), ("acc", "test acc", ".4f"), ("fit_s", "fit s", ".2f")]))
+    return rows
+
+
+def _libsvm_nsv_from_file(name):
+    path = RESULTS_DIR / f"bsgd_libsvm_{name}.json"
+    if path.exists():
+        return json.loads(path.read_text())["n_sv"]
+    return None
+
+
+PEER_SETTINGS = {"a9a": 500, "checker-100k": 100, "synth-200k": 500, "magic": 500}
+
+
+def peers(args):
+    rows = []
+    for name in args.datasets:
+        ds = load(name)
+        B = PEER_SETTINGS.get(name, 500)
+        table = []
+        saved = RESULTS_DIR / f"bsgd_libsvm_{name}.json"
+        if name == "synth-200k" and saved.exists():
+            lib = json.loads(saved.read_text())
+            lib.update(method="LIBSVM (SVC) full [separate run]", budget=None, acc=lib["test_acc"])
+        elif name == "synth-200k" and args.skip_slow_libsvm:
+            lib = None
+        else:
+            lib = run_libsvm(ds)
+        if lib is not None:
+            table.append(lib)
+            print(f"  {name} LIBSVM: {lib['fit_s']:.1f} s acc {lib['acc']:.4f}", flush=True)
+        variants = [dict(maintenance="removal"), dict(maintenance="projection"),
+                    dict(n_merge=2, solver="golden"), dict(n_merge=2, solver="lookup"),
+                    dict(n_merge=3, solver="golden"), dict(n_merge=3, solver="lookup"),
+                    dict(n_merge=5, solver="lookup"), dict(n_merge=3, solver="gradient"),
+                    dict(n_merge=3, solver="lookup", refit=True)]
+        if name == "synth-200k":   # projection's O(B^2) per added vector: too slow here at B=500
+            variants = [v for v in variants if v.get("maintenance") != "projection"]
+        for v in variants:
+            r = run_bsgd(ds, B, **v)
+            table.append(r)
+            print(f"  {name} {r['method']}: {r['fit_s']:.2f} s acc {r['acc']:.4f}", flush=True)
+        table.append(run_nystroem(ds, B))
+        print(f"  {name} Nystroem: {table[-1]['fit_s']:.2f} s acc {table[-1]['acc']:.4f}", flush=True)
+        if lib is not None:
+            for r in table:
+                r["libsvm_time_ratio"] = lib["fit_s"] / r["fit_s"]
+                r["acc_minus_libsvm"] = r["acc"] - lib["acc"]
+        rows += table
+    print(format_table(rows, COLUMNS + [("libsvm_time_ratio", "LIBSVM time / this", ".1f"),
+                                        ("acc_minus_libsvm", "acc - LIBSVM", "+.4f")]))
+    return rows
+
+
+def scaling(args):
+    rows = []
+    sizes = (["20k", "50k", "200k"] if args.quick else ["20k", "50k", "200k", "1M"])
+    for family in ("synth", "checker"):
+        for size in sizes:
+            ds = datasets.load(f"{family}-{size}")
+            r = run_bsgd(ds, 200, n_merge=3, solver="lookup")
+            r["n"] = ds.X_train.shape[0]
+            r["us_per_sample"] = 1e6 * r["fit_s"] / r["n"]
+            rows.append(r)
+            print(f"  {ds.name}: {r['fit_s']:.2f} s ({r['us_per_sample']:.1f} us/sample) acc {r['acc']:.4f}", flush=True)
+    print(format_table(rows, [("dataset", "dataset", "s"), ("n", "n", "d"), ("fit_s", "fit s", ".2f"),
+                              ("us_per_sample", "us/sample", ".1f"), ("maint_frac", "maint frac", ".2f"),
+                              ("acc", "test acc", ".4f")]))
+    return rows
+
+
+def letter(args):
+    ds = load("letter")
+    rows = []
+    for multiclass in ("ovr", "ovo"):
+        r = run_bsgd(ds, 500, n_merge=3, solver="lookup", multiclass=multiclass)
+        r["method"] += f" {multiclass}"
+        rows.append(r)
+        print(f"  letter {multiclass}: {r['fit_s']:.2f} s acc {r['acc']:.4f} #SV {r['n_sv']}", flush=True)
+    rows.append(run_nystroem(ds, 500))
+    print(format_table(rows, COLUMNS))
+    return rows
+
+
+SECTIONS = {"table1": table1, "fig1": fig1, "fig23": fig23, "peers": peers, "scaling": scaling, "letter": letter}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sections", default="table1,peers,letter,scaling")
+    p.add_argument("--datasets", default="a9a,magic,checker-100k,synth-200k")
+    p.add_argument("--fractions", default="0.01,0.05,0.1,0.15,0.25,0.5")
+    p.add_argument("--max-budget", type=int, default=3000)
+    p.add_argument("--solver", default="lookup", help="merge solver for fig1 / fig23")
+    p.add_argument("--skip-slow-libsvm", action="store_true", help="no LIBSVM on synth-200k unless saved")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--out", default=str(OUT))
+    args = p.parse_args(argv)
+    args.datasets = [d for d in args.datasets.split(",") if d]
+    args.fractions = [float(f) for f in args.fractions.split(",")]
+    out = Path(args.out)
+    results = json.loads(out.read_text()) if out.exists() else {}
+    results["machine"] = machine_info()
+    for name in args.sections.split(","):
+        print(f"== {name}", flush=True)
+        results[name] = {"rows": SECTIONS[name](args), "datasets": args.datasets,
+                         "command": " ".join(sys.argv), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+        write_json_atomic(out, results)
+
+
+if __name__ == "__main__":
+    main()
