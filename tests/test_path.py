@@ -136,3 +136,20 @@ def test_reference_from_solver_margins_equals_recomputed(binary):
     b = ScreeningReference.from_solution(X, y, 1.0, fit.alpha, kernel)
     np.testing.assert_allclose(a.margins, b.margins, rtol=1e-9, atol=1e-9)
     assert a.gap == pytest.approx(b.gap, rel=1e-6, abs=1e-9)
+
+
+def test_path_command_prints_the_per_C_table(binary, tmp_path, capsys):
+    from sklearn.datasets import dump_svmlight_file
+    from leansvm.cli import main
+    X, y = binary
+    dump_svmlight_file(X[:120], y[:120], str(tmp_path / "train.txt"))
+    dump_svmlight_file(X[120:], y[120:], str(tmp_path / "test.txt"))
+    status = main(["path", str(tmp_path / "train.txt"), "--test", str(tmp_path / "test.txt"),
+                   "--gamma", "0.4", "--c-min", "0.5", "--c-max", "2", "--n-c", "3"])
+    out = capsys.readouterr().out.splitlines()
+    assert status == 0
+    assert out[1].split() == ["C", "#SV", "screened", "rule", "s", "solve", "s", "accuracy"]
+    rows = [line.split() for line in out[2:]]
+    assert [float(r[0]) for r in rows] == pytest.approx([0.5, 1.0, 2.0], rel=1e-3)
+    assert all(0.5 <= float(r[-1]) <= 1.0 for r in rows)
+    assert main(["path", str(tmp_path / "train.txt"), "--c-min", "-1"]) == 2

@@ -1,7 +1,8 @@
 r"""Regularisation path of the binary SVM: warm start plus safe sample screening.
 
-For C_1 < C_2 < ... the problem at C_k is solved by IRWLS (``solve_irwls``)
-started from the solution at C_{k-1}, with the samples that a rule of
+For C_1 < C_2 < ... the problem at C_k is solved by greedy coordinate descent
+on the box QP (``solve_box_cd``, default) or IRWLS (``solve_irwls``), started
+from the solution at C_{k-1}, with the samples that a rule of
 :mod:`.screening` proves to be in R held at 0 and those in L held at C c_i
 (``fixed_at_zero`` / ``fixed_at_C``: IRWLS's sets S2 and S3). Because the
 rules are safe, the screened problem has the same optimum as the full one
@@ -15,7 +16,10 @@ formulation) runs the warm-started path without screening.
 
 The reference of each step is built from the previous solution
 (:meth:`ScreeningReference.from_solution`, one product with the kernel
-columns of its support vectors); with ``trivial_start`` the exact solution of
+columns of its support vectors). Solutions at the path tolerance can have a
+duality gap large enough to void the (gap-safeguarded) rules; with the CD
+solver the reference is then polished, warm, at a tighter tolerance
+(:func:`_reference`); with ``trivial_start`` the exact solution of
 Lemma 9 serves as the first reference (and as the solution itself for every
 C <= C_min), at the price of one pass over the kernel matrix.
 """
@@ -88,6 +92,43 @@ def _trivial_fit(ref: ScreeningReference, C: float, augmented: bool, y) -> Binar
                      converged=True, stats={"violation": 0.0, "lemma9": True, "seconds": 0.0})
 
 
+def _reference_from_fit(X, y, C, fit, kernel, weights, augmented):
+    margins = None
+    if "active_margins" in fit.stats:          # the CD solver keeps y_i f_i of its active set
+        margins = np.full(y.size, np.nan)
+        margins[fit.stats["active"]] = fit.stats["active_margins"]
+    return ScreeningReference.from_solution(X, y, C, fit.alpha, kernel, augmented=augmented,
+                                            weights=weights, margins=margins)
+
+
+def _reference(X, y, C, next_C, fit, kernel, weights, augmented, solve, tol, fixed0, fixedC, bias,
+               options, polish, max_polish=3, share=0.05):
+    """The screening reference of the next step, polished until its gap is small enough to use.
+
+    The safeguarded BT1 radius grows by about eps = sqrt(2 G) (screening
+    module); when eps exceeds ``share`` of the exact-reference radius
+    |rho - 1|/2 ||w~|| of the next step, the solution is re-solved warm with a
+    10x smaller tolerance (at most ``max_polish`` times; the screened sets are
+    kept, they are safe). Returns (fit, reference, extra solve seconds).
+    """
+    ref = _reference_from_fit(X, y, C, fit, kernel, weights, augmented)
+    target = 0.5 * (share * abs(next_C / C - 1) / 2) ** 2 * ref.w_norm2
+    extra = 0.0
+    sub_tol = tol
+    for _ in range(max_polish if polish else 0):
+        if ref.gap <= target:
+            break
+        sub_tol /= 10
+        t0 = time.perf_counter()
+        fit = solve(X, y, C * weights, kernel, tol=sub_tol, alpha_init=fit.alpha, fixed_at_zero=fixed0,
+                    fixed_at_C=fixedC, bias=bias, **options)
+        extra += time.perf_counter() - t0
+        seconds = ref.seconds
+        ref = _reference_from_fit(X, y, C, fit, kernel, weights, augmented)
+        ref.seconds += seconds
+    return fit, ref, extra
+
+
 def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias="augmented",
                 tol=1e-3, trivial_start=False, warm_start=True, solver="cd",
                 solver_options=None) -> list[PathPoint]:
@@ -142,19 +183,16 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             alpha_init = np.where((prev.alpha >= prev_upper) & (prev.alpha > 0), upper, prev.alpha)
         t0 = time.perf_counter()
         fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
-                          fixed_at_C=fixedC, bias=bias, **options)
+                    fixed_at_C=fixedC, bias=bias, **options)
         solve_seconds = time.perf_counter() - t0
+        ref = None
+        if screening is not None and k + 1 < Cs.size:
+            fit, ref, polish_seconds = _reference(X, y, C, Cs[k + 1], fit, kernel, weights, augmented,
+                                                  solve, tol, fixed0, fixedC, bias, options,
+                                                  polish=solver == "cd")
+            solve_seconds += polish_seconds
+            pending = ref.seconds
         n_non_sv = int(np.count_nonzero((fit.alpha <= 0) | (fit.alpha >= upper)))
         points.append(PathPoint(C, fit, n_R, n_L, n_non_sv, rule_seconds, solve_seconds))
         prev, prev_C = fit, C
-        if screening is not None and k + 1 < Cs.size:
-            margins = None
-            if "active_margins" in fit.stats:          # the CD solver keeps y_i f_i of its active set
-                margins = np.full(n, np.nan)
-                margins[fit.stats["active"]] = fit.stats["active_margins"]
-            ref = ScreeningReference.from_solution(X, y, C, fit.alpha, kernel, augmented=augmented,
-                                                   weights=weights, margins=margins)
-            pending = ref.seconds
-        else:
-            ref = None
     return points
