@@ -142,8 +142,8 @@ def test_path_command_prints_the_per_C_table(binary, tmp_path, capsys):
     from sklearn.datasets import dump_svmlight_file
     from leansvm.cli import main
     X, y = binary
-    dump_svmlight_file(X[:120], y[:120], str(tmp_path / "train.txt"))
-    dump_svmlight_file(X[120:], y[120:], str(tmp_path / "test.txt"))
+    dump_svmlight_file(X[:120], y[:120], str(tmp_path / "train.txt"), zero_based=False)
+    dump_svmlight_file(X[120:], y[120:], str(tmp_path / "test.txt"), zero_based=False)
     status = main(["path", str(tmp_path / "train.txt"), "--test", str(tmp_path / "test.txt"),
                    "--gamma", "0.4", "--c-min", "0.5", "--c-max", "2", "--n-c", "3"])
     out = capsys.readouterr().out.splitlines()
