@@ -183,7 +183,9 @@ def test_svccv_on_the_cluster_equals_local(client):
     X, y = problem(2, n=160, seed=5)
     grid = dict(Cs=[0.1, 1.0, 10.0], gammas=[0.05, 0.5], cv=3)
     local = leansvm.SVCCV(**grid).fit(X, y)
-    remote = ld.fit_svccv(leansvm.SVCCV(**grid), X, y, client=client)
+    with distributed.get_task_stream(client=client) as tasks:
+        remote = ld.fit_svccv(leansvm.SVCCV(**grid), X, y, client=client)
+    assert any("_score_path" in str(task["key"]) for task in tasks.data)   # the paths ran on the workers
     assert remote.best_params_ == local.best_params_
     np.testing.assert_array_equal(remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(remote.predict(X), local.predict(X))
