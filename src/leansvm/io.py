@@ -61,6 +61,12 @@ FORMAT_NAME = "leansvm-expansion"
 FORMAT_VERSION = 1
 #: Largest ``nr_class`` accepted from a LIBSVM file (the expansion holds k(k-1)/2 columns).
 MAX_CLASSES = 4096
+#: Readers refuse a file whose arrays would need more than
+#: ``max(MIN_MODEL_BYTES, MODEL_BYTES_PER_FILE_BYTE * file size)`` bytes (or the
+#: ``max_bytes`` passed to the reader): declared counts can never make a small
+#: file allocate gigabytes (deflate alone compresses zeros ~1000:1).
+MIN_MODEL_BYTES = 256 * 2**20
+MODEL_BYTES_PER_FILE_BYTE = 64
 #: LIBSVM stores labels and feature indices as C ``int``.
 _INT32_MAX = 2**31 - 1
 #: Support vectors are kept dense when at least this fraction of entries is non-zero.
@@ -504,7 +510,7 @@ def _support_vector_matrix(indices, values, indptr, n_features):
     return csr
 
 
-def load_libsvm_model(path, n_features: int | None = None):
+def load_libsvm_model(path, n_features: int | None = None, max_bytes: int | None = None):
     """Read a LIBSVM c_svc model file as a fitted :class:`leansvm.SVC`.
 
     ``classes_`` keeps LIBSVM's label order, so predictions equal LIBSVM's.
@@ -512,14 +518,20 @@ def load_libsvm_model(path, n_features: int | None = None):
     ``n_features`` when given (it must not be smaller). ``support_`` (training
     indices) is unknown and left as an empty array. ``probA_``/``probB_`` are
     set when the file has them. A malformed file raises ``ValueError`` naming
-    the file, the line and the problem.
+    the file, the line and the problem. Support vectors are read line by line
+    (``total_sv`` is never trusted for allocation); the dense m x k(k-1)/2
+    coefficient matrix must fit the memory budget (see ``MIN_MODEL_BYTES``;
+    ``max_bytes`` overrides it).
     """
+    budget = _memory_budget(path, max_bytes)
     with open(path, "rb") as f:
         lines = _numbered_lines(f, path)
         header, where, sv_line = _read_header(lines, path)
         k, n_pairs = _check_header(header, where, sv_line, path)
         sv_coef, indices, values, indptr = _read_support_vectors(
             lines, path, header["total_sv"], k - 1, sv_line)
+    _check_budget(path, f"the dense coefficient matrix of {header['total_sv']} support vectors x "
+                        f"{n_pairs} class pairs", 8 * header["total_sv"] * n_pairs, budget)
     max_index = int(indices.max()) + 1 if indices.size else 0
     if n_features is None:
         n_features = max_index
@@ -556,6 +568,21 @@ def _libsvm_estimator(header, kernel, expansion, n_support):
     if "probA" in header:
         est.probA_, est.probB_ = header["probA"], header["probB"]
     return est
+
+
+# -- memory budget of the readers -------------------------------------------------------------
+def _memory_budget(path, max_bytes=None) -> int:
+    """Bytes a reader may allocate for ``path``: ``max_bytes``, else proportional to the file size."""
+    if max_bytes is not None:
+        return int(max_bytes)
+    return max(MIN_MODEL_BYTES, MODEL_BYTES_PER_FILE_BYTE * os.path.getsize(path))
+
+
+def _check_budget(path, what: str, n_bytes: int, budget: int):
+    if n_bytes > budget:
+        raise ValueError(f"{os.fspath(path)}: {what} would need {n_bytes / 2**20:.1f} MB, more than the "
+                         f"{budget / 2**20:.0f} MB this {os.path.getsize(path)}-byte file may use "
+                         "(corrupt or hostile counts? pass max_bytes= to allow it)")
 
 
 # -- native format ---------------------------------------------------------------------
@@ -666,22 +693,64 @@ _REQUIRED_META = ("format", "format_version", "estimator", "kernel", "multiclass
                   "sv_shape", "sparse")
 
 
-def _read_npz(path) -> tuple[dict, dict]:
+def _npy_header(zf, info):
+    """(shape, dtype, header length) of one ``.npy`` member, read without reading its data."""
+    with zf.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+        else:
+            raise ValueError(f"entry {info.filename!r} has unsupported .npy version {version}")
+        return shape, dtype, member.tell()
+
+
+def _check_npz_sizes(path, budget: int):
+    """Every member's declared shape must fit its declared size, and all sizes the budget.
+
+    ``zipfile`` never inflates a member past its declared ``file_size``, and
+    numpy allocates what the ``.npy`` header declares; checking both before
+    ``np.load`` bounds the memory of any file, truncated, bombed or forged.
+    """
+    with zipfile.ZipFile(path) as zf:
+        infos = zf.infolist()
+        if len(infos) > 64:
+            raise ValueError(f"{len(infos)} entries; a leansvm model has at most a dozen")
+        _check_budget(path, "the archive's entries", sum(info.file_size for info in infos), budget)
+        for info in infos:
+            if not info.filename.endswith(".npy"):
+                raise ValueError(f"unexpected entry {info.filename!r}")
+            shape, dtype, offset = _npy_header(zf, info)
+            if dtype.hasobject:
+                raise ValueError(f"entry {info.filename!r} holds Python objects")
+            n_bytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if n_bytes > info.file_size - offset:
+                raise ValueError(f"entry {info.filename!r} declares shape {shape} ({n_bytes} bytes) but "
+                                 f"holds {info.file_size - offset} bytes")
+
+
+def _read_npz(path, max_bytes=None) -> tuple[dict, dict]:
     """All arrays and the parsed metadata of a native file; ValueError when it is not one."""
     name = os.fspath(path)
+    budget = _memory_budget(path, max_bytes)
     try:
+        _check_npz_sizes(path, budget)
         with np.load(path, allow_pickle=False) as npz:
             arrays = {key: npz[key] for key in npz.files}
-    except (ValueError, zipfile.BadZipFile, EOFError, KeyError, OSError) as exc:
+    except (ValueError, zipfile.BadZipFile, EOFError, KeyError, OSError, NotImplementedError,
+            RuntimeError, UnicodeDecodeError, SyntaxError, TypeError) as exc:
         if isinstance(exc, FileNotFoundError):
+            raise
+        if str(exc).startswith(name):
             raise
         raise ValueError(f"{name}: not a readable leansvm model file ({exc})") from None
     if "metadata" not in arrays:
         raise ValueError(f"{name}: not a leansvm model file (no 'metadata' entry)")
     try:
         meta = json.loads(str(arrays.pop("metadata")))
-    except ValueError as exc:
-        raise ValueError(f"{name}: metadata is not valid JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{name}: metadata is not valid JSON ({type(exc).__name__}: {exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
         raise ValueError(f"{name}: not a {FORMAT_NAME} file")
     if meta.get("format_version") != FORMAT_VERSION:
@@ -691,7 +760,65 @@ def _read_npz(path) -> tuple[dict, dict]:
     missing += [key for key in ("coef", "intercept", "classes") if key not in arrays]
     if missing:
         raise ValueError(f"{name}: missing entries {missing}")
+    try:
+        _check_native_types(arrays, meta)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
     return arrays, meta
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+#: metadata key -> predicate its value must satisfy
+_META_TYPES = {
+    "estimator": lambda v: isinstance(v, str),
+    "kernel": lambda v: isinstance(v, dict) and {"name", "gamma", "degree", "coef0"} <= set(v),
+    "multiclass": lambda v: v in ("ovo", "ovr"),
+    "n_features": lambda v: _is_int(v) and 0 <= v <= 2**62,
+    "sv_shape": lambda v: isinstance(v, list) and len(v) == 2 and all(_is_int(x) and 0 <= x <= 2**62 for x in v),
+    "sparse": lambda v: isinstance(v, bool),
+    "params": lambda v: isinstance(v, dict),
+    "n_support": lambda v: v is None or isinstance(v, list),
+    "decision_function_shape": lambda v: v in ("ovo", "ovr"),
+    "fit_status": lambda v: _is_int(v),
+}
+
+
+#: array -> allowed numbers of dimensions
+_NATIVE_NDIM = {"coef": (1, 2), "intercept": (1,), "classes": (1,), "support_vectors": (2,), "sv_data": (1,),
+                "sv_indices": (1,), "sv_indptr": (1,), "n_support": (1,), "support": (1,), "probA": (1,),
+                "probB": (1,)}
+
+
+def _check_native_types(arrays, meta):
+    """Metadata of the documented types, numeric arrays real and finite, labels storable."""
+    bad = [key for key, ok in _META_TYPES.items() if key in meta and not ok(meta[key])]
+    if bad:
+        raise ValueError(f"metadata entries {bad} have the wrong type or value: "
+                         f"{ {key: meta[key] for key in bad} }"[:300])
+    if meta["sv_shape"][1] != meta["n_features"]:
+        raise ValueError(f"sv_shape {meta['sv_shape']} disagrees with n_features {meta['n_features']}")
+    for key, value in arrays.items():
+        ndim = _NATIVE_NDIM.get(key)
+        if ndim is not None and value.ndim not in ndim:
+            raise ValueError(f"array {key!r} must have {' or '.join(map(str, ndim))} dimension(s), "
+                             f"got shape {value.shape}")
+    for key in ("coef", "intercept", "support_vectors", "sv_data", "probA", "probB"):
+        if key in arrays:
+            if arrays[key].dtype.kind not in "fiu":
+                raise ValueError(f"array {key!r} must be real numbers, got dtype {arrays[key].dtype}")
+            if not np.all(np.isfinite(arrays[key])):
+                raise ValueError(f"array {key!r} holds NaN or infinite values (not finite)")
+    for key in ("sv_indices", "sv_indptr", "n_support", "support"):
+        if key in arrays and arrays[key].dtype.kind not in "iu":
+            raise ValueError(f"array {key!r} must hold integers, got dtype {arrays[key].dtype}")
+    classes = arrays["classes"]
+    if classes.dtype.kind not in "biufU" or np.unique(classes).size != classes.size or classes.size < 2:
+        raise ValueError(f"classes must be at least two distinct numbers or strings, got {classes[:5]!r}")
+    if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
+        raise ValueError("classes must be finite")
 
 
 def _native_support_vectors(arrays, meta):
@@ -713,10 +840,16 @@ def _check_outputs(n_classes: int, strategy: str, n_outputs: int):
                          f"the file has {n_outputs}")
 
 
-def load_model(path):
-    """Read a model written by :func:`save_model`: a fitted estimator of the saved class."""
+def load_model(path, max_bytes: int | None = None):
+    """Read a model written by :func:`save_model`: a fitted estimator of the saved class.
+
+    Anything else (truncated, garbled, forged counts, zip bombs) raises
+    ``ValueError`` naming the file; declared array sizes are checked against
+    the archive and the memory budget before anything is inflated (see
+    ``MIN_MODEL_BYTES``; ``max_bytes`` overrides it).
+    """
     name = os.fspath(path)
-    arrays, meta = _read_npz(path)
+    arrays, meta = _read_npz(path, max_bytes)
     cls = _registry().get(meta["estimator"])
     if cls is None:
         raise ValueError(f"{name}: unknown estimator class {meta['estimator']!r}; "
@@ -730,7 +863,7 @@ def load_model(path):
         valid = cls().get_params(deep=False)
         params = {key: value for key, value in meta.get("params", {}).items() if key in valid}
         est = cls(**params)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError, IndexError) as exc:
         raise ValueError(f"{name}: inconsistent model file ({exc})") from None
     est.classes_ = arrays["classes"]
     est.multiclass_ = meta["multiclass"]
