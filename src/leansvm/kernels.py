@@ -15,7 +15,6 @@ budget, whatever the number of rows.
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -188,10 +187,11 @@ class Kernel:
 class KernelRowCache:
     """Least-recently-used cache of kernel rows k(x_i, X) over the training set.
 
-    Rows are computed in batches (one GEMM for all missing rows of a request)
-    and kept while their total size stays under ``cache_size`` megabytes, as
-    LIBSVM's ``-m`` option. Requests larger than the cache are still served
-    (computed and returned, only the tail is kept).
+    One preallocated slab of rows (``cache_size`` MB, as LIBSVM's ``-m``), a
+    slot per cached sample and a use stamp per slot: a request is served by
+    vectorised indexing, the missing rows are computed in one GEMM and
+    replace the least recently used slots. Requests larger than the cache are
+    still served (only the tail is kept). ``idx`` of a request must be unique.
     """
 
     def __init__(self, kernel: Kernel, X, cache_size: float = 200.0, dtype=np.float64):
@@ -201,40 +201,70 @@ class KernelRowCache:
         self.n = X.shape[0]
         self.norms = squared_row_norms(X)
         self.row_bytes = self.n * self.dtype.itemsize
-        self.capacity = max(1, int(cache_size * 2**20 // self.row_bytes))
-        self._rows: OrderedDict[int, np.ndarray] = OrderedDict()
+        self.capacity = int(min(self.n, max(1, cache_size * 2**20 // self.row_bytes)))
+        self._slab = np.empty((self.capacity, self.n), dtype=self.dtype)  # pages in as used
+        self._slot_of = np.full(self.n, -1, dtype=np.intp)
+        self._owner = np.full(self.capacity, -1, dtype=np.intp)
+        self._stamp = np.full(self.capacity, -1, dtype=np.int64)
+        self._clock = 0
         self.hits = 0
         self.misses = 0
 
     def __len__(self):
-        return len(self._rows)
+        return int(np.count_nonzero(self._owner >= 0))
 
     def rows(self, idx) -> np.ndarray:
-        """K[idx, :] as a (len(idx), n) array."""
+        """K[idx, :] as a (len(idx), n) array (a copy)."""
         idx = np.asarray(idx, dtype=np.intp)
-        out = np.empty((idx.size, self.n), dtype=self.dtype)
-        missing = []
-        for pos, i in enumerate(idx.tolist()):
-            row = self._rows.get(i)
-            if row is None:
-                missing.append(pos)
-            else:
-                self._rows.move_to_end(i)
-                out[pos] = row
-        self.hits += idx.size - len(missing)
-        self.misses += len(missing)
-        if missing:
-            missing = np.asarray(missing)
-            new = self.kernel.block(self.X[idx[missing]], self.X, x_norms=self.norms[idx[missing]],
-                                    y_norms=self.norms, dtype=self.dtype)
-            out[missing] = new
-            keep = missing[-self.capacity:]
-            for pos in keep.tolist():
-                self._store(int(idx[pos]), out[pos].copy())
+        if idx.size <= self.capacity:
+            return self._slab[self.slots(idx)]
+        out = self.kernel.block(self.X[idx], self.X, x_norms=self.norms[idx], y_norms=self.norms,
+                                dtype=self.dtype)
+        self.misses += idx.size
+        self._clock += 1
+        self._store(idx[-self.capacity:], out[-self.capacity:])
         return out
 
-    def _store(self, i: int, row: np.ndarray):
-        self._rows[i] = row
-        self._rows.move_to_end(i)
-        while len(self._rows) > self.capacity:
-            self._rows.popitem(last=False)
+    @property
+    def slab(self) -> np.ndarray:
+        """The cached rows; row ``slots(idx)[r]`` is K[idx[r], :] until the next request."""
+        return self._slab
+
+    def slots(self, idx) -> np.ndarray:
+        """Make rows K[idx, :] resident (len(idx) <= capacity) and return their slots in ``slab``.
+
+        Saves copying rows: a solver reads only the rows it needs, e.g. the few
+        whose coefficients changed.
+        """
+        idx = np.asarray(idx, dtype=np.intp)
+        if idx.size > self.capacity:
+            raise ValueError(f"{idx.size} rows requested, the cache holds {self.capacity}: "
+                             "raise cache_size")
+        self._clock += 1
+        slots = self._slot_of[idx]
+        hit = slots >= 0
+        self._stamp[slots[hit]] = self._clock
+        n_hit = int(np.count_nonzero(hit))
+        self.hits += n_hit
+        self.misses += idx.size - n_hit
+        if n_hit < idx.size:
+            new_idx = idx[~hit]
+            block = self.kernel.block(self.X[new_idx], self.X, x_norms=self.norms[new_idx],
+                                      y_norms=self.norms, dtype=self.dtype)
+            self._store(new_idx, block)
+            slots = self._slot_of[idx]
+        return slots
+
+    def _store(self, samples, rows):
+        """Put rows into the least recently used slots (empty slots first)."""
+        k = samples.size
+        if k < self.capacity:
+            free = np.argpartition(self._stamp, k - 1)[:k]
+        else:
+            free = np.arange(self.capacity)
+        old = self._owner[free]
+        self._slot_of[old[old >= 0]] = -1
+        self._owner[free] = samples
+        self._slot_of[samples] = free
+        self._stamp[free] = self._clock
+        self._slab[free] = rows

@@ -71,14 +71,16 @@ import time
 import warnings
 
 import numpy as np
-import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import ThreadpoolController
 
 from ..kernels import Kernel, KernelRowCache
 from ..multiclass import BinaryFit
+from .irwls_subproblem import solve_working_set, violation
 
-DEFAULT_WORKING_SET = 64
-_BOUND_RTOL = 1e-12
+DEFAULT_WORKING_SET = 128      # chosen by the q sweep in BENCHMARKS.md
+DEFAULT_MAX_INNER = 3
+DEFAULT_PAIR_STEPS = 1000
 
 
 def _up_low_masks(alpha, y, C):
@@ -151,252 +153,42 @@ def dual_objective(alpha, y, f):
     return float(np.dot(alpha, y * f / 2.0 - 1.0))
 
 
-class _WorkingSetProblem:
-    """The IRWLS sub-problem on a working set W with the rest fixed (Table 1 with G_in)."""
-
-    def __init__(self, K, y, C, alpha, f, c_out, delta, tol, mu=0.0, equality=True):
-        self.equality = equality        # y'a = 0 constraint with bias b (else a box QP)
-        self.K = K                      # (q, q) kernel block of W
-        self.y, self.C = y, C
-        self.alpha = alpha.copy()
-        self.f = f.copy()               # full outputs (no bias) of W's samples
-        self.c_out = c_out              # sum over samples outside W of y_j a_j
-        self.delta, self.tol = delta, tol
-        self.n_solves = 0
-        self.n_fallback = 0
-        self.mu = mu                    # proximal weight, adapted by the step length taken
-
-    # one IRWLS iteration -------------------------------------------------------------
-    def sets(self, u):
-        """Table 1 step 4: S2 (stay at 0), S3 (stay at C), the rest is S1."""
-        at_zero = self.alpha <= 0
-        at_c = self.alpha >= self.C
-        s2 = at_zero & (u < 0)
-        s3 = at_c & (u > 0)
-        return ~(s2 | s3), s3
-
-    def solve_targets(self, u, b):
-        """beta* from the weighted least-squares system (3); None if it cannot be formed."""
-        y, C, K = self.y, self.C, self.K
-        s1, s3 = self.sets(u)
-        g = self.f - K @ (y * self.alpha)        # outside contribution, fixed on W
-        target = np.where(s3, C, 0.0)
-        for round_ in range(4):                  # re-solve after moving out-of-box components
-            idx = np.flatnonzero(s1)
-            if idx.size == 0:
-                return None
-            v3 = y * target
-            v3[s1] = 0.0
-            rhs = y[idx] - K[idx] @ v3 - g[idx] + self.mu * (y[idx] * self.alpha[idx])
-            c = -v3.sum() - self.c_out
-            weights_inv = np.maximum(u[idx], self.delta) / C[idx]   # D_a^{-1}
-            M = K[np.ix_(idx, idx)]
-            M[np.diag_indices_from(M)] += weights_inv + self.mu
-            sol = _spd_solve(M, np.column_stack((rhs, np.ones(idx.size))))
-            self.n_solves += 1
-            if sol is None:
-                return None
-            Mr, M1 = sol[:, 0], sol[:, 1]
-            b_new = (Mr.sum() - c) / M1.sum() if self.equality else 0.0
-            beta = y[idx] * (Mr - b_new * M1)
-            target[idx] = beta
-            over = beta > C[idx]
-            under = beta < 0
-            move = over | under
-            if not move.any() or round_ == 3:
-                # y'target = 0 holds here; components still outside the box are
-                # clipped by the line search, which keeps y'a = 0.
-                return target, b_new
-            if move.all() and self.equality:   # keep one free so that y'a = 0 can still be met
-                move[np.argmin(np.maximum(beta - C[idx], 0) - np.minimum(beta, 0))] = False
-            target[idx[over & move]] = C[idx[over & move]]
-            target[idx[under & move]] = 0.0
-            s1[idx[move]] = False
-        raise AssertionError("unreachable")
-
-    def step_towards(self, target):
-        """a <- a + eta (target - a) with the exact step on D clipped to the box; True if moved."""
-        y, C = self.y, self.C
-        d = target - self.alpha
-        slope = float(np.dot(d, y * self.f - 1.0))
-        if not slope < 0:
-            return False
-        w = y * d
-        Kw = self.K @ w
-        curv = float(np.dot(w, Kw))
-        eta = -slope / curv if curv > 0 else np.inf
-        with np.errstate(divide="ignore", invalid="ignore"):
-            room = np.where(d > 0, (C - self.alpha) / d, np.where(d < 0, -self.alpha / d, np.inf))
-        box = float(room.min())
-        self._adapt_mu(box)
-        eta = min(eta, box)
-        if not np.isfinite(eta) or eta <= 0:
-            return False
-        self._move(eta * d, eta * Kw)
-        return True
-
-    def _adapt_mu(self, box):
-        """Levenberg-Marquardt rule: damp when the box cuts the step short, relax when it does not.
-
-        The proximal term mu (v - v_current) vanishes at a fixed point, so the
-        solution is unchanged; it only shortens steps of ill-conditioned systems.
-        """
-        scale = float(np.mean(np.diag(self.K)))
-        if box < 0.5:
-            self.mu = max(10.0 * self.mu, 1e-6 * scale)
-        elif box >= 1.0:
-            self.mu = self.mu / 10.0 if self.mu > 1e-9 * scale else 0.0
-
-    def violation(self):
-        """The stopping measure of the sub-problem and its two most violating samples."""
-        rule = max_violation if self.equality else box_violation
-        return rule(self.y - self.f, self.alpha, self.y, self.C)
-
-    def pair_step(self, i, j):
-        """The step that guarantees progress: an SMO pair, or one coordinate without y'a = 0."""
-        if self.equality:
-            self.smo_step(i, j)
-        else:
-            self.coordinate_step(i if -self.violation_pg(i) >= self.violation_pg(j) else j)
-
-    def violation_pg(self, i):
-        g = self.y[i] * self.f[i] - 1.0
-        if self.alpha[i] <= 0:
-            return min(g, 0.0)
-        if self.alpha[i] >= self.C[i]:
-            return max(g, 0.0)
-        return g
-
-    def coordinate_step(self, i):
-        """Exact minimisation of D over a_i alone, clipped to [0, C_i] (dual coordinate descent)."""
-        g = self.y[i] * self.f[i] - 1.0
-        new = min(max(self.alpha[i] - g / max(self.K[i, i], 1e-12), 0.0), self.C[i])
-        d = np.zeros_like(self.alpha)
-        d[i] = new - self.alpha[i]
-        self._move(d, self.y[i] * d[i] * self.K[:, i])
-        self.n_fallback += 1
-
-    def smo_step(self, i, j):
-        """One pair step: i from the maximal violating pair, j by LIBSVM's second-order rule.
-
-        j minimises -(s_i - s_j)^2 / a_ij over I_low with s_j < s_i, where
-        a_ij = K_ii + K_jj - 2 K_ij (Fan, Chen & Lin 2005, WSS 2); then
-        y_i a_i grows by t and y_j a_j shrinks by t, clipped to the box.
-        """
-        y, C, K = self.y, self.C, self.K
-        s = y - self.f
-        _, low = _up_low_masks(self.alpha, y, C)
-        diag = np.diag(K)
-        a_ij = np.maximum(K[i, i] + diag - 2 * K[i], 1e-12)
-        b_ij = s[i] - s
-        score = np.where(low & (b_ij > 0), -(b_ij * b_ij) / a_ij, np.inf)
-        if np.isfinite(score.min()):
-            j = int(np.argmin(score))
-        curv = a_ij[j]
-        t = (s[i] - s[j]) / curv
-        ti = C[i] - self.alpha[i] if y[i] > 0 else self.alpha[i]
-        tj = self.alpha[j] if y[j] > 0 else C[j] - self.alpha[j]
-        t = min(t, ti, tj)
-        d = np.zeros_like(self.alpha)
-        d[i] += y[i] * t
-        d[j] -= y[j] * t
-        self._move(d, t * (K[:, i] - K[:, j]))
-        self.n_fallback += 1
-
-    def _move(self, d_alpha, d_f):
-        self.alpha += d_alpha
-        self.f += d_f
-        # snap to the bounds what is within rounding of them
-        C = self.C
-        self.alpha[self.alpha < _BOUND_RTOL * C] = 0.0
-        self.alpha[self.alpha > C * (1 - _BOUND_RTOL)] = C[self.alpha > C * (1 - _BOUND_RTOL)]
-
-    def solve(self, b, max_inner):
-        """IRWLS on W until its own violation is below tol (or ``max_inner`` iterations).
-
-        Each iteration takes the safeguarded IRWLS step and then one SMO step on
-        the maximal violating pair of W. The pair step guarantees the sufficient
-        decrease that makes the decomposition converge (W always contains the
-        global maximal violating pair); the IRWLS step does the bulk of the work.
-        """
-        y = self.y
-        for it in range(max_inner):
-            gap, i, j = self.violation()
-            if gap <= self.tol:
-                return b, it
-            res = self.solve_targets(1.0 - y * (self.f + b), b)
-            if res is not None and self.step_towards(res[0]):
-                b = res[1]
-                gap, i, j = self.violation()
-                if gap <= self.tol:
-                    return b, it + 1
-            self.pair_step(i, j)
-        return b, max_inner
-
-
-def _spd_solve(M, rhs):
-    """Solve M x = rhs for symmetric M by Cholesky.
-
-    M = K_11 + D_a^{-1} is positive definite for positive semi-definite
-    kernels. For an indefinite kernel (sigmoid) or a numerically singular
-    block, a growing ridge is added (a proximal term: the direction stays a
-    descent candidate, the line search keeps the dual monotone) with a warning.
-    """
-    try:
-        factor = scipy.linalg.cho_factor(M, lower=True, check_finite=False)
-        return scipy.linalg.cho_solve(factor, rhs, check_finite=False)
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-        pass
-    scale = max(float(np.abs(np.diag(M)).max()), 1e-12)
-    ridge = 1e-10 * scale
-    eye = np.eye(M.shape[0])
-    while ridge < 1e3 * scale:
-        try:
-            factor = scipy.linalg.cho_factor(M + ridge * eye, lower=True, check_finite=False)
-        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-            ridge *= 100.0
-            continue
-        _spd_solve.n_ridged += 1
-        return scipy.linalg.cho_solve(factor, rhs, check_finite=False)
-    return None
-
-
-_spd_solve.n_ridged = 0
-
-
 def _select_working_set(s, u, alpha, y, C, q, rng, tol, equality=True):
-    """Section 3 of the paper: violators and free samples, random choice, completion by small |u|."""
+    """Section 3 of the paper: violators and free samples, random choice, completion by small |u|.
+
+    Always included: per class, the worst violator of each of conditions (9)
+    and (10), and the q/4 most violating samples of each side of the stopping
+    rule (they make the maximal violation fall; without them banana at C=100
+    did not converge). The rest of W is the paper's random choice among the
+    violators and free samples, completed by the smallest |u_i|.
+    """
     n = y.size
     if n <= q:
         return np.arange(n)
     at_zero = alpha <= 0
     at_c = alpha >= C
-    free = ~(at_zero | at_c)
     viol9 = at_zero & (u > tol)       # (9): y_i e_i < eps for a_i = 0
     viol10 = at_c & (u < -tol)        # (10): y_i e_i > -eps for a_i = C
-    chosen = []
+    chosen = np.zeros(n, dtype=bool)
     for cls in (1.0, -1.0):
         in_cls = y == cls
         for mask, score in ((viol9 & in_cls, u), (viol10 & in_cls, -u)):
             if mask.any():
-                chosen.append(int(np.argmax(np.where(mask, score, -np.inf))))
-    # the most violating samples of each side of LIBSVM's rule (a quarter of W each):
-    # they make the maximal-violation gap fall; the rest is the paper's random choice
+                chosen[np.argmax(np.where(mask, score, -np.inf))] = True
     k = max(1, q // 4)
-    su, sl = _violation_scores(s, alpha, y, C, equality)
-    top_up = np.argpartition(-su, min(k, n - 1))[:k]
-    top_low = np.argpartition(-sl, min(k, n - 1))[:k]
-    chosen += top_up[np.isfinite(su[top_up])].tolist() + top_low[np.isfinite(sl[top_low])].tolist()
-    chosen = np.unique(np.asarray(chosen, dtype=np.intp))
-    candidates = np.flatnonzero(viol9 | viol10 | free)
-    candidates = np.setdiff1d(candidates, chosen, assume_unique=False)
-    room = q - chosen.size
+    for score in _violation_scores(s, alpha, y, C, equality):
+        top = np.argpartition(-score, min(k, n - 1))[:k]
+        chosen[top[np.isfinite(score[top])]] = True
+    eligible = (viol9 | viol10 | ~(at_zero | at_c)) & ~chosen
+    candidates = np.flatnonzero(eligible)
+    room = q - int(np.count_nonzero(chosen))
     if candidates.size >= room:
-        picked = rng.choice(candidates, size=room, replace=False)
-        return np.concatenate((chosen, picked))
-    rest = np.setdiff1d(np.arange(n), np.concatenate((chosen, candidates)))
-    fill = rest[np.argsort(np.abs(u[rest]), kind="stable")[: room - candidates.size]]
-    return np.concatenate((chosen, candidates, fill))
+        picked = candidates[rng.choice(candidates.size, size=room, replace=False)]
+        return np.concatenate((np.flatnonzero(chosen), picked))
+    rest = np.flatnonzero(~(chosen | eligible))
+    n_fill = room - candidates.size
+    fill = rest[np.argpartition(np.abs(u[rest]), min(n_fill, rest.size - 1))[:n_fill]]
+    return np.concatenate((np.flatnonzero(chosen), candidates, fill))
 
 
 BIAS_MODES = ("equality", "augmented", "none")
@@ -448,9 +240,9 @@ def _mask(mask, n, name):
 
 
 def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_WORKING_SET,
-                cache_size=200.0, max_iter=-1, max_inner=10, random_state=None,
+                cache_size=200.0, max_iter=-1, max_inner=DEFAULT_MAX_INNER, random_state=None,
                 verbose=False, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
-                bias="equality") -> BinaryFit:
+                bias="equality", n_pair=None) -> BinaryFit:
     """Solve the binary C-SVC dual by chunked IRWLS; returns alpha, b and statistics.
 
     ``y`` holds +1/-1, ``C`` the per-sample upper bounds (class and sample
@@ -491,9 +283,12 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     nz = np.flatnonzero(alpha)
     f = _expansion_outputs(kernel, XA, X[nz], y[nz] * alpha[nz], offset)
     c_fixed = float(y[fixedC] @ C[fixedC])                 # fixed part of y'a
-    aA, gap, n_iter, converged, inner_total, cache = _chunk_loop(
-        XA, yA, CA, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
-        cache_size, max_iter, max_inner, random_state, verbose, start)
+    # one BLAS thread: the loop's products are small, and threads only wait on each other
+    with ThreadpoolController().limit(limits=1, user_api="blas"):
+        aA, gap, n_iter, converged, inner_total, cache = _chunk_loop(
+            XA, yA, CA, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
+            cache_size, max_iter, max_inner, random_state, verbose, start,
+            DEFAULT_PAIR_STEPS if n_pair is None else n_pair)
     alpha[A] = aA
 
     # outputs of the samples fixed at C (needed for the objective and the intercept)
@@ -521,26 +316,26 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
 
 
 def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, working_set_size,
-                cache_size, max_iter, max_inner, random_state, verbose, start):
+                cache_size, max_iter, max_inner, random_state, verbose, start, n_pair):
     """The chunked IRWLS iterations on the active samples; f (no bias) is updated in place."""
     n = y.size
     if n == 0:
         return alpha, 0.0, 0, True, 0, None
     rng = np.random.default_rng(random_state)
     q = int(max(2, min(working_set_size, n)))
+    # the cache must hold a working set's rows: at least q rows, whatever cache_size says
+    cache_size = max(cache_size, 2 * q * n * 8 / 2**20)
     cache = KernelRowCache(kernel, X, cache_size)
-    rule = max_violation if equality else box_violation
     b = 0.0
     mu = 0.0
     delta = min(1e-2 * tol, 1e-5)
     limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
-    ridged_before = _spd_solve.n_ridged
+    counts = np.zeros(3, dtype=np.int64)       # linear solves, pair steps, ridged solves
     converged = False
     inner_total = 0
     gap = np.inf
     for it in range(limit):
-        s = y - f
-        gap, _, _ = rule(s, alpha, y, C)
+        gap, _, _ = violation(y, f, alpha, C, equality)
         if verbose and it % 10 == 0:
             print(f"[irwls] iter {it:5d}  violation {gap:.3e}  obj {dual_objective(alpha, y, f):.6e}  "
                   f"SV {np.count_nonzero(alpha)}  {time.perf_counter() - start:.1f}s")
@@ -548,26 +343,29 @@ def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, worki
             converged = True
             break
         u = 1.0 - y * (f + b)
-        W = np.sort(_select_working_set(s, u, alpha, y, C, q, rng, tol, equality))
-        rows = cache.rows(W)                      # K[W, :] for the update; K[W, W] inside
+        W = np.sort(_select_working_set(y - f, u, alpha, y, C, q, rng, tol, equality))
+        slots = cache.slots(W)                    # rows K[W, :] resident in cache.slab
+        K_W = cache.slab[np.ix_(slots, W)]
         if offset:
-            rows = rows + offset
+            K_W += offset
         c_out = float(np.dot(y, alpha) - np.dot(y[W], alpha[W])) + c_fixed
-        sub = _WorkingSetProblem(rows[:, W], y[W], C[W], alpha[W], f[W], c_out, delta, 0.5 * tol,
-                                 mu, equality)
-        b, n_inner = sub.solve(b, max_inner)
-        mu = sub.mu
+        alpha_W, f_W = alpha[W], f[W]              # copies, updated in place
+        b, mu, n_inner = solve_working_set(K_W, y[W], C[W], alpha_W, f_W, c_out, b, mu, delta,
+                                           0.5 * tol, max_inner, equality, counts, n_pair)
+        d_coef = y[W] * (alpha_W - alpha[W])
+        changed = np.flatnonzero(d_coef)
+        if changed.size:
+            # one product over the rows that changed updates every output
+            f += d_coef[changed] @ cache.slab[slots[changed]]
+            if offset:
+                f += offset * d_coef.sum()
+            alpha[W] = alpha_W
         inner_total += n_inner
-        d_coef = y[W] * (sub.alpha - alpha[W])
-        if d_coef.any():
-            f += d_coef @ rows            # one q-row product updates every output
-            alpha[W] = sub.alpha
     else:
         warnings.warn(f"IRWLS stopped after max_iter={limit} chunk iterations with violation "
                       f"{gap:.3e} > tol={tol}; the solution may be inaccurate",
                       ConvergenceWarning, stacklevel=3)
-    n_ridged = _spd_solve.n_ridged - ridged_before
-    if n_ridged:
-        warnings.warn(f"{n_ridged} IRWLS systems were not positive definite (indefinite kernel?) "
+    if counts[2]:
+        warnings.warn(f"{counts[2]} IRWLS systems were not positive definite (indefinite kernel?) "
                       "and were solved with a ridge", RuntimeWarning, stacklevel=3)
     return alpha, gap, (it + 1 if converged else limit), converged, inner_total, cache

@@ -1,0 +1,295 @@
+r"""The IRWLS working-set sub-problem, compiled with numba (the solver's inner loop).
+
+On a working set W of q samples (the others fixed, entering through f and
+c_out) one iteration is (Pérez-Cruz et al., NIPS 2000, Table 1; details in
+the docstring of :mod:`leansvm.solvers.irwls`):
+
+1. weights a_i = C_i / max(u_i, delta) on S1, with u_i = 1 - y_i (f_i + b)   (8)
+2. the weighted least-squares system on S1, for v = y * beta                 (3)
+
+       (K_11 + D_a^{-1} + mu I) v_1 + b 1 = y_1 - K_13 v_3 - g_1 + mu y_1 a_1
+       1' v_1                             = -1' v_3 - c_out      (only with y'a = 0)
+
+   by Cholesky and a Schur complement for b; components outside [0, C_i]
+   move to their bound and the system is re-solved (at most 4 rounds);
+3. the safeguard: a <- a + eta (beta - a) with the exact minimising step on
+   the dual D, clipped to the box (D never increases), and a
+   Levenberg-Marquardt rule for the proximal weight mu;
+4. one SMO pair step on W's maximal violating pair (second-order choice of
+   the partner, Fan, Chen & Lin 2005), or a coordinate Newton step when there
+   is no equality constraint. This step guarantees convergence.
+
+All routines work in place on ``alpha`` and ``f`` (outputs without bias).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+BOUND_RTOL = 1e-12
+
+
+@njit(cache=True)
+def violation(y, f, alpha, C, equality):
+    """Stopping measure and the two most violating samples (i, j).
+
+    With y'a = 0: LIBSVM's m(a) - M(a), s = y - f maximised over I_up (i),
+    minimised over I_low (j). Without: the projected-gradient gap
+    max(PG, 0) - min(PG, 0) with g = y f - 1 (i: most negative PG, j: most positive).
+    """
+    n = y.size
+    hi, lo = -np.inf, np.inf
+    i, j = -1, -1
+    for k in range(n):
+        if equality:
+            s = y[k] - f[k]
+            pos = y[k] > 0
+            below = alpha[k] < C[k]
+            above = alpha[k] > 0
+            if ((pos and below) or (not pos and above)) and s > hi:
+                hi, i = s, k
+            if ((pos and above) or (not pos and below)) and s < lo:
+                lo, j = s, k
+        else:
+            pg = _projected_gradient(y, f, alpha, C, k)
+            if pg < lo:
+                lo, i = pg, k
+            if pg > hi:
+                hi, j = pg, k
+    if equality:
+        if i < 0 or j < 0:
+            return 0.0, -1, -1
+        return hi - lo, i, j
+    return max(hi, 0.0) - min(lo, 0.0), i, j
+
+
+@njit(cache=True)
+def _projected_gradient(y, f, alpha, C, k):
+    g = y[k] * f[k] - 1.0
+    if alpha[k] <= 0:
+        return min(g, 0.0)
+    if alpha[k] >= C[k]:
+        return max(g, 0.0)
+    return g
+
+
+@njit(cache=True)
+def _cholesky(M):
+    """Lower Cholesky factor, or a ridge-regularised one; status 0 ok, 1 ridged, -1 failed."""
+    try:
+        return np.linalg.cholesky(M), 0
+    except Exception:  # noqa: BLE001  (numba raises LinAlgError for indefinite M)
+        pass
+    m = M.shape[0]
+    scale = 1e-12
+    for k in range(m):
+        scale = max(scale, abs(M[k, k]))
+    ridge = 1e-10 * scale
+    while ridge < 1e3 * scale:
+        R = M.copy()
+        for k in range(m):
+            R[k, k] += ridge
+        try:
+            return np.linalg.cholesky(R), 1
+        except Exception:  # noqa: BLE001
+            ridge *= 100.0
+    return np.zeros((m, m)), -1
+
+
+@njit(cache=True)
+def _cho_solve(L, B):
+    """Solve L L' X = B by forward and back substitution."""
+    m, k = B.shape
+    X = B.copy()
+    for c in range(k):
+        for r in range(m):
+            acc = X[r, c]
+            for t in range(r):
+                acc -= L[r, t] * X[t, c]
+            X[r, c] = acc / L[r, r]
+        for r in range(m - 1, -1, -1):
+            acc = X[r, c]
+            for t in range(r + 1, m):
+                acc -= L[t, r] * X[t, c]
+            X[r, c] = acc / L[r, r]
+    return X
+
+
+@njit(cache=True)
+def _move(alpha, f, d_alpha, d_f, C):
+    for k in range(alpha.size):
+        alpha[k] += d_alpha[k]
+        # snap to the bounds what is within rounding of them
+        if alpha[k] < BOUND_RTOL * C[k]:
+            alpha[k] = 0.0
+        elif alpha[k] > C[k] * (1 - BOUND_RTOL):
+            alpha[k] = C[k]
+    f += d_f
+
+
+@njit(cache=True)
+def _targets(K, y, C, alpha, f, u, c_out, mu, delta, equality, counts):
+    """beta* of the weighted least-squares system (3); ok=False when it cannot be formed."""
+    q = y.size
+    s1 = np.empty(q, dtype=np.bool_)
+    target = np.zeros(q)
+    for k in range(q):
+        s2 = alpha[k] <= 0 and u[k] < 0
+        s3 = alpha[k] >= C[k] and u[k] > 0
+        s1[k] = not (s2 or s3)
+        if s3:
+            target[k] = C[k]
+    g = f - K @ (y * alpha)                      # contribution of the samples outside W
+    b_new = 0.0
+    for round_ in range(4):
+        idx = np.flatnonzero(s1)
+        m = idx.size
+        if m == 0:
+            return False, target, 0.0
+        v3 = y * target
+        v3[idx] = 0.0
+        Kv3 = K @ v3
+        B = np.empty((m, 2))
+        M = np.empty((m, m))
+        for r in range(m):
+            a = idx[r]
+            B[r, 0] = y[a] - Kv3[a] - g[a] + mu * y[a] * alpha[a]
+            B[r, 1] = 1.0
+            for c in range(m):
+                M[r, c] = K[a, idx[c]]
+            M[r, r] += max(u[a], delta) / C[a] + mu      # D_a^{-1} + mu
+        L, status = _cholesky(M)
+        counts[0] += 1
+        if status < 0:
+            return False, target, 0.0
+        if status > 0:
+            counts[2] += 1
+        sol = _cho_solve(L, B)
+        if equality:
+            c = -v3.sum() - c_out
+            b_new = (sol[:, 0].sum() - c) / sol[:, 1].sum()
+        n_move = 0
+        worst, worst_r = np.inf, 0
+        for r in range(m):
+            a = idx[r]
+            beta = y[a] * (sol[r, 0] - b_new * sol[r, 1])
+            target[a] = beta
+            out = max(beta - C[a], 0.0) - min(beta, 0.0)
+            if out > 0:
+                n_move += 1
+            if out < worst:
+                worst, worst_r = out, r
+        if n_move == 0 or round_ == 3:
+            # components still outside the box are clipped by the line search
+            return True, target, b_new
+        keep_one = equality and n_move == m      # keep one free so that y'a = 0 can hold
+        for r in range(m):
+            a = idx[r]
+            if keep_one and r == worst_r:
+                continue
+            if target[a] > C[a]:
+                target[a] = C[a]
+                s1[a] = False
+            elif target[a] < 0:
+                target[a] = 0.0
+                s1[a] = False
+    return True, target, b_new
+
+
+@njit(cache=True)
+def _step_towards(K, y, C, alpha, f, target, mu):
+    """Exact line search on D from alpha towards target, clipped to the box; (moved, mu)."""
+    d = target - alpha
+    slope = 0.0
+    for k in range(d.size):
+        slope += d[k] * (y[k] * f[k] - 1.0)
+    if not slope < 0:
+        return False, mu
+    w = y * d
+    Kw = K @ w
+    curv = np.dot(w, Kw)
+    eta = -slope / curv if curv > 0 else np.inf
+    box = np.inf
+    for k in range(d.size):
+        if d[k] > 0:
+            box = min(box, (C[k] - alpha[k]) / d[k])
+        elif d[k] < 0:
+            box = min(box, -alpha[k] / d[k])
+    # Levenberg-Marquardt: damp when the box cuts the step short, relax when it does not
+    scale = np.mean(np.diag(K))
+    if box < 0.5:
+        mu = max(10.0 * mu, 1e-6 * scale)
+    elif box >= 1.0:
+        mu = mu / 10.0 if mu > 1e-9 * scale else 0.0
+    eta = min(eta, box)
+    if not np.isfinite(eta) or eta <= 0:
+        return False, mu
+    _move(alpha, f, eta * d, eta * Kw, C)
+    return True, mu
+
+
+@njit(cache=True)
+def _pair_step(K, y, C, alpha, f, i, j, equality):
+    """SMO step on (i, j') with j' by the second-order rule (WSS 2), or a coordinate step."""
+    q = y.size
+    d = np.zeros(q)
+    if not equality:
+        # coordinate Newton step on the larger projected-gradient violation
+        k = i if -_projected_gradient(y, f, alpha, C, i) >= _projected_gradient(y, f, alpha, C, j) else j
+        g = y[k] * f[k] - 1.0
+        new = min(max(alpha[k] - g / max(K[k, k], 1e-12), 0.0), C[k])
+        d[k] = new - alpha[k]
+        _move(alpha, f, d, y[k] * d[k] * K[:, k], C)
+        return
+    s_i = y[i] - f[i]
+    best, jj = np.inf, j
+    for k in range(q):
+        pos = y[k] > 0
+        low = (pos and alpha[k] > 0) or (not pos and alpha[k] < C[k])
+        b_ik = s_i - (y[k] - f[k])
+        if low and b_ik > 0:
+            a_ik = max(K[i, i] + K[k, k] - 2 * K[i, k], 1e-12)
+            score = -(b_ik * b_ik) / a_ik
+            if score < best:
+                best, jj = score, k
+    j = jj
+    curv = max(K[i, i] + K[j, j] - 2 * K[i, j], 1e-12)
+    t = (s_i - (y[j] - f[j])) / curv
+    ti = C[i] - alpha[i] if y[i] > 0 else alpha[i]
+    tj = alpha[j] if y[j] > 0 else C[j] - alpha[j]
+    t = min(t, ti, tj)
+    d[i] += y[i] * t
+    d[j] -= y[j] * t
+    _move(alpha, f, d, t * (K[:, i] - K[:, j]), C)
+
+
+@njit(cache=True)
+def solve_working_set(K, y, C, alpha, f, c_out, b, mu, delta, tol, max_inner, equality, counts,
+                      n_pair=1):
+    """IRWLS on W until its violation is <= tol or ``max_inner`` iterations; returns (b, mu, n).
+
+    After each IRWLS step, up to ``n_pair`` SMO pair steps (at least one).
+    ``counts`` accumulates [linear solves, pair steps, ridged solves].
+    """
+    for it in range(max_inner):
+        gap, i, j = violation(y, f, alpha, C, equality)
+        if gap <= tol:
+            return b, mu, it
+        u = 1.0 - y * (f + b)
+        ok, target, b_new = _targets(K, y, C, alpha, f, u, c_out, mu, delta, equality, counts)
+        if ok:
+            moved, mu = _step_towards(K, y, C, alpha, f, target, mu)
+            if moved:
+                b = b_new
+                gap, i, j = violation(y, f, alpha, C, equality)
+                if gap <= tol:
+                    return b, mu, it + 1
+        # SMO polish of W: pair steps are O(q) each, an IRWLS step O(q^3)
+        for _ in range(n_pair):
+            _pair_step(K, y, C, alpha, f, i, j, equality)
+            counts[1] += 1
+            gap, i, j = violation(y, f, alpha, C, equality)
+            if gap <= tol:
+                break
+    return b, mu, max_inner
