@@ -8,7 +8,7 @@ The pipeline is a chain of stages, each a function with one contract:
    the screened C path (``leansvm.SVCCV``) when it is available, else a plain
    grid of ``leansvm.SVC`` fits (recorded as a fallback).
 4. :func:`estimate_exact_seconds`  -- the exact solver's time on all training
-   data, extrapolated from a timed subsample (fit time ~ n^2).
+   data, extrapolated from two timed subsamples (t ~ n^p, p in [2, 3]).
 5. :func:`train_exact` and :func:`train_budget_models` -- the exact model when it
    fits the time budget; budget models (``BSGDClassifier``, or Nystroem +
    LinearSVC as a fallback) at a few budgets.
@@ -46,7 +46,7 @@ __all__ = ["fit_lean", "LeanResult", "Candidate", "Step", "Selection", "Landmark
 #: C grid relative to nothing (C is scale-free for standardised data); gamma grid relative to 'scale'.
 DEFAULT_C_GRID = (1.0, 10.0, 100.0)
 DEFAULT_GAMMA_FACTORS = (0.3, 1.0, 3.0)
-#: Budget models (and compressed sizes) as fractions of the exact model's support vectors.
+#: Budget models as fractions of the exact model's support vectors (compressed sizes: ``compress_fractions``).
 DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2)
 
 
@@ -242,6 +242,28 @@ def _int32_indices(X):
     return X
 
 
+class _QuietConvergence:
+    """Collect ConvergenceWarnings (counted in the log line) instead of printing them mid-progress."""
+
+    def __enter__(self):
+        self._catch = warnings.catch_warnings(record=True)
+        self.caught = self._catch.__enter__()
+        warnings.simplefilter("always", ConvergenceWarning)
+        return self
+
+    def __exit__(self, *exc):
+        caught = list(self.caught)
+        result = self._catch.__exit__(*exc)
+        self.count = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+        for w in caught:  # anything else is shown as usual, after the filter is restored
+            if not issubclass(w.category, ConvergenceWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return result
+
+    def note(self) -> str:
+        return f"; {self.count} solve(s) stopped at their iteration bound" if self.count else ""
+
+
 def _timed(fn, *args, **kwargs):
     start = time.perf_counter()
     out = fn(*args, **kwargs)
@@ -305,9 +327,11 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
     accuracy, n_support, fallback = None, None, None
     method = "screened C path (leansvm.SVCCV)"
     path_search = _optional("SVCCV")
+    quiet = _QuietConvergence()
     if path_search is not None:
         try:
-            accuracy, n_support = _path_search(path_search, X, y, Cs, gammas, n_folds, random_state)
+            with quiet:
+                accuracy, n_support = _path_search(path_search, X, y, Cs, gammas, n_folds, random_state)
         except Exception as exc:  # report it, then fall back to the plain grid
             fallback = f"SVCCV failed ({type(exc).__name__}: {exc}); plain grid of leansvm.SVC fits"
     else:
@@ -315,7 +339,8 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
                     "plain grid of leansvm.SVC fits")
     if accuracy is None:
         method = f"grid of leansvm.SVC fits, {n_folds}-fold CV"
-        accuracy, n_support = _grid_fallback(X, y, Cs, gammas, n_folds, random_state, log.verbose)
+        with quiet:
+            accuracy, n_support = _grid_fallback(X, y, Cs, gammas, n_folds, random_state, log.verbose)
     # best accuracy; among ties (within half a validation sample) the fewest support vectors
     tie = accuracy >= accuracy.max() - 0.5 / X.shape[0]
     i, j = np.unravel_index(np.argmin(np.where(tie, n_support, np.inf)), accuracy.shape)
@@ -323,7 +348,7 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
                           int(X.shape[0]), n_folds)
     log.step("select", f"C = {selection.C:g}, gamma = {selection.gamma:g}",
              f"best {n_folds}-fold CV accuracy {accuracy[i, j]:.4f} over {len(gammas)} gamma x {len(Cs)} C "
-             f"on {X.shape[0]} samples ({method}); ties broken by fewer support vectors",
+             f"on {X.shape[0]} samples ({method}); ties broken by fewer support vectors" + quiet.note(),
              time.perf_counter() - start, fallback)
     return selection
 
@@ -342,7 +367,7 @@ def _path_search(path_search, X, y, Cs, gammas, n_folds, random_state):
     return accuracy, np.zeros_like(accuracy)
 
 
-def screening_along_path(X, y, C_min, C_max, gamma, n_C=16, random_state=0, log=None):
+def screening_along_path(X, y, C_min, C_max, gamma, n_C=10, random_state=0, log=None):
     """(Cs, screening rate per C) of one screened path (``leansvm.svm_path``, IT rule) at ``gamma``, or None."""
     log = log or _Log(False)
     svm_path = _optional("svm_path")
@@ -353,30 +378,38 @@ def screening_along_path(X, y, C_min, C_max, gamma, n_C=16, random_state=0, log=
     Cs = np.logspace(np.log10(C_min), np.log10(C_max), n_C)
     start = time.perf_counter()
     try:
-        path = svm_path(X, y, Cs, gamma=gamma, screening="it", random_state=random_state)
+        with _QuietConvergence() as quiet:
+            path = svm_path(X, y, Cs, gamma=gamma, screening="it", random_state=random_state)
     except Exception as exc:
         log.step("screening", "not measured", f"svm_path failed: {type(exc).__name__}: {exc}")
         return None
     rate = np.asarray(path.screening_rate, float)
     log.step("screening", f"mean screening rate {rate.mean():.2f} along {n_C} values of C",
-             f"one path with the Intersection Test at gamma = {gamma:g} on {X.shape[0]} samples",
+             f"one path with the Intersection Test at gamma = {gamma:g} on {X.shape[0]} samples" + quiet.note(),
              time.perf_counter() - start)
     return Cs, rate
 
 
-def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0) -> tuple[float, float, int]:
-    """(estimated seconds to fit all of X, measured seconds, subsample size).
+def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0) -> tuple[float, float, int, float]:
+    """(estimated seconds to fit all of X, measured seconds, subsample size, growth exponent p).
 
-    Times ``make_estimator().fit`` on a stratified subsample of ``sample_size``
-    rows and extrapolates by (n / sample_size)^2 (exact SMO/IRWLS solvers grow
-    about as n^2 to n^2.2; benchmarks.md measures LIBSVM at about n^2.2).
+    Times ``make_estimator().fit`` on stratified subsamples of s/2 and s =
+    ``sample_size`` rows and extrapolates t(n) = t(s) (n / s)^p, with p fitted
+    to the two timings and clipped to [2, 3] (exact SMO/IRWLS solvers grow
+    about as n^2 to n^2.5: more data also means more iterations).
     """
     Xs, ys = _subsample(X, y, sample_size, random_state)
+    if Xs.shape[0] == X.shape[0]:
+        _, seconds = _timed(make_estimator().fit, _int32_indices(Xs), ys)
+        return seconds, seconds, Xs.shape[0], 2.0
+    Xh, yh = _subsample(Xs, ys, Xs.shape[0] // 2, random_state)
+    _, half = _timed(make_estimator().fit, _int32_indices(Xh), yh)
     _, seconds = _timed(make_estimator().fit, _int32_indices(Xs), ys)
-    return seconds * (X.shape[0] / Xs.shape[0]) ** 2, seconds, Xs.shape[0]
+    p = float(np.clip(np.log(max(seconds, 1e-9) / max(half, 1e-9)) / np.log(Xs.shape[0] / Xh.shape[0]), 2.0, 3.0))
+    return seconds * (X.shape[0] / Xs.shape[0]) ** p, seconds, Xs.shape[0], p
 
 
-def estimate_exact_seconds(X, y, C, gamma, sample_size=2000, random_state=0) -> tuple[float, float, int]:
+def estimate_exact_seconds(X, y, C, gamma, sample_size=2000, random_state=0) -> tuple[float, float, int, float]:
     """:func:`estimate_fit_seconds` of ``leansvm.SVC`` at (C, gamma)."""
     return estimate_fit_seconds(lambda: SVC(C=C, gamma=gamma, random_state=random_state), X, y,
                                 sample_size, random_state)
@@ -428,14 +461,13 @@ def compress_models(reference: Candidate, sizes, X_val, y_val, max_accuracy_drop
     for what, value in _progress(jobs, len(jobs), "compression", verbose):
         kwargs = {"n_sv": value} if what == "size" else {"max_accuracy_drop": value}
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", ConvergenceWarning)
+            with _QuietConvergence() as quiet:
                 model, seconds = _timed(compress, reference.model, X=X_val, y=y_val,
                                         random_state=random_state, **kwargs)
         except Exception as exc:
             log.step("compress", f"{what} {value} failed", f"{type(exc).__name__}: {exc}")
             continue
-        n_unconverged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+        n_unconverged += quiet.count
         n_sv = model.expansion_.n_support
         note = "chosen by compress(max_accuracy_drop)" if what == "drop" else ""
         out.append(Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds, note=note))
@@ -502,13 +534,17 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds):
 
 def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_seconds=None,
              Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=2000,
-             size_fractions=DEFAULT_SIZE_FRACTIONS, libsvm_reference_model=True, random_state=0,
-             verbose=False) -> LeanResult:
+             size_fractions=DEFAULT_SIZE_FRACTIONS, compress_fractions=(0.05,), libsvm_reference_model=True,
+             random_state=0, verbose=False) -> LeanResult:
     """From data to the cheapest accurate model; see the module docstring for the stages.
 
     ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
     ``compress``. ``budget_seconds`` bounds the estimated exact training time:
-    above it, budget models replace the exact one. ``Cs`` and ``gammas`` are the
+    above it, the exact solver runs on the largest subsample estimated to take
+    half the budget (the model compression starts from), beside budget models
+    on all rows. ``size_fractions``: budgets of the budget models as fractions
+    of the exact model's #SV; ``compress_fractions``: fixed compressed sizes
+    (beside the one ``compress`` picks for the drop). ``Cs`` and ``gammas`` are the
     grid (default: C in 1, 10, 100; gamma 0.3, 1, 3 times 1/(d Var X)).
     Hyperparameters are chosen on a subsample of ``selection_size`` training
     rows; models are trained on the training rows minus a stratified
@@ -538,33 +574,39 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
 
     route, estimated = "exact", None
     if budget_seconds is not None:
-        estimated, measured, size = estimate_exact_seconds(X_fit, y_fit, C, gamma, random_state=random_state)
+        estimated, measured, size, power = estimate_exact_seconds(X_fit, y_fit, C, gamma, random_state=random_state)
         route = "exact" if estimated <= budget_seconds else "budget"
         log.step("route", f"{route} training",
                  f"exact fit estimated at {estimated:.1f} s ({measured:.2f} s on {size} samples, "
-                 f"scaled by n^2) {'within' if route == 'exact' else 'over'} the budget of {budget_seconds:g} s")
+                 f"scaled by n^{power:.2f}) {'within' if route == 'exact' else 'over'} the budget of "
+                 f"{budget_seconds:g} s")
     else:
         log.step("route", "exact training", "no time budget given")
 
     candidates = []
-    reference = None
     if route == "exact":
         exact = train_exact(X_fit, y_fit, C, gamma, random_state)
         log.step("train", f"exact SVC: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:g}",
                  exact.fit_seconds)
-        candidates.append(exact)
-        reference = exact
         m = exact.n_support
         budgets = sorted({max(10, int(round(f * m))) for f in size_fractions if f * m < m})
     else:
-        n = X_fit.shape[0]
-        budgets = sorted({int(b) for b in (50, 100, 200, 500) if b < n})
+        # the exact solver on the largest subsample whose estimated time is half the budget
+        n_sub = int(min(X_fit.shape[0], size * (0.5 * budget_seconds / max(measured, 1e-9)) ** (1 / power)))
+        X_sub, y_sub = _subsample(X_fit, y_fit, max(n_sub, size), random_state)
+        exact = train_exact(X_sub, y_sub, C, gamma, random_state)
+        exact.name = f"exact SVC ({X_sub.shape[0]} of {X_fit.shape[0]} samples)"
+        log.step("train", f"{exact.name}: {exact.n_support} support vectors",
+                 f"IRWLS at C = {C:g}, gamma = {gamma:g} on the largest subsample estimated to take half "
+                 "the budget; the reference for compression", exact.fit_seconds)
+        budgets = sorted({int(b) for b in (50, 100, 200, 500) if b < X_fit.shape[0]})
+    candidates.append(exact)
+    reference = exact
     candidates += train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log, verbose)
-    if reference is None:
-        reference = max(candidates, key=lambda c: c.n_support)
     for c in candidates:
         c.validation_accuracy = _accuracy(c.model, X_val, y_val)
-    compressed = compress_models(reference, budgets, X_val, y_val, max_accuracy_drop, random_state, log, verbose)
+    sizes = sorted({max(5, int(round(f * reference.n_support))) for f in compress_fractions})
+    compressed = compress_models(reference, sizes, X_val, y_val, max_accuracy_drop, random_state, log, verbose)
     for c in compressed:
         c.validation_accuracy = _accuracy(c.model, X_val, y_val)
     candidates += compressed
@@ -581,7 +623,7 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     libsvm_estimate = None
     if libsvm_reference_model and budget_seconds is not None:
         from sklearn.svm import SVC as LibsvmSVC
-        libsvm_estimate, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma), X_fit, y_fit,
+        libsvm_estimate, _, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma), X_fit, y_fit,
                                                      random_state=random_state)
     if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= budget_seconds):
         (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma)

@@ -1,0 +1,93 @@
+"""The main job (``leansvm.fit_lean``) on benchmark datasets: chosen model vs the exact and LIBSVM models.
+
+    python benchmarks/bench_fit.py [--datasets magic letter a9a] [--budget-seconds 120]
+                                   [--max-accuracy-drop 0.5]
+
+Per dataset: the route taken, the chosen model (#SV, validation and test
+accuracy), the exact model it was chosen against, LIBSVM's full model at the
+same (C, gamma) (#SV, test accuracy) and prediction cost per 1000 test rows
+(chosen / LIBSVM), plus total wall time. Prints a table and writes JSON to
+``benchmarks/results/fit-<timestamp>.json``; each dataset's HTML report goes
+next to it. The machine is shared: compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def run_one(name, budget_seconds, drop):
+    from leansvm import datasets, fit_lean
+    from leansvm.report import write_report
+
+    data = datasets.load(name)
+    start = time.perf_counter()
+    result = fit_lean(data.X_train, np.asarray(data.y_train), X_test=data.X_test, y_test=np.asarray(data.y_test),
+                      max_accuracy_drop=drop, budget_seconds=budget_seconds, verbose=True)
+    wall = time.perf_counter() - start
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    report = RESULTS / f"fit-{name}-{stamp}.html"
+    write_report(result, report, title=f"leansvm fit: {name}")
+    exact = [c for c in result.candidates if c.kind == "exact"]
+    best_val = max(c.validation_accuracy for c in result.candidates)
+    chosen = result.chosen
+    return {
+        "dataset": name, "route": result.route, "C": result.selection.C, "gamma": result.selection.gamma,
+        "chosen": chosen.name, "chosen_n_sv": chosen.n_support,
+        "chosen_val_acc": chosen.validation_accuracy, "chosen_test_acc": chosen.test_accuracy,
+        "best_val_acc": best_val,
+        "exact": exact[0].name if exact else None, "exact_n_sv": exact[0].n_support if exact else None,
+        "exact_test_acc": exact[0].test_accuracy if exact else None,
+        "libsvm_n_sv": result.libsvm_n_support, "libsvm_test_acc": result.libsvm_test_accuracy,
+        "chosen_ms_per_1000": 1000 * chosen.seconds_per_1000,
+        "libsvm_ms_per_1000": None if result.libsvm_seconds_per_1000 is None else 1000 * result.libsvm_seconds_per_1000,
+        "wall_seconds": wall, "report": str(report.name),
+        "steps": [vars(s) for s in result.steps],
+    }
+
+
+def main(argv=None) -> int:
+    from leansvm.io import atomic_write
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=["magic", "letter", "a9a"])
+    parser.add_argument("--budget-seconds", type=float, default=120.0)
+    parser.add_argument("--max-accuracy-drop", type=float, default=0.5, help="percentage points")
+    args = parser.parse_args(argv)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in args.datasets:
+        try:
+            rows.append(run_one(name, args.budget_seconds, args.max_accuracy_drop / 100))
+        except (FileNotFoundError, ValueError) as exc:  # e.g. a9a without ../shared/data
+            print(f"{name}: skipped ({exc})")
+            rows.append({"dataset": name, "error": str(exc)})
+    print(f"\n{'dataset':10} {'route':6} {'chosen':34} {'#SV':>6} {'test':>7} {'exact #SV':>10} {'exact test':>10} "
+          f"{'LIBSVM #SV':>10} {'LIBSVM test':>11} {'pred speed-up':>13} {'wall s':>7}")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['dataset']:10} error: {r['error']}")
+            continue
+        speed = "-" if r["libsvm_ms_per_1000"] is None else f"{r['libsvm_ms_per_1000'] / r['chosen_ms_per_1000']:.1f}x"
+        fmt = lambda v: "-" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v))  # noqa: E731
+        print(f"{r['dataset']:10} {r['route']:6} {r['chosen']:34} {r['chosen_n_sv']:>6} {fmt(r['chosen_test_acc']):>7} "
+              f"{fmt(r['exact_n_sv']):>10} {fmt(r['exact_test_acc']):>10} {fmt(r['libsvm_n_sv']):>10} "
+              f"{fmt(r['libsvm_test_acc']):>11} {speed:>13} {r['wall_seconds']:>7.0f}")
+    out = RESULTS / f"fit-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    with atomic_write(out, "w", encoding="utf-8") as f:
+        json.dump({"budget_seconds": args.budget_seconds, "max_accuracy_drop_points": args.max_accuracy_drop,
+                   "note": "shared 2-core machine under load from other sessions", "rows": rows}, f, indent=1,
+                  default=lambda o: o.item() if hasattr(o, "item") else str(o))
+    print(f"\nresults written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
