@@ -42,6 +42,21 @@ def test_chosen_model_is_smallest_within_the_drop(moons_result):
     assert r.chosen.test_accuracy > 0.9
 
 
+def test_compression_search_stops_at_the_first_size_within_the_drop(moons_result):
+    if getattr(leansvm, "compress", None) is None:
+        pytest.skip("leansvm.compress (issue 7) not available")
+    r = moons_result
+    exact = next(c for c in r.candidates if c.kind == "exact")
+    compressed = [c for c in r.candidates if c.kind == "compressed"]
+    assert compressed and all(c.n_support < exact.n_support for c in compressed)
+    target = max(c.validation_accuracy for c in r.candidates if c.kind != "compressed") - r.max_accuracy_drop
+    reached = [c.n_support for c in compressed if c.validation_accuracy >= target - 1e-12]
+    if reached:  # doubling stops at the first hit: nothing tried beyond it
+        assert max(c.n_support for c in compressed) == min(reached) or \
+            max(c.n_support for c in compressed) <= 2 * min(reached)
+        assert r.chosen.n_support <= min(reached)
+
+
 def test_each_stage_states_its_choice_and_fallbacks_are_honest(moons_result):
     stages = [s.stage for s in moons_result.steps]
     for stage in ("data", "split", "select", "route", "train", "budget", "compress", "choose", "measure"):

@@ -12,8 +12,8 @@ The pipeline is a chain of stages, each a function with one contract:
 5. :func:`train_exact` and :func:`train_budget_models` -- the exact model when it
    fits the time budget; budget models (``BSGDClassifier``, or Nystroem +
    LinearSVC as a fallback) at a few budgets.
-6. :func:`compress_models`         -- ``leansvm.compress`` at a few sizes and at the
-   requested accuracy drop, when the compression module is available.
+6. :func:`compress_models`         -- ``leansvm.compress`` of the exact model at doubling
+   sizes until one is within the drop on the validation part.
 7. :func:`choose_model`            -- the model with the fewest support vectors whose
    validation accuracy is within ``max_accuracy_drop`` (a fraction) of the best.
 8. :func:`measure_prediction_cost` -- seconds per 1000 predictions of every model,
@@ -46,7 +46,7 @@ __all__ = ["fit_lean", "LeanResult", "Candidate", "Step", "Selection", "Landmark
 #: C grid relative to nothing (C is scale-free for standardised data); gamma grid relative to 'scale'.
 DEFAULT_C_GRID = (1.0, 10.0, 100.0)
 DEFAULT_GAMMA_FACTORS = (0.3, 1.0, 3.0)
-#: Budget models as fractions of the exact model's support vectors (compressed sizes: ``compress_fractions``).
+#: Budget models as fractions of the exact model's support vectors.
 DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2)
 
 
@@ -446,9 +446,20 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, verbo
     return out
 
 
-def compress_models(reference: Candidate, sizes, X_val, y_val, max_accuracy_drop, random_state=0,
-                    log=None, verbose=False):
-    """``leansvm.compress`` of the reference model at each size and at the requested drop."""
+def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_accuracy, first_fraction=0.01,
+                    random_state=0, log=None, verbose=False):
+    """Compressed models of ``reference`` (``leansvm.compress``), searching the smallest size that reaches
+    ``target_accuracy`` on the validation part.
+
+    Sizes double from ``first_fraction`` of the reference's #SV until one
+    reaches the target; then one more size, the geometric mean of the last
+    miss and the hit, refines it. Every compressed model is fitted to the
+    reference's outputs on training points ``X_fit`` (never on the validation
+    part, which only measures), so each tried size is an honest point of the
+    accuracy-against-#SV curve. Cost: about 2.5 times the compression at the
+    final size (``compress(max_accuracy_drop=...)`` grows sizes by 1.25 and
+    pays about 5 times).
+    """
     log = log or _Log(False)
     compress = _optional("compress")
     if compress is None:
@@ -456,24 +467,44 @@ def compress_models(reference: Candidate, sizes, X_val, y_val, max_accuracy_drop
                  "compression is not available in this build", 0.0,
                  "leansvm.compress (issue 7) is not available; the exact and budget models are the candidates")
         return []
+    m = reference.n_support
     out, start, n_unconverged = [], time.perf_counter(), 0
-    jobs = [("size", int(s)) for s in sizes if 0 < s < reference.n_support] + [("drop", max_accuracy_drop)]
-    for what, value in _progress(jobs, len(jobs), "compression", verbose):
-        kwargs = {"n_sv": value} if what == "size" else {"max_accuracy_drop": value}
+
+    def attempt(size):
+        nonlocal n_unconverged
         try:
             with _QuietConvergence() as quiet:
-                model, seconds = _timed(compress, reference.model, X=X_val, y=y_val,
-                                        random_state=random_state, **kwargs)
+                model, seconds = _timed(compress, reference.model, n_sv=int(size), X=X_fit, y=y_fit,
+                                        random_state=random_state)
         except Exception as exc:
-            log.step("compress", f"{what} {value} failed", f"{type(exc).__name__}: {exc}")
-            continue
+            log.step("compress", f"size {size} failed", f"{type(exc).__name__}: {exc}")
+            return None
         n_unconverged += quiet.count
         n_sv = model.expansion_.n_support
-        note = "chosen by compress(max_accuracy_drop)" if what == "drop" else ""
-        out.append(Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds, note=note))
-    log.step("compress", f"{len(out)} compressed model(s) of the {reference.name}",
-             f"sizes {', '.join(str(c.n_support) for c in out)} fitted to the model's outputs on the "
-             "validation part" + (f"; {n_unconverged} optimisation(s) stopped at max_iter" if n_unconverged else ""),
+        c = Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds,
+                      validation_accuracy=_accuracy(model, X_val, y_val))
+        out.append(c)
+        log.say(f"  compressed to {n_sv} SV: validation accuracy {c.validation_accuracy:.4f} "
+                f"(target {target_accuracy:.4f}) [{seconds:.1f} s]")
+        return c
+
+    size, miss, hit = max(5, int(round(first_fraction * m))), None, None
+    while size < m:
+        c = attempt(size)
+        if c is not None and c.validation_accuracy >= target_accuracy - 1e-12:
+            hit = size
+            break
+        miss, size = size, 2 * size
+    if hit is not None and miss is not None:
+        middle = int(round(np.sqrt(miss * hit)))
+        if miss < middle < hit:
+            attempt(middle)
+    reached = [c for c in out if c.validation_accuracy >= target_accuracy - 1e-12]
+    log.step("compress", (f"smallest compressed model reaching the target: {min(c.n_support for c in reached)} SV"
+                          if reached else "no compressed model reached the target"),
+             f"sizes tried {', '.join(str(c.n_support) for c in out)} (doubling, then one refinement) "
+             f"for {reference.name} ({m} SV), fitted to its outputs on {X_fit.shape[0]} training points"
+             + (f"; {n_unconverged} optimisation(s) stopped at max_iter" if n_unconverged else ""),
              time.perf_counter() - start)
     return out
 
@@ -534,7 +565,7 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds):
 
 def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_seconds=None,
              Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=2000,
-             size_fractions=DEFAULT_SIZE_FRACTIONS, compress_fractions=(0.05,), libsvm_reference_model=True,
+             size_fractions=DEFAULT_SIZE_FRACTIONS, compression_points=3000, libsvm_reference_model=True,
              random_state=0, verbose=False) -> LeanResult:
     """From data to the cheapest accurate model; see the module docstring for the stages.
 
@@ -543,8 +574,8 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     above it, the exact solver runs on the largest subsample estimated to take
     half the budget (the model compression starts from), beside budget models
     on all rows. ``size_fractions``: budgets of the budget models as fractions
-    of the exact model's #SV; ``compress_fractions``: fixed compressed sizes
-    (beside the one ``compress`` picks for the drop). ``Cs`` and ``gammas`` are the
+    of the exact model's #SV; ``compression_points``: training rows the
+    compressed models are fitted on. ``Cs`` and ``gammas`` are the
     grid (default: C in 1, 10, 100; gamma 0.3, 1, 3 times 1/(d Var X)).
     Hyperparameters are chosen on a subsample of ``selection_size`` training
     rows; models are trained on the training rows minus a stratified
@@ -605,11 +636,10 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     candidates += train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log, verbose)
     for c in candidates:
         c.validation_accuracy = _accuracy(c.model, X_val, y_val)
-    sizes = sorted({max(5, int(round(f * reference.n_support))) for f in compress_fractions})
-    compressed = compress_models(reference, sizes, X_val, y_val, max_accuracy_drop, random_state, log, verbose)
-    for c in compressed:
-        c.validation_accuracy = _accuracy(c.model, X_val, y_val)
-    candidates += compressed
+    target = max(c.validation_accuracy for c in candidates) - max_accuracy_drop
+    X_cfit, y_cfit = _subsample(X_fit, y_fit, compression_points, random_state)
+    candidates += compress_models(reference, X_cfit, y_cfit, X_val, y_val, target, random_state=random_state,
+                                  log=log, verbose=verbose)
 
     chosen = choose_model(candidates, max_accuracy_drop, log)
 
