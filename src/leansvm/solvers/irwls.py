@@ -242,7 +242,7 @@ def _mask(mask, n, name):
 def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_WORKING_SET,
                 cache_size=200.0, max_iter=-1, max_inner=DEFAULT_MAX_INNER, random_state=None,
                 verbose=False, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
-                bias="equality", n_pair=None) -> BinaryFit:
+                bias="equality", n_pair=None, cache_dtype=None) -> BinaryFit:
     """Solve the binary C-SVC dual by chunked IRWLS; returns alpha, b and statistics.
 
     ``y`` holds +1/-1, ``C`` the per-sample upper bounds (class and sample
@@ -253,8 +253,13 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     samples held at 0 / C_i (safe screening); only the others are solved.
     ``bias``: ``"equality"`` (LIBSVM), ``"augmented"`` (kernel + 1, no equality,
     intercept = sum y_i a_i), ``"none"``. ``dual_objective`` is that of the
-    problem solved, over all samples.
+    problem solved, over all samples. ``cache_dtype``: by default kernel rows are
+    cached in float32 when tol >= 1e-4 (as LIBSVM's Qfloat: twice the rows per MB;
+    outputs and sub-problems stay float64) and in float64 for tighter tolerances,
+    where float32 rounding of the outputs would exceed tol.
     """
+    if cache_dtype is None:
+        cache_dtype = np.float32 if tol >= 1e-4 else np.float64
     if bias not in BIAS_MODES:
         raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
     equality = bias == "equality"
@@ -288,7 +293,7 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
         aA, gap, n_iter, converged, inner_total, cache = _chunk_loop(
             XA, yA, CA, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
             cache_size, max_iter, max_inner, random_state, verbose, start,
-            DEFAULT_PAIR_STEPS if n_pair is None else n_pair)
+            DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype)
     alpha[A] = aA
 
     # outputs of the samples fixed at C (needed for the objective and the intercept)
@@ -316,7 +321,8 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
 
 
 def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, working_set_size,
-                cache_size, max_iter, max_inner, random_state, verbose, start, n_pair):
+                cache_size, max_iter, max_inner, random_state, verbose, start, n_pair,
+                cache_dtype):
     """The chunked IRWLS iterations on the active samples; f (no bias) is updated in place."""
     n = y.size
     if n == 0:
@@ -324,8 +330,11 @@ def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, worki
     rng = np.random.default_rng(random_state)
     q = int(max(2, min(working_set_size, n)))
     # the cache must hold a working set's rows: at least q rows, whatever cache_size says
-    cache_size = max(cache_size, 2 * q * n * 8 / 2**20)
-    cache = KernelRowCache(kernel, X, cache_size)
+    itemsize = np.dtype(cache_dtype).itemsize
+    cache_size = max(cache_size, 2 * q * n * itemsize / 2**20)
+    cache = KernelRowCache(kernel, X, cache_size, dtype=cache_dtype)
+    # float32 rows: a proximal floor above their rounding keeps the systems definite
+    mu_floor = 0.0 if itemsize >= 8 else 1e-5 * float(np.mean(kernel.diagonal(X[:1000]))) + 1e-5 * offset
     b = 0.0
     mu = 0.0
     delta = min(1e-2 * tol, 1e-5)
@@ -345,13 +354,14 @@ def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, worki
         u = 1.0 - y * (f + b)
         W = np.sort(_select_working_set(y - f, u, alpha, y, C, q, rng, tol, equality))
         slots = cache.slots(W)                    # rows K[W, :] resident in cache.slab
-        K_W = cache.slab[np.ix_(slots, W)]
+        K_W = cache.slab[np.ix_(slots, W)].astype(np.float64)
         if offset:
             K_W += offset
         c_out = float(np.dot(y, alpha) - np.dot(y[W], alpha[W])) + c_fixed
         alpha_W, f_W = alpha[W], f[W]              # copies, updated in place
         b, mu, n_inner = solve_working_set(K_W, y[W], C[W], alpha_W, f_W, c_out, b, mu, delta,
-                                           0.5 * tol, max_inner, equality, counts, n_pair)
+                                           0.5 * tol, max_inner, equality, counts, n_pair,
+                                           mu_floor)
         d_coef = y[W] * (alpha_W - alpha[W])
         changed = np.flatnonzero(d_coef)
         if changed.size:

@@ -198,7 +198,7 @@ def _targets(K, y, C, alpha, f, u, c_out, mu, delta, equality, counts):
 
 
 @njit(cache=True)
-def _step_towards(K, y, C, alpha, f, target, mu):
+def _step_towards(K, y, C, alpha, f, target, mu, mu_floor):
     """Exact line search on D from alpha towards target, clipped to the box; (moved, mu)."""
     d = target - alpha
     slope = 0.0
@@ -222,6 +222,7 @@ def _step_towards(K, y, C, alpha, f, target, mu):
         mu = max(10.0 * mu, 1e-6 * scale)
     elif box >= 1.0:
         mu = mu / 10.0 if mu > 1e-9 * scale else 0.0
+    mu = max(mu, mu_floor)
     eta = min(eta, box)
     if not np.isfinite(eta) or eta <= 0:
         return False, mu
@@ -266,12 +267,15 @@ def _pair_step(K, y, C, alpha, f, i, j, equality):
 
 @njit(cache=True)
 def solve_working_set(K, y, C, alpha, f, c_out, b, mu, delta, tol, max_inner, equality, counts,
-                      n_pair=1):
+                      n_pair=1, mu_floor=0.0):
     """IRWLS on W until its violation is <= tol or ``max_inner`` iterations; returns (b, mu, n).
 
     After each IRWLS step, up to ``n_pair`` SMO pair steps (at least one).
-    ``counts`` accumulates [linear solves, pair steps, ridged solves].
+    ``counts`` accumulates [linear solves, pair steps, ridged solves]. ``mu_floor``
+    keeps a minimal proximal weight (it does not move the fixed point) for kernel
+    blocks stored in float32, whose rounding can make K_11 + D^{-1} indefinite.
     """
+    mu = max(mu, mu_floor)
     for it in range(max_inner):
         gap, i, j = violation(y, f, alpha, C, equality)
         if gap <= tol:
@@ -279,7 +283,7 @@ def solve_working_set(K, y, C, alpha, f, c_out, b, mu, delta, tol, max_inner, eq
         u = 1.0 - y * (f + b)
         ok, target, b_new = _targets(K, y, C, alpha, f, u, c_out, mu, delta, equality, counts)
         if ok:
-            moved, mu = _step_towards(K, y, C, alpha, f, target, mu)
+            moved, mu = _step_towards(K, y, C, alpha, f, target, mu, mu_floor)
             if moved:
                 b = b_new
                 gap, i, j = violation(y, f, alpha, C, equality)
