@@ -132,7 +132,7 @@ def _reference_bsgd(X, y, order, lam, budget, maintenance):
             others = [j for j in range(len(SV)) if j != r]
             K = np.array([[k(SV[a], SV[b]) for b in others] for a in others])
             kr = np.array([k(SV[a], SV[r]) for a in others])
-            beta = np.linalg.solve(K + 1e-8 * np.eye(len(others)), kr)
+            beta = np.linalg.solve(K + bsgd._PROJECTION_RIDGE * np.eye(len(others)), kr)
             for q, j in enumerate(others):
                 alpha[j] += alpha[r] * beta[q]
             _swap_remove(SV, r)

@@ -50,7 +50,8 @@ GOLDEN_ITERATIONS = 24           # interval shrinks by 0.618^24 ~ 1e-5
 LOOKUP_SIZE = 401                # table resolution in each of (ratio, kappa)
 _LN_KAPPA_FLOOR = -700.0         # exp() underflow guard
 _FAR = -30.0                     # ln kappa below this: the pair does not interact (kappa < 1e-13)
-_PROJECTION_RIDGE = 1e-8         # K + ridge I is inverted for projection
+_PROJECTION_RIDGE = 1e-6         # K + ridge I is inverted for projection (duplicates make K singular)
+_PROJECTION_REFRESH = 100        # the inverse is recomputed from scratch every this many projections
 _INV_GOLD = 0.6180339887498949
 
 # fit_stats layout (float64 array)
@@ -394,6 +395,8 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
         stats[ST_REMOVED] += 1
         return n_sv, deg
     if maintenance == 1:                       # projection onto the span of the others
+        if stats[ST_REMOVED] % _PROJECTION_REFRESH == 0 or not np.isfinite(P[r, r]) or P[r, r] <= 0.0:
+            _recompute_inverse(P, SV, sv_sq, n_sv, kcode, gamma, coef0, degree)
         prr = P[r, r]
         ar = alpha[r]
         for j in range(n_sv):
@@ -501,6 +504,21 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
     for q in range(order.shape[0]):
         n_sv = _remove_slot(SV, sv_sq, alpha, P, n_sv, order[q], False)
     return n_sv, deg
+
+
+@njit(cache=True)
+def _recompute_inverse(P, SV, sv_sq, n_sv, kcode, gamma, coef0, degree):
+    """P = (K + ridge I)^{-1} of the first n_sv vectors from scratch (drift of the O(m^2) updates)."""
+    K = np.empty((n_sv, n_sv))
+    for i in range(n_sv):
+        for j in range(i, n_sv):
+            s = 0.0
+            for c in range(SV.shape[1]):
+                s += SV[i, c] * SV[j, c]
+            K[i, j] = _kernel_value(s, sv_sq[i], sv_sq[j], kcode, gamma, coef0, degree)
+            K[j, i] = K[i, j]
+        K[i, i] += _PROJECTION_RIDGE
+    P[:n_sv, :n_sv] = np.linalg.inv(K)
 
 
 @njit(cache=True)
