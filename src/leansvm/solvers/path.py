@@ -18,8 +18,8 @@ The reference of each step is built from the previous solution
 (:meth:`ScreeningReference.from_solution`, one product with the kernel
 columns of its support vectors). Solutions at the path tolerance can have a
 duality gap large enough to void the (gap-safeguarded) rules; with the CD
-solver the reference is then polished, warm, at a tighter tolerance
-(:func:`_reference`); with ``trivial_start`` the exact solution of
+solver and ``polish_reference=True`` the reference is then re-solved, warm,
+at a tighter tolerance (:func:`_reference`); with ``trivial_start`` the exact solution of
 Lemma 9 serves as the first reference (and as the solution itself for every
 C <= C_min), at the price of one pass over the kernel matrix.
 """
@@ -27,7 +27,7 @@ C <= C_min), at the price of one pass over the kernel matrix.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -102,21 +102,25 @@ def _reference_from_fit(X, y, C, fit, kernel, weights, augmented):
 
 
 def _reference(X, y, C, next_C, fit, kernel, weights, augmented, solve, tol, fixed0, fixedC, bias,
-               options, polish, max_polish=3, share=0.05):
+               options, polish, rule="it", max_polish=3, share=0.05, min_gain=0.01):
     """The screening reference of the next step, polished until its gap is small enough to use.
 
     The safeguarded BT1 radius grows by about eps = sqrt(2 G) (screening
     module); when eps exceeds ``share`` of the exact-reference radius
     |rho - 1|/2 ||w~|| of the next step, the solution is re-solved warm with a
     10x smaller tolerance (at most ``max_polish`` times; the screened sets are
-    kept, they are safe). Returns (fit, reference, extra solve seconds).
+    kept, they are safe). Polishing is skipped when even an exact reference
+    (the rule evaluated with G = 0, O(n)) would screen under ``min_gain`` of
+    the samples. Returns (fit, reference, extra solve seconds, potential),
+    potential being that exact-reference screened fraction.
     """
     ref = _reference_from_fit(X, y, C, fit, kernel, weights, augmented)
+    potential = screen(replace(ref, gap=0.0), next_C, rule).n_screened / max(y.size, 1)
     target = 0.5 * (share * abs(next_C / C - 1) / 2) ** 2 * ref.w_norm2
     extra = 0.0
     sub_tol = tol
     for _ in range(max_polish if polish else 0):
-        if ref.gap <= target:
+        if ref.gap <= target or potential < min_gain:
             break
         sub_tol /= 10
         t0 = time.perf_counter()
@@ -126,19 +130,27 @@ def _reference(X, y, C, next_C, fit, kernel, weights, augmented, solve, tol, fix
         seconds = ref.seconds
         ref = _reference_from_fit(X, y, C, fit, kernel, weights, augmented)
         ref.seconds += seconds
-    return fit, ref, extra
+    return fit, ref, extra, potential
 
 
 def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias="augmented",
-                tol=1e-3, trivial_start=False, warm_start=True, solver="cd",
-                solver_options=None) -> list[PathPoint]:
+                tol=1e-3, trivial_start=False, warm_start=True, solver="cd", adaptive=True,
+                polish_reference=False, solver_options=None) -> list[PathPoint]:
     """Solve the binary SVM for every C of an ascending grid (see the module docstring).
 
     ``y`` is +1/-1, ``weights`` the per-sample factors c_i (C_i = C c_i).
     ``solver``: 'cd' (greedy coordinate descent on the box QP,
     :mod:`.box_cd`; not for bias='equality') or 'irwls' (``solve_irwls``).
     ``solver_options`` go to the solver (cache_size, max_iter; for IRWLS also
-    working_set_size, random_state, ...).
+    working_set_size, random_state, ...). ``adaptive``: when the last
+    reference could not screen 1 % of the samples even if it were exact (C
+    steps too large for the rules), the next references are skipped, except
+    every 4th step, which probes again (the rules' cost is then not paid for
+    nothing; safety is unaffected: fewer samples are screened).
+    ``polish_reference``: re-solve references (CD only) to a tighter tolerance
+    when their duality gap voids the safeguarded rules (:func:`_reference`);
+    off by default because on nearly separable data (mushroom) the tight
+    re-solves cost more than the screening saves.
     """
     Cs = check_grid(Cs)
     check_screening(screening, bias)
@@ -157,6 +169,7 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
     points: list[PathPoint] = []
     ref = lemma9 = prev = None
     prev_C = 0.0
+    useful = True
     if trivial_start and bias != "equality":
         ref = lemma9 = ScreeningReference.trivial(X, y, kernel, augmented=augmented, weights=weights)
     pending = ref.seconds if ref is not None else 0.0     # reference cost not yet charged
@@ -186,10 +199,12 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
                     fixed_at_C=fixedC, bias=bias, **options)
         solve_seconds = time.perf_counter() - t0
         ref = None
-        if screening is not None and k + 1 < Cs.size:
-            fit, ref, polish_seconds = _reference(X, y, C, Cs[k + 1], fit, kernel, weights, augmented,
-                                                  solve, tol, fixed0, fixedC, bias, options,
-                                                  polish=solver == "cd")
+        probe = not adaptive or useful or k % 4 == 0
+        if screening is not None and k + 1 < Cs.size and probe:
+            fit, ref, polish_seconds, potential = _reference(
+                X, y, C, Cs[k + 1], fit, kernel, weights, augmented, solve, tol, fixed0, fixedC, bias,
+                options, polish=polish_reference and solver == "cd", rule=screening)
+            useful = potential >= 0.01
             solve_seconds += polish_seconds
             pending = ref.seconds
         n_non_sv = int(np.count_nonzero((fit.alpha <= 0) | (fit.alpha >= upper)))
