@@ -94,6 +94,10 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.decision_function_shape = decision_function_shape
 
+    def __sklearn_is_fitted__(self):
+        """Fitted means an expansion exists (the parameter ``lambda_`` ends with '_' too)."""
+        return hasattr(self, "expansion_")
+
     # -- parameters -------------------------------------------------------------------------
     def _check_params(self):
         if self.C is not None and self.lambda_ is not None:
