@@ -538,9 +538,8 @@ def test_same_random_state_gives_bit_identical_models(case):
         assert a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG in compression.py: CompressedSVC.fit trains its default base SVC() "
-                                       "without passing random_state, so random_state does not fix the model")
 def test_compressed_svc_random_state_fixes_its_default_base_model():
+    """Its default base SVC() gets no random_state; the compressed model must still be reproducible."""
     from leansvm.compression import CompressedSVC
 
     X, y = _blobs(n=120, n_classes=3, spread=2.0)
