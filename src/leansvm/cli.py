@@ -79,7 +79,7 @@ def _train_parser(sub):
                    help="1: train probability estimates (Platt scaling)")
     p.add_argument("--probability", action="store_true", help="same as -b 1")
     p.add_argument("-h", dest="shrinking", type=int, choices=(0, 1), metavar="0|1",
-                   help="LIBSVM's shrinking switch (accepted, no effect)")
+                   help="shrinking heuristics, 0 or 1 (default 1)")
     p.add_argument("--help", action="help", help="show this help message and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.add_argument("--algorithm", choices=("svc", "budget-l1", "budget-l2", "bsgd"), default="svc",
@@ -411,7 +411,8 @@ def _train_options(args, X, y, ds):
             raise UsageError(f"leansvm train: error: {name} must be positive, got {value}")
     return dict(C=C, kernel=kernel, gamma=gamma, degree=args.degree, coef0=args.coef0, tol=args.tol,
                 cache_size=args.cache_size, class_weight=_class_weight(args.weights, y),
-                probability=bool(args.b or args.probability))
+                probability=bool(args.b or args.probability),
+                shrinking=args.shrinking is None or bool(args.shrinking))
 
 
 def cmd_train(args) -> int:

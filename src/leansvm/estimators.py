@@ -82,7 +82,8 @@ class SVC(KernelClassifierMixin, BaseEstimator):
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
                  cache_size=200.0, class_weight=None, max_iter=-1, decision_function_shape="ovr",
                  probability=False, random_state=None, verbose=False,
-                 working_set_size=DEFAULT_WORKING_SET, multiclass="ovo", n_jobs=None):
+                 working_set_size=DEFAULT_WORKING_SET, multiclass="ovo", n_jobs=None,
+                 shrinking=True):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -99,6 +100,7 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         self.working_set_size = working_set_size
         self.multiclass = multiclass
         self.n_jobs = n_jobs
+        self.shrinking = shrinking
 
     def _check_params(self):
         if self.decision_function_shape not in ("ovr", "ovo"):
@@ -124,7 +126,8 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         def train_binary(Xb, yb, Cb):
             return solve_irwls(Xb, yb, Cb, kernel, tol=self.tol, working_set_size=self.working_set_size,
                                cache_size=self.cache_size, max_iter=self.max_iter,
-                               random_state=self.random_state, verbose=self.verbose)
+                               random_state=self.random_state, verbose=self.verbose,
+                               shrinking=bool(self.shrinking))
 
         reduce = fit_ovr if self.multiclass == "ovr" else fit_ovo
         result = reduce(X[keep], y_enc[keep], classes.size, train_binary, C[keep], kernel, self.n_jobs)

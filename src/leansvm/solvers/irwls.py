@@ -179,6 +179,11 @@ def _select_working_set(s, u, alpha, y, C, q, rng, tol, equality=True):
     for score in _violation_scores(s, alpha, y, C, equality):
         top = np.argpartition(-score, min(k, n - 1))[:k]
         chosen[top[np.isfinite(score[top])]] = True
+    if np.count_nonzero(chosen) > q:          # tiny q: only the best of each side
+        chosen[:] = False
+        for score, size in zip(_violation_scores(s, alpha, y, C, equality), (q - q // 2, q // 2)):
+            top = np.argsort(-score, kind="stable")[:size]
+            chosen[top[np.isfinite(score[top])]] = True
     eligible = (viol9 | viol10 | ~(at_zero | at_c)) & ~chosen
     candidates = np.flatnonzero(eligible)
     room = q - int(np.count_nonzero(chosen))
@@ -242,7 +247,8 @@ def _mask(mask, n, name):
 def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_WORKING_SET,
                 cache_size=200.0, max_iter=-1, max_inner=DEFAULT_MAX_INNER, random_state=None,
                 verbose=False, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
-                bias="equality", n_pair=None, cache_dtype=None) -> BinaryFit:
+                bias="equality", n_pair=None, cache_dtype=None,
+                shrinking=True) -> BinaryFit:
     """Solve the binary C-SVC dual by chunked IRWLS; returns alpha, b and statistics.
 
     ``y`` holds +1/-1, ``C`` the per-sample upper bounds (class and sample
@@ -290,10 +296,10 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     c_fixed = float(y[fixedC] @ C[fixedC])                 # fixed part of y'a
     # one BLAS thread: the loop's products are small, and threads only wait on each other
     with ThreadpoolController().limit(limits=1, user_api="blas"):
-        aA, gap, n_iter, converged, inner_total, cache = _chunk_loop(
+        aA, gap, n_iter, converged, loop_stats = _chunk_loop(
             XA, yA, CA, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
             cache_size, max_iter, max_inner, random_state, verbose, start,
-            DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype)
+            DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype, shrinking)
     alpha[A] = aA
 
     # outputs of the samples fixed at C (needed for the objective and the intercept)
@@ -313,69 +319,196 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
         dual_objective=objective,
         n_iter=n_iter,
         converged=converged,
-        stats={"violation": gap, "inner_iterations": inner_total, "n_active": int(A.size),
-               "cache_hits": cache.hits if cache else 0,
-               "cache_misses": cache.misses if cache else 0,
+        stats={"violation": gap, "n_active": int(A.size), **loop_stats,
                "seconds": time.perf_counter() - start},
     )
 
 
-def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, working_set_size,
-                cache_size, max_iter, max_inner, random_state, verbose, start, n_pair,
-                cache_dtype):
-    """The chunked IRWLS iterations on the active samples; f (no bias) is updated in place."""
-    n = y.size
-    if n == 0:
-        return alpha, 0.0, 0, True, 0, None
-    rng = np.random.default_rng(random_state)
-    q = int(max(2, min(working_set_size, n)))
-    # the cache must hold a working set's rows: at least q rows, whatever cache_size says
-    itemsize = np.dtype(cache_dtype).itemsize
-    cache_size = max(cache_size, 2 * q * n * itemsize / 2**20)
-    cache = KernelRowCache(kernel, X, cache_size, dtype=cache_dtype)
-    # float32 rows: a proximal floor above their rounding keeps the systems definite
-    mu_floor = 0.0 if itemsize >= 8 else 1e-5 * float(np.mean(kernel.diagonal(X[:1000]))) + 1e-5 * offset
-    b = 0.0
-    mu = 0.0
-    delta = min(1e-2 * tol, 1e-5)
-    limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
-    counts = np.zeros(3, dtype=np.int64)       # linear solves, pair steps, ridged solves
-    converged = False
-    inner_total = 0
-    gap = np.inf
-    for it in range(limit):
-        gap, _, _ = violation(y, f, alpha, C, equality)
-        if verbose and it % 10 == 0:
-            print(f"[irwls] iter {it:5d}  violation {gap:.3e}  obj {dual_objective(alpha, y, f):.6e}  "
-                  f"SV {np.count_nonzero(alpha)}  {time.perf_counter() - start:.1f}s")
-        if gap <= tol:
-            converged = True
-            break
-        u = 1.0 - y * (f + b)
-        W = np.sort(_select_working_set(y - f, u, alpha, y, C, q, rng, tol, equality))
-        slots = cache.slots(W)                    # rows K[W, :] resident in cache.slab
-        K_W = cache.slab[np.ix_(slots, W)].astype(np.float64)
-        if offset:
-            K_W += offset
-        c_out = float(np.dot(y, alpha) - np.dot(y[W], alpha[W])) + c_fixed
-        alpha_W, f_W = alpha[W], f[W]              # copies, updated in place
-        b, mu, n_inner = solve_working_set(K_W, y[W], C[W], alpha_W, f_W, c_out, b, mu, delta,
-                                           0.5 * tol, max_inner, equality, counts, n_pair,
-                                           mu_floor)
+def _shrinkable(s, alpha, y, C, equality):
+    """Samples firmly at a bound (LIBSVM's ``be_shrunk``; liblinear's rule without y'a = 0).
+
+    With y'a = 0 and m = max_{I_up} s, M = min_{I_low} s: a sample that is only in
+    I_up with s_i < M, or only in I_low with s_i > m, can join no violating pair now.
+    Without: at 0 with g_i > max PG, or at C_i with g_i < min PG.
+    """
+    at_bound = (alpha <= 0) | (alpha >= C)
+    if equality:
+        up, low = _up_low_masks(alpha, y, C)
+        if not up.any() or not low.any():
+            return np.zeros(y.size, dtype=bool)
+        m, M = s[up].max(), s[low].min()
+        return at_bound & ((up & ~low & (s < M)) | (low & ~up & (s > m)))
+    g = -y * s
+    pg = np.where(alpha <= 0, np.minimum(g, 0.0), np.where(alpha >= C, np.maximum(g, 0.0), g))
+    return ((alpha <= 0) & (g > max(pg.max(), 0.0))) | ((alpha >= C) & (g < min(pg.min(), 0.0)))
+
+
+class _ChunkedIRWLS:
+    """The chunk iterations, optionally with shrinking (state shared across shrinking phases).
+
+    Shrinking: every ``SHRINK_EVERY`` chunk iterations, when at least a quarter of
+    the active samples are firmly at a bound, they leave the active set; the
+    kernel cache is rebuilt over the active columns only (rows get shorter, as
+    LIBSVM's), and outputs are kept for active samples only. When the active
+    problem has converged, the outputs of the others are reconstructed from a
+    snapshot (f_i = f_snap_i + sum_j k_ij y_j (a_j - a_snap_j) over the a_j that
+    moved since) and the stopping rule is checked on all samples; if it fails,
+    every sample is active again (at most ``MAX_UNSHRINK`` times, then shrinking
+    stops, so the loop terminates).
+    """
+
+    SHRINK_EVERY = 10
+    MAX_UNSHRINK = 3
+
+    def __init__(self, X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, q, cache_size,
+                 max_inner, n_pair, cache_dtype, shrinking, rng, verbose, start):
+        self.X, self.y, self.C, self.kernel = X, y, C, kernel
+        self.alpha, self.f = alpha, f
+        self.c_fixed, self.offset, self.equality, self.tol = c_fixed, offset, equality, tol
+        self.q, self.max_inner, self.n_pair = q, max_inner, n_pair
+        self.cache_dtype = np.dtype(cache_dtype)
+        self.cache_mb = cache_size
+        self.shrinking, self.rng, self.verbose, self.start = shrinking, rng, verbose, start
+        # float32 rows: a proximal floor above their rounding keeps the systems definite
+        self.mu_floor = 0.0 if self.cache_dtype.itemsize >= 8 else (
+            1e-5 * float(np.mean(kernel.diagonal(X[:1000]))) + 1e-5 * offset)
+        self.b, self.mu = 0.0, 0.0
+        self.delta = min(1e-2 * tol, 1e-5)
+        self.counts = np.zeros(3, dtype=np.int64)     # linear solves, pair steps, ridged solves
+        self.inner_total = 0
+        self.n_shrink = self.n_unshrink = 0
+        self.cache_hits = self.cache_misses = 0
+        self.trace = []                                # dual objective after each chunk iteration
+        self.snapshot = None                           # (alpha, f) when every f was last exact
+        self._activate(np.arange(y.size))
+
+    def _activate(self, active):
+        """Restrict the problem to ``active``; a fresh cache over its columns."""
+        if hasattr(self, "cache"):
+            self.cache_hits += self.cache.hits
+            self.cache_misses += self.cache.misses
+        self.active = active
+        n = active.size
+        rows_mb = 2 * self.q * n * self.cache_dtype.itemsize / 2**20
+        self.cache = KernelRowCache(self.kernel, self.X[active], max(self.cache_mb, rows_mb),
+                                    dtype=self.cache_dtype)
+        c_inactive = float(self.y @ self.alpha - self.y[active] @ self.alpha[active])
+        self.c_const = self.c_fixed + c_inactive     # fixed part of y'a in this phase
+
+    def _reconstruct(self):
+        """Exact outputs of the inactive samples from the snapshot and the moves since."""
+        inactive = np.setdiff1d(np.arange(self.y.size), self.active, assume_unique=True)
+        alpha_snap, f_snap = self.snapshot
+        moved = np.flatnonzero(self.alpha != alpha_snap)
+        coef = self.y[moved] * (self.alpha[moved] - alpha_snap[moved])
+        self.f[inactive] = f_snap[inactive] + _expansion_outputs(
+            self.kernel, self.X[inactive], self.X[moved], coef, self.offset)
+        self.snapshot = None
+
+    def run(self, limit):
+        """Chunk iterations until the stopping rule holds on all samples or ``limit``."""
+        it = 0
+        gap = np.inf
+        while it < limit:
+            status, gap, it = self._phase(it, limit)
+            if status == "shrink":
+                continue
+            if self.active.size == self.y.size:
+                return gap, it, status == "converged"
+            if status != "converged":           # out of iterations on the shrunk problem
+                self._reconstruct()
+                self._activate(np.arange(self.y.size))
+                break
+            self._reconstruct()                 # converged on the active set: check all
+            self._activate(np.arange(self.y.size))
+            self.n_unshrink += 1
+            if self.n_unshrink >= self.MAX_UNSHRINK:
+                self.shrinking = False
+        gap = violation(self.y, self.f, self.alpha, self.C, self.equality)[0]
+        return gap, it, gap <= self.tol
+
+    def _phase(self, it, limit):
+        """Iterate on the active set; returns ("converged" | "shrink" | "limit", gap, it)."""
+        act = self.active
+        y, C = self.y[act], self.C[act]
+        alpha, f = self.alpha[act], self.f[act]
+        q = min(self.q, act.size)
+        status = "limit"
+        gap = np.inf
+        try:
+            while it < limit:
+                gap, _, _ = violation(y, f, alpha, C, self.equality)
+                if self.verbose and it % 10 == 0:
+                    print(f"[irwls] iter {it:5d}  violation {gap:.3e}  active {act.size}  "
+                          f"SV {np.count_nonzero(self.alpha)}  {time.perf_counter() - self.start:.1f}s")
+                if gap <= self.tol:
+                    status = "converged"
+                    break
+                if self.shrinking and it % self.SHRINK_EVERY == 0 and it > 0:
+                    firm = _shrinkable(y - f, alpha, y, C, self.equality)
+                    if firm.sum() >= max(act.size // 4, 1) and act.size - firm.sum() >= 2:
+                        self.alpha[act], self.f[act] = alpha, f
+                        if self.snapshot is None:
+                            self.snapshot = (self.alpha.copy(), self.f.copy())
+                        self._activate(act[~firm])
+                        self.n_shrink += 1
+                        return "shrink", gap, it
+                self._chunk_step(y, C, alpha, f, q)
+                self.trace.append(dual_objective(alpha, y, f))
+                it += 1
+        finally:
+            self.alpha[act], self.f[act] = alpha, f
+        return status, gap, it
+
+    def _chunk_step(self, y, C, alpha, f, q):
+        """One chunk: select W, solve its IRWLS sub-problem, update every active output."""
+        u = 1.0 - y * (f + self.b)
+        W = np.sort(_select_working_set(y - f, u, alpha, y, C, q, self.rng, self.tol,
+                                        self.equality))
+        slots = self.cache.slots(W)                  # rows K[W, active] resident in the slab
+        slab = self.cache.slab
+        K_W = slab[np.ix_(slots, W)].astype(np.float64)
+        if self.offset:
+            K_W += self.offset
+        c_out = float(np.dot(y, alpha) - np.dot(y[W], alpha[W])) + self.c_const
+        alpha_W, f_W = alpha[W], f[W]                # copies, updated in place
+        self.b, self.mu, n_inner = solve_working_set(
+            K_W, y[W], C[W], alpha_W, f_W, c_out, self.b, self.mu, self.delta, 0.5 * self.tol,
+            self.max_inner, self.equality, self.counts, self.n_pair, self.mu_floor)
+        self.inner_total += n_inner
         d_coef = y[W] * (alpha_W - alpha[W])
         changed = np.flatnonzero(d_coef)
         if changed.size:
             # one product over the rows that changed updates every output
-            f += d_coef[changed] @ cache.slab[slots[changed]]
-            if offset:
-                f += offset * d_coef.sum()
+            f += d_coef[changed] @ slab[slots[changed]]
+            if self.offset:
+                f += self.offset * d_coef.sum()
             alpha[W] = alpha_W
-        inner_total += n_inner
-    else:
+
+
+def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, working_set_size,
+                cache_size, max_iter, max_inner, random_state, verbose, start, n_pair,
+                cache_dtype, shrinking):
+    """The chunked IRWLS iterations on the samples not fixed; alpha and f are updated in place."""
+    n = y.size
+    if n == 0:
+        return alpha, 0.0, 0, True, {}
+    q = int(max(2, min(working_set_size, n)))
+    limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
+    solver = _ChunkedIRWLS(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, q,
+                           cache_size, max_inner, n_pair, cache_dtype, shrinking,
+                           np.random.default_rng(random_state), verbose, start)
+    gap, n_iter, converged = solver.run(limit)
+    if not converged:
         warnings.warn(f"IRWLS stopped after max_iter={limit} chunk iterations with violation "
                       f"{gap:.3e} > tol={tol}; the solution may be inaccurate",
                       ConvergenceWarning, stacklevel=3)
-    if counts[2]:
-        warnings.warn(f"{counts[2]} IRWLS systems were not positive definite (indefinite kernel?) "
-                      "and were solved with a ridge", RuntimeWarning, stacklevel=3)
-    return alpha, gap, (it + 1 if converged else limit), converged, inner_total, cache
+    if solver.counts[2]:
+        warnings.warn(f"{solver.counts[2]} IRWLS systems were not positive definite (indefinite "
+                      "kernel?) and were solved with a ridge", RuntimeWarning, stacklevel=3)
+    stats = {"inner_iterations": solver.inner_total, "pair_steps": int(solver.counts[1]),
+             "n_shrink": solver.n_shrink, "n_unshrink": solver.n_unshrink,
+             "cache_hits": solver.cache_hits + solver.cache.hits,
+             "cache_misses": solver.cache_misses + solver.cache.misses,
+             "objective_trace": np.asarray(solver.trace)}
+    return alpha, gap, n_iter, converged, stats

@@ -30,7 +30,7 @@ from numba import njit
 BOUND_RTOL = 1e-12
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def violation(y, f, alpha, C, equality):
     """Stopping measure and the two most violating samples (i, j).
 
@@ -64,7 +64,7 @@ def violation(y, f, alpha, C, equality):
     return max(hi, 0.0) - min(lo, 0.0), i, j
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _projected_gradient(y, f, alpha, C, k):
     g = y[k] * f[k] - 1.0
     if alpha[k] <= 0:
@@ -74,7 +74,7 @@ def _projected_gradient(y, f, alpha, C, k):
     return g
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cholesky(M):
     """Lower Cholesky factor, or a ridge-regularised one; status 0 ok, 1 ridged, -1 failed."""
     try:
@@ -97,7 +97,7 @@ def _cholesky(M):
     return np.zeros((m, m)), -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cho_solve(L, B):
     """Solve L L' X = B by forward and back substitution."""
     m, k = B.shape
@@ -116,7 +116,7 @@ def _cho_solve(L, B):
     return X
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _move(alpha, f, d_alpha, d_f, C):
     for k in range(alpha.size):
         alpha[k] += d_alpha[k]
@@ -128,7 +128,7 @@ def _move(alpha, f, d_alpha, d_f, C):
     f += d_f
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _targets(K, y, C, alpha, f, u, c_out, mu, delta, equality, counts):
     """beta* of the weighted least-squares system (3); ok=False when it cannot be formed."""
     q = y.size
@@ -197,7 +197,7 @@ def _targets(K, y, C, alpha, f, u, c_out, mu, delta, equality, counts):
     return True, target, b_new
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _step_towards(K, y, C, alpha, f, target, mu, mu_floor):
     """Exact line search on D from alpha towards target, clipped to the box; (moved, mu)."""
     d = target - alpha
@@ -230,7 +230,7 @@ def _step_towards(K, y, C, alpha, f, target, mu, mu_floor):
     return True, mu
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pair_step(K, y, C, alpha, f, i, j, equality):
     """SMO step on (i, j') with j' by the second-order rule (WSS 2), or a coordinate step."""
     q = y.size
@@ -265,7 +265,7 @@ def _pair_step(K, y, C, alpha, f, i, j, equality):
     _move(alpha, f, d, t * (K[:, i] - K[:, j]), C)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def solve_working_set(K, y, C, alpha, f, c_out, b, mu, delta, tol, max_inner, equality, counts,
                       n_pair=1, mu_floor=0.0):
     """IRWLS on W until its violation is <= tol or ``max_inner`` iterations; returns (b, mu, n).

@@ -1,0 +1,90 @@
+"""The chunked IRWLS solver's machinery: shrinking, monotone objective, working-set sizes, cache, n_jobs."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.svm import SVC as LibSVC
+
+from leansvm import SVC
+from leansvm.kernels import Kernel, KernelRowCache
+from leansvm.solvers.irwls import max_violation, solve_irwls
+
+from .conftest import libsvm_dual_objectives
+
+
+@pytest.fixture(scope="module")
+def noisy_problem():
+    """Overlapping classes: many bounded SVs and many samples firmly at 0, so shrinking acts."""
+    X, y = make_classification(n_samples=1500, n_features=10, n_informative=6, flip_y=0.1,
+                               class_sep=0.8, random_state=7)
+    return X, np.where(y > 0, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("shrinking", [True, False])
+def test_shrinking_on_and_off_reach_libsvms_optimum(noisy_problem, shrinking):
+    X, y = noisy_problem
+    C = np.full(y.size, 10.0)
+    fit = solve_irwls(X, y, C, Kernel("rbf", gamma=0.1), tol=1e-3, working_set_size=64,
+                      random_state=0, shrinking=shrinking)
+    ref = LibSVC(C=10.0, gamma=0.1, tol=1e-3).fit(X, y)
+    assert fit.converged
+    if shrinking:
+        assert fit.stats["n_shrink"] > 0        # the heuristic really ran
+    else:
+        assert fit.stats["n_shrink"] == 0
+    assert fit.dual_objective == pytest.approx(libsvm_dual_objectives(ref)[0], rel=1e-3)
+    # the stopping rule holds on all samples (shrunk ones included), with exact outputs
+    f = Kernel("rbf", gamma=0.1)(X) @ (y * fit.alpha)
+    assert max_violation(y - f, fit.alpha, y, C)[0] <= 1.5e-3
+
+
+def test_chunk_iterations_never_increase_the_dual_objective(noisy_problem):
+    X, y = noisy_problem
+    fit = solve_irwls(X, y, np.full(y.size, 10.0), Kernel("rbf", gamma=0.1), tol=1e-4,
+                      working_set_size=32, random_state=1, shrinking=False)
+    trace = fit.stats["objective_trace"]
+    assert trace.size > 5
+    increases = np.diff(trace)
+    assert increases.max() <= 1e-9 * np.abs(trace).max()
+
+
+@pytest.mark.parametrize("q", [2, 16, 200, 5000])
+def test_any_working_set_size_converges_to_the_same_optimum(noisy_problem, q):
+    X, y = noisy_problem
+    X, y = X[:400], y[:400]
+    C = np.full(y.size, 5.0)
+    ref = LibSVC(C=5.0, gamma=0.1, tol=1e-4).fit(X, y)
+    fit = solve_irwls(X, y, C, Kernel("rbf", gamma=0.1), tol=1e-4, working_set_size=q,
+                      random_state=0)
+    assert fit.converged
+    assert fit.dual_objective == pytest.approx(libsvm_dual_objectives(ref)[0], rel=1e-5)
+
+
+def test_row_cache_slots_are_lru_and_exact():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    kernel = Kernel("rbf", gamma=0.5)
+    K = kernel(X)
+    cache = KernelRowCache(kernel, X, cache_size=10 * 50 * 8 / 2**20)   # room for 10 rows
+    assert cache.capacity == 10
+    first = cache.slots(np.arange(8))
+    np.testing.assert_allclose(cache.slab[first], K[:8])
+    cache.slots(np.array([0, 1]))                     # 0 and 1 become the most recent
+    cache.slots(np.arange(20, 26))                    # evicts the 6 least recent: 2..7
+    assert cache.misses == 8 + 6 and cache.hits == 2
+    again = cache.slots(np.array([0, 1, 20]))
+    assert cache.hits == 5                            # still resident
+    np.testing.assert_allclose(cache.slab[again], K[[0, 1, 20]])
+    cache.slots(np.array([2]))
+    assert cache.misses == 15                         # 2 had been evicted
+    with pytest.raises(ValueError, match="cache"):
+        cache.slots(np.arange(11))
+    np.testing.assert_allclose(cache.rows(np.arange(30)), K[:30])   # larger than the cache
+
+
+def test_parallel_one_vs_one_equals_serial(multiclass_problem):
+    X, y = multiclass_problem
+    serial = SVC(C=3.0, gamma=0.2, random_state=0).fit(X, y)
+    parallel = SVC(C=3.0, gamma=0.2, random_state=0, n_jobs=2).fit(X, y)
+    np.testing.assert_allclose(parallel.dual_objective_, serial.dual_objective_, rtol=1e-12)
+    np.testing.assert_array_equal(parallel.predict(X), serial.predict(X))
