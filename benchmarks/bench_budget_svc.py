@@ -3,6 +3,7 @@
     python benchmarks/bench_budget_svc.py heatmap            # section 5 on sklearn digits and optdigits
     python benchmarks/bench_budget_svc.py heatmap --problems 5 --step 100   # quick look
     python benchmarks/bench_budget_svc.py side               # magic and a9a at equal budget
+    python benchmarks/bench_budget_svc.py side --datasets a9a --max-train 8000   # reduced a9a
 
 heatmap (the paper's Figure 1)
     50 random binary problems per dataset: the 10 digit classes split at random
@@ -32,6 +33,7 @@ Timings are taken on a shared machine; compare ratios within one run.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import warnings
@@ -213,7 +215,7 @@ def plot_heatmaps(payload, path):
     import matplotlib.pyplot as plt
 
     names = list(payload["datasets"])
-    fig, axes = plt.subplots(len(names), 2, figsize=(10, 4.2 * len(names)), squeeze=False)
+    fig, axes = plt.subplots(len(names), 3, figsize=(15, 4.2 * len(names)), squeeze=False)
     for row, name in enumerate(names):
         summary = payload["datasets"][name]
         B, s = summary["B_grid"], summary["s_grid"]
@@ -227,6 +229,19 @@ def plot_heatmaps(payload, path):
             ax.set_xlabel("B (budget)")
             ax.set_ylabel("s (weights kept)")
             fig.colorbar(im, ax=ax, label="mean test error (dark: high)")
+        ax = axes[row, 2]                                        # the reference: L1-SVM pruned to s
+        for label, key in (("L1-SVM C=10/n", "svc_C_10_over_n"), ("L1-SVM C=1", "svc_C_1")):
+            ax.plot(s, summary[key]["mean_error"], label=f"{label} pruned to s")
+        for norm in ("l1", "l2"):
+            err = np.asarray(summary[norm]["mean_error"])
+            diag = [err[B.index(v), k] if v in B else np.nan for k, v in enumerate(s)]
+            ax.plot(s, diag, "--", label=f"budget-{norm.upper()} B=s pruned to s")
+            ax.plot(s, err.min(axis=0), ":", label=f"budget-{norm.upper()} best B pruned to s")
+        ax.set_ylim(0, 0.6)
+        ax.set_xlabel("s (weights kept)")
+        ax.set_ylabel("mean test error")
+        ax.set_title(f"{name}: reference and budget-SVM")
+        ax.legend(fontsize=7)
     fig.suptitle(f"Dekel & Singer section 5: {payload['problems']} random 5-vs-5 problems, gamma={payload['gamma']}")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -251,11 +266,23 @@ def run_side(args):
     out_path = RESULTS_DIR / f"budget_svc_side-{datetime.now():%Y%m%d-%H%M%S}.json"
     for name in args.datasets.split(","):
         ds = datasets.load(name)
+        if args.max_train and ds.X_train.shape[0] > args.max_train:
+            from dataclasses import replace
+
+            from sklearn.model_selection import train_test_split
+            keep, _ = train_test_split(np.arange(ds.X_train.shape[0]), train_size=args.max_train,
+                                       random_state=0, stratify=np.asarray(ds.y_train))
+            keep = np.sort(keep)
+            ds = replace(ds, X_train=ds.X_train[keep], y_train=np.asarray(ds.y_train)[keep])
+            name = f"{name} (train subsample {args.max_train})"
         contenders = {}
         for B in [int(b) for b in args.budgets.split(",")]:
             for norm in ("l1", "l2"):
                 contenders[f"BudgetSVC-{norm}"] = (B, lambda B=B, norm=norm: leansvm.BudgetSVC(
                     budget=B, C=ds.C, gamma=ds.gamma, norm=norm, cache_size=args.cache_size))
+            # the heat map's lesson: a smaller budget whose unpruned solution has about s SVs, pruned to s = B
+            contenders[f"BudgetSVC-l1 B={max(1, B // 5)}, s={B}"] = (B, lambda B=B: leansvm.BudgetSVC(
+                budget=max(1, B // 5), n_keep=B, C=ds.C, gamma=ds.gamma, cache_size=args.cache_size))
             if bsgd is not None:
                 contenders["BSGDClassifier"] = (B, lambda B=B: bsgd(budget=B, C=ds.C, gamma=ds.gamma,
                                                                     random_state=0))
@@ -321,11 +348,16 @@ def main(argv=None):
     h.add_argument("--jobs", type=int, default=1, help="problems solved in parallel processes")
     h.add_argument("--markdown", action="store_true")
     h.set_defaults(func=run_heatmap)
+    r = sub.add_parser("replot", help="redraw budget_svm_heatmap.png from budget_svm_heatmap.json")
+    r.set_defaults(func=lambda args: plot_heatmaps(json.loads((RESULTS_DIR / "budget_svm_heatmap.json").read_text()),
+                                                   RESULTS_DIR / "budget_svm_heatmap.png"))
     s = sub.add_parser("side", help="magic and a9a at equal budget")
     s.add_argument("--datasets", default="magic,a9a")
     s.add_argument("--budgets", default="500")
     s.add_argument("--cache-size", type=float, default=1000.0)
     s.add_argument("--no-libsvm", action="store_true")
+    s.add_argument("--max-train", type=int, default=0,
+                   help="train on a stratified subsample of this many examples (0: all)")
     s.add_argument("--markdown", action="store_true")
     s.set_defaults(func=run_side)
     args = parser.parse_args(argv)
