@@ -56,7 +56,7 @@ def _warm(client, model):
     ld.predict(model, da.zeros((4, 2), chunks=2), client=client).compute()
 
 
-def bench_predict(rows: int, chunk: int, n_sv_compressed: int) -> list[dict]:
+def bench_predict(rows: int, chunk: int, n_sv_compressed: int, full_rows: int | None = None) -> list[dict]:
     import dask.array as da
     ds = datasets.load("checker-20k")
     full = leansvm.SVC(C=ds.C, gamma=ds.gamma).fit(ds.X_train, ds.y_train)
@@ -66,22 +66,22 @@ def bench_predict(rows: int, chunk: int, n_sv_compressed: int) -> list[dict]:
     out = []
     cl, client = cluster(2)
     try:
-        for name, model in (("full", full), ("compressed", small)):
+        for name, model, n_rows in (("full", full, full_rows or rows), ("compressed", small, rows)):
             _warm(client, model)
-            X = da.random.default_rng(0).uniform(0, 4, size=(rows, 2), chunks=(chunk, 2))
+            X = da.random.default_rng(0).uniform(0, 4, size=(n_rows, 2), chunks=(chunk, 2))
             truth = X.map_blocks(checker_labels, drop_axis=1, dtype=np.int64)
             pred = ld.predict(model, X, client=client)
             start = time.perf_counter()
             accuracy = float(client.compute((pred == truth).mean(), sync=True))
             dask_s = time.perf_counter() - start
-            local_rows = rows // 10
+            local_rows = n_rows // 10
             Xl = np.random.default_rng(1).uniform(0, 4, size=(local_rows, 2))
             model.predict(Xl[:1000])
             start = time.perf_counter()
             local_acc = float(np.mean(model.predict(Xl) == checker_labels(Xl)))
             local_s = time.perf_counter() - start
-            row = {"model": name, "n_sv": model.expansion_.n_support, "rows": rows,
-                   "dask_s": dask_s, "dask_rows_per_s": rows / dask_s, "dask_accuracy": accuracy,
+            row = {"model": name, "n_sv": model.expansion_.n_support, "rows": n_rows,
+                   "dask_s": dask_s, "dask_rows_per_s": n_rows / dask_s, "dask_accuracy": accuracy,
                    "local_rows": local_rows, "local_rows_per_s": local_rows / local_s,
                    "local_accuracy": local_acc, "test_accuracy": float(model.score(ds.X_test, ds.y_test))}
             out.append(row)
@@ -166,6 +166,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", nargs="+", default=["predict", "fit_budget", "select"])
     parser.add_argument("--rows", type=int, default=10_000_000, help="rows predicted through Dask")
+    parser.add_argument("--full-rows", type=int, help="rows predicted by the full model (default: --rows)")
     parser.add_argument("--chunk", type=int, default=250_000, help="rows per block (prediction)")
     parser.add_argument("--n-sv-compressed", type=int, default=64)
     parser.add_argument("--train-rows", type=int, default=400_000, help="rows for fit_budget")
@@ -177,7 +178,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     results = {}
     if "predict" in args.parts:
-        results["predict"] = bench_predict(args.rows, args.chunk, args.n_sv_compressed)
+        results["predict"] = bench_predict(args.rows, args.chunk, args.n_sv_compressed, args.full_rows)
         print(format_table(results["predict"], [
             ("model", "model", "s"), ("n_sv", "#SV", "d"), ("rows", "rows", "d"), ("dask_s", "Dask s", ".1f"),
             ("dask_rows_per_s", "rows/s (Dask, 2 workers)", ".3g"),
