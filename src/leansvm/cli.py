@@ -126,7 +126,8 @@ def _fit_parser(sub):
     p.add_argument("--max-accuracy-drop", type=float, default=0.5, metavar="POINTS",
                    help="allowed validation accuracy drop in percentage points (0.5)")
     p.add_argument("--budget-seconds", type=float, metavar="S",
-                   help="train budget models instead when the exact fit is estimated to take longer")
+                   help="when the exact fit is estimated to take longer: the exact solver on the "
+                        "largest subsample fitting half of S, beside budget (BSGD) models")
     p.add_argument("--report", metavar="HTML", help="write a self-contained HTML report here")
     p.add_argument("--C-grid", type=float, nargs="+", metavar="C", help="C values to search")
     p.add_argument("--gamma-grid", type=float, nargs="+", metavar="G", help="gamma values to search")
