@@ -69,9 +69,7 @@ CASES = [
     Case("leansvm.estimators:SVC", dict(), dict(SOLVER_TOLERANCE)),
     Case("leansvm.estimators:SVC", dict(multiclass="ovr"), dict(SOLVER_TOLERANCE), id="SVC-ovr"),
     Case("leansvm.compression:CompressedSVC",
-         dict(estimator=SVC(random_state=0), ratio=0.5, max_iter=10, random_state=0),
-         {"check_non_transformer_estimators_n_iter":
-          "BUG in CompressedSVC (compression.py): has a max_iter parameter but sets no n_iter_ after fit"}),
+         dict(estimator=SVC(random_state=0), ratio=0.5, max_iter=10, random_state=0)),
     Case("leansvm.budget_svc:BudgetSVC", dict(budget=10), {**SOLVER_TOLERANCE, **BUDGET_PRUNING}),
     Case("leansvm.budget_svc:BudgetSVC", dict(budget=10, norm="l2"), {**SOLVER_TOLERANCE, **BUDGET_PRUNING},
          id="BudgetSVC-l2"),

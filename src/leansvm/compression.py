@@ -315,6 +315,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         from .estimators import SVC
 
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
         base = clone(self.estimator) if self.estimator is not None else SVC()
         base.fit(X, y)
         return self._compress(base, X, y)
@@ -358,6 +359,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
         self.n_features_in_ = expansion.n_features
         self.full_n_support_ = full.expansion.n_support
         self.compression_ = stats
+        self.n_iter_ = int(stats.get("n_iter", 0))   # L-BFGS iterations of the gradient step
         self.fit_status_ = 0
 
     @property
