@@ -95,7 +95,7 @@ def plot_accuracy_vs_size(result) -> str:
     ax.set_ylabel("accuracy")
     ax.set_title("Accuracy against model size")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # outside: never hides a point
     return _png(fig)
 
 
