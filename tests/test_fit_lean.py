@@ -57,6 +57,20 @@ def test_compression_search_stops_at_the_first_size_within_the_drop(moons_result
         assert r.chosen.n_support <= min(reached)
 
 
+def test_compression_search_respects_its_time_limit(moons_result):
+    if getattr(leansvm, "compress", None) is None:
+        pytest.skip("leansvm.compress (issue 7) not available")
+    from leansvm.lean import _Log, compress_models
+
+    exact = next(c for c in moons_result.candidates if c.kind == "exact")
+    X, y = make_moons(300, noise=0.25, random_state=5)
+    log = _Log(False)
+    out = compress_models(exact, X[:200], y[:200], X[200:], y[200:], target_accuracy=1.01,  # unreachable
+                          time_limit=1e-9, log=log)
+    assert len(out) == 1                                  # one size tried, then stopped by the limit
+    assert "time limit" in log.steps[-1].reason
+
+
 def test_each_stage_states_its_choice_and_fallbacks_are_honest(moons_result):
     stages = [s.stage for s in moons_result.steps]
     for stage in ("data", "split", "select", "route", "train", "budget", "compress", "choose", "measure"):

@@ -447,7 +447,7 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, verbo
 
 
 def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_accuracy, first_fraction=0.01,
-                    max_iter=50, random_state=0, log=None, verbose=False):
+                    max_iter=50, time_limit=None, random_state=0, log=None, verbose=False):
     """Compressed models of ``reference`` (``leansvm.compress``), searching the smallest size that reaches
     ``target_accuracy`` on the validation part.
 
@@ -457,7 +457,9 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     reference's outputs on training points ``X_fit`` (never on the validation
     part, which only measures), so each tried size is an honest point of the
     accuracy-against-#SV curve. ``max_iter`` bounds the L-BFGS iterations of
-    the gradient support vectors (compress's default is 100; 50 halves the cost). Cost: about 2.5 times the compression at the
+    the gradient support vectors (compress's default is 100; 50 halves the cost).
+    ``time_limit`` (seconds): no new size is tried when the next one (about
+    twice the last one's time) would end past it. Cost: about 2.5 times the compression at the
     final size (``compress(max_accuracy_drop=...)`` grows sizes by 1.25 and
     pays about 5 times).
     """
@@ -489,16 +491,22 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
                 f"(target {target_accuracy:.4f}) [{seconds:.1f} s]")
         return c
 
-    size, miss, hit = max(5, int(round(first_fraction * m))), None, None
+    def out_of_time(next_cost):
+        return time_limit is not None and time.perf_counter() - start + next_cost > time_limit
+
+    size, miss, hit, stopped = max(5, int(round(first_fraction * m))), None, None, False
     while size < m:
         c = attempt(size)
         if c is not None and c.validation_accuracy >= target_accuracy - 1e-12:
             hit = size
             break
         miss, size = size, 2 * size
+        if size < m and out_of_time(2 * (c.fit_seconds if c is not None else 0.0)):
+            stopped = True
+            break
     if hit is not None and miss is not None:
         middle = int(round(np.sqrt(miss * hit)))
-        if miss < middle < hit:
+        if miss < middle < hit and not out_of_time(out[-1].fit_seconds):
             attempt(middle)
     out.sort(key=lambda c: c.n_support)
     reached = [c for c in out if c.validation_accuracy >= target_accuracy - 1e-12]
@@ -506,7 +514,9 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
                           if reached else "no compressed model reached the target"),
              f"sizes tried {', '.join(str(c.n_support) for c in out)} (doubling, then one refinement) "
              f"for {reference.name} ({m} SV), fitted to its outputs on {X_fit.shape[0]} training points"
-             + (f"; {n_unconverged} optimisation(s) stopped at max_iter" if n_unconverged else ""),
+             + (f"; {n_unconverged} optimisation(s) stopped at max_iter" if n_unconverged else "")
+             + (f"; stopped before size {size}: the next size would pass the time limit of {time_limit:g} s"
+                if stopped else ""),
              time.perf_counter() - start)
     return out
 
@@ -572,7 +582,8 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     """From data to the cheapest accurate model; see the module docstring for the stages.
 
     ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
-    ``compress``. ``budget_seconds`` bounds the estimated exact training time:
+    ``compress``. ``budget_seconds`` bounds the estimated exact training time
+    (and stops the compression size search once the next size would pass it):
     above it, the exact solver runs on the largest subsample estimated to take
     half the budget (the model compression starts from), beside budget models
     on all rows. ``size_fractions``: budgets of the budget models as fractions
@@ -640,8 +651,8 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
         c.validation_accuracy = _accuracy(c.model, X_val, y_val)
     target = max(c.validation_accuracy for c in candidates) - max_accuracy_drop
     X_cfit, y_cfit = _subsample(X_fit, y_fit, compression_points, random_state)
-    candidates += compress_models(reference, X_cfit, y_cfit, X_val, y_val, target, random_state=random_state,
-                                  log=log, verbose=verbose)
+    candidates += compress_models(reference, X_cfit, y_cfit, X_val, y_val, target, time_limit=budget_seconds,
+                                  random_state=random_state, log=log, verbose=verbose)
 
     chosen = choose_model(candidates, max_accuracy_drop, log)
 
