@@ -46,6 +46,8 @@ __all__ = ["fit_lean", "LeanResult", "Candidate", "Step", "Selection", "Landmark
 #: C grid relative to nothing (C is scale-free for standardised data); gamma grid relative to 'scale'.
 DEFAULT_C_GRID = (1.0, 10.0, 100.0)
 DEFAULT_GAMMA_FACTORS = (0.3, 1.0, 3.0)
+#: The compression size search stops when the next size would take it past this many time budgets.
+COMPRESSION_BUDGET_FACTOR = 3.0
 #: Budget models as fractions of the exact model's support vectors.
 DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2)
 
@@ -583,7 +585,7 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
 
     ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
     ``compress``. ``budget_seconds`` bounds the estimated exact training time
-    (and stops the compression size search once the next size would pass it):
+    (and, times ``COMPRESSION_BUDGET_FACTOR``, the compression size search):
     above it, the exact solver runs on the largest subsample estimated to take
     half the budget (the model compression starts from), beside budget models
     on all rows. ``size_fractions``: budgets of the budget models as fractions
@@ -651,7 +653,8 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
         c.validation_accuracy = _accuracy(c.model, X_val, y_val)
     target = max(c.validation_accuracy for c in candidates) - max_accuracy_drop
     X_cfit, y_cfit = _subsample(X_fit, y_fit, compression_points, random_state)
-    candidates += compress_models(reference, X_cfit, y_cfit, X_val, y_val, target, time_limit=budget_seconds,
+    candidates += compress_models(reference, X_cfit, y_cfit, X_val, y_val, target,
+                                  time_limit=None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds,
                                   random_state=random_state, log=log, verbose=verbose)
 
     chosen = choose_model(candidates, max_accuracy_drop, log)
