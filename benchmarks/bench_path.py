@@ -271,7 +271,7 @@ def main(argv=None):
                             ("gridsearch_s", "GridSearchCV s", ".1f"), ("ratio", "GS/SVCCV", ".2f"),
                             ("same", "same params", "s"), ("svccv_test_acc", "SVCCV acc", ".4f"),
                             ("gridsearch_test_acc", "GS acc", ".4f")]))
-    out = RESULTS_DIR / f"path-{stamp}.json"
+    out = RESULTS_DIR / f"path-{'-'.join(args.parts)}-{stamp}.json"
     write_json_atomic(out, payload)
     print(f"wrote {out}")
 
