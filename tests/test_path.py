@@ -153,3 +153,19 @@ def test_path_command_prints_the_per_C_table(binary, tmp_path, capsys):
     assert [float(r[0]) for r in rows] == pytest.approx([0.5, 1.0, 2.0], rel=1e-3)
     assert all(0.5 <= float(r[-1]) <= 1.0 for r in rows)
     assert main(["path", str(tmp_path / "train.txt"), "--c-min", "-1"]) == 2
+
+
+def test_start_margins_from_the_reference_are_exact(binary):
+    from leansvm.solvers.box_cd import solve_box_cd
+    from leansvm.solvers.path import start_margins
+    from leansvm.solvers.screening import ScreeningReference
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    fit = solve_box_cd(X, y, np.full(y.size, 0.5), kernel)
+    ref = ScreeningReference.from_solution(X, y, 0.5, fit.alpha, kernel)
+    start = np.where(ref.at_upper, 0.8, ref.alpha)
+    start[:5] = 0.0                                        # screened samples held at a bound
+    start[5:8] = 0.8
+    Q = gram(X, y, kernel)
+    np.testing.assert_allclose(start_margins(ref, 0.8, start, X, y, kernel, True), Q @ start,
+                               rtol=1e-10, atol=1e-10)

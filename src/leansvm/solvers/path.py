@@ -35,7 +35,7 @@ from ..kernels import Kernel
 from ..multiclass import BinaryFit
 from .box_cd import solve_box_cd
 from .irwls import solve_irwls
-from .screening import RULES, ScreeningReference, screen
+from .screening import RULES, ScreeningReference, _kernel_products, screen
 
 BIAS_MODES = ("augmented", "none", "equality")
 SOLVERS = ("cd", "irwls")
@@ -92,9 +92,27 @@ def _trivial_fit(ref: ScreeningReference, C: float, augmented: bool, y) -> Binar
                      converged=True, stats={"violation": 0.0, "lemma9": True, "seconds": 0.0})
 
 
+def start_margins(ref: ScreeningReference, C, alpha_start, X, y, kernel, augmented) -> np.ndarray:
+    """y_i f(x_i) at the path's warm start from the reference, without a product over all SVs.
+
+    The warm start moves the reference SVs at their bound from C~ c_i to
+    C c_i, i.e. adds (rho - 1) C~ v with C~ z_i'v = g_i - z_i'u, so the margins
+    there are g + (rho - 1)(g - z'u); samples whose start differs from that
+    (screened ones held at a bound) are corrected with their own columns.
+    """
+    rho = C / ref.C
+    margins = ref.margins + (rho - 1.0) * (ref.margins - ref.free_margins)
+    planned = np.where(ref.at_upper, C * ref.weights, ref.alpha)
+    diff = np.flatnonzero(alpha_start != planned)
+    if diff.size:
+        coef = (y[diff] * (alpha_start[diff] - planned[diff]))[:, None]
+        margins = margins + y * _kernel_products(kernel, X, diff, coef, 1.0 if augmented else 0.0)[:, 0]
+    return margins
+
+
 def _reference_from_fit(X, y, C, fit, kernel, weights, augmented):
-    margins = None
-    if "active_margins" in fit.stats:          # the CD solver keeps y_i f_i of its active set
+    margins = fit.stats.get("margins")
+    if margins is None and "active_margins" in fit.stats:   # the CD solver keeps y_i f_i of its active set
         margins = np.full(y.size, np.nan)
         margins[fit.stats["active"]] = fit.stats["active_margins"]
     return ScreeningReference.from_solution(X, y, C, fit.alpha, kernel, augmented=augmented,
@@ -195,8 +213,15 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             prev_upper = prev_C * weights
             alpha_init = np.where((prev.alpha >= prev_upper) & (prev.alpha > 0), upper, prev.alpha)
         t0 = time.perf_counter()
+        extra = {}
+        if solver == "cd" and ref is not None and warm_start and prev is not None:
+            alpha_start = alpha_init.copy()
+            if fixed0 is not None:
+                alpha_start[fixed0] = 0.0
+                alpha_start[fixedC] = upper[fixedC]
+            extra["initial_margins"] = start_margins(ref, C, alpha_start, X, y, kernel, augmented)
         fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
-                    fixed_at_C=fixedC, bias=bias, **options)
+                    fixed_at_C=fixedC, bias=bias, **options, **extra)
         solve_seconds = time.perf_counter() - t0
         ref = None
         probe = not adaptive or useful or k % 4 == 0
