@@ -127,6 +127,34 @@ def test_theorem2_on_random_problems():
     assert checked >= 15
 
 
+def test_theorem2_corollary_on_small_random_problems():
+    """#SV <= B whenever mu_(B) < 1 and mu_(B) != mu_(B+1), over 300 small random problems.
+
+    The condition needs exactly B bounded SVs and no free one, which small
+    problems reach now and then (linear and RBF kernels, random labels).
+    """
+    held = 0
+    for seed in range(300):
+        rng = np.random.default_rng(seed)
+        n, d = int(rng.integers(6, 30)), int(rng.integers(1, 4))
+        X = rng.normal(size=(n, d))
+        y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        if abs(y.sum()) == n:
+            continue
+        B, C, gamma = int(rng.integers(1, n)), float(10 ** rng.uniform(-2, 2)), float(10 ** rng.uniform(-2, 1))
+        kernel = Kernel(("rbf", "linear")[seed % 2], gamma)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit = solve_budget_smo(X, y, C, kernel, budget=B, tol=1e-9, max_iter=100_000)
+        if not fit.converged:      # a few ill-conditioned 1-D problems converge slowly
+            continue
+        mu = np.sort(y * (kernel(X) @ (fit.alpha * y) + fit.intercept))
+        if mu[B - 1] < 1 - 1e-6 and mu[B] - mu[B - 1] > 1e-6:
+            held += 1
+            assert np.count_nonzero(fit.alpha) <= B, seed
+    assert held >= 2
+
+
 # -- Theorem 1, pruning, bias refit -------------------------------------------------------------
 def test_interpolation_norms_theorem1():
     rng = np.random.default_rng(0)

@@ -77,6 +77,13 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
     Per-sample weights are not supported (the sum constraint would need them
     too).
 
+    Measured (BENCHMARKS.md): an unpruned budget solution has several times B
+    support vectors (free ones share the margin 1 - rho, so Theorem 2's
+    corollary rarely applies), and pruning it to s = B keeps its largest,
+    bounded alpha_i, which can classify worse than chance for small B. A
+    budget of about ``n_keep / 5`` (unpruned #SV about ``n_keep``) prunes
+    well; ``prune=False`` gives the exact budget-SVM.
+
     Parameters follow ``leansvm.SVC`` where they exist; in addition
     ``budget`` (B), ``norm``, ``prune``, ``n_keep`` (s), ``working_set_size``
     (decomposition when the kernel matrix does not fit ``cache_size``) and
