@@ -67,6 +67,7 @@ the outputs and to the equality constraint.
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 
@@ -199,6 +200,12 @@ def _select_working_set(s, u, alpha, y, C, q, rng, tol, equality=True):
 BIAS_MODES = ("equality", "augmented", "none")
 
 
+@functools.lru_cache(maxsize=1)
+def _blas_controller() -> ThreadpoolController:
+    """One controller per process: building it scans the loaded libraries (milliseconds)."""
+    return ThreadpoolController()
+
+
 def _expansion_outputs(kernel, X_eval, X_src, coef, offset, max_mb=64.0):
     """sum_j coef_j (k(x_j, x) + offset) at every row x of X_eval, in bounded row blocks."""
     out = np.full(X_eval.shape[0], offset * float(coef.sum()))
@@ -295,7 +302,7 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     f = _expansion_outputs(kernel, XA, X[nz], y[nz] * alpha[nz], offset)
     c_fixed = float(y[fixedC] @ C[fixedC])                 # fixed part of y'a
     # one BLAS thread: the loop's products are small, and threads only wait on each other
-    with ThreadpoolController().limit(limits=1, user_api="blas"):
+    with _blas_controller().limit(limits=1, user_api="blas"):
         aA, gap, n_iter, converged, loop_stats = _chunk_loop(
             XA, yA, CA, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
             cache_size, max_iter, max_inner, random_state, verbose, start,
