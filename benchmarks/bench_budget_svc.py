@@ -86,7 +86,7 @@ def pruned_errors(alpha, y_tr, K_tr, K_te, y_te, b_full, s_grid, C, rho, eta):
     return refit, kept
 
 
-def one_problem(X, d, seed, n_train, gamma, B_grid, s_grid, tol):
+def one_problem(X, d, seed, n_train, gamma, B_grid, s_grid, tol, max_iter=-1):
     """All budget solutions and pruned errors of one random 5-vs-5 problem."""
     from sklearn.svm import SVC as LibSVM
 
@@ -106,7 +106,8 @@ def one_problem(X, d, seed, n_train, gamma, B_grid, s_grid, tol):
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fit = solve_budget_smo(X[tr], y_tr, C, kernel, budget=B, norm=norm, tol=tol, gram=K_tr)
+                fit = solve_budget_smo(X[tr], y_tr, C, kernel, budget=B, norm=norm, tol=tol, gram=K_tr,
+                                       max_iter=max_iter)
             secs += time.perf_counter() - t0
             e, ek = pruned_errors(fit.alpha, y_tr, K_tr, K_te, y_te, fit.intercept, s_grid,
                                   C if norm == "l1" else np.inf, fit.stats["rho"], fit.stats["eta"])
@@ -130,7 +131,9 @@ def run_heatmap(args):
     from joblib import Parallel, delayed
 
     grid = list(range(args.step, args.max_budget + 1, args.step))
+    stem = "budget_svm_heatmap" + (f"-{args.tag}" if args.tag else "")
     payload = {"experiment": "budget-svm heat map (Dekel & Singer 2006, section 5)", "gamma": args.gamma,
+               "max_iter": args.max_iter,
                "problems": args.problems, "tol": args.tol, "machine": machine_info(), "datasets": {},
                "started": datetime.now().isoformat(timespec="seconds")}
     for name in args.datasets.split(","):
@@ -140,7 +143,7 @@ def run_heatmap(args):
         s_grid = B_grid
         t0 = time.perf_counter()
         results = Parallel(n_jobs=args.jobs)(delayed(one_problem)(X, d, 1000 + p, n_train, args.gamma, B_grid,
-                                                                   s_grid, args.tol)
+                                                                   s_grid, args.tol, args.max_iter)
                                              for p in range(args.problems))
         elapsed = time.perf_counter() - t0
         summary = summarise(results, B_grid, s_grid)
@@ -149,9 +152,9 @@ def run_heatmap(args):
         print(f"\n{name}: {args.problems} problems, {n_train} train / {X.shape[0] - n_train} test, "
               f"{elapsed:.0f} s")
         print(claim_table(summary, args.markdown))
-        write_json_atomic(RESULTS_DIR / "budget_svm_heatmap.json", payload)
-    plot_heatmaps(payload, RESULTS_DIR / "budget_svm_heatmap.png")
-    print(f"\nwrote {RESULTS_DIR / 'budget_svm_heatmap.json'} and budget_svm_heatmap.png")
+        write_json_atomic(RESULTS_DIR / f"{stem}.json", payload)
+    plot_heatmaps(payload, RESULTS_DIR / f"{stem}.png")
+    print(f"\nwrote {RESULTS_DIR / stem}.json and .png")
 
 
 def summarise(results, B_grid, s_grid):
@@ -346,6 +349,9 @@ def main(argv=None):
     h.add_argument("--gamma", type=float, default=0.5, help="0.5: sigma = 1 as the paper")
     h.add_argument("--tol", type=float, default=1e-3)
     h.add_argument("--jobs", type=int, default=1, help="problems solved in parallel processes")
+    h.add_argument("--max-iter", type=int, default=-1,
+                   help="stop SMO after this many pair steps (the paper's 'fixed number of iterations')")
+    h.add_argument("--tag", default="", help="suffix of the output files (budget_svm_heatmap-TAG.*)")
     h.add_argument("--markdown", action="store_true")
     h.set_defaults(func=run_heatmap)
     r = sub.add_parser("replot", help="redraw budget_svm_heatmap.png from budget_svm_heatmap.json")
