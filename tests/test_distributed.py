@@ -4,6 +4,8 @@ One cluster for the whole module (its start-up is most of the cost); every
 result is compared with the same computation in memory.
 """
 
+import time
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
@@ -73,10 +75,13 @@ def test_model_broadcast_once_to_every_worker(client, models):
     model, X = models["binary"]
     before = set(client.who_has())
     labels = ld.predict(model, da.from_array(X, chunks=50), client=client)
-    keys = {k for k in client.who_has() if k not in before}
+    keys = {k for k in client.who_has() if k not in before and str(k).startswith(type(model).__name__ + "-")}
     assert len(keys) == 1                                          # one scattered model ...
     (key,) = keys
-    assert len(client.who_has()[key]) == 2                         # ... held by both workers
+    deadline = time.monotonic() + 10
+    while len(client.who_has().get(key, ())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(client.who_has().get(key, ())) == 2                    # ... held by both workers
     np.testing.assert_array_equal(labels.compute(), model.predict(X))
 
 
