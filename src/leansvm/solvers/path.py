@@ -22,6 +22,11 @@ solver and ``polish_reference=True`` the reference is then re-solved, warm,
 at a tighter tolerance (:func:`_reference`); with ``trivial_start`` the exact solution of
 Lemma 9 serves as the first reference (and as the solution itself for every
 C <= C_min), at the price of one pass over the kernel matrix.
+
+With the CD solver a screened step needs no product over all SVs: the
+reference gives the margins at the warm start (:func:`start_margins`), the
+solver returns the margins of every sample, and only the free-SV product of
+BT2/IT (O(n |E~|)) is paid per step.
 """
 
 from __future__ import annotations
