@@ -125,25 +125,27 @@ def test_screened_path_search_is_wired_in(monkeypatch):
     assert np.all((rate >= 0) & (rate <= 1)) and rate[1:].max() > 0  # warm-started steps screen samples
 
 
-def test_fit_time_estimate_fits_the_growth_exponent():
-    import time
+def test_fit_time_estimate_fits_the_growth_exponent(monkeypatch):
+    from leansvm import lean
 
-    from leansvm.lean import estimate_fit_seconds
-
-    class Sleeper:
+    class Model:  # a fit whose "time" is a known power of n (no sleeping: exact on a loaded machine)
         def __init__(self, power):
             self.power = power
 
         def fit(self, X, y):
-            time.sleep(0.05 * (X.shape[0] / 200) ** self.power)
             return self
 
+    def fake_timed(fn, X, y):
+        return fn(X, y), 1e-6 * X.shape[0] ** fn.__self__.power
+
+    monkeypatch.setattr(lean, "_timed", fake_timed)
     X, y = make_moons(1600, random_state=0)
-    est, measured, size, p = estimate_fit_seconds(lambda: Sleeper(3), X, y, sample_size=400)
-    assert size == 400 and p > 2.5                 # cubic growth seen (sleep overshoots only a little)
-    assert est == pytest.approx(measured * 4 ** p)
-    _, _, _, p_linear = estimate_fit_seconds(lambda: Sleeper(1), X, y, sample_size=400)
-    assert p_linear == 2.0                         # never below n^2
+    est, measured, size, p = lean.estimate_fit_seconds(lambda: Model(2.6), X, y, sample_size=400)
+    assert size == 400 and p == pytest.approx(2.6)
+    assert measured == pytest.approx(1e-6 * 400 ** 2.6)
+    assert est == pytest.approx(1e-6 * 1600 ** 2.6)          # the extrapolation hits the true cost
+    assert lean.estimate_fit_seconds(lambda: Model(1.0), X, y, sample_size=400)[3] == 2.0   # never below n^2
+    assert lean.estimate_fit_seconds(lambda: Model(4.0), X, y, sample_size=400)[3] == 3.0   # nor above n^3
 
 
 def test_choose_model_rule():
