@@ -17,6 +17,7 @@ of the full model, measured side by side (interleaved, best of 3).
     python benchmarks/bench_compression.py                     # all six datasets
     python benchmarks/bench_compression.py --datasets banana magic --fractions 0.02 0.1
     python benchmarks/bench_compression.py --circle             # the paper's Figure 2 only
+    python benchmarks/bench_compression.py --shared-vs-separate --datasets satimage --fractions 0.02 0.1
 
 Writes ``benchmarks/results/compression-<time>.json``, one
 ``compression_<dataset>.png`` per dataset and ``cvm_circle.png``.
@@ -250,12 +251,20 @@ def main(argv=None):
                         help="fitting points of compress: the full model's SVs (default) or the training "
                              "set (at most 20,000 of it, as the paper's eq. 10)")
     parser.add_argument("--circle", action="store_true", help="only draw the paper's Figure 2")
+    parser.add_argument("--shared-vs-separate", action="store_true",
+                        help="multi-class only: one shared pool vs each pair compressed separately")
     args = parser.parse_args(argv)
     RESULTS_DIR.mkdir(exist_ok=True)
     if args.circle:
         circle_figure(RESULTS_DIR / "cvm_circle.png")
         return 0
     stamp = time.strftime("%Y%m%d-%H%M%S")
+    if args.shared_vs_separate:
+        rows = [row for name in args.datasets for row in separate_vs_shared(name, args.fractions, args.max_iter)]
+        write_json_atomic(RESULTS_DIR / f"compression-shared-vs-separate-{stamp}.json",
+                          {"benchmark": "compression: shared pool vs separate pairs", "max_iter": args.max_iter,
+                           "machine": machine_info(), "rows": rows})
+        return 0
     out = RESULTS_DIR / f"compression-{args.fit_on}-{stamp}.json"
     payload = {"benchmark": "compression", "machine": machine_info(), "max_iter": args.max_iter,
                "fit_on": args.fit_on,
@@ -281,6 +290,60 @@ def main(argv=None):
     write_json_atomic(out, payload)
     print(f"\nwrote {out}")
     return 0
+
+
+
+# -- multi-class: one shared pool vs each one-vs-one problem compressed on its own ------------------
+class _PairModel:
+    """Pair p of a one-vs-one expansion as a binary model (its two classes' SVs, column p)."""
+
+    def __init__(self, expansion, n_support, classes, p, i, j):
+        from leansvm import KernelExpansion
+        starts = np.concatenate(([0], np.cumsum(n_support)))
+        rows = np.r_[starts[i]:starts[i + 1], starts[j]:starts[j + 1]]
+        rows = rows[expansion.coef[rows, p] != 0]
+        self.expansion_ = KernelExpansion(expansion.support_vectors[rows], expansion.coef[rows, p],
+                                          expansion.intercept[p:p + 1], expansion.kernel)
+        self.classes_ = np.array([classes[j], classes[i]])   # column p > 0 votes for class i
+        self.multiclass_ = "ovo"
+
+
+def separate_vs_shared(name, fractions, max_iter):
+    """Test accuracy of compressing each pair separately (total budget split over pairs) vs one shared pool."""
+    from sklearn.svm import SVC as LibSVC
+
+    from leansvm.multiclass import ovo_pairs, predict_index
+
+    ds = datasets.load(name)
+    X, y, Xt, yt = ds.X_train, np.asarray(ds.y_train), ds.X_test, np.asarray(ds.y_test)
+    full = LibSVC(C=ds.C, gamma=ds.gamma, cache_size=1000).fit(X, y)
+    exp = expansion_from_sklearn(full)
+    k, m = len(full.classes_), exp.n_support
+    pairs = ovo_pairs(k)
+    rows = []
+    for f in fractions:
+        n = max(1, int(round(f * m)))
+        per_pair = np.full(len(pairs), n // len(pairs))
+        per_pair[: n - per_pair.sum()] += 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            shared = compress(full, n_sv=n, max_iter=max_iter, random_state=0)
+            outputs, used = np.zeros((Xt.shape[0], len(pairs))), 0
+            for p, (i, j) in enumerate(pairs):
+                if per_pair[p] == 0:
+                    outputs[:, p] = exp.intercept[p]
+                    continue
+                small = compress(_PairModel(exp, full.n_support_, full.classes_, p, i, j), n_sv=int(per_pair[p]),
+                                 max_iter=max_iter, random_state=0)
+                outputs[:, p] = small.expansion_.decision_function(Xt)[:, 0]
+                used += small.expansion_.n_support
+        separate_acc = float(np.mean(full.classes_[predict_index(outputs, k, "ovo")] == yt))
+        row = {"dataset": name, "fraction": f, "n_sv_budget": n, "shared_accuracy": _accuracy(shared, Xt, yt),
+               "separate_accuracy": separate_acc, "separate_n_sv": used, "full_accuracy": _accuracy(full, Xt, yt)}
+        rows.append(row)
+        print(f"  {name} {f:.0%} n={n}: shared pool {row['shared_accuracy']:.4f}, separate pairs "
+              f"{separate_acc:.4f} ({used} vectors), full {row['full_accuracy']:.4f}", flush=True)
+    return rows
 
 
 if __name__ == "__main__":
