@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -179,11 +180,20 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         self.calibrator_ = calibrated
         return self
 
+    def _check_proba(self):
+        if not self.probability:
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_check_proba)
     def predict_proba(self, X):
+        """Platt-scaled class probabilities (needs probability=True at fit time)."""
         check_is_fitted(self, "expansion_")
-        if not self.probability or not hasattr(self, "calibrator_"):
-            raise AttributeError("predict_proba is available when probability=True")
+        if not hasattr(self, "calibrator_"):
+            raise AttributeError("predict_proba needs a model trained here with probability=True "
+                                 "(LIBSVM's probA/probB of a loaded model are not used yet)")
         return self.calibrator_.predict_proba(X)
 
+    @available_if(_check_proba)
     def predict_log_proba(self, X):
         return np.log(self.predict_proba(X))
