@@ -88,3 +88,16 @@ def test_parallel_one_vs_one_equals_serial(multiclass_problem):
     parallel = SVC(C=3.0, gamma=0.2, random_state=0, n_jobs=2).fit(X, y)
     np.testing.assert_allclose(parallel.dual_objective_, serial.dual_objective_, rtol=1e-12)
     np.testing.assert_array_equal(parallel.predict(X), serial.predict(X))
+
+
+@pytest.mark.parametrize("density", [0.005, 0.3])
+def test_row_cache_on_sparse_data_equals_dense(density):
+    """Sparse data denser than DENSE_MIN_DENSITY is densified once for GEMM; rows are unchanged."""
+    import scipy.sparse as sp
+
+    X = sp.random(300, 40, density=density, format="csr", random_state=0)
+    kernel = Kernel("rbf", gamma=0.5)
+    cache = KernelRowCache(kernel, X, cache_size=1.0)
+    assert sp.issparse(cache.X) == (density < KernelRowCache.DENSE_MIN_DENSITY)
+    idx = np.array([3, 7, 250])
+    np.testing.assert_allclose(cache.rows(idx), kernel(X.toarray())[idx], atol=1e-12)
