@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .estimators import KernelClassifierMixin, validate_training_data
 from .expansion import KernelExpansion
 from .kernels import Kernel
-from .multiclass import libsvm_coef_from_dense, ovo_pairs
+from .multiclass import ovo_pairs
 from .solvers import bsgd
 
 #: at most this many rows of a pass enter the exact bias step (a random subsample beyond)
@@ -383,25 +383,6 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             "degradation_mean": float(degs.mean()) if degs.size else 0.0,
             "degradations": degs,
         }
-
-    # -- scikit-learn's view of the expansion -----------------------------------------------------
-    @property
-    def support_vectors_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.support_vectors
-
-    @property
-    def intercept_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.intercept
-
-    @property
-    def dual_coef_(self):
-        """(1, m) binary; (n_classes - 1, m) LIBSVM layout for 'ovo'; (n_classes, m) for 'ovr'."""
-        check_is_fitted(self, "expansion_")
-        if len(self.classes_) == 2 or self.multiclass_ == "ovr":
-            return self.expansion_.coef.T.copy()
-        return libsvm_coef_from_dense(self.expansion_.coef, self.n_support_)
 
 
 def _register():

@@ -14,12 +14,11 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from .estimators import KernelClassifierMixin, per_sample_C, validate_training_data
 from .io import register_estimator
 from .kernels import Kernel
-from .multiclass import BinaryFit, fit_ovo, fit_ovr, libsvm_coef_from_dense
+from .multiclass import BinaryFit, fit_ovo, fit_ovr
 from .solvers.budget_smo import (DEFAULT_WORKING_SET, kkt_intercept, largest_weights, refit_intercept,
                                  solve_budget_smo)
 
@@ -196,22 +195,3 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
         self.unpruned_expansion_ = full.expansion
         self.unpruned_support_ = full.support
         self.unpruned_n_support_ = full.n_support.astype(np.int32)
-
-    # scikit-learn's view of the expansion (as leansvm.SVC) ---------------------------------
-    @property
-    def support_vectors_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.support_vectors
-
-    @property
-    def intercept_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.intercept
-
-    @property
-    def dual_coef_(self):
-        """y_i alpha_i: (n_classes - 1, n_SV) in LIBSVM's layout (one-vs-one), (n_classes, n_SV) one-vs-rest."""
-        check_is_fitted(self, "expansion_")
-        if len(self.classes_) == 2 or self.multiclass_ == "ovr":
-            return self.expansion_.coef.T.copy()
-        return libsvm_coef_from_dense(self.expansion_.coef, self.n_support_)

@@ -51,7 +51,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .estimators import KernelClassifierMixin
 from .expansion import KernelExpansion
 from .io import DENSE_FRACTION, register_estimator
-from .multiclass import libsvm_coef_from_dense, predict_index
+from .multiclass import predict_index
 from .solvers import cvm
 
 METHODS = ("cvm", "lars", "random")
@@ -361,24 +361,6 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
         self.compression_ = stats
         self.n_iter_ = int(stats.get("n_iter", 0))   # L-BFGS iterations of the gradient step
         self.fit_status_ = 0
-
-    @property
-    def support_vectors_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.support_vectors
-
-    @property
-    def intercept_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.intercept
-
-    @property
-    def dual_coef_(self):
-        """LIBSVM's (k-1) x m layout for one-vs-one, else (n_outputs, m)."""
-        check_is_fitted(self, "expansion_")
-        if len(self.classes_) == 2 or self.multiclass_ == "ovr":
-            return self.expansion_.coef.T.copy()
-        return libsvm_coef_from_dense(self.expansion_.coef, self.n_support_)
 
     def _validate_for_predict(self, X):
         check_is_fitted(self, "expansion_")

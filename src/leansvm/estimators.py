@@ -9,21 +9,16 @@ shared prediction side, so a new trainer only writes ``fit``.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .kernels import Kernel
-from .multiclass import fit_ovo, fit_ovr, predict_index, shape_decision
+from .multiclass import fit_ovo, fit_ovr, libsvm_coef_from_dense, predict_index, shape_decision
 from .solvers.irwls import DEFAULT_WORKING_SET, solve_irwls
-
-
 # The one validation path lives in leansvm.validation; re-exported here for existing callers.
-from .validation import (fit_transaction, per_sample_C,  # noqa: E402,F401
+from .validation import (fit_transaction, per_sample_C,  # noqa: F401
                          validate_predict_data, validate_training_data)
 
 
@@ -60,6 +55,26 @@ class KernelClassifierMixin(ClassifierMixin):
     @property
     def n_support_vectors_(self) -> int:
         return self.expansion_.n_support
+
+    # scikit-learn's view of the expansion -------------------------------------------------
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.support_vectors
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.intercept
+
+    @property
+    def dual_coef_(self):
+        """y_i alpha_i: (1, n_SV) binary; (n_classes - 1, n_SV) in LIBSVM's layout for one-vs-one
+        (needs ``n_support_``); (n_classes, n_SV) for one-vs-rest."""
+        check_is_fitted(self, "expansion_")
+        if len(self.classes_) == 2 or self.multiclass_ == "ovr":
+            return self.expansion_.coef.T.copy()
+        return libsvm_coef_from_dense(self.expansion_.coef, self.n_support_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -146,26 +161,6 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         self.solver_stats_ = [fit.stats for fit in result.fits]
         self._gamma = result.expansion.kernel.gamma
         self.fit_status_ = 0 if all(fit.converged for fit in result.fits) else 1
-
-    # scikit-learn's view of the expansion ---------------------------------------------
-    @property
-    def support_vectors_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.support_vectors
-
-    @property
-    def intercept_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.intercept
-
-    @property
-    def dual_coef_(self):
-        """(n_classes - 1, n_SV) in LIBSVM's layout for one-vs-one; (n_classes, n_SV) for one-vs-rest."""
-        check_is_fitted(self, "expansion_")
-        from .multiclass import libsvm_coef_from_dense
-        if len(self.classes_) == 2 or self.multiclass_ == "ovr":
-            return self.expansion_.coef.T.copy()
-        return libsvm_coef_from_dense(self.expansion_.coef, self.n_support_)
 
     # probabilities through scikit-learn's calibration -----------------------------------
     def _fit_with_calibration(self, X, y, sample_weight):

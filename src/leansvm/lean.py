@@ -162,10 +162,6 @@ class LandmarkSVC(KernelClassifierMixin, BaseEstimator):
         self.fit_status_ = 0
         return self
 
-    @property
-    def support_vectors_(self):
-        return self.expansion_.support_vectors
-
 
 def _register_landmark_svc():
     from . import io
