@@ -75,6 +75,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import ThreadpoolController
 
+from ..expansion import KernelExpansion
 from ..kernels import Kernel, KernelRowCache
 from ..multiclass import BinaryFit
 from .irwls_subproblem import solve_working_set, violation
@@ -206,14 +207,14 @@ def _blas_controller() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def _expansion_outputs(kernel, X_eval, X_src, coef, offset, max_mb=64.0):
-    """sum_j coef_j (k(x_j, x) + offset) at every row x of X_eval, in bounded row blocks."""
-    out = np.full(X_eval.shape[0], offset * float(coef.sum()))
-    if X_src.shape[0] == 0 or X_eval.shape[0] == 0:
-        return out
-    for start, stop, block in kernel.blocks(X_eval, X_src, max_mb=max_mb):
-        out[start:stop] += block @ coef
-    return out
+def _expansion_outputs(kernel, X_eval, X_src, coef, offset):
+    """sum_j coef_j (k(x_j, x) + offset) at every row x of X_eval.
+
+    That is the plain-kernel expansion over X_src with intercept offset * sum_j coef_j,
+    so the project's prediction engine computes it (blocked, memory-bounded).
+    """
+    expansion = KernelExpansion(X_src, coef, offset * float(np.sum(coef)), kernel)
+    return expansion.decision_function(X_eval)[:, 0]
 
 
 def _restore_equality(alpha, y, C, free):
