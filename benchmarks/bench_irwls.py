@@ -22,7 +22,7 @@ from sklearn.svm import SVC as LibSVC
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS_DIR, format_table, libsvm_input, machine_info, markdown_table, write_json_atomic  # noqa: E402
+from common import finish_run, format_table, libsvm_input  # noqa: E402
 
 from leansvm import SVC, datasets  # noqa: E402
 from leansvm.compare import libsvm_dual_objectives  # noqa: E402
@@ -72,15 +72,7 @@ def main(argv=None):
                 row = run_one(ds, q, shrinking, args.seed)
                 rows.append(row)
                 print(format_table([row], COLUMNS).splitlines()[-1], flush=True)
-    print()
-    print(format_table(rows, COLUMNS))
-    if args.markdown:
-        print()
-        print(markdown_table(rows, COLUMNS))
-    path = RESULTS_DIR / f"{args.name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    write_json_atomic(path, {"machine": machine_info(), "rows": rows})
-    print(f"\nwrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
-
+    finish_run(rows, COLUMNS, args.name, args.markdown)
 
 if __name__ == "__main__":
     main()

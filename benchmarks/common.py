@@ -177,3 +177,16 @@ def markdown_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str
     lines = ["| " + " | ".join(h for _, h, _ in columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(line) + " |" for line in _cells(rows, columns)]
     return "\n".join(lines)
+
+
+def finish_run(rows: list[dict], columns, name: str, markdown: bool = True) -> Path:
+    """Print the run's table (and its Markdown), write ``results/<name>-<time>.json``; return the path."""
+    print()
+    print(format_table(rows, columns))
+    if markdown:
+        print()
+        print(markdown_table(rows, columns))
+    path = RESULTS_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    write_json_atomic(path, {"machine": machine_info(), "rows": rows})
+    print(f"\nwrote {path}")
+    return path
