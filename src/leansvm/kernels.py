@@ -234,6 +234,10 @@ class KernelRowCache:
         self._store(idx[-self.capacity:], out[-self.capacity:])
         return out
 
+    def resident(self) -> np.ndarray:
+        """Boolean mask over the samples: is the row k(x_i, X) in the cache."""
+        return self._slot_of >= 0
+
     @property
     def slab(self) -> np.ndarray:
         """The cached rows; row ``slots(idx)[r]`` is K[idx[r], :] until the next request."""

@@ -78,11 +78,13 @@ from threadpoolctl import ThreadpoolController
 from ..expansion import KernelExpansion
 from ..kernels import Kernel, KernelRowCache
 from ..multiclass import BinaryFit
-from .irwls_subproblem import solve_working_set, violation
+from .irwls_chunk import select_working_set, solve_chunk
+from .irwls_subproblem import violation
 
 DEFAULT_WORKING_SET = 128      # chosen by the q sweep in BENCHMARKS.md
 DEFAULT_MAX_INNER = 3
 DEFAULT_PAIR_STEPS = 1000
+PREFER_CACHED = True
 
 
 def _up_low_masks(alpha, y, C):
@@ -120,16 +122,6 @@ def box_violation(s, alpha, y, C):
     return float(max(pg[j], 0.0) - min(pg[i], 0.0)), i, j
 
 
-def _violation_scores(s, alpha, y, C, equality):
-    """Per-sample scores of the two sides of the stopping rule (-inf where not eligible)."""
-    if equality:
-        up, low = _up_low_masks(alpha, y, C)
-        return np.where(up, s, -np.inf), np.where(low, -s, -np.inf)
-    g = -y * s
-    return (np.where((alpha < C) & (g < 0), -g, -np.inf),
-            np.where((alpha > 0) & (g > 0), g, -np.inf))
-
-
 def libsvm_intercept(s, alpha, y, C):
     """b = -rho as LIBSVM's ``calculate_rho``: mean of y_i - f_i over free SVs, else mid-range."""
     free = (alpha > 0) & (alpha < C)
@@ -155,47 +147,21 @@ def dual_objective(alpha, y, f):
     return float(np.dot(alpha, y * f / 2.0 - 1.0))
 
 
-def _select_working_set(s, u, alpha, y, C, q, rng, tol, equality=True):
+def _select_working_set(y, f, alpha, C, b, q, rng, tol, equality=True, cached=None):
     """Section 3 of the paper: violators and free samples, random choice, completion by small |u|.
 
     Always included: per class, the worst violator of each of conditions (9)
     and (10), and the q/4 most violating samples of each side of the stopping
     rule (they make the maximal violation fall; without them banana at C=100
     did not converge). The rest of W is the paper's random choice among the
-    violators and free samples, completed by the smallest |u_i|.
+    violators and free samples, completed by the smallest |u_i|. Compiled:
+    :func:`irwls_chunk.select_working_set`; returns W sorted.
     """
-    n = y.size
-    if n <= q:
-        return np.arange(n)
-    at_zero = alpha <= 0
-    at_c = alpha >= C
-    viol9 = at_zero & (u > tol)       # (9): y_i e_i < eps for a_i = 0
-    viol10 = at_c & (u < -tol)        # (10): y_i e_i > -eps for a_i = C
-    chosen = np.zeros(n, dtype=bool)
-    for cls in (1.0, -1.0):
-        in_cls = y == cls
-        for mask, score in ((viol9 & in_cls, u), (viol10 & in_cls, -u)):
-            if mask.any():
-                chosen[np.argmax(np.where(mask, score, -np.inf))] = True
-    k = max(1, q // 4)
-    for score in _violation_scores(s, alpha, y, C, equality):
-        top = np.argpartition(-score, min(k, n - 1))[:k]
-        chosen[top[np.isfinite(score[top])]] = True
-    if np.count_nonzero(chosen) > q:          # tiny q: only the best of each side
-        chosen[:] = False
-        for score, size in zip(_violation_scores(s, alpha, y, C, equality), (q - q // 2, q // 2)):
-            top = np.argsort(-score, kind="stable")[:size]
-            chosen[top[np.isfinite(score[top])]] = True
-    eligible = (viol9 | viol10 | ~(at_zero | at_c)) & ~chosen
-    candidates = np.flatnonzero(eligible)
-    room = q - int(np.count_nonzero(chosen))
-    if candidates.size >= room:
-        picked = candidates[rng.choice(candidates.size, size=room, replace=False)]
-        return np.concatenate((np.flatnonzero(chosen), picked))
-    rest = np.flatnonzero(~(chosen | eligible))
-    n_fill = room - candidates.size
-    fill = rest[np.argpartition(np.abs(u[rest]), min(n_fill, rest.size - 1))[:n_fill]]
-    return np.concatenate((np.flatnonzero(chosen), candidates, fill))
+    seed = int(rng.integers(1, 2**63 - 1))
+    if cached is None:
+        cached = np.zeros(0, dtype=bool)
+    return select_working_set(y, f, alpha, C, float(b), int(q), float(tol), bool(equality), seed,
+                              cached)
 
 
 BIAS_MODES = ("equality", "augmented", "none")
@@ -388,6 +354,7 @@ class _ChunkedIRWLS:
         self.cache_hits = self.cache_misses = 0
         self.trace = []                                # dual objective after each chunk iteration
         self.snapshot = None                           # (alpha, f) when every f was last exact
+        self.prefer_cached = PREFER_CACHED
         self._activate(np.arange(y.size))
 
     def _activate(self, active):
@@ -461,8 +428,7 @@ class _ChunkedIRWLS:
                         self._activate(act[~firm])
                         self.n_shrink += 1
                         return "shrink", gap, it
-                self._chunk_step(y, C, alpha, f, q)
-                self.trace.append(dual_objective(alpha, y, f))
+                self.trace.append(self._chunk_step(y, C, alpha, f, q))
                 it += 1
         finally:
             self.alpha[act], self.f[act] = alpha, f
@@ -470,28 +436,16 @@ class _ChunkedIRWLS:
 
     def _chunk_step(self, y, C, alpha, f, q):
         """One chunk: select W, solve its IRWLS sub-problem, update every active output."""
-        u = 1.0 - y * (f + self.b)
-        W = np.sort(_select_working_set(y - f, u, alpha, y, C, q, self.rng, self.tol,
-                                        self.equality))
+        cached = self.cache.resident() if self.prefer_cached else None
+        W = _select_working_set(y, f, alpha, C, self.b, q, self.rng, self.tol, self.equality,
+                                cached)
         slots = self.cache.slots(W)                  # rows K[W, active] resident in the slab
-        slab = self.cache.slab
-        K_W = slab[np.ix_(slots, W)].astype(np.float64)
-        if self.offset:
-            K_W += self.offset
-        c_out = float(np.dot(y, alpha) - np.dot(y[W], alpha[W])) + self.c_const
-        alpha_W, f_W = alpha[W], f[W]                # copies, updated in place
-        self.b, self.mu, n_inner = solve_working_set(
-            K_W, y[W], C[W], alpha_W, f_W, c_out, self.b, self.mu, self.delta, 0.5 * self.tol,
-            self.max_inner, self.equality, self.counts, self.n_pair, self.mu_floor)
+        self.b, self.mu, n_inner, objective = solve_chunk(
+            self.cache.slab, slots, W, y, C, alpha, f, self.c_const, float(self.offset),
+            self.b, self.mu, self.delta, 0.5 * self.tol, self.max_inner, self.equality,
+            self.counts, self.n_pair, self.mu_floor)
         self.inner_total += n_inner
-        d_coef = y[W] * (alpha_W - alpha[W])
-        changed = np.flatnonzero(d_coef)
-        if changed.size:
-            # one product over the rows that changed updates every output
-            f += d_coef[changed] @ slab[slots[changed]]
-            if self.offset:
-                f += self.offset * d_coef.sum()
-            alpha[W] = alpha_W
+        return objective
 
 
 def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, working_set_size,
