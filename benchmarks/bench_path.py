@@ -136,7 +136,11 @@ def _warm_up():
     svm_path(X, y, [0.5, 1.0], kernel="linear", screening="it")
 
 
-def path_speed(names, n_c, max_train, tol):
+def _load():
+    return os.getloadavg()[0]
+
+
+def path_speed(names, n_c, max_train, tol, cache_size):
     from sklearn.svm import SVC as LibSVC
     from threadpoolctl import threadpool_limits
     Cs = np.logspace(-2, 2, n_c)
@@ -148,10 +152,11 @@ def path_speed(names, n_c, max_train, tol):
         if max_train and X.shape[0] > max_train:
             idx = np.random.default_rng(0).choice(X.shape[0], max_train, replace=False)
             X, y = X[idx], y[idx]
-        record = {"dataset": name, "n_train": X.shape[0], "gamma": ds.gamma, "Cs": Cs.tolist()}
+        record = {"dataset": name, "n_train": X.shape[0], "gamma": ds.gamma, "Cs": Cs.tolist(),
+                  "load_before": _load()}
         for label, screening in (("screened", "it"), ("unscreened", None)):
             t0 = time.perf_counter()
-            path = svm_path(X, y, Cs, gamma=ds.gamma, screening=screening, tol=tol)
+            path = svm_path(X, y, Cs, gamma=ds.gamma, screening=screening, tol=tol, cache_size=cache_size)
             record[f"{label}_s"] = time.perf_counter() - t0
             record[f"{label}_rule_s"] = path.rule_seconds.tolist()
             record[f"{label}_solve_s"] = path.solve_seconds.tolist()
@@ -168,13 +173,14 @@ def path_speed(names, n_c, max_train, tol):
                 times.append(time.perf_counter() - t0)
                 accs.append(_accuracy(model, Xtl, yt))
                 nsv.append(int(model.n_support_.sum()))
-        record.update(libsvm_s=float(sum(times)), libsvm_fit_s=times, libsvm_acc=accs, libsvm_n_sv=nsv)
+        record.update(libsvm_s=float(sum(times)), libsvm_fit_s=times, libsvm_acc=accs, libsvm_n_sv=nsv,
+                      load_after=_load())
         print(f"  {name}: LIBSVM grid {record['libsvm_s']:.1f} s", flush=True)
         out.append(record)
     return out
 
 
-def cv_speed(names, n_c, gammas_factor, max_train, tol, n_jobs):
+def cv_speed(names, n_c, gammas_factor, max_train, tol, n_jobs, cache_size):
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
     from sklearn.svm import SVC as LibSVC
     from threadpoolctl import threadpool_limits
@@ -190,11 +196,12 @@ def cv_speed(names, n_c, gammas_factor, max_train, tol, n_jobs):
         gammas = [float(ds.gamma * f) for f in gammas_factor]
         folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
         t0 = time.perf_counter()
-        ours = SVCCV(Cs=Cs, gammas=gammas, cv=folds, tol=tol, n_jobs=n_jobs).fit(X, y)
+        load_before = _load()
+        ours = SVCCV(Cs=Cs, gammas=gammas, cv=folds, tol=tol, n_jobs=n_jobs, cache_size=cache_size).fit(X, y)
         ours_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         with threadpool_limits(1, user_api="openmp"):
-            grid = GridSearchCV(LibSVC(cache_size=1000), {"C": Cs, "gamma": gammas}, cv=folds,
+            grid = GridSearchCV(LibSVC(cache_size=cache_size), {"C": Cs, "gamma": gammas}, cv=folds,
                                 n_jobs=n_jobs).fit(libsvm_input(X), y)
         grid_s = time.perf_counter() - t0
         rec = {"dataset": name, "n_train": X.shape[0], "n_candidates": len(Cs) * len(gammas),
@@ -202,7 +209,8 @@ def cv_speed(names, n_c, gammas_factor, max_train, tol, n_jobs):
                "svccv_best": ours.best_params_, "gridsearch_best": {k: float(v) for k, v in grid.best_params_.items()},
                "svccv_cv_score": ours.best_score_, "gridsearch_cv_score": float(grid.best_score_),
                "svccv_test_acc": _accuracy(ours, Xt, yt), "gridsearch_test_acc": _accuracy(grid, libsvm_input(Xt), yt),
-               "svccv_mean_screening_rate": float(ours.screening_rate_.mean())}
+               "svccv_mean_screening_rate": float(ours.screening_rate_.mean()),
+               "load_before": load_before, "load_after": _load()}
         print(f"  {name}: SVCCV {ours_s:.1f} s best {ours.best_params_}  GridSearchCV {grid_s:.1f} s "
               f"best {grid.best_params_}", flush=True)
         out.append(rec)
@@ -225,6 +233,8 @@ def main(argv=None):
     parser.add_argument("--cv-max-train", type=int, default=2000)
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--cache-size", type=float, default=1000.0,
+                        help="MB of kernel cache, for leansvm's path and LIBSVM alike")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", category=UserWarning)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -248,29 +258,32 @@ def main(argv=None):
                                      ("it_below_bt1", "IT<BT1", "d")]))
     if "path" in args.parts:
         print("path speed")
-        recs = path_speed(args.path_datasets, args.n_c, args.max_train, args.tol)
+        recs = path_speed(args.path_datasets, args.n_c, args.max_train, args.tol, args.cache_size)
         payload["path"] = recs
         rows = [{"dataset": r["dataset"], "n": r["n_train"], "screened": r["screened_s"],
                  "unscreened": r["unscreened_s"], "libsvm": r["libsvm_s"],
                  "vs_unscr": r["unscreened_s"] / r["screened_s"], "vs_libsvm": r["libsvm_s"] / r["screened_s"],
                  "rate": float(np.mean(r["screened_rate"][1:])) if len(r["Cs"]) > 1 else 0.0,
-                 "max_acc_diff": float(np.max(np.abs(np.subtract(r["screened_acc"], r["libsvm_acc"]))))}
+                 "max_acc_diff": float(np.max(np.abs(np.subtract(r["screened_acc"], r["libsvm_acc"])))),
+                 "load": f"{r['load_before']:.1f}/{r['load_after']:.1f}"}
                 for r in recs]
         print(format_table(rows, [("dataset", "dataset", "s"), ("n", "n", "d"), ("screened", "screened s", ".1f"),
                                   ("unscreened", "unscreened s", ".1f"), ("libsvm", "LIBSVM grid s", ".1f"),
                                   ("vs_unscr", "unscr/scr", ".2f"), ("vs_libsvm", "LIBSVM/scr", ".2f"),
-                                  ("rate", "mean rate", ".3f"), ("max_acc_diff", "max |acc diff|", ".4f")]))
+                                  ("rate", "mean rate", ".3f"), ("max_acc_diff", "max |acc diff|", ".4f"),
+                                  ("load", "load avg", "s")]))
     if "cv" in args.parts:
         print("cross-validation")
         recs = cv_speed(args.cv_datasets, args.cv_n_c, args.cv_gamma_factors, args.cv_max_train, args.tol,
-                        args.n_jobs)
+                        args.n_jobs, args.cache_size)
         payload["cv"] = recs
         print(format_table([{**r, "ratio": r["gridsearch_s"] / r["svccv_s"],
+                             "load": f"{r['load_before']:.1f}/{r['load_after']:.1f}",
                              "same": r["svccv_best"] == r["gridsearch_best"]} for r in recs],
                            [("dataset", "dataset", "s"), ("n_train", "n", "d"), ("svccv_s", "SVCCV s", ".1f"),
                             ("gridsearch_s", "GridSearchCV s", ".1f"), ("ratio", "GS/SVCCV", ".2f"),
                             ("same", "same params", "s"), ("svccv_test_acc", "SVCCV acc", ".4f"),
-                            ("gridsearch_test_acc", "GS acc", ".4f")]))
+                            ("gridsearch_test_acc", "GS acc", ".4f"), ("load", "load avg", "s")]))
     out = RESULTS_DIR / f"path-{'-'.join(args.parts)}-{stamp}.json"
     write_json_atomic(out, payload)
     print(f"wrote {out}")

@@ -169,3 +169,42 @@ def test_start_margins_from_the_reference_are_exact(binary):
     Q = gram(X, y, kernel)
     np.testing.assert_allclose(start_margins(ref, 0.8, start, X, y, kernel, True), Q @ start,
                                rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("cache_mb,shrinking", [(50.0, False), (0.02, False), (50.0, True)],
+                         ids=["whole-cache", "tiny-cache", "shrinking"])
+def test_cached_solver_on_a_subset_of_shared_rows(binary, cache_mb, shrinking):
+    """The descent on a shared row cache (rows over a larger set, the problem a subset of them)
+    reaches the exact optimum, with rows evicted and fetched again (tiny cache) or shrinking."""
+    from leansvm.solvers.box_cd import PathKernelCache, solve_box_cd_cached
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    rng = np.random.default_rng(0)
+    extra = rng.normal(size=(40, X.shape[1]))              # rows of the cache not in the problem
+    X_all = np.vstack([extra, X])
+    index = np.arange(40, 40 + y.size)
+    cache = PathKernelCache(kernel, X_all, cache_mb, np.float64)
+    if cache_mb < 1:
+        assert cache.capacity < y.size                     # the test really evicts rows
+    C = np.where(np.arange(y.size) % 3 == 0, 2.0, 1.0)
+    Q = gram(X, y, kernel)
+    a = exact_box_qp(Q, C)
+    exact = 0.5 * a @ Q @ a - a.sum()
+    fit = solve_box_cd_cached(cache, index, y, C, tol=1e-7, shrinking=shrinking)
+    assert fit.converged and fit.dual_objective == pytest.approx(exact, rel=1e-7)
+    np.testing.assert_allclose(fit.stats["margins"], Q @ fit.alpha, rtol=1e-8, atol=1e-8)
+    held0 = (a == 0) & (np.arange(y.size) % 2 == 0)
+    warm = solve_box_cd_cached(cache, index, y, C, tol=1e-7, alpha_init=0.5 * a, fixed_at_zero=held0,
+                               shrinking=shrinking)
+    assert warm.dual_objective == pytest.approx(exact, rel=1e-7)
+    np.testing.assert_allclose(warm.stats["margins"], Q @ warm.alpha, rtol=1e-8, atol=1e-8)
+
+
+def test_pairs_share_one_row_cache_with_the_same_optima():
+    """svm_path's shared cache (one for all pairs, float32 rows) gives the optima of separate paths."""
+    X, y = make_classification(n_samples=150, n_features=5, n_informative=3, n_classes=3,
+                               n_clusters_per_class=1, random_state=1)
+    shared = svm_path(X, y, [0.5, 2.0], gamma=0.3, tol=1e-3)
+    separate = svm_path(X, y, [0.5, 2.0], gamma=0.3, tol=1e-3, n_jobs=2)
+    for a, b in zip(shared.dual_objectives, separate.dual_objectives):
+        np.testing.assert_allclose(a, b, rtol=1e-3)

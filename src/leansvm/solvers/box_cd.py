@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ..kernels import DEFAULT_BLOCK_MB, Kernel, squared_row_norms
+from ..kernels import DEFAULT_BLOCK_MB, Kernel, KernelRowCache, squared_row_norms
 from ..multiclass import BinaryFit
 
 _KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
@@ -266,4 +266,309 @@ def solve_box_cd(X, y, C, kernel: Kernel, *, tol=1e-3, bias="augmented", alpha_i
                      n_iter=int(n_iter), converged=bool(converged),
                      stats={"violation": float(gap), "n_active": int(A.size), "active": A,
                             "active_margins": grad + 1.0, **stats,
+                            "seconds": time.perf_counter() - start})
+
+
+# -- the same descent on kernel rows shared by a whole path --------------------------------------
+class PathKernelCache(KernelRowCache):
+    """One kernel row cache for every C, fold and one-vs-one pair of a path at fixed kernel.
+
+    Rows are k(x_r, X) over the *whole* training set X of the path; a binary
+    sub-problem (a pair, a fold's training part, the unscreened samples) is a
+    set of global row indices and reads its entries by column indexing, so a
+    row computed once serves every C and every sub-problem that contains the
+    sample. LIBSVM's grid recomputes them at every C.
+    """
+
+    def resident_slots(self, idx) -> np.ndarray:
+        """Slot in ``slab`` of each global row of ``idx``, -1 where the row is not cached (no side effect)."""
+        return self._slot_of[np.asarray(idx, dtype=np.intp)]
+
+
+@numba.njit(cache=True)
+def _accumulate(slab, slots, coef, cols, offset, out):
+    """out[k] += sum_r coef[r] (slab[slots[r], cols[k]] + offset)."""
+    total = 0.0
+    for r in range(slots.size):
+        c = coef[r]
+        total += c
+        row = slab[slots[r]]
+        for k in range(cols.size):
+            out[k] += c * row[cols[k]]
+    if offset != 0.0:
+        for k in range(cols.size):
+            out[k] += offset * total
+
+
+def cached_outputs(cache: PathKernelCache, rows, coef, cols, offset) -> np.ndarray:
+    """sum_r coef_r (k(x_rows[r], x_cols[k]) + offset) for every k, from (and into) the shared cache."""
+    rows = np.asarray(rows, dtype=np.intp)
+    cols = np.asarray(cols, dtype=np.intp)
+    out = np.zeros(cols.size)
+    if rows.size == 0 or cols.size == 0:
+        return out
+    step = max(1, cache.capacity // 2)
+    coef = np.asarray(coef, dtype=np.float64)
+    for start in range(0, rows.size, step):
+        block = rows[start:start + step]
+        slots = cache.slots(block)
+        _accumulate(cache.slab, slots.astype(np.int64), coef[start:start + step], cols, 0.0, out)
+    if offset:
+        out += offset * coef.sum()
+    return out
+
+
+@numba.njit(cache=True)
+def _shrink(alpha, upper, grad, act, n_act):
+    """LIBSVM/liblinear shrinking without the equality: a sample at 0 whose gradient exceeds the
+    largest projected gradient, or at C_i below the smallest, leaves the active set (moved behind
+    it in ``act``). Returns the new active count."""
+    pg_max = 0.0
+    pg_min = 0.0
+    for t in range(n_act):
+        k = act[t]
+        pg = _pg(alpha[k], upper[k], grad[k])
+        pg_max = max(pg_max, pg)
+        pg_min = min(pg_min, pg)
+    t = 0
+    while t < n_act:
+        k = act[t]
+        if (alpha[k] <= 0.0 and grad[k] > pg_max) or (alpha[k] >= upper[k] and grad[k] < pg_min):
+            n_act -= 1
+            act[t] = act[n_act]
+            act[n_act] = k
+        else:
+            t += 1
+    return n_act
+
+
+@numba.njit(cache=True)
+def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol, it, max_iter, used,
+                      act, state, shrink_every):
+    """:func:`_greedy_cd` on cached rows, Q_ik = y_i y_k (slab[slot[i], cols[k]] + offset), over the
+    active positions act[:state[0]] (shrinking every ``shrink_every`` steps while state[2] = 1;
+    state[1] counts steps since the last shrink).
+
+    Returns (iterations so far, gap, code): code >= 0 is an active sample whose
+    row is not resident (the caller caches it and calls again); -2: converged
+    on a shrunk set (the caller restores the other gradients and calls again);
+    -1: converged on every sample, or ``max_iter`` reached.
+    """
+    n = y.size
+    gap = np.inf
+    while it < max_iter:
+        if state[2] == 1 and state[1] >= shrink_every:
+            state[1] = 0
+            state[0] = _shrink(alpha, upper, grad, act, state[0])
+        n_act = state[0]
+        pg_min = 0.0
+        pg_max = 0.0
+        i = -1
+        best_score = 0.0
+        for t in range(n_act):
+            k = act[t]
+            pg = _pg(alpha[k], upper[k], grad[k])
+            if pg < pg_min:
+                pg_min = pg
+            if pg > pg_max:
+                pg_max = pg
+            score = pg * pg / diag[k]
+            if score > best_score:
+                best_score = score
+                i = k
+        gap = pg_max - pg_min
+        if gap <= tol or i < 0:
+            return it, gap, (-2 if n_act < n else -1)
+        if slot[i] < 0:
+            return it, gap, i
+        row_i = slab[slot[i]]
+        gi = grad[i]
+        qii = diag[i]
+        j = -1
+        best_gain = best_score / 2.0
+        for t in range(n_act):
+            k = act[t]
+            if k == i:
+                continue
+            pk = _pg(alpha[k], upper[k], grad[k])
+            if pk == 0.0:
+                continue
+            qik = y[i] * y[k] * (row_i[cols[k]] + offset)
+            det = qii * diag[k] - qik * qik
+            if det <= 1e-12 * qii * diag[k]:
+                continue
+            gk = grad[k]
+            gain = (diag[k] * gi * gi - 2.0 * qik * gi * gk + qii * gk * gk) / (2.0 * det)
+            if gain > best_gain:
+                best_gain = gain
+                j = k
+        ai = alpha[i]
+        used[i] = True
+        if j < 0:
+            new_i = min(max(ai - gi / qii, 0.0), upper[i])
+            di = new_i - ai
+            if di == 0.0:
+                return it, gap, (-2 if n_act < n else -1)
+            alpha[i] = new_i
+            step = di * y[i]
+            for t in range(n_act):
+                k = act[t]
+                grad[k] += step * y[k] * (row_i[cols[k]] + offset)
+            it += 1
+            state[1] += 1
+            continue
+        if slot[j] < 0:
+            return it, gap, j
+        row_j = slab[slot[j]]
+        used[j] = True
+        qij = y[i] * y[j] * (row_i[cols[j]] + offset)
+        qjj = diag[j]
+        gj = grad[j]
+        aj = alpha[j]
+        di = 0.0
+        dj = 0.0
+        for _ in range(20):   # exact alternating minimisation of the 2 x 2 box QP
+            ni = min(max(ai - (gi + qij * dj) / qii, 0.0), upper[i]) - ai
+            nj = min(max(aj - (gj + qij * ni) / qjj, 0.0), upper[j]) - aj
+            done = abs(ni - di) <= 1e-15 * (1.0 + abs(ai)) and abs(nj - dj) <= 1e-15 * (1.0 + abs(aj))
+            di = ni
+            dj = nj
+            if done:
+                break
+        if di == 0.0 and dj == 0.0:
+            return it, gap, (-2 if n_act < n else -1)
+        alpha[i] = ai + di
+        alpha[j] = aj + dj
+        si = di * y[i]
+        sj = dj * y[j]
+        both = (si + sj) * offset
+        for t in range(n_act):
+            k = act[t]
+            grad[k] += y[k] * (si * row_i[cols[k]] + sj * row_j[cols[k]] + both)
+        it += 1
+        state[1] += 1
+    return it, gap, -1
+
+
+def _fetch_rows(cache, cols, need, alpha, upper, grad, diag, used, batch, active):
+    """Cache the needed row plus the ``batch - 1`` uncached rows most likely to be needed next
+    (largest single-step gain), and refresh the LRU stamps of the rows the descent used."""
+    slot = cache.resident_slots(cols)
+    touched = np.flatnonzero(used & (slot >= 0))
+    used[:] = False
+    room = max(1, min(batch, cache.capacity // 2))
+    pg = np.where(alpha <= 0, np.minimum(grad, 0.0), np.where(alpha >= upper, np.maximum(grad, 0.0), grad))
+    score = np.where((slot < 0) & active, pg * pg / diag, -1.0)
+    score[need] = np.inf
+    cand = np.flatnonzero(score > 0)
+    if cand.size > room:
+        cand = cand[np.argpartition(-score[cand], room - 1)[:room]]
+    if touched.size:
+        cache.slots(cols[touched[-max(1, cache.capacity - cand.size - 1):]])
+    cache.slots(cols[cand])
+    return cache.resident_slots(cols).astype(np.int64)
+
+
+def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="augmented",
+                        alpha_init=None, fixed_at_zero=None, fixed_at_C=None, initial_margins=None,
+                        max_iter=-1, batch=128, shrinking=False) -> BinaryFit:
+    """:func:`solve_box_cd` on the rows ``index`` (global, into ``cache.X``) of a shared row cache.
+
+    Same problem, warm start and screened samples. Rows come from ``cache``
+    (computed in blocks of ``batch`` by one GEMM when missing, kept for the
+    next C / fold / pair). ``initial_margins`` (y_i f(x_i) at the start, e.g.
+    from the previous C) skips the start-up product. The margins of every
+    sample at the solution are returned in ``stats["margins"]``. ``shrinking``:
+    as LIBSVM, samples firmly at a bound leave the active set every
+    min(n, 1000) steps; at convergence their gradients are restored from the
+    start and the columns that moved, and the rule is checked on all samples
+    (after 3 such restores shrinking stops, so the loop ends). Off by default:
+    on a 3000-sample RBF problem at C = 10 and 100 (tol 1e-3) it added 15 %
+    iterations (samples shrunk too early come back) and saved no time.
+    """
+    if bias not in ("augmented", "none"):
+        raise ValueError(f"solve_box_cd solves the box QP: bias must be 'augmented' or 'none', got {bias!r}")
+    offset = 1.0 if bias == "augmented" else 0.0
+    index = np.asarray(index, dtype=np.intp)
+    y = np.asarray(y, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    n = y.size
+    if index.shape != (n,) or C.shape != (n,):
+        raise ValueError(f"index and C must have shape ({n},)")
+    fixed0 = np.zeros(n, bool) if fixed_at_zero is None else np.asarray(fixed_at_zero, bool)
+    fixedC = np.zeros(n, bool) if fixed_at_C is None else np.asarray(fixed_at_C, bool)
+    if fixed0.shape != (n,) or fixedC.shape != (n,) or (fixed0 & fixedC).any():
+        raise ValueError("fixed_at_zero / fixed_at_C must be disjoint boolean masks of length n")
+    start = time.perf_counter()
+    active = ~(fixed0 | fixedC)
+    alpha = np.where(fixedC, C, 0.0)
+    if alpha_init is not None:
+        alpha_init = np.asarray(alpha_init, dtype=np.float64)
+        if alpha_init.shape != (n,) or not np.all(np.isfinite(alpha_init)):
+            raise ValueError(f"alpha_init must be {n} finite values")
+        alpha[active] = np.clip(alpha_init[active], 0.0, C[active])
+    if initial_margins is not None:
+        margins = np.array(initial_margins, dtype=np.float64)
+        if margins.shape != (n,):
+            raise ValueError(f"initial_margins must have shape ({n},)")
+    else:
+        nz = np.flatnonzero(alpha)
+        margins = y * cached_outputs(cache, index[nz], y[nz] * alpha[nz], index, offset)
+    alpha_start = alpha.copy()
+    A = np.flatnonzero(active)
+    cols = index[A].astype(np.int64)
+    yA, CA = y[A], C[A]
+    aA = alpha[A].copy()
+    grad = margins[A] - 1.0
+    diag = np.maximum(cache.kernel.diagonal(cache.X[cols]) + offset, 1e-12)
+    limit = int(max_iter) if max_iter and max_iter > 0 else 100 * max(n, 1000) + 100_000
+    used = np.zeros(A.size, dtype=np.bool_)
+    it, gap, need = 0, (0.0 if A.size == 0 else np.inf), -1
+    slot = cache.resident_slots(cols).astype(np.int64)
+    act = np.arange(A.size, dtype=np.int64)
+    state = np.array([A.size, 0, 1 if shrinking else 0], dtype=np.int64)
+    grad_start, a_start = grad.copy(), aA.copy()
+    n_fetch = n_restore = 0
+
+    def restore():
+        """Exact gradients of the shrunk positions: start value plus the columns that moved."""
+        out = act[state[0]:]
+        moved = np.flatnonzero(aA != a_start)
+        grad[out] = grad_start[out] + yA[out] * cached_outputs(
+            cache, cols[moved], yA[moved] * (aA[moved] - a_start[moved]), cols[out], offset)
+        state[0] = A.size
+
+    while A.size:
+        it, gap, need = _greedy_cd_cached(cache.slab, slot, cols, yA, CA, aA, grad, diag, offset,
+                                          float(tol), it, limit, used, act, state, min(A.size, 1000))
+        if need == -2 and n_restore < 3 * A.size:
+            restore()
+            n_restore += 1
+            if n_restore >= 3:
+                state[2] = 0
+            continue
+        if need < 0 or n_fetch > limit:
+            break
+        active_now = np.zeros(A.size, dtype=bool)
+        active_now[act[:state[0]]] = True
+        slot = _fetch_rows(cache, cols, need, aA, CA, grad, diag, used, batch, active_now)
+        n_fetch += 1
+    if state[0] < A.size:
+        restore()
+    converged = gap <= tol
+    if not converged:
+        warnings.warn(f"box coordinate descent stopped after {it} iterations with violation "
+                      f"{gap:.3e} > tol={tol}", ConvergenceWarning, stacklevel=2)
+    alpha[A] = aA
+    margins[A] = grad + 1.0
+    F = np.flatnonzero(~active)
+    changed = np.flatnonzero(alpha != alpha_start)
+    if F.size and changed.size:
+        d_coef = y[changed] * (alpha[changed] - alpha_start[changed])
+        margins[F] += y[F] * cached_outputs(cache, index[changed], d_coef, index[F], offset)
+    objective = float(alpha @ (margins / 2 - 1.0))
+    return BinaryFit(alpha=alpha, intercept=offset * float(y @ alpha), dual_objective=objective,
+                     n_iter=int(it), converged=bool(converged),
+                     stats={"violation": float(gap), "n_active": int(A.size), "active": A,
+                            "margins": margins, "row_fetches": n_fetch, "n_restore": n_restore,
                             "seconds": time.perf_counter() - start})

@@ -35,10 +35,11 @@ import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..kernels import Kernel
 from ..multiclass import BinaryFit
-from .box_cd import solve_box_cd
+from .box_cd import PathKernelCache, cached_outputs, solve_box_cd_cached
 from .irwls import solve_irwls
 from .screening import RULES, ScreeningReference, _kernel_products, screen
 
@@ -97,7 +98,19 @@ def _trivial_fit(ref: ScreeningReference, C: float, augmented: bool, y) -> Binar
                      converged=True, stats={"violation": 0.0, "lemma9": True, "seconds": 0.0})
 
 
-def start_margins(ref: ScreeningReference, C, alpha_start, X, y, kernel, augmented) -> np.ndarray:
+def _products(X, kernel, shared, columns, coef, offset) -> np.ndarray:
+    """sum_j coef_j (k(x_i, x_columns[j]) + offset) for every sample i of the binary problem.
+
+    ``shared`` = (PathKernelCache, global row index of each sample) reads cached
+    rows (computed once for the whole path); None computes the kernel from X.
+    """
+    if shared is not None:
+        cache, index = shared
+        return cached_outputs(cache, index[columns], coef, index, offset)
+    return _kernel_products(kernel, X, columns, np.asarray(coef)[:, None], offset)[:, 0]
+
+
+def start_margins(ref: ScreeningReference, C, alpha_start, X, y, kernel, augmented, shared=None) -> np.ndarray:
     """y_i f(x_i) at the path's warm start from the reference, without a product over all SVs.
 
     The warm start moves the reference SVs at their bound from C~ c_i to
@@ -110,13 +123,33 @@ def start_margins(ref: ScreeningReference, C, alpha_start, X, y, kernel, augment
     planned = np.where(ref.at_upper, C * ref.weights, ref.alpha)
     diff = np.flatnonzero(alpha_start != planned)
     if diff.size:
-        coef = (y[diff] * (alpha_start[diff] - planned[diff]))[:, None]
-        margins = margins + y * _kernel_products(kernel, X, diff, coef, 1.0 if augmented else 0.0)[:, 0]
+        coef = y[diff] * (alpha_start[diff] - planned[diff])
+        margins = margins + y * _products(X, kernel, shared, diff, coef, 1.0 if augmented else 0.0)
     return margins
 
 
-def _reference_from_fit(X, y, C, fit, kernel, weights, augmented):
+def _moved_margins(margins, alpha_from, alpha_to, X, y, kernel, augmented, shared) -> np.ndarray:
+    """Margins after the dual point moves from ``alpha_from`` to ``alpha_to`` (columns that changed only)."""
+    diff = np.flatnonzero(alpha_to != alpha_from)
+    if diff.size == 0:
+        return margins.copy()
+    coef = y[diff] * (alpha_to[diff] - alpha_from[diff])
+    return margins + y * _products(X, kernel, shared, diff, coef, 1.0 if augmented else 0.0)
+
+
+def _reference_from_fit(X, y, C, fit, kernel, weights, augmented, shared=None, z_norms=None):
     margins = fit.stats.get("margins")
+    if shared is not None and margins is not None:
+        # every margin is known: only the free-SV product of BT2/IT remains, from cached rows
+        start = time.perf_counter()
+        upper = C * weights
+        free = np.flatnonzero((fit.alpha > 0) & (fit.alpha < upper))
+        free_margins = y * _products(X, kernel, shared, free, y[free] * fit.alpha[free],
+                                     1.0 if augmented else 0.0)
+        ref = ScreeningReference.from_margins(X, y, C, fit.alpha, kernel, margins, free_margins,
+                                              augmented=augmented, weights=weights, z_norms=z_norms)
+        ref.seconds = time.perf_counter() - start
+        return ref
     if margins is None and "active_margins" in fit.stats:   # the CD solver keeps y_i f_i of its active set
         margins = np.full(y.size, np.nan)
         margins[fit.stats["active"]] = fit.stats["active_margins"]
@@ -125,7 +158,8 @@ def _reference_from_fit(X, y, C, fit, kernel, weights, augmented):
 
 
 def _reference(X, y, C, next_C, fit, kernel, weights, augmented, solve, tol, fixed0, fixedC, bias,
-               options, polish, rule="it", max_polish=3, share=0.05, min_gain=0.01):
+               options, polish, rule="it", max_polish=3, share=0.05, min_gain=0.01, shared=None,
+               z_norms=None):
     """The screening reference of the next step, polished until its gap is small enough to use.
 
     The safeguarded BT1 radius grows by about eps = sqrt(2 G) (screening
@@ -137,7 +171,7 @@ def _reference(X, y, C, next_C, fit, kernel, weights, augmented, solve, tol, fix
     the samples. Returns (fit, reference, extra solve seconds, potential),
     potential being that exact-reference screened fraction.
     """
-    ref = _reference_from_fit(X, y, C, fit, kernel, weights, augmented)
+    ref = _reference_from_fit(X, y, C, fit, kernel, weights, augmented, shared, z_norms)
     potential = screen(replace(ref, gap=0.0), next_C, rule).n_screened / max(y.size, 1)
     target = 0.5 * (share * abs(next_C / C - 1) / 2) ** 2 * ref.w_norm2
     extra = 0.0
@@ -147,18 +181,55 @@ def _reference(X, y, C, next_C, fit, kernel, weights, augmented, solve, tol, fix
             break
         sub_tol /= 10
         t0 = time.perf_counter()
+        warm = {"initial_margins": fit.stats["margins"]} if "margins" in fit.stats else {}
         fit = solve(X, y, C * weights, kernel, tol=sub_tol, alpha_init=fit.alpha, fixed_at_zero=fixed0,
-                    fixed_at_C=fixedC, bias=bias, **options)
+                    fixed_at_C=fixedC, bias=bias, **options, **warm)
         extra += time.perf_counter() - t0
         seconds = ref.seconds
-        ref = _reference_from_fit(X, y, C, fit, kernel, weights, augmented)
+        ref = _reference_from_fit(X, y, C, fit, kernel, weights, augmented, shared, z_norms)
         ref.seconds += seconds
     return fit, ref, extra, potential
 
 
+def _first_start(X, y, C, weights, kernel, augmented, shared):
+    """Start of the first C: a = C c (every sample at its bound, Lemma 9's point) when its dual
+    objective C^2/2 c'Qc - C 1'c beats a = 0, with its margins C (Qc)_i; else (None, None).
+
+    At the small C where paths start nearly every sample ends at its bound, so
+    the descent then moves only the few that do not, instead of every sample
+    once. Qc costs one pass over the kernel rows (which the first solve reads anyway).
+    """
+    Qc = y * _products(X, kernel, shared, np.arange(y.size), y * weights, 1.0 if augmented else 0.0)
+    if 0.5 * C * C * float(weights @ Qc) - C * float(weights.sum()) >= 0:
+        return None, None
+    return C * weights, C * Qc
+
+
+def _cached_solver(cache, index):
+    """``solve_box_cd``'s call signature on the rows ``index`` of a shared :class:`PathKernelCache`."""
+    def solve(X, y, C, kernel, *, tol, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
+              bias="augmented", initial_margins=None, max_iter=-1, **_):
+        return solve_box_cd_cached(cache, index, y, C, tol=tol, bias=bias, alpha_init=alpha_init,
+                                   fixed_at_zero=fixed_at_zero, fixed_at_C=fixed_at_C,
+                                   initial_margins=initial_margins, max_iter=max_iter)
+    return solve
+
+
+def row_cache(kernel: Kernel, X, cache_size=200.0, tol=1e-3) -> PathKernelCache:
+    """The kernel row cache a path shares over all its C values (float32 rows when tol >= 1e-4, as IRWLS)."""
+    dtype = np.float32 if tol >= 1e-4 else np.float64
+    if sp.issparse(X) and X.nnz >= PathKernelCache.DENSE_MIN_DENSITY * X.shape[0] * X.shape[1] \
+            and X.shape[0] * X.shape[1] * 4 <= PathKernelCache.DENSE_MAX_MB * 2**20:
+        X = X.toarray()                        # as the cache would, but before the dtype choice below
+    if dtype == np.float32 and not sp.issparse(X):
+        X = np.asarray(X, dtype=np.float32)    # float32 GEMM: twice the speed, rows are stored in float32 anyway
+    return PathKernelCache(kernel, X, max(cache_size, 1e-6), dtype)
+
+
 def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias="augmented",
                 tol=1e-3, trivial_start=False, warm_start=True, solver="cd", adaptive=True,
-                polish_reference=False, solver_options=None) -> list[PathPoint]:
+                polish_reference=False, solver_options=None, callback=None, cache=None,
+                index=None) -> list[PathPoint]:
     """Solve the binary SVM for every C of an ascending grid (see the module docstring).
 
     ``y`` is +1/-1, ``weights`` the per-sample factors c_i (C_i = C c_i).
@@ -173,7 +244,14 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
     ``polish_reference``: re-solve references (CD only) to a tighter tolerance
     when their duality gap voids the safeguarded rules (:func:`_reference`);
     off by default because on nearly separable data (mushroom) the tight
-    re-solves cost more than the screening saves.
+    re-solves cost more than the screening saves. ``callback(C)``, if given, is
+    called after each C is solved (progress reports, :mod:`leansvm.progress`).
+
+    Kernel reuse (CD solver): every kernel row the path needs is computed once
+    into ``cache`` (a :class:`PathKernelCache` over a larger training set
+    whose rows ``index`` are this problem's samples, shared with other pairs
+    and folds), or into a cache of ``solver_options["cache_size"]`` MB built
+    here; references, warm-start margins and the solves all read it.
     """
     Cs = check_grid(Cs)
     check_screening(screening, bias)
@@ -185,10 +263,19 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
     n = y.size
     weights = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     options = dict(solver_options or {})
-    if solver == "cd":
-        options = {k: v for k, v in options.items() if k in ("cache_size", "max_iter")}
-    solve = solve_box_cd if solver == "cd" else solve_irwls
     augmented = bias == "augmented"
+    shared = z_norms = None
+    if solver == "cd":
+        if cache is None:
+            cache, index = row_cache(kernel, X, options.get("cache_size", 200.0), tol), np.arange(n)
+        elif index is None or np.shape(index) != (n,):
+            raise ValueError(f"index must give the {n} rows of this problem in the shared cache")
+        shared = (cache, np.asarray(index, dtype=np.intp))
+        z_norms = np.sqrt(np.maximum(kernel.diagonal(cache.X[shared[1]]) + (1.0 if augmented else 0.0), 0.0))
+        options = {k: v for k, v in options.items() if k == "max_iter"}
+        solve = _cached_solver(*shared)
+    else:
+        solve = solve_irwls
     points: list[PathPoint] = []
     ref = lemma9 = prev = None
     prev_C = 0.0
@@ -203,6 +290,8 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             points.append(PathPoint(C, fit, 0, 0, n, pending, 0.0, {"lemma9": True}))
             pending = 0.0
             prev, prev_C = fit, C
+            if callback is not None:
+                callback(C)
             continue
         t0 = time.perf_counter()
         fixed0 = fixedC = None
@@ -219,12 +308,20 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             alpha_init = np.where((prev.alpha >= prev_upper) & (prev.alpha > 0), upper, prev.alpha)
         t0 = time.perf_counter()
         extra = {}
-        if solver == "cd" and ref is not None and warm_start and prev is not None:
+        if solver == "cd" and warm_start and prev is None and not (fixed0 is not None and fixed0.any()):
+            alpha_init, margins = _first_start(X, y, C, weights, kernel, augmented, shared)
+            if alpha_init is not None:
+                extra["initial_margins"] = margins
+        if solver == "cd" and warm_start and prev is not None:
             alpha_start = alpha_init.copy()
             if fixed0 is not None:
                 alpha_start[fixed0] = 0.0
                 alpha_start[fixedC] = upper[fixedC]
-            extra["initial_margins"] = start_margins(ref, C, alpha_start, X, y, kernel, augmented)
+            if ref is not None:
+                extra["initial_margins"] = start_margins(ref, C, alpha_start, X, y, kernel, augmented, shared)
+            elif "margins" in prev.stats:
+                extra["initial_margins"] = _moved_margins(prev.stats["margins"], prev.alpha, alpha_start,
+                                                          X, y, kernel, augmented, shared)
         fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
                     fixed_at_C=fixedC, bias=bias, **options, **extra)
         solve_seconds = time.perf_counter() - t0
@@ -233,11 +330,14 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
         if screening is not None and k + 1 < Cs.size and probe:
             fit, ref, polish_seconds, potential = _reference(
                 X, y, C, Cs[k + 1], fit, kernel, weights, augmented, solve, tol, fixed0, fixedC, bias,
-                options, polish=polish_reference and solver == "cd", rule=screening)
+                options, polish=polish_reference and solver == "cd", rule=screening, shared=shared,
+                z_norms=z_norms)
             useful = potential >= 0.01
             solve_seconds += polish_seconds
             pending = ref.seconds
         n_non_sv = int(np.count_nonzero((fit.alpha <= 0) | (fit.alpha >= upper)))
         points.append(PathPoint(C, fit, n_R, n_L, n_non_sv, rule_seconds, solve_seconds))
         prev, prev_C = fit, C
+        if callback is not None:
+            callback(C)
     return points

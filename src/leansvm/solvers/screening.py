@@ -153,6 +153,23 @@ class ScreeningReference:
                              _z_norms(kernel, X, augmented), at_upper, start)
 
     @classmethod
+    def from_margins(cls, X, y, C, alpha, kernel: Kernel, margins, free_margins, *, augmented=True,
+                     weights=None, z_norms=None) -> "ScreeningReference":
+        """Reference from a dual point whose margins g_i and free-SV margins z_i'u are already known
+        (e.g. read from a path's shared kernel row cache): O(n), no kernel evaluation
+        (``z_norms`` given) or one diagonal pass."""
+        start = time.perf_counter()
+        y, alpha, weights, C = _check_reference_inputs(y, alpha, weights, C)
+        margins = np.asarray(margins, dtype=np.float64)
+        free_margins = np.asarray(free_margins, dtype=np.float64)
+        if margins.shape != y.shape or free_margins.shape != y.shape:
+            raise ValueError(f"margins and free_margins must have shape {y.shape}")
+        at_upper = (alpha >= C * weights) & (alpha > 0)
+        if z_norms is None:
+            z_norms = _z_norms(kernel, X, augmented)
+        return cls._assemble(C, alpha, weights, margins, free_margins, z_norms, at_upper, start)
+
+    @classmethod
     def _assemble(cls, C, alpha, weights, margins, free_margins, z_norms, at_upper, start):
         free = (alpha > 0) & ~at_upper
         w_norm2 = max(float(alpha @ margins), 0.0)
