@@ -22,6 +22,7 @@ from .estimators import KernelClassifierMixin, validate_training_data
 from .expansion import KernelExpansion
 from .kernels import Kernel
 from .multiclass import ovo_pairs
+from .progress import Progress
 from .solvers import bsgd
 
 #: at most this many rows of a pass enter the exact bias step (a random subsample beyond)
@@ -150,8 +151,11 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         X, classes, y_enc, _ = validate_training_data(self, X, y)
         start = time.perf_counter()
         self._start(X, classes, X.shape[0])
-        for _ in range(int(self.epochs)):
-            self._pass(X, y_enc)
+        # progress: one step per binary problem and epoch; a bar on a terminal or when verbose
+        with Progress(int(self.epochs) * len(self._problems(len(classes))), "BSGD", "problem passes",
+                      True if self.verbose else None) as bar:
+            for _ in range(int(self.epochs)):
+                self._pass(X, y_enc, on_problem=bar.update)
         self._finish(X, y_enc, start)
         return self
 
@@ -208,7 +212,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         # partial_fit: a problem's size is its row count in the first chunk scaled to n_total
         self._share = None if chunk_rows is None else n_total / chunk_rows
 
-    def _pass(self, X, y_enc):
+    def _pass(self, X, y_enc, on_problem=None):
         problems = self._problems(len(self.classes_))
         if not self.states_:
             self.states_ = [None] * len(problems)
@@ -226,6 +230,8 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             if self.fit_intercept:
                 state.bias = self._exact_bias(state, Xp, y_pm)
             self.states_[p] = state
+            if on_problem is not None:
+                on_problem()
             if self.verbose:
                 print(f"[BSGD] problem {p}: t={state.t} n_sv={state.n_support} "
                       f"maintenance={int(state.stats[bsgd.ST_MAINT])} bias={state.bias:.4g}")

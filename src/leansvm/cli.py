@@ -138,6 +138,7 @@ def _fit_parser(sub):
 
 def cmd_fit(args) -> int:
     from .lean import fit_lean, format_table, save_result_model
+    from .progress import progress_enabled
 
     if not 0 <= args.max_accuracy_drop < 100:
         raise UsageError(f"leansvm fit: error: --max-accuracy-drop is in percentage points, "
@@ -156,7 +157,8 @@ def cmd_fit(args) -> int:
         print(f"leansvm fit: {described}")
     result = fit_lean(X, y, X_test=X_test, y_test=y_test, max_accuracy_drop=args.max_accuracy_drop / 100,
                       budget_seconds=args.budget_seconds, Cs=args.C_grid, gammas=args.gamma_grid,
-                      selection_size=args.selection_size, verbose=not args.quiet)
+                      selection_size=args.selection_size, verbose=not args.quiet,
+                      progress=False if args.quiet else progress_enabled(None))   # bars on a terminal
     path = save_result_model(result, args.model)
     if args.report:
         from .report import write_report

@@ -52,6 +52,7 @@ from .estimators import KernelClassifierMixin
 from .expansion import KernelExpansion
 from .io import DENSE_FRACTION, register_estimator
 from .multiclass import predict_index
+from .progress import Progress
 from .solvers import cvm
 
 METHODS = ("cvm", "lars", "random")
@@ -198,7 +199,7 @@ class _Compressor:
         self.group_columns = (cvm.ovo_pair_columns(full.n_classes) if full.class_restricted else None)
         self.groups = self.pool_classes if full.class_restricted else None
 
-    def compress(self, n_sv: int) -> tuple[KernelExpansion, np.ndarray, dict]:
+    def compress(self, n_sv: int, callback=None) -> tuple[KernelExpansion, np.ndarray, dict]:
         """(expansion, class index per vector, statistics) with at most n_sv vectors."""
         exp, full = self.full.expansion, self.full
         stats = {"n_sv_requested": n_sv}
@@ -222,7 +223,7 @@ class _Compressor:
         stats["loss_lars"] = problem.objective(problem.pack(Z, B, c))[0]
         if self.method == "cvm":
             t0 = time.perf_counter()
-            Z, B, c, res = cvm.optimise_vectors(problem, Z, B, c, max_iter=self.max_iter)
+            Z, B, c, res = cvm.optimise_vectors(problem, Z, B, c, max_iter=self.max_iter, callback=callback)
             B, c = cvm.refit_coefficients(problem.kernel_matrix(Z), self.F, blocks)
             stats.update(n_iter=int(res.nit), gradient_s=time.perf_counter() - t0,
                          loss_cvm=problem.objective(problem.pack(Z, B, c))[0])
@@ -245,7 +246,7 @@ def _accuracy(expansion, X, y, classes, strategy):
     return float(np.mean(pred == y))
 
 
-def _search_size(compressor: _Compressor, X, y, max_drop: float):
+def _search_size(compressor: _Compressor, X, y, max_drop: float, on_size=None):
     """Smallest size on a geometric grid (x1.25) whose accuracy on (X, y) is within max_drop of the full model."""
     full = compressor.full
     target = _accuracy(full.expansion, X, y, full.classes, full.strategy) - max_drop
@@ -256,6 +257,8 @@ def _search_size(compressor: _Compressor, X, y, max_drop: float):
         result = compressor.compress(size)
         acc = _accuracy(result[0], X, y, full.classes, full.strategy)
         tried.append((size, acc))
+        if on_size is not None:
+            on_size()
         if acc >= target - 1e-12 or size >= m:
             result[2].update(size_search=tried, target_accuracy=target)
             return result
@@ -263,7 +266,7 @@ def _search_size(compressor: _Compressor, X, y, max_drop: float):
 
 
 def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=None, method="cvm",
-             random_state=None, max_iter=100, max_fit_points=20000, eig_max=cvm.EIG_MAX):
+             random_state=None, max_iter=100, max_fit_points=20000, eig_max=cvm.EIG_MAX, progress=None):
     """A :class:`CompressedSVC` with at most ``n_sv`` shared vectors approximating ``model``.
 
     Exactly one of ``n_sv`` (number of vectors), ``ratio`` (fraction of the
@@ -275,11 +278,13 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     ``'cvm'`` adds the gradient support vectors (eq. 10)
     with ``max_iter`` L-BFGS iterations. At most ``max_fit_points`` fitting
     points are used (a random subset beyond). See :mod:`leansvm.solvers.cvm`.
+    ``progress``: a bar with the time left (L-BFGS iterations, or sizes tried);
+    None shows it on a terminal (:mod:`leansvm.progress`).
     """
     est = CompressedSVC(estimator=model, n_sv=n_sv, ratio=ratio, max_accuracy_drop=max_accuracy_drop,
                         method=method, max_iter=max_iter, max_fit_points=max_fit_points,
                         random_state=random_state, eig_max=eig_max)
-    return est._compress(model, X, y)
+    return est._compress(model, X, y, progress=progress)
 
 
 @register_estimator
@@ -320,7 +325,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
         base.fit(X, y)
         return self._compress(base, X, y)
 
-    def _compress(self, model, X, y):
+    def _compress(self, model, X, y, progress=None):
         _check_method(self.method)
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got "
@@ -337,9 +342,16 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
         if n_sv is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                expansion, vec_classes, stats = _search_size(compressor, X, y, float(self.max_accuracy_drop))
+                # progress: sizes tried, out of the whole x1.25 grid (the search usually stops earlier)
+                with Progress(1 + int(np.ceil(np.log(max(m, 2)) / np.log(SIZE_GROWTH))), "compress: size search",
+                              "sizes", progress) as bar:
+                    expansion, vec_classes, stats = _search_size(compressor, X, y, float(self.max_accuracy_drop),
+                                                                 on_size=bar.update)
         else:
-            expansion, vec_classes, stats = compressor.compress(n_sv)
+            # progress: L-BFGS iterations out of max_iter (it may converge earlier)
+            with Progress(self.max_iter if self.method == "cvm" else None, "compress", "L-BFGS iterations",
+                          progress) as bar:
+                expansion, vec_classes, stats = compressor.compress(n_sv, callback=lambda *_: bar.update())
         stats["total_s"] = time.perf_counter() - start
         self._set_fitted(full, expansion, vec_classes, stats)
         return self

@@ -40,6 +40,7 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from .estimators import SVC, KernelClassifierMixin
 from .expansion import KernelExpansion
 from .kernels import Kernel, resolve_gamma
+from .progress import Progress, default_progress, progress_enabled
 
 __all__ = ["fit_lean", "LeanResult", "Candidate", "Step", "Selection", "LandmarkSVC"]
 
@@ -191,17 +192,6 @@ class _Log:
         self.say(line + (f" [{seconds:.1f} s]" if seconds else ""))
 
 
-def _progress(iterable, total, description, verbose):
-    """tqdm over ``iterable`` when verbose and attached to a terminal; the plain iterable otherwise."""
-    if not (verbose and sys.stderr.isatty()):
-        return iterable
-    try:
-        from tqdm import tqdm
-    except ImportError:  # progress bars are optional
-        return iterable
-    return tqdm(iterable, total=total, desc=description, leave=False)
-
-
 def _optional(name):
     """``leansvm.<name>`` when that part of the library has landed, else None."""
     import leansvm
@@ -297,19 +287,21 @@ def _ordered(parts):
     return X_fit, y_fit, X_val, y_val
 
 
-def _grid_fallback(X, y, Cs, gammas, n_folds, random_state, verbose):
+def _grid_fallback(X, y, Cs, gammas, n_folds, random_state, progress=None):
     """Validation accuracy and #SV over the grid by k-fold CV with one ``leansvm.SVC`` fit per cell."""
     folds = list(StratifiedKFold(n_folds, shuffle=True, random_state=random_state).split(X, y))
     accuracy = np.zeros((len(gammas), len(Cs)))
     n_support = np.zeros((len(gammas), len(Cs)))
     cells = [(i, j) for i in range(len(gammas)) for j in range(len(Cs))]
-    for i, j in _progress(cells, len(cells), "grid search", verbose):
-        accs, svs = [], []
-        for train, test in folds:
-            model = SVC(C=Cs[j], gamma=gammas[i], random_state=random_state).fit(X[train], y[train])
-            accs.append(_accuracy(model, X[test], y[test]))
-            svs.append(model.expansion_.n_support)
-        accuracy[i, j], n_support[i, j] = np.mean(accs), np.mean(svs)
+    with Progress(len(cells) * n_folds, "grid search", "fits", progress) as bar:
+        for i, j in cells:
+            accs, svs = [], []
+            for train, test in folds:
+                model = SVC(C=Cs[j], gamma=gammas[i], random_state=random_state).fit(X[train], y[train])
+                accs.append(_accuracy(model, X[test], y[test]))
+                svs.append(model.expansion_.n_support)
+                bar.update()
+            accuracy[i, j], n_support[i, j] = np.mean(accs), np.mean(svs)
     return accuracy, n_support
 
 
@@ -338,7 +330,7 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
     if accuracy is None:
         method = f"grid of leansvm.SVC fits, {n_folds}-fold CV"
         with quiet:
-            accuracy, n_support = _grid_fallback(X, y, Cs, gammas, n_folds, random_state, log.verbose)
+            accuracy, n_support = _grid_fallback(X, y, Cs, gammas, n_folds, random_state)
     # best accuracy; among ties (within half a validation sample) the fewest support vectors
     tie = accuracy >= accuracy.max() - 0.5 / X.shape[0]
     i, j = np.unravel_index(np.argmin(np.where(tie, n_support, np.inf)), accuracy.shape)
@@ -424,8 +416,10 @@ def train_exact(X, y, C, gamma, random_state=0) -> Candidate:
     return Candidate("exact SVC", "exact", model, model.expansion_.n_support, seconds)
 
 
-def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, verbose=False):
-    """Budget models at each budget: ``leansvm.BSGDClassifier`` or, until it lands, Nystroem + LinearSVC."""
+def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progress=None):
+    """Budget models at each budget: ``leansvm.BSGDClassifier`` or, until it lands, Nystroem + LinearSVC.
+
+    ``progress``: a bar over the budgets (None: on a terminal, :mod:`leansvm.progress`)."""
     log = log or _Log(False)
     bsgd = _optional("BSGDClassifier")
     fallback = None
@@ -434,15 +428,17 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, verbo
                     "LinearSVC (scikit-learn), written as a kernel expansion over the landmarks")
     out = []
     start = time.perf_counter()
-    for budget in _progress(budgets, len(budgets), "budget models", verbose):
-        if bsgd is not None:
-            estimator = bsgd(budget=int(budget), C=C, gamma=gamma, random_state=random_state)
-            name = f"BSGD B={int(budget)}"
-        else:
-            estimator = LandmarkSVC(budget=int(budget), C=C, gamma=gamma, random_state=random_state)
-            name = f"Nystroem B={int(budget)}"
-        model, seconds = _timed(estimator.fit, X, y)
-        out.append(Candidate(name, "budget", model, model.expansion_.n_support, seconds))
+    with Progress(len(budgets), "budget models", "models", progress) as bar:
+        for budget in budgets:
+            if bsgd is not None:
+                estimator = bsgd(budget=int(budget), C=C, gamma=gamma, random_state=random_state)
+                name = f"BSGD B={int(budget)}"
+            else:
+                estimator = LandmarkSVC(budget=int(budget), C=C, gamma=gamma, random_state=random_state)
+                name = f"Nystroem B={int(budget)}"
+            model, seconds = _timed(estimator.fit, X, y)
+            out.append(Candidate(name, "budget", model, model.expansion_.n_support, seconds))
+            bar.update()
     log.step("budget", f"{len(out)} budget model(s), B = {', '.join(str(int(b)) for b in budgets)}",
              "budgeted training at fixed size: " + ("BSGDClassifier" if bsgd is not None else "Nystroem + LinearSVC"),
              time.perf_counter() - start, fallback)
@@ -450,7 +446,7 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, verbo
 
 
 def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_accuracy, first_fraction=0.01,
-                    max_iter=50, time_limit=None, random_state=0, log=None, verbose=False):
+                    max_iter=50, time_limit=None, random_state=0, log=None, progress=None):
     """Compressed models of ``reference`` (``leansvm.compress``), searching the smallest size that reaches
     ``target_accuracy`` on the validation part.
 
@@ -464,7 +460,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     ``time_limit`` (seconds): no new size is tried when the next one (about
     twice the last one's time) would end past it. Cost: about 2.5 times the compression at the
     final size (``compress(max_accuracy_drop=...)`` grows sizes by 1.25 and
-    pays about 5 times).
+    pays about 5 times). ``progress``: each compression's bar (None: on a terminal).
     """
     log = log or _Log(False)
     compress = _optional("compress")
@@ -481,7 +477,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
         try:
             with _QuietConvergence() as quiet:
                 model, seconds = _timed(compress, reference.model, n_sv=int(size), X=X_fit, y=y_fit,
-                                        max_iter=max_iter, random_state=random_state)
+                                        max_iter=max_iter, random_state=random_state, progress=progress)
         except Exception as exc:
             log.step("compress", f"size {size} failed", f"{type(exc).__name__}: {exc}")
             return None
@@ -581,7 +577,7 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds):
 def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_seconds=None,
              Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=2000,
              size_fractions=DEFAULT_SIZE_FRACTIONS, compression_points=2000, libsvm_reference_model=True,
-             random_state=0, verbose=False) -> LeanResult:
+             random_state=0, verbose=False, progress=None) -> LeanResult:
     """From data to the cheapest accurate model; see the module docstring for the stages.
 
     ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
@@ -596,102 +592,113 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     Hyperparameters are chosen on a subsample of ``selection_size`` training
     rows; models are trained on the training rows minus a stratified
     ``validation_fraction`` used to choose among them; ``X_test, y_test``
-    (optional) are only measured, never used for a choice.
+    (optional) are only measured, never used for a choice. ``verbose``: print
+    every step. ``progress``: progress bars (with the time left) of the long
+    operations inside (path search, compression, budget training); None: when
+    ``verbose`` or on a terminal (:mod:`leansvm.progress`). Ctrl-C stops it with
+    a line naming the last finished step; ``KeyboardInterrupt`` propagates.
     """
-    start = time.perf_counter()
-    X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds)
     log = _Log(verbose)
-    summary = summarize_data(X, y, X_test, y_test)
-    log.step("data", f"{summary['n_train']} samples x {summary['n_features']} features, "
-                     f"{len(summary['classes'])} classes",
-             ("sparse" if summary["sparse"] else "dense") + f"; test part: {summary['n_test'] or 'none'}")
+    start = time.perf_counter()
+    try:
+        with default_progress(progress_enabled(True if progress is None and verbose else progress)):
+            X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds)
+            summary = summarize_data(X, y, X_test, y_test)
+            log.step("data", f"{summary['n_train']} samples x {summary['n_features']} features, "
+                             f"{len(summary['classes'])} classes",
+                     ("sparse" if summary["sparse"] else "dense") + f"; test part: {summary['n_test'] or 'none'}")
 
-    X_fit, y_fit, X_val, y_val = split_validation(X, y, validation_fraction, random_state)
-    log.step("split", f"{X_fit.shape[0]} for training, {X_val.shape[0]} for validation",
-             f"stratified hold-out of {100 * validation_fraction:g}% for choosing among models")
+            X_fit, y_fit, X_val, y_val = split_validation(X, y, validation_fraction, random_state)
+            log.step("split", f"{X_fit.shape[0]} for training, {X_val.shape[0]} for validation",
+                     f"stratified hold-out of {100 * validation_fraction:g}% for choosing among models")
 
-    scale = resolve_gamma("scale", X_fit)
-    Cs = DEFAULT_C_GRID if Cs is None else Cs
-    gammas = tuple(f * scale for f in DEFAULT_GAMMA_FACTORS) if gammas is None else gammas
-    X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
-    selection = select_hyperparameters(X_sel, y_sel, Cs, gammas, n_folds, random_state, log)
-    C, gamma = selection.C, selection.gamma
-    selection.screening = screening_along_path(X_sel, y_sel, min(Cs), max(Cs), gamma, random_state=random_state,
-                                               log=log)
+            scale = resolve_gamma("scale", X_fit)
+            Cs = DEFAULT_C_GRID if Cs is None else Cs
+            gammas = tuple(f * scale for f in DEFAULT_GAMMA_FACTORS) if gammas is None else gammas
+            X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
+            selection = select_hyperparameters(X_sel, y_sel, Cs, gammas, n_folds, random_state, log)
+            C, gamma = selection.C, selection.gamma
+            selection.screening = screening_along_path(X_sel, y_sel, min(Cs), max(Cs), gamma, random_state=random_state,
+                                                       log=log)
 
-    route, estimated = "exact", None
-    if budget_seconds is not None:
-        estimated, measured, size, power = estimate_exact_seconds(X_fit, y_fit, C, gamma, random_state=random_state)
-        route = "exact" if estimated <= budget_seconds else "budget"
-        log.step("route", f"{route} training",
-                 f"exact fit estimated at {estimated:.1f} s ({measured:.2f} s on {size} samples, "
-                 f"scaled by n^{power:.2f}) {'within' if route == 'exact' else 'over'} the budget of "
-                 f"{budget_seconds:g} s")
-    else:
-        log.step("route", "exact training", "no time budget given")
+            route, estimated = "exact", None
+            if budget_seconds is not None:
+                estimated, measured, size, power = estimate_exact_seconds(X_fit, y_fit, C, gamma, random_state=random_state)
+                route = "exact" if estimated <= budget_seconds else "budget"
+                log.step("route", f"{route} training",
+                         f"exact fit estimated at {estimated:.1f} s ({measured:.2f} s on {size} samples, "
+                         f"scaled by n^{power:.2f}) {'within' if route == 'exact' else 'over'} the budget of "
+                         f"{budget_seconds:g} s")
+            else:
+                log.step("route", "exact training", "no time budget given")
 
-    candidates = []
-    if route == "exact":
-        exact = train_exact(X_fit, y_fit, C, gamma, random_state)
-        log.step("train", f"exact SVC: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:g}",
-                 exact.fit_seconds)
-        m = exact.n_support
-        budgets = sorted({max(10, int(round(f * m))) for f in size_fractions if f * m < m})
-    else:
-        # the exact solver on the largest subsample whose estimated time is half the budget
-        n_sub = int(min(X_fit.shape[0], size * (0.5 * budget_seconds / max(measured, 1e-9)) ** (1 / power)))
-        X_sub, y_sub = _subsample(X_fit, y_fit, max(n_sub, size), random_state)
-        exact = train_exact(X_sub, y_sub, C, gamma, random_state)
-        exact.name = f"exact SVC ({X_sub.shape[0]} of {X_fit.shape[0]} samples)"
-        log.step("train", f"{exact.name}: {exact.n_support} support vectors",
-                 f"IRWLS at C = {C:g}, gamma = {gamma:g} on the largest subsample estimated to take half "
-                 "the budget; the reference for compression", exact.fit_seconds)
-        budgets = sorted({int(b) for b in (50, 100, 200, 500) if b < X_fit.shape[0]})
-    candidates.append(exact)
-    reference = exact
-    candidates += train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log, verbose)
-    for c in candidates:
-        c.validation_accuracy = _accuracy(c.model, X_val, y_val)
-    target = max(c.validation_accuracy for c in candidates) - max_accuracy_drop
-    X_cfit, y_cfit = _subsample(X_fit, y_fit, compression_points, random_state)
-    candidates += compress_models(reference, X_cfit, y_cfit, X_val, y_val, target,
-                                  time_limit=None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds,
-                                  random_state=random_state, log=log, verbose=verbose)
+            candidates = []
+            if route == "exact":
+                exact = train_exact(X_fit, y_fit, C, gamma, random_state)
+                log.step("train", f"exact SVC: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:g}",
+                         exact.fit_seconds)
+                m = exact.n_support
+                budgets = sorted({max(10, int(round(f * m))) for f in size_fractions if f * m < m})
+            else:
+                # the exact solver on the largest subsample whose estimated time is half the budget
+                n_sub = int(min(X_fit.shape[0], size * (0.5 * budget_seconds / max(measured, 1e-9)) ** (1 / power)))
+                X_sub, y_sub = _subsample(X_fit, y_fit, max(n_sub, size), random_state)
+                exact = train_exact(X_sub, y_sub, C, gamma, random_state)
+                exact.name = f"exact SVC ({X_sub.shape[0]} of {X_fit.shape[0]} samples)"
+                log.step("train", f"{exact.name}: {exact.n_support} support vectors",
+                         f"IRWLS at C = {C:g}, gamma = {gamma:g} on the largest subsample estimated to take half "
+                         "the budget; the reference for compression", exact.fit_seconds)
+                budgets = sorted({int(b) for b in (50, 100, 200, 500) if b < X_fit.shape[0]})
+            candidates.append(exact)
+            reference = exact
+            candidates += train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log)
+            for c in candidates:
+                c.validation_accuracy = _accuracy(c.model, X_val, y_val)
+            target = max(c.validation_accuracy for c in candidates) - max_accuracy_drop
+            X_cfit, y_cfit = _subsample(X_fit, y_fit, compression_points, random_state)
+            candidates += compress_models(reference, X_cfit, y_cfit, X_val, y_val, target,
+                                          time_limit=None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds,
+                                          random_state=random_state, log=log)
 
-    chosen = choose_model(candidates, max_accuracy_drop, log)
+            chosen = choose_model(candidates, max_accuracy_drop, log)
 
-    # measurements (never used for a choice): test accuracy and test-time cost
-    X_measure = X_test if X_test is not None else X_val
-    if X_test is not None:
-        for c in candidates:
-            c.test_accuracy = _accuracy(c.model, X_test, y_test)
-    X_timing = X_measure[: min(X_measure.shape[0], 5000)]
-    libsvm_model = libsvm_seconds = libsvm_n_sv = libsvm_acc = None
-    libsvm_estimate = None
-    if libsvm_reference_model and budget_seconds is not None:
-        from sklearn.svm import SVC as LibsvmSVC
-        libsvm_estimate, _, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma), X_fit, y_fit,
-                                                     random_state=random_state)
-    if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= budget_seconds):
-        (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma)
-        libsvm_n_sv = int(libsvm_model.n_support_.sum())
-        if X_test is not None:
-            libsvm_acc = float(np.mean(_same_labels(libsvm_model.predict(_int32_indices(X_test)), y_test)))
-        log.step("reference", f"LIBSVM (scikit-learn SVC): {libsvm_n_sv} support vectors",
-                 "the full model at the same C and gamma, for test-time cost", libsvm_fit)
-    elif libsvm_reference_model:
-        log.step("reference", "LIBSVM full model not trained",
-                 f"its estimated training time ({libsvm_estimate:.0f} s) exceeds the time budget")
-    libsvm_seconds = measure_prediction_cost(candidates, X_timing, libsvm_model)
-    log.step("measure", f"prediction cost on {X_timing.shape[0]} rows",
-             "best of 5 runs, seconds per 1000 predictions (machine shared: ratios, not absolutes)")
+            # measurements (never used for a choice): test accuracy and test-time cost
+            X_measure = X_test if X_test is not None else X_val
+            if X_test is not None:
+                for c in candidates:
+                    c.test_accuracy = _accuracy(c.model, X_test, y_test)
+            X_timing = X_measure[: min(X_measure.shape[0], 5000)]
+            libsvm_model = libsvm_seconds = libsvm_n_sv = libsvm_acc = None
+            libsvm_estimate = None
+            if libsvm_reference_model and budget_seconds is not None:
+                from sklearn.svm import SVC as LibsvmSVC
+                libsvm_estimate, _, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma), X_fit, y_fit,
+                                                             random_state=random_state)
+            if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= budget_seconds):
+                (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma)
+                libsvm_n_sv = int(libsvm_model.n_support_.sum())
+                if X_test is not None:
+                    libsvm_acc = float(np.mean(_same_labels(libsvm_model.predict(_int32_indices(X_test)), y_test)))
+                log.step("reference", f"LIBSVM (scikit-learn SVC): {libsvm_n_sv} support vectors",
+                         "the full model at the same C and gamma, for test-time cost", libsvm_fit)
+            elif libsvm_reference_model:
+                log.step("reference", "LIBSVM full model not trained",
+                         f"its estimated training time ({libsvm_estimate:.0f} s) exceeds the time budget")
+            libsvm_seconds = measure_prediction_cost(candidates, X_timing, libsvm_model)
+            log.step("measure", f"prediction cost on {X_timing.shape[0]} rows",
+                     "best of 5 runs, seconds per 1000 predictions (machine shared: ratios, not absolutes)")
 
-    data_2d = None
-    if X.shape[1] == 2:
-        data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)
-    return LeanResult(chosen.model, chosen, candidates, selection, route, log.steps, summary,
-                      max_accuracy_drop, libsvm_seconds, libsvm_n_sv, libsvm_acc, data_2d,
-                      np.unique(y), time.perf_counter() - start)
+            data_2d = None
+            if X.shape[1] == 2:
+                data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)
+            return LeanResult(chosen.model, chosen, candidates, selection, route, log.steps, summary,
+                              max_accuracy_drop, libsvm_seconds, libsvm_n_sv, libsvm_acc, data_2d,
+                              np.unique(y), time.perf_counter() - start)
+    except KeyboardInterrupt:
+        last = log.steps[-1].stage if log.steps else "none"
+        print(f"leansvm fit: interrupted (Ctrl-C) after {time.perf_counter() - start:.0f} s; "
+              f"last finished step: {last}", file=sys.stderr, flush=True)
+        raise
 
 
 def format_table(result: LeanResult) -> str:

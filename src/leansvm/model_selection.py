@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_is_fitted
 from .estimators import SVC, KernelClassifierMixin, per_sample_C, validate_training_data
 from .kernels import Kernel
 from .multiclass import fit_ovo
+from .progress import Progress
 from .solvers.path import BIAS_MODES, binary_path, check_grid, check_screening
 
 __all__ = ["svm_path", "SVMPath", "SVCCV", "default_C_grid"]
@@ -95,13 +96,13 @@ def _pair_problems(y_enc, n_classes):
 
 
 def _run_paths(X, y_enc, n_classes, weights, Cs, kernel, screening, bias, tol, trivial_start,
-               solver, solver_options, n_jobs):
+               solver, solver_options, n_jobs, callback=None):
     problems = _pair_problems(y_enc, n_classes)
 
     def one(idx, y_pm):
         return binary_path(X[idx], y_pm, Cs, kernel, weights=weights[idx], screening=screening,
                            bias=bias, tol=tol, trivial_start=trivial_start, solver=solver,
-                           solver_options=solver_options)
+                           solver_options=solver_options, callback=callback)
 
     if n_jobs in (None, 1) or len(problems) == 1:
         return problems, [one(idx, y_pm) for idx, y_pm in problems]
@@ -127,7 +128,7 @@ def _model_at(k, C, X, y_enc, classes, weights, kernel, pair_points, bias, param
 def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
              screening="it", fit_intercept=True, tol=1e-3, class_weight=None, sample_weight=None,
              trivial_start=False, solver="cd", cache_size=200.0, working_set_size=64, max_iter=-1,
-             random_state=0, n_jobs=None) -> SVMPath:
+             random_state=0, n_jobs=None, progress=None) -> SVMPath:
     """Fit an SVM for every C of ``Cs`` (ascending) with warm start and safe screening.
 
     ``screening``: 'it' (Intersection Test, the strongest), 'bt1' (DVI),
@@ -137,7 +138,8 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     cost per step, only the unscreened samples) or 'irwls' (the exact IRWLS
     solver with samples fixed at their bounds); 'equality' always uses IRWLS.
     Returns an :class:`SVMPath` (models, per-C screening rate, rule and solve
-    seconds, #SV, dual objectives).
+    seconds, #SV, dual objectives). ``progress``: a bar with the time left over
+    the (C, binary problem) fits; None shows it on a terminal (:mod:`leansvm.progress`).
     """
     Cs = default_C_grid() if Cs is None else check_grid(Cs)
     bias = _bias_mode(fit_intercept)
@@ -150,8 +152,11 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     kern = Kernel.from_params(kernel, gamma, degree, coef0, X)
     options = {"cache_size": cache_size, "working_set_size": working_set_size,
                "max_iter": max_iter, "random_state": random_state}
-    problems, pair_points = _run_paths(X, y_enc, classes.size, weights, Cs, kern, screening, bias,
-                                       tol, trivial_start, solver, options, n_jobs)
+    n_fits = Cs.size * classes.size * (classes.size - 1) // 2
+    with Progress(n_fits, "svm path", "fits", progress) as bar:
+        problems, pair_points = _run_paths(X, y_enc, classes.size, weights, Cs, kern, screening, bias,
+                                           tol, trivial_start, solver, options, n_jobs,
+                                           callback=lambda C: bar.update())
     params = {"kernel": kernel, "gamma": kern.gamma, "degree": degree, "coef0": coef0, "tol": tol,
               "cache_size": cache_size, "class_weight": class_weight,
               "working_set_size": working_set_size, "max_iter": max_iter, "random_state": random_state}
@@ -244,9 +249,14 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
         folds = list(check_cv(self.cv, labels, classifier=True).split(X, labels))
         options = self._path_options()
         tasks = [(g, f) for g in range(len(gammas)) for f in range(len(folds))]
-        out = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
-            delayed(_score_path)(X, labels, folds[f][0], folds[f][1], Cs, gammas[g], self.scoring,
-                                 options) for g, f in tasks)
+        inner = {**options, "progress": False}   # one bar over the (gamma, fold) paths, none inside
+        out = []
+        with Progress(len(tasks), "SVCCV", "paths", True if self.verbose else None) as bar:
+            for task in Parallel(n_jobs=self.n_jobs, verbose=self.verbose, return_as="generator")(
+                    delayed(_score_path)(X, labels, folds[f][0], folds[f][1], Cs, gammas[g], self.scoring,
+                                         inner) for g, f in tasks):
+                out.append(task)
+                bar.update()
         scores = np.empty((Cs.size, len(gammas), len(folds)))
         seconds = np.empty((len(gammas), len(folds)))
         rates = np.empty((len(gammas), len(folds)))

@@ -1,0 +1,248 @@
+"""Progress feedback (issue 10, item 3): bars when asked or on a terminal, silence otherwise, clean Ctrl-C."""
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file, make_blobs, make_moons
+from sklearn.exceptions import ConvergenceWarning
+
+import leansvm
+from leansvm import BSGDClassifier, SVC, SVCCV, cli, compress, fit_lean, svm_path
+from leansvm import progress as progress_module
+from leansvm.progress import ENV_VARIABLE, Progress, default_progress, progress_enabled
+
+
+@pytest.fixture(autouse=True)
+def no_env(monkeypatch):
+    monkeypatch.delenv(ENV_VARIABLE, raising=False)
+
+
+@pytest.fixture(scope="module")
+def moons():
+    return make_moons(200, noise=0.2, random_state=0)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+# -- the decision ----------------------------------------------------------------------
+def test_explicit_choice_wins_over_environment_and_terminal(monkeypatch):
+    monkeypatch.setenv(ENV_VARIABLE, "1")
+    assert progress_enabled(False, _Terminal()) is False
+    monkeypatch.setenv(ENV_VARIABLE, "off")
+    assert progress_enabled(True, io.StringIO()) is True
+
+
+def test_automatic_choice_follows_terminal_then_environment(monkeypatch):
+    assert progress_enabled(None, _Terminal()) is True
+    assert progress_enabled(None, io.StringIO()) is False
+    monkeypatch.setenv(ENV_VARIABLE, "0")
+    assert progress_enabled(None, _Terminal()) is False
+    monkeypatch.setenv(ENV_VARIABLE, "on")
+    assert progress_enabled(None, io.StringIO()) is True
+
+
+def test_default_progress_sets_the_automatic_choice_inside_a_block():
+    with default_progress(True):
+        assert progress_enabled(None, io.StringIO()) is True
+        with default_progress(False):
+            assert progress_enabled(None, _Terminal()) is False
+    assert progress_enabled(None, io.StringIO()) is False
+
+
+# -- the report itself -----------------------------------------------------------------
+def test_enabled_progress_draws_a_tqdm_bar():
+    pytest.importorskip("tqdm")
+    stream = io.StringIO()
+    with Progress(4, "work", "items", enabled=True, stream=stream) as bar:
+        for _ in range(4):
+            bar.update()
+    text = stream.getvalue()
+    assert "work" in text and "/4" in text and "items" in text
+
+
+def test_disabled_progress_writes_nothing():
+    stream = io.StringIO()
+    with Progress(4, "work", enabled=False, stream=stream) as bar:
+        for _ in range(4):
+            bar.update()
+    assert stream.getvalue() == ""
+    assert bar.n == 4
+
+
+def test_without_tqdm_plain_lines_give_elapsed_and_time_left(monkeypatch):
+    monkeypatch.setattr(progress_module, "_tqdm", lambda: None)
+    stream = io.StringIO()
+    with Progress(4, "work", "steps", enabled=True, interval=0.0, stream=stream) as bar:
+        for _ in range(3):
+            time.sleep(0.01)
+            bar.update()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("work: 1/4 steps,") and "elapsed" in lines[0] and "left" in lines[0]
+    assert bar.eta() is not None and bar.eta() > 0
+
+
+def test_eta_is_the_average_step_time_times_the_steps_left(monkeypatch):
+    bar = Progress(10, "x", enabled=False)
+    bar.n = 4
+    monkeypatch.setattr(bar, "elapsed", lambda: 8.0)
+    assert bar.eta() == pytest.approx(12.0)
+    assert Progress(None, "x", enabled=False).eta() is None
+
+
+def test_interrupt_is_reported_once_by_the_innermost_operation():
+    stream = io.StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        with Progress(5, "outer", "parts", enabled=True, stream=stream) as outer:
+            outer.update()
+            with Progress(10, "inner", "steps", enabled=True, stream=stream) as inner:
+                inner.update(3)
+                raise KeyboardInterrupt
+    text = stream.getvalue()
+    assert "leansvm: inner interrupted (Ctrl-C) after 3/10 steps" in text
+    assert "outer interrupted" not in text
+
+
+# -- wired into the library's long operations ------------------------------------------
+def test_library_operations_are_silent_when_not_on_a_terminal(moons, capsys):
+    X, y = moons
+    svm_path(X, y, [0.1, 1.0], gamma=1.0)
+    model = SVC(C=1.0, gamma=1.0).fit(X, y)
+    with pytest.warns(ConvergenceWarning):   # warnings are not progress output
+        compress(model, n_sv=5, X=X, y=y, max_iter=5)
+    BSGDClassifier(budget=20, epochs=2, random_state=0).fit(X, y)
+    SVCCV(Cs=[1.0, 10.0], gammas=[1.0], cv=2, refit=False).fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
+
+
+def test_path_shows_a_bar_with_time_left_when_asked(moons, capsys, monkeypatch):
+    X, y = moons
+    monkeypatch.setattr(progress_module, "_tqdm", lambda: None)   # plain lines: deterministic text
+    monkeypatch.setattr(progress_module, "LINE_INTERVAL", 0.0)     # a line per step
+    svm_path(X, y, [0.1, 1.0, 10.0], gamma=1.0, progress=True)
+    err = capsys.readouterr().err
+    assert "svm path: 1/3 fits" in err and "left" in err
+
+
+def test_path_compress_bsgd_and_svccv_draw_bars_on_stderr(moons, capsys):
+    pytest.importorskip("tqdm")
+    X, y = moons
+    svm_path(X, y, [0.1, 1.0], gamma=1.0, progress=True)
+    model = SVC(C=1.0, gamma=1.0).fit(X, y)
+    with pytest.warns(ConvergenceWarning):
+        compress(model, n_sv=5, X=X, y=y, max_iter=5, progress=True)
+    BSGDClassifier(budget=20, epochs=2, random_state=0, verbose=True).fit(X, y)
+    SVCCV(Cs=[1.0], gammas=[1.0], cv=2, refit=False, verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    for name in ("svm path", "compress", "L-BFGS iterations", "BSGD", "SVCCV"):
+        assert name in err, name
+
+
+def test_compress_size_search_counts_sizes(moons, capsys):
+    pytest.importorskip("tqdm")
+    X, y = moons
+    model = SVC(C=1.0, gamma=1.0).fit(X, y)
+    compress(model, max_accuracy_drop=0.02, X=X, y=y, max_iter=5, progress=True)
+    assert "compress: size search" in capsys.readouterr().err
+
+
+def test_fit_lean_is_silent_unless_asked_and_passes_its_choice_down(moons, capsys):
+    X, y = moons
+    options = dict(Cs=[1.0, 10.0], gammas=[1.0], size_fractions=(0.1,), libsvm_reference_model=False)
+    fit_lean(X, y, **options)
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
+    pytest.importorskip("tqdm")
+    fit_lean(X, y, progress=True, **options)
+    out, err = capsys.readouterr()
+    assert out == ""                      # steps are printed only when verbose
+    assert "SVCCV" in err and "svm path" in err and "budget models" in err
+
+
+# -- Ctrl-C ------------------------------------------------------------------------------
+@pytest.fixture
+def data_file(tmp_path):
+    X, y = make_blobs(300, centers=2, cluster_std=3.0, random_state=0)
+    path = tmp_path / "blobs.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    return path
+
+
+def test_cli_path_interrupted_gives_message_and_status_130(data_file, capsys, monkeypatch):
+    import leansvm.model_selection as model_selection
+
+    real = model_selection.binary_path
+
+    def interrupted_after_two(*args, callback=None, **kwargs):
+        done = []
+
+        def step(C):
+            callback(C)
+            done.append(C)
+            if len(done) == 2:
+                raise KeyboardInterrupt
+        return real(*args, callback=step, **kwargs)
+
+    monkeypatch.setattr(model_selection, "binary_path", interrupted_after_two)
+    monkeypatch.setenv(ENV_VARIABLE, "1")
+    status = cli.main(["path", str(data_file), "--n-c", "5"])
+    err = capsys.readouterr().err
+    assert status == 130
+    assert "leansvm: svm path interrupted (Ctrl-C) after 2/5 fits" in err
+    assert err.rstrip().endswith("leansvm: interrupted")
+
+
+def test_cli_fit_interrupted_names_the_last_step_and_writes_no_model(data_file, tmp_path, capsys, monkeypatch):
+    import leansvm.lean as lean
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lean, "train_exact", interrupted)
+    model = tmp_path / "out.model"
+    status = cli.main(["fit", str(data_file), "-o", str(model), "--C-grid", "1", "--gamma-grid", "0.1"])
+    err = capsys.readouterr().err
+    assert status == 130
+    assert "leansvm fit: interrupted (Ctrl-C)" in err and "last finished step: route" in err
+    assert "leansvm: interrupted" in err
+    assert not model.exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+def test_a_real_ctrl_c_stops_the_command_cleanly(tmp_path):
+    """SIGINT to ``python -m leansvm path`` while its progress line is showing: message and status 130."""
+    pytest.importorskip("tqdm")   # the plain lines (no tqdm) start only after LINE_INTERVAL seconds
+    X, y = make_moons(2000, noise=0.3, random_state=0)
+    data = tmp_path / "moons.svm"
+    dump_svmlight_file(X, y, str(data), zero_based=False)
+    env = dict(os.environ, **{ENV_VARIABLE: "1"})
+    proc = subprocess.Popen([sys.executable, "-m", "leansvm", "path", str(data), "--n-c", "400",
+                             "--c-max", "1e4", "--gamma", "5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        first = b""
+        while b"fits" not in first:           # the bar's first render: the path has started
+            chunk = proc.stderr.read1(256)
+            assert chunk, f"no progress output before the command ended: {first!r}"
+            first += chunk
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = (first + rest).decode(errors="replace")
+    assert proc.returncode == 130, err[-2000:]
+    assert "svm path interrupted (Ctrl-C)" in err
+    assert "leansvm: interrupted" in err
+    assert "Traceback" not in err
