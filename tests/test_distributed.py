@@ -113,8 +113,21 @@ def checker(n, seed):
     return X, (np.floor(X[:, 0]) + np.floor(X[:, 1])).astype(int) % 2
 
 
-def reference_fit_budget(X, y, chunk, n_models, budget, random_state, **params):
-    """fit_budget's algorithm in memory: round-robin chains of partial_fit, average, merge."""
+def project_in_memory(state, union, gamma):
+    """Coefficients on state's vectors closest in the RKHS to the union's function (least squares)."""
+    from leansvm.kernels import Kernel
+
+    K = Kernel("rbf", gamma)
+    Z = state.support_vectors
+    state.alpha = np.linalg.lstsq(K.block(Z, Z), K.block(Z, union.support_vectors) @ union.alpha, rcond=1e-10)[0]
+    return state
+
+
+def reference_fit_budget(X, y, chunk, n_models, budget, random_state, final_blocks, **params):
+    """fit_budget's algorithm in memory: round-robin chains of partial_fit, average, merge, project,
+    a final partial_fit pass over randomly chosen blocks."""
+    import copy
+
     from leansvm.bsgd_classifier import BSGDClassifier
     from leansvm.solvers.bsgd import BudgetState
 
@@ -132,8 +145,42 @@ def reference_fit_budget(X, y, chunk, n_models, budget, random_state, **params):
     s = [m.states_[0] for m in models]
     union = BudgetState(np.vstack([t.support_vectors for t in s]), np.concatenate([t.alpha for t in s]) / len(s),
                         bias=float(np.mean([t.bias for t in s])), t=sum(t.t for t in s), lam=s[0].lam)
-    return BSGDClassifier.from_states([union], np.unique(y), budget=budget, random_state=random_state,
-                                      **params).reduce_to_budget()
+    merged = BSGDClassifier.from_states([copy.deepcopy(union)], np.unique(y), budget=budget,
+                                        random_state=random_state, **params).reduce_to_budget()
+    state = project_in_memory(merged.states_[0], union, params["gamma"])
+    combined = BSGDClassifier.from_states([state], np.unique(y), budget=budget, random_state=random_state, **params)
+    for i in np.sort(rng.permutation(len(blocks))[:final_blocks]):
+        combined.partial_fit(*blocks[i])
+    return merged, combined
+
+
+def test_projection_after_merging_is_the_least_squares_fit():
+    """The merged vectors' coefficients re-solved: closest to the union in the RKHS, never farther
+    than the merged coefficients."""
+    from leansvm.bsgd_classifier import BSGDClassifier
+    from leansvm.kernels import Kernel
+    from leansvm.solvers.bsgd import BudgetState
+
+    X, y = checker(2000, 4)
+    parts = [BSGDClassifier(budget=30, C=100.0, gamma=2.0, random_state=r).fit(X[r::2], y[r::2]).states_[0]
+             for r in range(2)]
+    union = BudgetState(np.vstack([p.support_vectors for p in parts]), np.concatenate([p.alpha for p in parts]) / 2,
+                        bias=0.5, t=2000, lam=parts[0].lam)
+    merged = BSGDClassifier.from_states([union], [0, 1], budget=30, C=100.0, gamma=2.0).reduce_to_budget().states_[0]
+    K = Kernel("rbf", 2.0)
+
+    def distance(state):   # ||w_state - w_union||^2 in the RKHS
+        Z, U = state.support_vectors, union.support_vectors
+        return (state.alpha @ K.block(Z, Z) @ state.alpha - 2 * state.alpha @ K.block(Z, U) @ union.alpha
+                + union.alpha @ K.block(U, U) @ union.alpha)
+
+    before = distance(merged)
+    projected = ld._project_onto_vectors(BudgetState(merged.support_vectors.copy(), merged.alpha.copy(),
+                                                     merged.bias, merged.t, merged.lam), union, K)
+    expected = project_in_memory(BudgetState(merged.support_vectors.copy(), merged.alpha.copy()), union, 2.0)
+    np.testing.assert_allclose(projected.alpha, expected.alpha, rtol=1e-6, atol=1e-6 * np.abs(expected.alpha).max())
+    assert projected.bias == 0.5 and projected.n_support == 30
+    assert distance(projected) <= 0.5 * before                 # merging alone left most of the error
 
 
 def test_fit_budget_equals_in_memory_reference_and_nears_single_machine(client):
@@ -146,14 +193,18 @@ def test_fit_budget_equals_in_memory_reference_and_nears_single_machine(client):
                           client=client, random_state=3, **params)
     assert isinstance(model, BSGDClassifier)
     assert model.expansion_.n_support <= 60
-    assert model.distributed_info_["n_models"] == 2 and model.distributed_info_["union_support"] == [120]
-    ref = reference_fit_budget(X, y, 1000, 2, 60, 3, **params)
-    np.testing.assert_allclose(model.expansion_.support_vectors, ref.expansion_.support_vectors, atol=1e-12)
-    np.testing.assert_allclose(model.expansion_.coef, ref.expansion_.coef, atol=1e-12)
+    info = model.distributed_info_
+    assert info["n_models"] == 2 and info["union_support"] == [120] and info["final_blocks"] == 1
+    assert len(info["chain_cpu_s"][0]) == 2 and min(info["chain_cpu_s"][0]) > 0 and info["final_cpu_s"] > 0
+    merged, ref = reference_fit_budget(X, y, 1000, 2, 60, 3, 1, **params)
+    np.testing.assert_allclose(model.expansion_.support_vectors, ref.expansion_.support_vectors, atol=1e-9)
+    np.testing.assert_allclose(model.expansion_.coef, ref.expansion_.coef, rtol=1e-6,
+                               atol=1e-6 * np.abs(ref.expansion_.coef).max())
     np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
     single = BSGDClassifier(budget=60, random_state=3, **params).fit(X, y)
-    assert model.score(Xt, yt) >= single.score(Xt, yt) - 0.05
-    assert model.score(Xt, yt) > 0.85
+    assert model.score(Xt, yt) >= single.score(Xt, yt) - 0.02
+    assert model.score(Xt, yt) >= merged.score(Xt, yt)          # merging alone is worse
+    assert model.score(Xt, yt) > 0.9
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -169,6 +220,8 @@ def test_fit_budget_dataframe_rounds_and_compress(client):
     small = ld.fit_budget(ddf, label="label", budget=30, combine="compress", client=client, C=100.0, gamma=2.0)
     assert small.expansion_.n_support <= 30
     assert np.mean(small.predict(Xt) == np.array(["even", "odd"])[yt]) > 0.8
+    with pytest.raises(ValueError, match="final_blocks=0"):
+        ld.fit_budget(ddf, label="label", budget=30, combine="compress", final_blocks=1, client=client, gamma=2.0)
 
 
 def test_fit_budget_bad_input(client):
@@ -190,7 +243,8 @@ def test_svccv_on_the_cluster_equals_local(client):
     local = leansvm.SVCCV(**grid).fit(X, y)
     with distributed.get_task_stream(client=client) as tasks:
         remote = ld.fit_svccv(leansvm.SVCCV(**grid), X, y, client=client)
-    assert any("_score_path" in str(task["key"]) for task in tasks.data)   # the paths ran on the workers
+    # the paths ran on the workers (SVCCV's joblib tasks: _score_path per (gamma, fold) or _score_gamma)
+    assert any("_score_" in str(task["key"]) for task in tasks.data)
     assert remote.best_params_ == local.best_params_
     np.testing.assert_array_equal(remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(remote.predict(X), local.predict(X))

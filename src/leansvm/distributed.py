@@ -27,6 +27,8 @@ C path per gamma as a Dask task).
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 __all__ = ["predict", "decision_function", "predict_proba", "fit_budget", "fit_svccv", "svm_paths",
@@ -189,16 +191,27 @@ def _block_stats(Xb, yb):
 
 
 def _continue_chain(model, Xb, yb, params, classes, n_total, seed, first_block):
-    """One ``partial_fit`` pass over one block, starting a fresh BSGDClassifier on a chain's first block."""
+    """One ``partial_fit`` pass over one block, starting a fresh BSGDClassifier on a chain's first block.
+
+    The chain's CPU seconds (this process's, summed over its tasks) ride along in ``chain_cpu_s_``.
+    """
+    import time
+
     from .bsgd_classifier import BSGDClassifier
 
+    start = time.process_time()
     if model is None:
         model = BSGDClassifier(random_state=seed, **params)
-        return model.partial_fit(Xb, yb, classes=classes, n_samples_total=n_total)
-    if first_block:                      # a later round: every chain starts from the combined model
+        model.partial_fit(Xb, yb, classes=classes, n_samples_total=n_total)
+        model.chain_cpu_s_ = time.process_time() - start
+        return model
+    if first_block:                      # a later round / the final pass: start from the combined model
         import copy
         model = copy.deepcopy(model)     # chains must not share one object (threaded schedulers)
-    return model.partial_fit(Xb, yb)
+        model.chain_cpu_s_ = 0.0
+    model.partial_fit(Xb, yb)
+    model.chain_cpu_s_ = getattr(model, "chain_cpu_s_", 0.0) + time.process_time() - start
+    return model
 
 
 def _union_states(models, start=None):
@@ -224,6 +237,51 @@ def _union_states(models, start=None):
     return out
 
 
+def _project_onto_vectors(state, union, kernel):
+    """``state`` with its coefficients re-solved so that its function is closest to ``union``'s.
+
+    With Z = state's vectors and (U, a) the union's: alpha = argmin ||sum_j alpha_j phi(z_j) -
+    sum_u a_u phi(u)||^2 = K_ZZ^+ K_ZU a (the orthogonal projection of w_union onto span phi(Z);
+    pseudo-inverse over eigenvalues above 1e-10 of the largest). Merging k*B vectors down to B
+    in one go, with no SGD steps in between to correct, leaves the coefficients far from this
+    optimum (400k checker rows, B = 100, 2 chains: test accuracy 0.947 after merging, 0.985 after
+    the projection, 0.985 for the union itself); the bias is kept.
+    """
+    if state is None or state.n_support == 0 or union is None:
+        return state
+    Z = state.support_vectors
+    vals, vecs = np.linalg.eigh(kernel.block(Z, Z))
+    keep = vals > 1e-10 * max(vals.max(), 1e-300)
+    rhs = vecs[:, keep].T @ (kernel.block(Z, union.support_vectors) @ union.alpha)
+    state.alpha = vecs[:, keep] @ (rhs / vals[keep])
+    return state
+
+
+def _combine(union, classes, d, random_state, params):
+    """The chains' average (their union) brought back to the budget: merge, then re-solve the
+    coefficients by projecting the union onto the merged vectors (:func:`_project_onto_vectors`)."""
+    from .bsgd_classifier import BSGDClassifier
+
+    combined = BSGDClassifier.from_states(union, classes, n_features_in=d, random_state=random_state, **params)
+    kernel = combined.expansion_.kernel
+    reduced = combined.reduce_to_budget().states_
+    projected = [_project_onto_vectors(s, u, kernel) for s, u in zip(reduced, union)]
+    return BSGDClassifier.from_states(projected, classes, n_features_in=d, random_state=random_state, **params)
+
+
+def _run_chains(client, chains, start, epochs, step, rng, args):
+    """Every chain's tasks (``epochs`` passes over its blocks, from ``start`` or fresh); the end models."""
+    handle = None if start is None else _broadcast(start, client)
+    ends = []
+    for chain in chains:
+        model, seed = handle, int(rng.randint(2**31 - 1))
+        for e in range(int(epochs)):
+            for j, (xb, yb) in enumerate(chain):
+                model = step(model, xb, yb, *args, seed, e == 0 and j == 0)
+        ends.append(model)
+    return _compute(client, *ends)
+
+
 def _n_workers(client) -> int:
     if client is None:
         import os
@@ -238,8 +296,20 @@ def _compute(client, *things):
     return list(dask.compute(*things))
 
 
+def _resolve_gamma(gamma, stats, n_total, d):
+    if not isinstance(gamma, str):
+        return float(gamma)
+    if gamma == "auto":
+        return 1.0 / d
+    if gamma == "scale":
+        total, squares, count = sum(s[1] for s in stats), sum(s[2] for s in stats), n_total * d
+        var = squares / count - (total / count) ** 2
+        return 1.0 / (d * var) if var > 0 else 1.0
+    raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
+
+
 def fit_budget(X, y=None, *, budget=500, label=None, classes=None, n_models=None, rounds=1, epochs=1,
-               combine="merge", client=None, random_state=0, **params):
+               final_blocks=None, combine="merge", client=None, random_state=0, **params):
     """A budgeted kernel SVM trained where the data lives; returns a fitted ``BSGDClassifier``.
 
     ``X``: a ``dask.array`` (with ``y`` a dask or NumPy array of labels) or a ``dask.dataframe``
@@ -251,16 +321,25 @@ def fit_budget(X, y=None, *, budget=500, label=None, classes=None, n_models=None
        passes over its blocks), each task running where its block is, with lambda = 1 / (N C)
        for the full stream length N, so every chain estimates the same objective (1);
     2. the chain models are averaged, f = (1/W) sum_w f_w (the union of their support vectors,
-       coefficients / W) and brought back to ``budget`` vectors per binary problem by the
-       estimator's own budget maintenance (merging for RBF: ``reduce_to_budget``), or, with
+       coefficients / W, mean bias) and brought back to ``budget`` vectors per binary problem by
+       the estimator's own budget maintenance (merging for RBF: ``reduce_to_budget``) followed by
+       the projection of the union onto the kept vectors (coefficients re-solved, see
+       :func:`_project_onto_vectors`: merging alone lost up to 4 points of accuracy), or, with
        ``combine='compress'`` in the last round, by ``leansvm.compress`` to ``budget`` vectors
-       per problem (returns a ``CompressedSVC``);
-    3. ``rounds > 1``: every chain starts again from the combined model for a further pass.
+       per problem (returns a ``CompressedSVC``; no final pass);
+    3. ``rounds > 1``: every chain starts again from the combined model for a further pass;
+    4. a final pass (``final_blocks`` blocks; default 1 with 'merge' when something was combined,
+       else 0): SGD continues
+       from the combined model over that many randomly chosen blocks in one chain (the step
+       count t goes on from the chains' total, so steps are small) and the bias is re-fitted on
+       the last of them. Averaging k chains that each saw N/k rows costs accuracy (each chain
+       is a weaker model); this short pass recovers it (400k checker rows, B = 100, 4 chains:
+       0.982 -> 0.991 vs 0.988 single-machine BSGD).
 
     ``params`` are ``BSGDClassifier`` parameters (C, lambda_, gamma, maintenance, n_merge,
     multiclass, ...); ``gamma='scale'`` / ``'auto'`` are resolved on the whole data
     (one distributed pass). The result carries ``distributed_info_`` (chains, blocks, rows,
-    support vectors before reduction).
+    support vectors before reduction, CPU seconds of every chain per round and of the final pass).
     """
     _require_dask()
     import dask
@@ -272,6 +351,14 @@ def fit_budget(X, y=None, *, budget=500, label=None, classes=None, n_models=None
     for name, value in (("budget", budget), ("rounds", rounds), ("epochs", epochs)):
         if int(value) != value or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    final_default = final_blocks is None
+    if final_default:
+        final_blocks = 1 if combine == "merge" else 0
+    if int(final_blocks) != final_blocks or final_blocks < 0:
+        raise ValueError(f"final_blocks must be a non-negative integer, got {final_blocks!r}")
+    if combine == "compress" and final_blocks:
+        raise ValueError("combine='compress' returns a CompressedSVC, which SGD cannot continue: "
+                         "use final_blocks=0 (or combine='merge')")
     BSGDClassifier(budget=budget, **params)._check_params()          # bad parameters fail here, not on workers
     client = get_client(client)
     pairs, d = _training_blocks(X, y, label)
@@ -285,54 +372,45 @@ def fit_budget(X, y=None, *, budget=500, label=None, classes=None, n_models=None
     classes = found if classes is None else np.unique(np.asarray(classes))
     if classes.size < 2:
         raise ValueError(f"fit_budget needs samples of at least two classes, got {classes.tolist()!r}")
-    gamma = params.get("gamma", "scale")
-    if isinstance(gamma, str):
-        if gamma == "auto":
-            gamma = 1.0 / d
-        elif gamma == "scale":
-            total, squares, count = sum(s[1] for s in stats), sum(s[2] for s in stats), n_total * d
-            var = squares / count - (total / count) ** 2
-            gamma = 1.0 / (d * var) if var > 0 else 1.0
-        else:
-            raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
-    params = {**params, "gamma": float(gamma), "budget": int(budget)}
+    gamma = _resolve_gamma(params.get("gamma", "scale"), stats, n_total, d)
+    params = {**params, "gamma": gamma, "budget": int(budget)}
     n_models = min(int(n_models or _n_workers(client)), len(pairs))
+    if final_default and n_models == 1 and int(rounds) == 1:
+        final_blocks = 0                  # one chain: nothing was combined, nothing to correct
     chains = [pairs[i::n_models] for i in range(n_models)]
     rng = np.random.RandomState(random_state)
-    start = None
     step = dask.delayed(_continue_chain, pure=False)
+    args = (params, classes, n_total)
     info = {"n_models": n_models, "n_blocks": len(pairs), "n_rows": n_total, "rounds": int(rounds),
-            "union_support": []}
+            "union_support": [], "chain_cpu_s": [], "final_blocks": int(final_blocks), "final_cpu_s": 0.0}
+    start = None
     for r in range(int(rounds)):
-        handle = None if start is None else _broadcast(start, client)
-        ends = []
-        for chain in chains:
-            model, seed = handle, int(rng.randint(2**31 - 1))
-            for e in range(int(epochs)):
-                for j, (xb, yb) in enumerate(chain):
-                    model = step(model, xb, yb, params, classes, n_total, seed, e == 0 and j == 0)
-            ends.append(model)
-        models = _compute(client, *ends)
+        models = _run_chains(client, chains, start, epochs, step, rng, args)
+        info["chain_cpu_s"].append([float(getattr(m, "chain_cpu_s_", 0.0)) for m in models])
         union = _union_states(models, start)
         info["union_support"].append(int(sum(s.n_support for s in union if s is not None)))
-        combined = BSGDClassifier.from_states(union, classes, n_features_in=d, random_state=random_state,
-                                              **params)
         if combine == "compress" and r == int(rounds) - 1:
             from .compression import compress
-            result = compress(combined, n_sv=int(budget) * len(union), random_state=random_state)
+            full = BSGDClassifier.from_states(union, classes, n_features_in=d, random_state=random_state, **params)
+            result = compress(full, n_sv=int(budget) * len(union), random_state=random_state)
             result.distributed_info_ = info
             return result
-        start = combined.reduce_to_budget()
+        start = _combine(union, classes, d, random_state, params)
+    if final_blocks:
+        chosen = [pairs[i] for i in np.sort(rng.permutation(len(pairs))[:int(final_blocks)])]
+        (start,) = _run_chains(client, [chosen], start, 1, step, rng, args)
+        info["final_cpu_s"] = float(getattr(start, "chain_cpu_s_", 0.0))
+        del start.chain_cpu_s_
     start.distributed_info_ = info
     return start
 
 
 # -- parallel model selection -------------------------------------------------------------
 def fit_svccv(estimator, X, y, client=None):
-    """``estimator.fit(X, y)`` for a :class:`leansvm.SVCCV` with its (gamma, fold) path tasks on Dask.
+    """``estimator.fit(X, y)`` for a :class:`leansvm.SVCCV` with its path tasks on Dask.
 
-    SVCCV runs one screened regularisation path (:func:`leansvm.svm_path`, warm start + safe
-    screening over the whole C grid) per (gamma, fold) through joblib; here joblib's Dask
+    SVCCV runs its screened regularisation paths (:func:`leansvm.svm_path`, warm start + safe
+    screening over the whole C grid; one per gamma and fold) as joblib tasks; here joblib's Dask
     backend sends those tasks to the cluster's workers (``n_jobs`` of the estimator is ignored:
     as many tasks in flight as the cluster takes). Results are those of a local fit (the tasks
     and their order are the same). Returns the fitted estimator.
