@@ -284,6 +284,19 @@ class PathKernelCache(KernelRowCache):
         """Slot in ``slab`` of each global row of ``idx``, -1 where the row is not cached (no side effect)."""
         return self._slot_of[np.asarray(idx, dtype=np.intp)]
 
+    def subset(self, idx) -> "PathKernelCache":
+        """A cache holding the whole block K[idx, idx] (rows over ``idx`` only), copied from this
+        one (rows computed here when missing). A sub-problem (one-vs-one pair) then reads short
+        contiguous rows: the descent's cost per step is memory traffic over its rows."""
+        idx = np.asarray(idx, dtype=np.intp)
+        sub = PathKernelCache(self.kernel, self.X[idx], idx.size * idx.size * self.dtype.itemsize / 2**20 + 1e-3,
+                              dtype=self.dtype)
+        step = max(1, self.capacity // 2)
+        for start in range(0, idx.size, step):
+            block = idx[start:start + step]
+            sub._store(np.arange(start, start + block.size), self.slab[np.ix_(self.slots(block), idx)])
+        return sub
+
 
 @numba.njit(cache=True)
 def _accumulate(slab, slots, coef, cols, offset, out):
@@ -343,11 +356,33 @@ def _shrink(alpha, upper, grad, act, n_act):
 
 
 @numba.njit(cache=True)
+def _select(alpha, upper, grad, diag, act, n_act):
+    """Greedy first index over act[:n_act]: (i, best PG^2/Q_ii, min PG, max PG)."""
+    pg_min = 0.0
+    pg_max = 0.0
+    i = -1
+    best = 0.0
+    for t in range(n_act):
+        k = act[t]
+        pg = _pg(alpha[k], upper[k], grad[k])
+        if pg < pg_min:
+            pg_min = pg
+        if pg > pg_max:
+            pg_max = pg
+        score = pg * pg / diag[k]
+        if score > best:
+            best = score
+            i = k
+    return i, best, pg_min, pg_max
+
+
+@numba.njit(cache=True)
 def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol, it, max_iter, used,
                       act, state, shrink_every):
     """:func:`_greedy_cd` on cached rows, Q_ik = y_i y_k (slab[slot[i], cols[k]] + offset), over the
     active positions act[:state[0]] (shrinking every ``shrink_every`` steps while state[2] = 1;
-    state[1] counts steps since the last shrink).
+    state[1] counts steps since the last shrink). The gradient update and the
+    next first-index selection share one pass over the active set.
 
     Returns (iterations so far, gap, code): code >= 0 is an active sample whose
     row is not resident (the caller caches it and calls again); -2: converged
@@ -356,26 +391,20 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
     """
     n = y.size
     gap = np.inf
+    fresh = False              # (i, best_score, pg_min, pg_max) from the last update pass
+    i = -1
+    best_score = 0.0
+    pg_min = 0.0
+    pg_max = 0.0
     while it < max_iter:
         if state[2] == 1 and state[1] >= shrink_every:
             state[1] = 0
             state[0] = _shrink(alpha, upper, grad, act, state[0])
+            fresh = False
         n_act = state[0]
-        pg_min = 0.0
-        pg_max = 0.0
-        i = -1
-        best_score = 0.0
-        for t in range(n_act):
-            k = act[t]
-            pg = _pg(alpha[k], upper[k], grad[k])
-            if pg < pg_min:
-                pg_min = pg
-            if pg > pg_max:
-                pg_max = pg
-            score = pg * pg / diag[k]
-            if score > best_score:
-                best_score = score
-                i = k
+        if not fresh:
+            i, best_score, pg_min, pg_max = _select(alpha, upper, grad, diag, act, n_act)
+        fresh = False
         gap = pg_max - pg_min
         if gap <= tol or i < 0:
             return it, gap, (-2 if n_act < n else -1)
@@ -404,47 +433,62 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
                 j = k
         ai = alpha[i]
         used[i] = True
+        si = 0.0
+        sj = 0.0
         if j < 0:
             new_i = min(max(ai - gi / qii, 0.0), upper[i])
             di = new_i - ai
             if di == 0.0:
                 return it, gap, (-2 if n_act < n else -1)
             alpha[i] = new_i
-            step = di * y[i]
-            for t in range(n_act):
-                k = act[t]
-                grad[k] += step * y[k] * (row_i[cols[k]] + offset)
-            it += 1
-            state[1] += 1
-            continue
-        if slot[j] < 0:
-            return it, gap, j
-        row_j = slab[slot[j]]
-        used[j] = True
-        qij = y[i] * y[j] * (row_i[cols[j]] + offset)
-        qjj = diag[j]
-        gj = grad[j]
-        aj = alpha[j]
-        di = 0.0
-        dj = 0.0
-        for _ in range(20):   # exact alternating minimisation of the 2 x 2 box QP
-            ni = min(max(ai - (gi + qij * dj) / qii, 0.0), upper[i]) - ai
-            nj = min(max(aj - (gj + qij * ni) / qjj, 0.0), upper[j]) - aj
-            done = abs(ni - di) <= 1e-15 * (1.0 + abs(ai)) and abs(nj - dj) <= 1e-15 * (1.0 + abs(aj))
-            di = ni
-            dj = nj
-            if done:
-                break
-        if di == 0.0 and dj == 0.0:
-            return it, gap, (-2 if n_act < n else -1)
-        alpha[i] = ai + di
-        alpha[j] = aj + dj
-        si = di * y[i]
-        sj = dj * y[j]
+            si = di * y[i]
+            row_j = row_i
+        else:
+            if slot[j] < 0:
+                return it, gap, j
+            row_j = slab[slot[j]]
+            used[j] = True
+            qij = y[i] * y[j] * (row_i[cols[j]] + offset)
+            qjj = diag[j]
+            gj = grad[j]
+            aj = alpha[j]
+            di = 0.0
+            dj = 0.0
+            for _ in range(20):   # exact alternating minimisation of the 2 x 2 box QP
+                ni = min(max(ai - (gi + qij * dj) / qii, 0.0), upper[i]) - ai
+                nj = min(max(aj - (gj + qij * ni) / qjj, 0.0), upper[j]) - aj
+                done = abs(ni - di) <= 1e-15 * (1.0 + abs(ai)) and abs(nj - dj) <= 1e-15 * (1.0 + abs(aj))
+                di = ni
+                dj = nj
+                if done:
+                    break
+            if di == 0.0 and dj == 0.0:
+                return it, gap, (-2 if n_act < n else -1)
+            alpha[i] = ai + di
+            alpha[j] = aj + dj
+            si = di * y[i]
+            sj = dj * y[j]
         both = (si + sj) * offset
+        # gradient update fused with the next selection
+        i = -1
+        best_score = 0.0
+        pg_min = 0.0
+        pg_max = 0.0
         for t in range(n_act):
             k = act[t]
-            grad[k] += y[k] * (si * row_i[cols[k]] + sj * row_j[cols[k]] + both)
+            c = cols[k]
+            g = grad[k] + y[k] * (si * row_i[c] + sj * row_j[c] + both)
+            grad[k] = g
+            pg = _pg(alpha[k], upper[k], g)
+            if pg < pg_min:
+                pg_min = pg
+            if pg > pg_max:
+                pg_max = pg
+            score = pg * pg / diag[k]
+            if score > best_score:
+                best_score = score
+                i = k
+        fresh = True
         it += 1
         state[1] += 1
     return it, gap, -1

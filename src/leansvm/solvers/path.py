@@ -44,6 +44,8 @@ from .irwls import solve_irwls
 from .screening import RULES, ScreeningReference, _kernel_products, screen
 
 BIAS_MODES = ("augmented", "none", "equality")
+#: a sub-problem with at most this share of a shared cache's rows copies its block K[idx, idx] out
+SUBSET_SHARE = 0.75
 SOLVERS = ("cd", "irwls")
 
 
@@ -270,6 +272,8 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             cache, index = row_cache(kernel, X, options.get("cache_size", 200.0), tol), np.arange(n)
         elif index is None or np.shape(index) != (n,):
             raise ValueError(f"index must give the {n} rows of this problem in the shared cache")
+        elif n <= SUBSET_SHARE * cache.n and n * n * cache.dtype.itemsize <= cache.capacity * cache.row_bytes:
+            cache, index = cache.subset(index), np.arange(n)    # short contiguous rows for this pair
         shared = (cache, np.asarray(index, dtype=np.intp))
         z_norms = np.sqrt(np.maximum(kernel.diagonal(cache.X[shared[1]]) + (1.0 if augmented else 0.0), 0.0))
         options = {k: v for k, v in options.items() if k == "max_iter"}
