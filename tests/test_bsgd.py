@@ -326,3 +326,134 @@ def test_cli_trains_bsgd_and_writes_a_libsvm_model(tmp_path):
     assert loaded.expansion_.n_support <= 12 * 3
     assert np.mean(loaded.predict(Xf) == yf) > 0.6
     assert main(["train", "-q", "--algorithm", "bsgd", str(data), str(model)]) != 0   # no --budget
+
+
+# -- the Newton refit -----------------------------------------------------------------------
+def test_newton_refit_matches_liblinear_objective_and_is_stationary():
+    from sklearn.svm import LinearSVC
+    rng = np.random.default_rng(20)
+    F = rng.normal(size=(400, 12))
+    y = np.where(F[:, 0] + 0.5 * rng.normal(size=400) > 0.3, 1.0, -1.0)
+    C = 2.0
+    obj = lambda v, b: 0.5 * v @ v + C * np.sum(np.maximum(0, 1 - y * (F @ v + b)) ** 2)  # noqa: E731
+    v, b, _, ok = bsgd.refit_l2svm(F, y, C, fit_intercept=False)
+    ref = LinearSVC(C=C, loss="squared_hinge", dual=False, fit_intercept=False, tol=1e-10,
+                    max_iter=10000).fit(F, y)
+    assert ok and b == 0.0
+    assert obj(v, 0.0) <= obj(ref.coef_.ravel(), 0.0) * (1 + 1e-9)
+    # with the unregularised bias: the gradient of the objective vanishes
+    v, b, _, ok = bsgd.refit_l2svm(F, y, C)
+    xi = np.maximum(0, 1 - y * (F @ v + b))
+    grad_v = v - 2 * C * F.T @ (y * xi)
+    grad_b = -2 * C * np.sum(y * xi)
+    assert ok
+    assert np.abs(grad_v).max() < 1e-8 * max(1.0, np.abs(v).max()) and abs(grad_b) < 1e-8 * len(y)
+
+
+# -- multi-merge guard ------------------------------------------------------------------------
+def test_merge_guard_stops_cascades_and_is_off_at_infinity():
+    X, y = _problem(n=600, seed=21)
+    base = BSGDClassifier(budget=15, C=10, gamma=2.0, n_merge=4, random_state=0).fit(X, y)
+    loose = BSGDClassifier(budget=15, C=10, gamma=2.0, n_merge=4, merge_guard=1e300, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(base.expansion_.coef, loose.expansion_.coef)
+    guarded = BSGDClassifier(budget=15, C=10, gamma=2.0, n_merge=4, merge_guard=1.0, random_state=0).fit(X, y)
+    st = guarded.fit_stats_
+    assert guarded.expansion_.n_support <= 15
+    assert st["n_maintenance"] <= st["n_binary_merges"] < 3 * st["n_maintenance"]
+    assert base.fit_stats_["n_binary_merges"] == 3 * base.fit_stats_["n_maintenance"]
+    with pytest.raises(ValueError, match="merge_guard"):
+        BSGDClassifier(budget=15, merge_guard=-1.0).fit(X, y)
+
+
+# -- Crammer-Singer with one shared budget ------------------------------------------------------
+def _feature_space_vector_degradation(ai, aj, xi, xj, h, gamma):
+    return sum(_feature_space_degradation(ai[k], aj[k], xi, xj, h, gamma) for k in range(len(ai)))
+
+
+def test_vector_merge_degradation_and_h():
+    from leansvm.solvers import bsgd_crammer_singer as cs
+    rng = np.random.default_rng(22)
+    for _ in range(40):
+        xi, xj = rng.normal(size=(2, 3)) * 0.7
+        ai, aj = rng.normal(size=(2, 4))
+        lnk = -GAMMA * np.sum((xi - xj) ** 2)
+        A, Bn, D = ai @ ai, aj @ aj, ai @ aj
+        h = cs.vector_merge_h(A, Bn, D, lnk, 60)
+        deg = A + Bn + 2 * D * np.exp(lnk) - cs.merged_norm_sq(h, A, Bn, D, lnk)
+        assert deg == pytest.approx(_feature_space_vector_degradation(ai, aj, xi, xj, h, GAMMA), abs=1e-10)
+        grid = np.linspace(0, 1, 20001) if D >= 0 else np.linspace(-8, 9, 200001)
+        best = A + Bn + 2 * D * np.exp(lnk) - cs.merged_norm_sq(grid, A, Bn, D, lnk).max()
+        assert deg <= best + 1e-6 * (A + Bn)
+    # one class: the binary merge
+    for ai, aj, lnk in _random_pairs(23, n=20):
+        h = cs.vector_merge_h(ai * ai, aj * aj, ai * aj, lnk, 60)
+        assert bsgd.merge_degradation(h, ai, aj, lnk) == pytest.approx(
+            bsgd.merge_degradation(bsgd.golden_h(ai, aj, lnk, 60), ai, aj, lnk), abs=1e-7 * (ai**2 + aj**2))
+
+
+def _reference_crammer_singer(X, y, order, lam, budget, n_classes):
+    """Crammer-Singer Pegasos with removal of the smallest ||alpha|| (transcription)."""
+    SV, W = [], []
+    k = lambda u, v: np.exp(-GAMMA * np.sum((u - v) ** 2))  # noqa: E731
+    for t, i in enumerate(order, start=1):
+        f = sum((w * k(s, X[i]) for s, w in zip(SV, W)), np.zeros(n_classes))
+        W = [w * (1 - 1 / t) for w in W]
+        c = y[i]
+        r = max((q for q in range(n_classes) if q != c), key=lambda q: f[q])
+        if f[c] - f[r] >= 1:
+            continue
+        w = np.zeros(n_classes)
+        w[c], w[r] = 1 / (lam * t), -1 / (lam * t)
+        SV.append(X[i].copy())
+        W.append(w)
+        if len(SV) > budget:
+            j = int(np.argmin([v @ v for v in W]))
+            _swap_remove(SV, j)
+            _swap_remove(W, j)
+    return np.array(SV), np.array(W)
+
+
+def test_crammer_singer_compiled_loop_matches_python_reference():
+    X, y = _problem(n=200, d=3, classes=3, seed=24)
+    order = np.random.default_rng(1).permutation(len(y))
+    lam = 1.0 / (len(y) * 10.0)
+    ref_sv, ref_w = _reference_crammer_singer(X, y, order, lam, 10, 3)
+    cfg = bsgd.BudgetConfig(budget=10, maintenance="removal", gamma=GAMMA)
+    state = bsgd.sgd_pass(bsgd.BudgetState.empty(3, lam, n_classes=3), X, y, order, cfg)
+    np.testing.assert_allclose(state.alpha, ref_w, rtol=1e-9, atol=1e-9 * np.abs(ref_w).max())
+    np.testing.assert_allclose(state.support_vectors, ref_sv)
+
+
+@pytest.mark.parametrize("n_merge,guard", [(2, 0.0), (3, 0.0), (4, 2.0)])
+def test_crammer_singer_shared_budget(tmp_path, n_merge, guard):
+    X, y = _problem(n=900, d=5, classes=4, seed=25)
+    Xtr, ytr, Xte, yte = X[:600], y[:600], X[600:], y[600:]
+    clf = BSGDClassifier(budget=40, C=10, gamma=0.3, multiclass="crammer_singer", n_merge=n_merge,
+                         merge_guard=guard, epochs=2, random_state=0).fit(Xtr, ytr)
+    assert len(clf.states_) == 1 and clf.expansion_.n_support <= 40
+    assert clf.expansion_.coef.shape[1] == 4 and clf.multiclass_ == "ovr"
+    assert clf.n_support_.sum() == clf.expansion_.n_support
+    ovr = BSGDClassifier(budget=40, C=10, gamma=0.3, multiclass="ovr", epochs=2, random_state=0).fit(Xtr, ytr)
+    assert clf.score(Xte, yte) >= ovr.score(Xte, yte) - 0.1      # with a quarter of ovr's vectors
+    assert clf.score(Xte, yte) > 0.6
+    assert np.array_equal(clf.predict(Xte), clf.classes_[np.argmax(clf.decision_function(Xte), axis=1)])
+    save_model(clf, tmp_path / "cs.npz")
+    np.testing.assert_array_equal(load_model(tmp_path / "cs.npz").predict(Xte), clf.predict(Xte))
+
+
+def test_crammer_singer_partial_fit_and_reduction():
+    X, y = _problem(n=300, classes=3, seed=26)
+    a = BSGDClassifier(budget=20, C=5, gamma=GAMMA, multiclass="crammer_singer", random_state=3).fit(X, y)
+    b = BSGDClassifier(budget=20, C=5, gamma=GAMMA, multiclass="crammer_singer", random_state=3)
+    b.partial_fit(X, y, classes=np.unique(y))
+    np.testing.assert_array_equal(a.expansion_.coef, b.expansion_.coef)
+    s = a.states_[0]
+    union = bsgd.BudgetState(np.vstack([s.support_vectors, s.support_vectors + 0.01]),
+                             np.vstack([s.alpha, s.alpha]) / 2, t=s.t, lam=s.lam)
+    model = BSGDClassifier.from_states([union], np.unique(y), budget=20, gamma=GAMMA,
+                                       multiclass="crammer_singer").reduce_to_budget()
+    assert model.expansion_.n_support <= 20
+    assert np.mean(model.predict(X) == a.predict(X)) > 0.9
+    for params in (dict(refit=True), dict(maintenance="projection"), dict(merge_solver="lookup")):
+        with pytest.raises(ValueError, match="crammer_singer"):
+            BSGDClassifier(budget=20, gamma=GAMMA, multiclass="crammer_singer", **params).fit(X, y)

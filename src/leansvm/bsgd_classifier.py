@@ -10,10 +10,12 @@ arXiv:1806.10179 (multi-merge); Glasmachers & Qaadan, arXiv:1806.10180 (lookup t
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -45,7 +47,9 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
       M-1 best partners by pairwise weight degradation, by a cascade of binary merges with h from
       golden-section search (``merge_solver='golden'``, Algorithm 1 MM-BSGD) or from the
       precomputed table (``'lookup'``, arXiv:1806.10180), or all at once by gradient ascent
-      (``'gradient'``, Algorithm 2 MM-GD). M = 2 is the classic BSGD merge.
+      (``'gradient'``, Algorithm 2 MM-GD). M = 2 is the classic BSGD merge. ``merge_guard`` = tau
+      > 0 (beyond the paper; 0 = off): a cascade stops before a partner whose degradation
+      against the merged point exceeds tau times the first merge's (fewer than M merged then).
 
     The unregularised bias (``fit_intercept``) is fixed during a pass and then set to its exact
     minimiser of (1) with w fixed (on at most 20,000 rows of the pass). ``refit=True`` finally
@@ -56,7 +60,12 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
 
     Multi-class: ``multiclass='ovr'`` (one problem per class) or ``'ovo'`` (one per pair, LIBSVM
     files); ``budget`` applies to each binary problem, so the pooled expansion holds at most
-    ``budget * n_problems`` vectors (``budget`` for a binary problem).
+    ``budget * n_problems`` vectors (``budget`` for a binary problem). ``'crammer_singer'``: one
+    shared budget of ``budget`` vectors, each with a coefficient per class, trained on the
+    Crammer-Singer multi-class hinge loss as in Wang et al. (Sec. 6; no bias, maintenance
+    'merge' with merge_solver='golden' or 'removal', no refit; see
+    :mod:`leansvm.solvers.bsgd_crammer_singer`); prediction is argmax over the per-class
+    outputs (``multiclass_ == 'ovr'``).
 
     Streams: ``partial_fit(X, y, classes=None, n_samples_total=None)`` continues SGD (t, lambda,
     the budget vectors and coefficients are kept in ``states_``, one
@@ -75,7 +84,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
 
     def __init__(self, budget=500, C=None, lambda_=None, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, maintenance="merge", n_merge=2, merge_solver="golden", epochs=1,
-                 fit_intercept=True, multiclass="ovr", refit=False, random_state=None,
+                 fit_intercept=True, multiclass="ovr", refit=False, merge_guard=0.0, random_state=None,
                  verbose=False, decision_function_shape="ovr"):
         self.budget = budget
         self.C = C
@@ -91,6 +100,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.multiclass = multiclass
         self.refit = refit
+        self.merge_guard = merge_guard
         self.random_state = random_state
         self.verbose = verbose
         self.decision_function_shape = decision_function_shape
@@ -107,10 +117,13 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             v = getattr(self, name)
             if v is not None and not (np.isscalar(v) and np.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        if not (np.isscalar(self.merge_guard) and np.isfinite(self.merge_guard) and self.merge_guard >= 0):
+            raise ValueError(f"merge_guard must be a finite number >= 0, got {self.merge_guard!r}")
         if int(self.epochs) != self.epochs or self.epochs < 1:
             raise ValueError(f"epochs must be a positive integer, got {self.epochs!r}")
-        if self.multiclass not in ("ovr", "ovo"):
-            raise ValueError(f"multiclass must be 'ovr' or 'ovo', got {self.multiclass!r}")
+        if self.multiclass not in ("ovr", "ovo", "crammer_singer"):
+            raise ValueError("multiclass must be 'ovr', 'ovo' or 'crammer_singer', "
+                             f"got {self.multiclass!r}")
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise ValueError("decision_function_shape must be 'ovr' or 'ovo', "
                              f"got {self.decision_function_shape!r}")
@@ -118,7 +131,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
     def _config(self, kernel: Kernel) -> bsgd.BudgetConfig:
         return bsgd.BudgetConfig(budget=self.budget, maintenance=self.maintenance, n_merge=self.n_merge,
                                  merge_solver=self.merge_solver, kernel=kernel.name, gamma=kernel.gamma,
-                                 coef0=kernel.coef0, degree=kernel.degree)
+                                 coef0=kernel.coef0, degree=kernel.degree, merge_guard=self.merge_guard)
 
     def _lambda(self, n_rows: int) -> float:
         if self.lambda_ is not None:
@@ -127,10 +140,16 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         return 1.0 / (max(n_rows, 1) * C)
 
     # -- binary problems --------------------------------------------------------------------
+    def _shared_budget(self) -> bool:
+        """One Crammer-Singer problem for all classes (one state with a coefficient per class)."""
+        return self.multiclass == "crammer_singer" and len(self.classes_) > 2
+
     def _problems(self, n_classes: int):
         """(positive classes, negative classes) per output column, in the expansion's order."""
         if n_classes == 2:
             return [((1,), (0,))]   # f > 0 means classes_[1], as scikit-learn
+        if self._shared_budget():
+            return [(tuple(range(n_classes)), ())]    # one problem, one output per class
         if self.multiclass_ == "ovr":
             return [((c,), tuple(k for k in range(n_classes) if k != c)) for c in range(n_classes)]
         return [((i,), (j,)) for i, j in ovo_pairs(n_classes)]
@@ -202,10 +221,15 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
     def _start(self, X, classes, n_total, chunk_rows=None):
         """Fresh states: kernel resolved on X, lambda per problem from its share of n_total rows."""
         self.classes_ = classes
-        self.multiclass_ = "ovo" if len(classes) == 2 else self.multiclass
+        self.multiclass_ = _output_strategy(len(classes), self.multiclass)
+        if self._shared_budget():
+            if self.refit:
+                raise ValueError("refit=True is not available with multiclass='crammer_singer'")
         self._kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         self._gamma = self._kernel.gamma
         self._cfg = self._config(self._kernel)
+        if self._shared_budget():
+            bsgd.check_shared_multiclass(self._cfg)
         self._rng = check_random_state(self.random_state)
         self.states_ = []
         self._fit_time = 0.0
@@ -216,6 +240,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         problems = self._problems(len(self.classes_))
         if not self.states_:
             self.states_ = [None] * len(problems)
+        shared = self._shared_budget()
         for p, problem in enumerate(problems):
             rows, y_pm = self._rows_and_labels(y_enc, problem)
             if rows.size == 0:
@@ -223,11 +248,13 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             state = self.states_[p]
             if state is None:
                 share = rows.size * (self._share if self._share is not None else 1.0)
-                state = bsgd.BudgetState.empty(X.shape[1], self._lambda(int(round(share))))
+                state = bsgd.BudgetState.empty(X.shape[1], self._lambda(int(round(share))),
+                                               len(self.classes_) if shared else None)
             Xp = X[rows] if rows.size < X.shape[0] else X
             order = self._rng.permutation(rows.size)
-            state = bsgd.sgd_pass(state, Xp, y_pm, order, self._cfg)
-            if self.fit_intercept:
+            # Crammer-Singer steps take the class index; binary problems +1/-1
+            state = bsgd.sgd_pass(state, Xp, y_enc[rows] if shared else y_pm, order, self._cfg)
+            if self.fit_intercept and not shared:
                 state.bias = self._exact_bias(state, Xp, y_pm)
             self.states_[p] = state
             if on_problem is not None:
@@ -259,8 +286,6 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
     # -- the optional convex refit ------------------------------------------------------------
     def _refit(self, X, y_enc):
         """Coefficients and bias re-solved with the support vectors fixed (see class docstring)."""
-        from sklearn.svm import LinearSVC
-
         for p, problem in enumerate(self._problems(len(self.classes_))):
             state = self.states_[p]
             if state is None or state.n_support == 0:
@@ -275,13 +300,14 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             ok = vals > 1e-10 * vals.max()
             inv_sqrt = (vecs[:, ok] / np.sqrt(vals[ok])) @ vecs[:, ok].T   # K_SV^{-1/2} (pseudo)
             F = self._kernel.block(X[rows], SV) @ inv_sqrt
-            # liblinear's primal Newton solver (fast for rows >> budget) on the squared hinge:
+            # exact primal Newton on the squared hinge (Chapelle 2007), (B+1)-dim systems:
             # 1/2 ||v||^2 + C sum max(0, 1 - y (v'F + b))^2 with C = 1/(lambda n), as (1) with L2 loss
-            svm = LinearSVC(C=1.0 / (state.lam * rows.size), loss="squared_hinge", dual=False,
-                            intercept_scaling=10.0, fit_intercept=self.fit_intercept, max_iter=1000)
-            svm.fit(F, y_pm)
-            state.alpha = inv_sqrt @ svm.coef_.ravel()
-            state.bias = float(svm.intercept_[0]) if self.fit_intercept else 0.0
+            v, b, _, converged = bsgd.refit_l2svm(F, y_pm, 1.0 / (state.lam * rows.size),
+                                                  fit_intercept=self.fit_intercept)
+            if not converged:
+                warnings.warn("BSGD refit: Newton did not converge in 50 steps", ConvergenceWarning)
+            state.alpha = inv_sqrt @ v
+            state.bias = b if self.fit_intercept else 0.0
 
     # -- budget reduction and construction from given vectors ------------------------------------
     def reduce_to_budget(self, budget=None):
@@ -314,7 +340,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         if np.unique(classes).size != classes.size or classes.size < 2:
             raise ValueError(f"classes must hold at least two distinct labels, got {classes.tolist()!r}")
         est.classes_ = np.sort(classes)
-        est.multiclass_ = "ovo" if classes.size == 2 else est.multiclass
+        est.multiclass_ = _output_strategy(classes.size, est.multiclass)
         if isinstance(est.gamma, str):
             raise ValueError("from_states needs a numeric gamma")
         est._kernel = Kernel.from_params(est.kernel, float(est.gamma), est.degree, est.coef0)
@@ -344,11 +370,27 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         for p, state in enumerate(self.states_):
             if state is None or state.n_support == 0:
                 continue
+            if state.shared_multiclass:     # Crammer-Singer: all outputs at once
+                SV, coef = state.support_vectors, state.alpha
+                owner = np.argmax(coef, axis=1)
+                order = np.argsort(owner, kind="stable")
+                self.expansion_ = KernelExpansion(SV[order], coef[order], np.zeros(n_classes), self._kernel)
+                self.n_support_ = np.bincount(owner, minlength=n_classes).astype(np.int32)
+                break
             pos, neg = problems[p]
             owner = np.where(state.alpha > 0, pos[0], neg[0] if len(neg) == 1 else pos[0])
             blocks.append((state.support_vectors, state.alpha))
             owners.append(owner)
             columns.append(np.full(state.n_support, p))
+        else:
+            self._pool_expansion(blocks, owners, columns, problems, d, n_classes)
+        self.support_ = np.empty(0, dtype=np.int32)
+        self.t_ = np.array([0 if s is None else s.t for s in self.states_])
+        self.fit_status_ = 0
+        self._collect_stats()
+
+    def _pool_expansion(self, blocks, owners, columns, problems, d, n_classes):
+        """One expansion from the binary problems' vectors (grouped by class, LIBSVM's layout)."""
         if blocks:
             SV = np.vstack([b[0] for b in blocks])
             alpha = np.concatenate([b[1] for b in blocks])
@@ -363,10 +405,6 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         intercept = np.array([0.0 if s is None else s.bias for s in self.states_])
         self.expansion_ = KernelExpansion(SV[order], coef, intercept, self._kernel)
         self.n_support_ = np.bincount(owner, minlength=n_classes).astype(np.int32)
-        self.support_ = np.empty(0, dtype=np.int32)
-        self.t_ = np.array([0 if s is None else s.t for s in self.states_])
-        self.fit_status_ = 0
-        self._collect_stats()
 
     def _collect_stats(self):
         stats = sum((s.stats for s in self.states_ if s is not None), np.zeros(bsgd.N_STATS))
@@ -389,6 +427,13 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             "degradation_mean": float(degs.mean()) if degs.size else 0.0,
             "degradations": degs,
         }
+
+
+def _output_strategy(n_classes: int, multiclass: str) -> str:
+    """How outputs become labels: 'ovo' for binary; Crammer-Singer has one output per class ('ovr')."""
+    if n_classes == 2:
+        return "ovo"
+    return "ovr" if multiclass == "crammer_singer" else multiclass
 
 
 def _register():

@@ -64,7 +64,9 @@ class BudgetState:
     """Everything SGD needs to continue on one binary problem (and what ``partial_fit`` keeps).
 
     ``support_vectors`` (m x d), ``alpha`` (m,) with f(x) = sum_j alpha_j k(sv_j, x) + bias,
-    ``t`` steps taken so far, ``lam`` the regularisation parameter lambda.
+    ``t`` steps taken so far, ``lam`` the regularisation parameter lambda. A multi-class model
+    with one shared budget (Crammer-Singer, :mod:`.bsgd_crammer_singer`) has ``alpha`` (m x K)
+    and f_k(x) = sum_j alpha_jk k(sv_j, x) (bias 0).
     """
 
     support_vectors: np.ndarray
@@ -76,8 +78,14 @@ class BudgetState:
     degradations: list = field(default_factory=list)
 
     @classmethod
-    def empty(cls, n_features: int, lam: float) -> "BudgetState":
-        return cls(np.zeros((0, n_features)), np.zeros(0), 0.0, 0, float(lam))
+    def empty(cls, n_features: int, lam: float, n_classes: int | None = None) -> "BudgetState":
+        """No vectors yet; ``n_classes`` given: a shared-budget multi-class (Crammer-Singer) state."""
+        alpha = np.zeros(0) if n_classes is None else np.zeros((0, int(n_classes)))
+        return cls(np.zeros((0, n_features)), alpha, 0.0, 0, float(lam))
+
+    @property
+    def shared_multiclass(self) -> bool:
+        return self.alpha.ndim == 2
 
     @property
     def n_support(self) -> int:
@@ -91,6 +99,12 @@ class BudgetConfig:
     ``same_sign_merge`` restricts merge partners to vectors whose coefficient has the sign of
     the first one (an option for experiments: on a9a it changed nothing, on checker-100k at
     B=100 it cost 0.1 points at M=2 and over 20 points at M=3).
+
+    ``merge_guard`` = tau > 0 (beyond the paper; 0 = off, the paper's Algorithm 1): in a cascade,
+    partner q >= 2 is merged only while its actual degradation against the merged point z is at
+    most tau times the first binary merge's; otherwise the cascade stops early (fewer than M
+    points merged this time). It bounds the extra degradation multi-merge can cause where
+    kernels are narrow and partners far apart.
     """
 
     budget: int
@@ -103,6 +117,7 @@ class BudgetConfig:
     degree: int = 3
     golden_iterations: int = GOLDEN_ITERATIONS
     same_sign_merge: bool = False
+    merge_guard: float = 0.0
 
     def __post_init__(self):
         if int(self.budget) != self.budget or self.budget < 1:
@@ -390,7 +405,7 @@ def _sq_dist(SV, i, z, zsq, svsq_i):
 
 @njit(cache=True)
 def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, gamma, coef0, degree,
-              table, iterations, same_sign, stats, buf_lnk, buf_deg):
+              table, iterations, same_sign, guard, stats, buf_lnk, buf_deg):
     """One budget-maintenance step on the first ``n_sv`` rows; returns (new n_sv, weight degradation)."""
     r = _smallest(alpha, n_sv)
     stats[ST_MAINT] += 1
@@ -466,6 +481,7 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
     else:                                     # Algorithm 1: cascade of binary merges
         z[:] = Zm[0]
         az = am[0]
+        first_deg = 0.0
         zsq = sv_sq[r]
         for q in range(1, m):
             xq = Zm[q]
@@ -479,6 +495,13 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
             if q == 1:
                 lnk = buf_lnk[members[1]]
             h = _pair_h(az, am[q], lnk, solver, table, iterations)
+            step_deg = merge_degradation(h, az, am[q], lnk)
+            if q == 1:
+                first_deg = step_deg
+            elif guard > 0.0 and step_deg > guard * first_deg:
+                m = q                          # the guard stops the cascade: merge members[:q]
+                partners = partners[: q - 1]
+                break
             az = merge_alpha(h, az, am[q], lnk)
             for c in range(d):
                 z[c] = h * z[c] + (1.0 - h) * xq[c]
@@ -559,7 +582,7 @@ def _append_inverse(P, SV, sv_sq, n_sv, kcode, gamma, coef0, degree):
 @njit(cache=True)
 def _sgd_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, alpha, P, n_sv, bias, t,
               lam, budget, maintenance, n_merge, solver, kcode, gamma, coef0, degree,
-              table, iterations, same_sign, stats, deg_log, n_log):
+              table, iterations, same_sign, guard, stats, deg_log, n_log):
     """Pegasos steps over ``order``; budget maintenance whenever more than ``budget`` vectors."""
     kbuf = np.empty(SV.shape[0])
     buf_lnk = np.empty(SV.shape[0])
@@ -602,7 +625,7 @@ def _sgd_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, alph
             with objmode(t0="f8"):
                 t0 = _clock()
             n_sv, deg = _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode,
-                                  gamma, coef0, degree, table, iterations, same_sign, stats, buf_lnk, buf_deg)
+                                  gamma, coef0, degree, table, iterations, same_sign, guard, stats, buf_lnk, buf_deg)
             with objmode(t1="f8"):
                 t1 = _clock()
             stats[ST_MAINT_TIME] += t1 - t0
@@ -635,7 +658,7 @@ def _row_arrays(X):
 def _working_arrays(state: BudgetState, config: BudgetConfig, n_features: int):
     cap = max(config.budget, state.n_support) + 1
     SV = np.zeros((cap, n_features))
-    alpha = np.zeros(cap)
+    alpha = np.zeros((cap,) + state.alpha.shape[1:])
     sv_sq = np.zeros(cap)
     m = state.n_support
     SV[:m] = state.support_vectors
@@ -656,7 +679,8 @@ def _codes(config: BudgetConfig):
     table = lookup_table() if config.merge_solver == "lookup" else np.zeros((2, 2))
     return (config.budget, MAINTENANCE[config.maintenance], int(config.n_merge),
             MERGE_SOLVERS[config.merge_solver], KERNEL_CODES[config.kernel], float(config.gamma),
-            float(config.coef0), float(config.degree), table, int(config.golden_iterations), bool(config.same_sign_merge))
+            float(config.coef0), float(config.degree), table, int(config.golden_iterations), bool(config.same_sign_merge),
+            float(config.merge_guard))
 
 
 def sgd_pass(state: BudgetState, X, y_pm, order, config: BudgetConfig) -> BudgetState:
@@ -667,19 +691,49 @@ def sgd_pass(state: BudgetState, X, y_pm, order, config: BudgetConfig) -> Budget
     d = X.shape[1]
     if state.support_vectors.shape[1] != d:
         raise ValueError(f"X has {d} features, the budget model has {state.support_vectors.shape[1]}")
+    if state.shared_multiclass:
+        return _crammer_singer_pass(state, X, y_pm, order, config)
     Xd, data, indices, indptr, sparse, x_sq = _row_arrays(X)
     SV, alpha, sv_sq, P = _working_arrays(state, config, d)
     stats = state.stats.copy()
     deg_log = np.zeros(len(order))
     (budget, maint, n_merge, solver, kcode, gamma, coef0, degree, table, iterations,
-     same_sign) = _codes(config)
+     same_sign, guard) = _codes(config)
     n_sv, t, n_log = _sgd_pass(
         Xd, data, indices, indptr, sparse, x_sq, np.ascontiguousarray(y_pm, dtype=np.float64),
         np.ascontiguousarray(order, dtype=np.int64), SV, sv_sq, alpha, P, state.n_support,
         float(state.bias), int(state.t), float(state.lam), budget, maint, n_merge, solver, kcode,
-        gamma, coef0, degree, table, iterations, same_sign, stats, deg_log, 0)
+        gamma, coef0, degree, table, iterations, same_sign, guard, stats, deg_log, 0)
     return BudgetState(SV[:n_sv].copy(), alpha[:n_sv].copy(), float(state.bias), int(t), state.lam,
                        stats, state.degradations + [deg_log[:n_log]])
+
+
+def check_shared_multiclass(config: BudgetConfig) -> None:
+    """The shared-budget multi-class solver has removal and golden-section (multi-)merge only."""
+    if config.maintenance == "projection":
+        raise ValueError("multiclass='crammer_singer' supports maintenance 'merge' and 'removal', "
+                         "not 'projection'")
+    if config.maintenance == "merge" and config.merge_solver != "golden":
+        raise ValueError("multiclass='crammer_singer' merges coefficient vectors by golden-section "
+                         f"search only (merge_solver='golden'), got {config.merge_solver!r}")
+
+
+def _crammer_singer_pass(state, X, y_int, order, config):
+    from .bsgd_crammer_singer import cs_pass
+
+    check_shared_multiclass(config)
+    Xd, data, indices, indptr, sparse, x_sq = _row_arrays(X)
+    SV, W, sv_sq, _ = _working_arrays(state, config, X.shape[1])
+    stats = state.stats.copy()
+    deg_log = np.zeros(len(order))
+    n_sv, t, n_log = cs_pass(
+        Xd, data, indices, indptr, sparse, x_sq, np.ascontiguousarray(y_int, dtype=np.int64),
+        np.ascontiguousarray(order, dtype=np.int64), SV, sv_sq, W, state.n_support, int(state.t),
+        float(state.lam), int(config.budget), MAINTENANCE[config.maintenance], int(config.n_merge),
+        KERNEL_CODES[config.kernel], float(config.gamma), float(config.coef0), float(config.degree),
+        int(config.golden_iterations), float(config.merge_guard), stats, deg_log, 0)
+    return BudgetState(SV[:n_sv].copy(), W[:n_sv].copy(), 0.0, int(t), state.lam, stats,
+                       state.degradations + [deg_log[:n_log]])
 
 
 def reduce_to_budget(state: BudgetState, config: BudgetConfig, budget: int | None = None) -> BudgetState:
@@ -695,16 +749,23 @@ def reduce_to_budget(state: BudgetState, config: BudgetConfig, budget: int | Non
     SV, alpha, sv_sq, P = _working_arrays(state, config, d)
     stats = state.stats.copy()
     (_, maint, n_merge, solver, kcode, gamma, coef0, degree, table, iterations,
-     same_sign) = _codes(config)
+     same_sign, guard) = _codes(config)
     buf_lnk = np.empty(SV.shape[0])
     buf_deg = np.empty(SV.shape[0])
     n_sv = state.n_support
     degs = []
+    if state.shared_multiclass:
+        from .bsgd_crammer_singer import cs_maintain
+        check_shared_multiclass(config)
     while n_sv > budget:
         # never merge more points than needed to reach the budget
         m = min(n_merge, n_sv - budget + 1)
-        n_sv, deg = _maintain(SV, sv_sq, alpha, P, n_sv, maint, m, solver, kcode, gamma, coef0,
-                              degree, table, iterations, same_sign, stats, buf_lnk, buf_deg)
+        if state.shared_multiclass:
+            n_sv, deg = cs_maintain(SV, sv_sq, alpha, n_sv, maint, m, gamma, iterations, guard,
+                                    stats, buf_lnk, buf_deg)
+        else:
+            n_sv, deg = _maintain(SV, sv_sq, alpha, P, n_sv, maint, m, solver, kcode, gamma, coef0,
+                                  degree, table, iterations, same_sign, guard, stats, buf_lnk, buf_deg)
         degs.append(deg)
     stats[ST_DEGR] += float(np.sum(degs))
     return BudgetState(SV[:n_sv].copy(), alpha[:n_sv].copy(), state.bias, state.t, state.lam, stats,
@@ -733,3 +794,79 @@ def optimal_bias(margins, y_pm, weights=None) -> float:
     if abs(cum[k] - target) <= 1e-12 * max(cum[-1], 1.0):
         return float(0.5 * (breaks[order[k]] + breaks[order[k + 1]]))  # flat stretch: its middle
     return float(breaks[order[k]])
+
+
+# -- the optional convex refit (L2-SVM with the budget vectors fixed) ----------------------
+def _gram(A):
+    """A'A (one operand object: BLAS syrk, half the flops of a general product)."""
+    return A.T @ A
+
+
+def refit_l2svm(F, y_pm, C, fit_intercept=True, max_iter=50, tol=1e-8):
+    """Primal Newton for min_v,b 1/2 ||v||^2 + C sum_i max(0, 1 - y_i (F_i v + b))^2 (b unregularised).
+
+    The loss is piecewise quadratic, so with the active set A = {i : y_i o_i < 1} fixed each
+    Newton step solves the (B+1) x (B+1) system (Chapelle, Neural Computation 19(5), 2007, eq. 11)
+
+        [I + 2C F_A'F_A    2C F_A'1 ] [v]   [2C F_A'y_A]
+        [2C 1'F_A          2C |A|   ] [b] = [2C sum y_A]
+
+    followed by a backtracking line search on the objective; it stops when A no longer
+    changes (then the point is the exact optimum) or the relative decrease is below ``tol``.
+    The Gram part G = F_A'F_A is updated by the rows entering and leaving A only, so after
+    the first step (all rows active at v = 0) a step costs (changed rows) B^2 (BLAS).
+    Returns (v, b, iterations, converged).
+    """
+    F = np.asarray(F, dtype=np.float64)
+    y = np.asarray(y_pm, dtype=np.float64)
+    n, B = F.shape
+    v = np.zeros(B)
+    b = 0.0
+
+    def objective(v, b):
+        xi = np.maximum(0.0, 1.0 - y * (F @ v + b))
+        return 0.5 * v @ v + C * (xi @ xi), xi
+
+    obj, xi = objective(v, b)
+    active = xi > 0
+    G = _gram(F[active])
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        a = active.astype(np.float64)
+        H = np.eye(B + 1)
+        H[:B, :B] += 2.0 * C * G
+        rhs = np.empty(B + 1)
+        rhs[:B] = 2.0 * C * (F.T @ (a * y))
+        if fit_intercept:
+            s = F.T @ a
+            H[:B, B] = H[B, :B] = 2.0 * C * s
+            H[B, B] = 2.0 * C * active.sum() + 1e-12
+            rhs[B] = 2.0 * C * y[active].sum()
+        else:
+            rhs[B] = 0.0
+        try:
+            sol = np.linalg.solve(H, rhs)
+        except np.linalg.LinAlgError:
+            sol = np.linalg.lstsq(H, rhs, rcond=None)[0]
+        dv, db = sol[:B] - v, (sol[B] if fit_intercept else 0.0) - b
+        step = 1.0
+        for _ in range(30):
+            new_obj, new_xi = objective(v + step * dv, b + step * db)
+            if new_obj <= obj:
+                break
+            step *= 0.5
+        else:
+            converged = True          # no descent along the Newton direction: at the optimum
+            break
+        v, b = v + step * dv, b + step * db
+        new_active = new_xi > 0
+        decrease = (obj - new_obj) / max(abs(obj), 1e-300)
+        obj = new_obj
+        if step == 1.0 and np.array_equal(new_active, active) or decrease < tol:
+            converged = True
+            break
+        enter, leave = new_active & ~active, active & ~new_active
+        G += _gram(F[enter]) - _gram(F[leave])
+        active = new_active
+    return v, float(b), it, converged
