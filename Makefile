@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,5 +23,15 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
+# the documentation (docs/ + API reference from docstrings) into site/; its own extra, not in `make test`
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(PY) -m mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache site
