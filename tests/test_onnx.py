@@ -204,3 +204,71 @@ def test_benchmark_sets(name):
         labels, scores = run(to_onnx(model, method=method), np.asarray(ds.X_test, dtype=dtype))
         np.testing.assert_array_equal(labels, model.predict(ds.X_test))
         np.testing.assert_allclose(scores, ref, rtol=0, atol=1e-4)
+
+
+# -- probabilities ------------------------------------------------------------------------
+def run_proba(onnx_model, X):
+    sess = ort.InferenceSession(onnx_model.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert [o.name for o in sess.get_outputs()] == ["label", "scores", "probabilities"]
+    return sess.run(["label", "probabilities"], {"X": X})
+
+
+@pytest.mark.parametrize("n_classes,strategy", [(2, "ovo"), (3, "ovo"), (4, "ovr"), (4, "ovo")])
+def test_probabilities_equal_predict_proba(n_classes, strategy):
+    """leansvm.SVC(probability=True).predict_proba (scikit-learn's sigmoid calibration; one-vs-one
+    scores through its one-vs-rest votes + confidences) reproduced by the graph."""
+    X, y = problem(n_classes, n=160, seed=10 + n_classes)
+    yy = np.array(["p", "q", "r", "s"])[y]
+    model = leansvm.SVC(C=5.0, gamma=0.3, probability=True, multiclass=strategy, random_state=0).fit(X, yy)
+    Xt, _ = problem(n_classes, n=200, seed=20 + n_classes)
+    expected = model.predict_proba(Xt)
+    checks = [("matmul", np.float64, 1e-10), ("matmul", np.float32, 1e-4)]
+    if strategy == "ovo":
+        checks.append(("svm_classifier", np.float32, 1e-4))
+    for method, dtype, tol in checks:
+        labels, proba = run_proba(to_onnx(model, method=method, dtype=dtype), Xt.astype(dtype))
+        np.testing.assert_allclose(proba, expected, rtol=0, atol=tol, err_msg=f"{method} {np.dtype(dtype)}")
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=10 * tol)
+        if dtype == np.float64:
+            np.testing.assert_array_equal(labels, model.predict(Xt))
+    assert len(to_onnx(model, probabilities=False).graph.output) == 2
+
+
+def test_libsvm_binary_probabilities_equal_libsvm(tmp_path):
+    """A binary LIBSVM model trained with -b 1 (probA/probB): the graph's probabilities are
+    LIBSVM's own (svm_predict -b 1), also through `leansvm export`."""
+    from threadpoolctl import threadpool_limits
+
+    from leansvm.cli import main
+    from leansvm.io import load_libsvm_model
+
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    X, y = problem(2, n=200, seed=7)
+    labels01 = np.where(y == 1, 1, -1)
+    with threadpool_limits(1, user_api="openmp"):
+        lib = svmutil.svm_train(labels01.tolist(), X.tolist(), "-c 4 -g 0.3 -b 1 -q")
+        svmutil.svm_save_model(str(tmp_path / "b.model"), lib)
+        lib = svmutil.svm_load_model(str(tmp_path / "b.model"))        # the file's rounded vectors
+        _, _, lib_proba = svmutil.svm_predict(labels01.tolist(), X.tolist(), lib, "-b 1 -q")
+    model = load_libsvm_model(tmp_path / "b.model")
+    assert list(model.classes_) == list(lib.get_labels())       # same column order as LIBSVM's estimates
+    assert main(["export", str(tmp_path / "b.model"), str(tmp_path / "b.onnx")]) == 0
+    labels, proba = run_proba(onnx.load(str(tmp_path / "b.onnx")), X)
+    np.testing.assert_allclose(proba, np.array(lib_proba), rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(labels, model.predict(X))
+
+
+def test_probabilities_refused_with_a_reason():
+    X, y = problem(3, n=120, seed=3)
+    plain = leansvm.SVC(gamma=0.3).fit(X, y)
+    with pytest.raises(ValueError, match="probability=True"):
+        to_onnx(plain, probabilities=True)
+    assert len(to_onnx(plain).graph.output) == 2                    # default: only when there are some
+    coupled = leansvm.SVC(gamma=0.3).fit(X, y)
+    coupled.probA_, coupled.probB_ = np.array([-1.0, -2.0, -1.5]), np.array([0.1, 0.0, -0.1])
+    with pytest.raises(ValueError, match="pairwise coupling"):
+        to_onnx(coupled, probabilities=True)
+    with pytest.warns(UserWarning, match="pairwise coupling"):
+        assert len(to_onnx(coupled).graph.output) == 2
+    with pytest.raises(ValueError, match="probabilities"):
+        to_onnx(plain, probabilities="yes")

@@ -45,7 +45,21 @@ large coefficients (C = 100). ``dtype=np.float32`` is the fast graph: about 7x
 faster than float64 in onnxruntime, scores to ~1e-7 of sum |coef|. See
 ``benchmarks/bench_onnx.py`` for both, and the operator, on the benchmark sets.
 
-Probability outputs (``predict_proba``) are not exported.
+Which method meets leansvm's scores to 1e-4: the float64 ``matmul`` graph
+everywhere (max |diff| <= 2e-10 on the 11 keel sets and a9a). The
+``svm_classifier`` operator stores support vectors and coefficients as
+float32 (the ONNX-ML spec), so on models with large coefficients or many
+support vectors its scores are off by more than 1e-4 (banana, C = 100:
+2.7e-4; a9a, 11,383 SVs: 2.3e-4; labels still identical there), and the
+float32 graph by up to 1.7e-2 (banana). Use them for speed, not for exactness.
+
+Probabilities: a third output ``probabilities`` (n x n_classes) reproduces
+``model.predict_proba`` for ``leansvm.SVC(probability=True)`` (scikit-learn's
+sigmoid calibration on the decision function, binary and multi-class: within
+1e-10 in float64) and for binary models read from LIBSVM files with probA/probB
+(LIBSVM's sigmoid, clamped to [1e-7, 1 - 1e-7]). Multi-class LIBSVM probabilities
+(pairwise coupling, an iterative solve per row) are refused with a ValueError;
+see :func:`probability_parameters`.
 
 ``onnx`` is imported lazily: ``pip install leansvm[onnx]``.
 """
@@ -57,7 +71,7 @@ import scipy.sparse as sp
 
 from .multiclass import ovo_pairs
 
-__all__ = ["to_onnx", "save_onnx", "METHODS"]
+__all__ = ["to_onnx", "save_onnx", "probability_parameters", "METHODS"]
 
 METHODS = ("auto", "matmul", "svm_classifier")
 #: default opsets: ai.onnx 17 (runs on onnxruntime >= 1.13), ai.onnx.ml 1
@@ -339,6 +353,110 @@ def _label_nodes(classes, strategy, kind, ft, nodes, inits):
     return label_type
 
 
+# -- probabilities -------------------------------------------------------------------------
+#: LIBSVM clamps each pairwise sigmoid to [MIN_PROB, 1 - MIN_PROB] (svm.cpp, svm_predict_probability)
+LIBSVM_MIN_PROB = 1e-7
+
+
+def probability_parameters(model, classes, strategy):
+    """How ``model`` turns scores into probabilities, as ``(rule, a, b)``; ValueError if not exportable.
+
+    * ``'sigmoid'``: leansvm's ``SVC(probability=True)``: scikit-learn's
+      ``CalibratedClassifierCV(method='sigmoid', ensemble=False)`` over the model's
+      ``decision_function``: P_c = 1 / (1 + exp(a_c D_c + b_c)) per class column D_c (binary:
+      one sigmoid for ``classes_[1]``, P_0 = 1 - P_1; more classes: normalised by their sum,
+      one-vs-one scores first mapped to scikit-learn's one-vs-rest shape, votes + confidences);
+    * ``'libsvm'``: a binary model read from a LIBSVM file with probA/probB: P(classes_[0]) =
+      clip(1 / (1 + exp(A dec + B)), 1e-7, 1 - 1e-7) with dec = -f (LIBSVM's rule).
+
+    Multi-class LIBSVM probabilities (probA/probB of k > 2 classes) combine the pairwise
+    sigmoids by LIBSVM's pairwise coupling, an iterative linear solve per row (up to 100
+    iterations of Wu, Lin & Weng's method 2): not expressed in the graph.
+    """
+    k = classes.size
+    calibrated = getattr(model, "calibrator_", None)
+    if calibrated is not None:
+        cals = getattr(calibrated, "calibrated_classifiers_", [])
+        if getattr(calibrated, "method", None) != "sigmoid" or len(cals) != 1:
+            raise ValueError("only a single sigmoid calibration (leansvm.SVC(probability=True)) can be exported")
+        sigmoids = cals[0].calibrators
+        a = np.array([float(c.a_) for c in sigmoids])
+        b = np.array([float(c.b_) for c in sigmoids])
+        if a.size != (1 if k == 2 else k):
+            raise ValueError(f"the calibration holds {a.size} sigmoids for {k} classes")
+        if k > 2 and strategy == "ovo" and getattr(model, "decision_function_shape", "ovr") != "ovr":
+            raise ValueError("probabilities of decision_function_shape='ovo' models cannot be exported")
+        return "sigmoid", a, b
+    prob_a, prob_b = getattr(model, "probA_", None), getattr(model, "probB_", None)
+    if prob_a is not None and prob_b is not None and np.size(prob_a):
+        if k == 2:
+            return "libsvm", np.ravel(prob_a).astype(float), np.ravel(prob_b).astype(float)
+        raise ValueError("multi-class LIBSVM probabilities (probA/probB) are combined by LIBSVM's pairwise "
+                         "coupling, an iterative solve per row that the ONNX export does not express; "
+                         "export without probabilities (probabilities=False) and couple them outside")
+    raise ValueError(f"{type(model).__name__} has no probabilities: fit leansvm.SVC(probability=True)")
+
+
+def _probability_nodes(rule, a, b, source, n_classes, strategy, ft, nodes, inits):
+    """Nodes turning the scores tensor ``source`` (n x outputs, dtype ``ft``) into 'probabilities'."""
+    from onnx import TensorProto, helper
+
+    onnx_ft = TensorProto.FLOAT if np.dtype(ft) == np.float32 else TensorProto.DOUBLE
+    inits.append(_const("proba_one", np.ones((1,), dtype=ft)))
+    if n_classes == 2:
+        inits.append(_const("proba_idx0", np.array([0], np.int64)))
+        nodes.append(helper.make_node("Gather", [source, "proba_idx0"], ["proba_f"], axis=1))   # n x 1
+        if rule == "libsvm":     # P(classes_[0]) = sigmoid(-(A dec + B)) = sigmoid(A f - B), clamped
+            inits += [_const("proba_scale", np.array([a[0]], dtype=ft)), _const("proba_shift", np.array([-b[0]], dtype=ft)),
+                      _const("proba_lo", np.array(LIBSVM_MIN_PROB, dtype=ft)),
+                      _const("proba_hi", np.array(1.0 - LIBSVM_MIN_PROB, dtype=ft))]
+            first = "proba_first"
+            nodes += [helper.make_node("Mul", ["proba_f", "proba_scale"], ["proba_z0"]),
+                      helper.make_node("Add", ["proba_z0", "proba_shift"], ["proba_z"]),
+                      helper.make_node("Sigmoid", ["proba_z"], ["proba_s"]),
+                      helper.make_node("Clip", ["proba_s", "proba_lo", "proba_hi"], [first]),
+                      helper.make_node("Sub", ["proba_one", first], ["proba_second"])]
+        else:                    # P(classes_[1]) = sigmoid(-(a f + b)), P(classes_[0]) = 1 - P(classes_[1])
+            inits += [_const("proba_scale", np.array([-a[0]], dtype=ft)), _const("proba_shift", np.array([-b[0]], dtype=ft))]
+            nodes += [helper.make_node("Mul", ["proba_f", "proba_scale"], ["proba_z0"]),
+                      helper.make_node("Add", ["proba_z0", "proba_shift"], ["proba_z"]),
+                      helper.make_node("Sigmoid", ["proba_z"], ["proba_second"]),
+                      helper.make_node("Sub", ["proba_one", "proba_second"], ["proba_first"])]
+        nodes.append(helper.make_node("Concat", ["proba_first", "proba_second"], ["probabilities"], axis=1))
+        return
+    D = source
+    if strategy == "ovo":        # scikit-learn's _ovr_decision_function(raw < 0, -raw, k)
+        pairs = ovo_pairs(n_classes)
+        to_first, to_second = np.zeros((len(pairs), n_classes)), np.zeros((len(pairs), n_classes))
+        for p, (i, j) in enumerate(pairs):
+            to_first[p, i] = to_second[p, j] = 1.0
+        inits += [_const("proba_pair_sign", (to_first - to_second).astype(ft)),
+                  _const("proba_vote_base", to_second.sum(axis=0)[None, :].astype(ft)),
+                  _const("proba_zero", np.zeros((1,), dtype=ft)), _const("proba_three", np.array(3.0, dtype=ft))]
+        nodes += [helper.make_node("GreaterOrEqual", [source, "proba_zero"], ["proba_ge"]),   # vote for i
+                  helper.make_node("Cast", ["proba_ge"], ["proba_ge_f"], to=onnx_ft),
+                  helper.make_node("MatMul", ["proba_ge_f", "proba_pair_sign"], ["proba_vd"]),
+                  helper.make_node("Add", ["proba_vd", "proba_vote_base"], ["proba_votes"]),
+                  helper.make_node("MatMul", [source, "proba_pair_sign"], ["proba_conf"]),   # sum of confidences
+                  helper.make_node("Abs", ["proba_conf"], ["proba_abs"]),
+                  helper.make_node("Add", ["proba_abs", "proba_one"], ["proba_abs1"]),
+                  helper.make_node("Mul", ["proba_abs1", "proba_three"], ["proba_den3"]),
+                  helper.make_node("Div", ["proba_conf", "proba_den3"], ["proba_tconf"]),
+                  helper.make_node("Add", ["proba_votes", "proba_tconf"], ["proba_D"])]
+        D = "proba_D"
+    inits += [_const("proba_scale", (-a)[None, :].astype(ft)), _const("proba_shift", (-b)[None, :].astype(ft)),
+              _const("proba_axis1", np.array([1], np.int64)), _const("proba_zero_s", np.zeros((1,), dtype=ft)),
+              _const("proba_uniform", np.full((1, n_classes), 1.0 / n_classes, dtype=ft))]
+    nodes += [helper.make_node("Mul", [D, "proba_scale"], ["proba_z0"]),
+              helper.make_node("Add", ["proba_z0", "proba_shift"], ["proba_z"]),
+              helper.make_node("Sigmoid", ["proba_z"], ["proba_s"]),
+              helper.make_node("ReduceSum", ["proba_s", "proba_axis1"], ["proba_sum"], keepdims=1),
+              helper.make_node("Div", ["proba_s", "proba_sum"], ["proba_norm"]),
+              helper.make_node("Equal", ["proba_sum", "proba_zero_s"], ["proba_all_zero"]),
+              helper.make_node("Where", ["proba_all_zero", "proba_uniform", "proba_norm"], ["proba_w"]),
+              helper.make_node("Min", ["proba_w", "proba_one"], ["probabilities"])]
+
+
 def _matmul_graph(expansion, classes, strategy, kind, input_type, dtype):
     from onnx import TensorProto, helper
 
@@ -367,16 +485,40 @@ def _matmul_graph(expansion, classes, strategy, kind, input_type, dtype):
     return nodes, inits, label_type, onnx_ft
 
 
+def _probability_choice(model, classes, strategy, probabilities):
+    """``probability_parameters`` when probabilities are to be exported, else None."""
+    if probabilities not in (None, True, False):
+        raise ValueError(f"probabilities must be True, False or None, got {probabilities!r}")
+    if probabilities is False:
+        return None
+    try:
+        return probability_parameters(model, classes, strategy)
+    except ValueError as exc:
+        if probabilities:
+            raise
+        has_some = getattr(model, "calibrator_", None) is not None or getattr(model, "probA_", None) is not None
+        if has_some and np.size(getattr(model, "probA_", [1])):
+            import warnings
+            warnings.warn(f"exporting without probabilities: {exc}", UserWarning, stacklevel=3)
+        return None
+
+
 def to_onnx(model, method: str = "auto", dtype=np.float64, input_dtype=None,
-            opset: int = DEFAULT_OPSET, name: str | None = None):
+            opset: int = DEFAULT_OPSET, name: str | None = None, probabilities=None):
     """An ``onnx.ModelProto`` computing ``label`` and ``scores`` of a fitted leansvm classifier.
 
     ``method``: 'auto', 'matmul' or 'svm_classifier' (see the module docstring).
     ``dtype``: precision of the 'matmul' graph (float64 by default, or
-    float32; the SVMClassifier operator is always float32). ``input_dtype``:
-    type of the input ``X`` (defaults to ``dtype``; float32 for the operator). Raises ``ValueError`` for an unfitted
-    model, an unknown method, a method that cannot express the model, or labels
-    that are neither numbers nor strings.
+    float32; the SVMClassifier operator is always float32, so its scores can be
+    off by more than 1e-4 on models with large coefficients: 2.7e-4 on banana,
+    2.3e-4 on a9a; the float64 graph is within ~1e-10 everywhere). ``input_dtype``:
+    type of the input ``X`` (defaults to ``dtype``; float32 for the operator).
+    ``probabilities``: add a third output ``probabilities`` (n x n_classes) equal to
+    ``model.predict_proba`` (see :func:`probability_parameters`): True (ValueError if the
+    model's probabilities cannot be exported), False, or None (default: when they can be;
+    a warning says why not when the model has probabilities that cannot be exported).
+    Raises ``ValueError`` for an unfitted model, an unknown method, a method that cannot
+    express the model, or labels that are neither numbers nor strings.
     """
     onnx = _require_onnx()
     from onnx import TensorProto, helper
@@ -395,6 +537,7 @@ def to_onnx(model, method: str = "auto", dtype=np.float64, input_dtype=None,
     kind = _label_kind(classes)
     if method == "auto":
         method = "matmul"
+    proba = _probability_choice(model, classes, strategy, probabilities)
     if method == "svm_classifier":
         nodes, inits, label_type, score_type = _svm_classifier_graph(expansion, classes, strategy, kind,
                                                                      input_type)
@@ -402,11 +545,15 @@ def to_onnx(model, method: str = "auto", dtype=np.float64, input_dtype=None,
         nodes, inits, label_type, score_type = _matmul_graph(expansion, classes, strategy, kind,
                                                              input_type, dtype)
     d = expansion.n_features
+    outputs = [helper.make_tensor_value_info("label", label_type, [None]),
+               helper.make_tensor_value_info("scores", score_type, [None, expansion.n_outputs])]
+    if proba is not None:
+        ft = np.float32 if score_type == TensorProto.FLOAT else np.float64
+        _probability_nodes(*proba, "scores", classes.size, strategy, ft, nodes, inits)
+        outputs.append(helper.make_tensor_value_info("probabilities", score_type, [None, classes.size]))
     graph = helper.make_graph(
         nodes, name or f"leansvm_{type(model).__name__}", [helper.make_tensor_value_info("X", input_type, [None, d])],
-        [helper.make_tensor_value_info("label", label_type, [None]),
-         helper.make_tensor_value_info("scores", score_type, [None, expansion.n_outputs])],
-        initializer=inits)
+        outputs, initializer=inits)
     opsets = [helper.make_opsetid("", opset)]
     if method == "svm_classifier":
         opsets.append(helper.make_opsetid(_ML_DOMAIN, 1))
