@@ -78,8 +78,11 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
 
     Measured (BENCHMARKS.md): an unpruned budget solution has several times B
     support vectors (free ones share the margin 1 - rho, so Theorem 2's
-    corollary rarely applies), and pruning it to s = B keeps its largest,
-    bounded alpha_i, which can classify worse than chance for small B. A
+    corollary rarely applies). With the budget active budget-L1 is nu-SVC
+    with nu = B/n: alpha_i = C exactly on its (at most B) margin errors, so
+    pruning to s = B keeps the margin errors (budget-L2: the smallest
+    margins, mu_i + eta alpha_i = 1 - rho), an expansion that can classify
+    worse than chance for small B whatever the bias. A
     budget whose unpruned solution has about ``n_keep`` SVs prunes well
     (``n_keep / 5`` on the paper's digit problems; on magic at C = 10 even
     B = 100 gives 2760 SVs); ``prune=False`` gives the exact budget-SVM.

@@ -42,7 +42,12 @@ that both decrease and, while the sum constraint has slack, opposite-class
 pairs that both increase (y_i = +1 in I_up, y_j = -1 in I_low). Hence "no
 violating allowed pair" is exactly the KKT condition, and the maximal
 violation over allowed pairs (LIBSVM's m(a) - M(a) with the (+, -) combination
-removed while 1'a = S) is the stopping measure: stop when it is <= tol. The
+removed while 1'a = S) is the stopping measure: stop when it is <= tol times
+the margin level 1 - rho of the free SVs (clipped to [1e-3, 1]; 1, i.e.
+LIBSVM's rule, while the sum constraint is inactive). With the budget active
+the problem is a nu-SVM (nu = B/n for budget-L1) whose whole solution scales
+with 1 - rho, which tends to 0 for small B C: an absolute tol of 1e-3 then
+stops at a point whose violation exceeds the margin itself. The
 selected pair is the second-order one of Fan, Chen & Lin (2005), max v^2/a_ij,
 with i the best I_up candidate of each class and j restricted to allowed
 pairs whose violation is at least ``SIGMA`` times the maximal one: a
@@ -101,6 +106,8 @@ from ..multiclass import BinaryFit
 
 #: j must violate at least SIGMA times the maximal violation (constant-factor violating pair)
 SIGMA = 0.5
+#: the stopping tolerance is tol times the margin level 1 - rho, never below MARGIN_FLOOR times tol
+MARGIN_FLOOR = 1e-3
 DEFAULT_WORKING_SET = 512
 _TAU = 1e-12
 _SNAP = 1e-12
@@ -126,34 +133,10 @@ def _smo_block(K, y, alpha, G, U, slack, eta, ball_sq, sumsq, tol, max_iter):
     """
     q = y.shape[0]
     n_iter = 0
-    viol = np.inf
     while True:
-        # -- maximal violation over allowed pairs (per class: 0 is y=+1, 1 is y=-1)
-        up_max0 = -np.inf
-        up_max1 = -np.inf
-        low_min0 = np.inf
-        low_min1 = np.inf
-        up_arg0 = -1
-        up_arg1 = -1
-        for t in range(q):
-            v = -y[t] * G[t]
-            if y[t] > 0:
-                if alpha[t] < U[t] and v > up_max0:
-                    up_max0 = v
-                    up_arg0 = t
-                if alpha[t] > 0 and v < low_min0:
-                    low_min0 = v
-            else:
-                if alpha[t] > 0 and v > up_max1:
-                    up_max1 = v
-                    up_arg1 = t
-                if alpha[t] < U[t] and v < low_min1:
-                    low_min1 = v
+        viol, scale, up_arg0, up_arg1 = _scan(alpha, y, G, U, slack)
         sum_active = slack <= 0.0
-        viol = max(up_max0 - low_min0, up_max1 - low_min1, up_max1 - low_min0)
-        if not sum_active:
-            viol = max(viol, up_max0 - low_min1)
-        if viol <= tol:
+        if viol <= tol * scale:
             return n_iter, slack, sumsq, viol, CONVERGED
         if n_iter >= max_iter:
             return n_iter, slack, sumsq, viol, MAX_ITER
@@ -239,6 +222,57 @@ def _smo_block(K, y, alpha, G, U, slack, eta, ball_sq, sumsq, tol, max_iter):
 
 
 @numba.njit(cache=True)
+def _scan(alpha, y, G, U, slack):
+    """(maximal violation over allowed pairs, margin scale, best I_up index of each class).
+
+    The margin scale is the level 1 - rho shared by the free SVs
+    (y_i (f_i + b) = 1 - rho): per class the free SVs have -y_i G_i = rho + b
+    (y = +1) and b - rho (y = -1), estimated by the midpoints of the I_up /
+    I_low ranges; it is clipped to [MARGIN_FLOOR, 1]. With the budget
+    inactive both levels equal b and the scale is 1 (LIBSVM's rule).
+    """
+    up_max0 = -np.inf
+    up_max1 = -np.inf
+    low_min0 = np.inf
+    low_min1 = np.inf
+    up_arg0 = -1
+    up_arg1 = -1
+    for t in range(y.shape[0]):
+        v = -y[t] * G[t]
+        if y[t] > 0:
+            if alpha[t] < U[t] and v > up_max0:
+                up_max0 = v
+                up_arg0 = t
+            if alpha[t] > 0 and v < low_min0:
+                low_min0 = v
+        else:
+            if alpha[t] > 0 and v > up_max1:
+                up_max1 = v
+                up_arg1 = t
+            if alpha[t] < U[t] and v < low_min1:
+                low_min1 = v
+    viol = max(up_max0 - low_min0, up_max1 - low_min1, up_max1 - low_min0)
+    if slack > 0.0:
+        viol = max(viol, up_max0 - low_min1)
+    scale = 1.0 - 0.5 * (_level(up_max0, low_min0) - _level(up_max1, low_min1))
+    if not scale == scale:                                 # a class without a finite level
+        scale = 1.0
+    return viol, min(1.0, max(MARGIN_FLOOR, scale)), up_arg0, up_arg1
+
+
+@numba.njit(cache=True)
+def _level(up, low):
+    """Midpoint of a class's [I_low min, I_up max] range of -y G (the finite end if one is infinite)."""
+    if up > -np.inf and low < np.inf:
+        return 0.5 * (up + low)
+    if up > -np.inf:
+        return up
+    if low < np.inf:
+        return low
+    return np.nan
+
+
+@numba.njit(cache=True)
 def _pair_limit(alpha, y, U, i, j, slack, ball_sq, sumsq):
     """Largest t of the clipping interval (10)-(12), and (13) when ``ball_sq`` is finite."""
     t_max = np.inf
@@ -271,21 +305,13 @@ def _bound_masks(alpha, y, U):
 
 def max_violation(alpha, y, G, U, slack) -> float:
     """Maximal KKT violation over allowed pairs (see the module docstring)."""
-    v = -y * G
-    pos, up, low = _bound_masks(alpha, y, U)
+    return float(_scan(alpha, y, G, U, float(slack))[0])
 
-    def top(mask):
-        return v[mask].max() if mask.any() else -np.inf
 
-    def bottom(mask):
-        return v[mask].min() if mask.any() else np.inf
-
-    up0, up1 = top(up & pos), top(up & ~pos)
-    low0, low1 = bottom(low & pos), bottom(low & ~pos)
-    viol = max(up0 - low0, up1 - low1, up1 - low0)
-    if slack > 0:
-        viol = max(viol, up0 - low1)
-    return float(viol)
+def violation_and_scale(alpha, y, G, U, slack):
+    """(maximal violation, margin scale): the solver stops when violation <= tol * scale."""
+    viol, scale, _, _ = _scan(alpha, y, G, U, float(slack))
+    return float(viol), float(scale)
 
 
 def _select_working_set(alpha, y, G, U, q):
@@ -384,8 +410,8 @@ def _solve_fixed_eta(prob: _Problem, y, alpha, G, U, slack, eta, ball_sq, tol, m
         return n_iter, slack, viol, status
     total = 0
     while True:
-        viol = max_violation(alpha, y, G, U, slack)
-        if viol <= tol:
+        viol, scale = violation_and_scale(alpha, y, G, U, slack)
+        if viol <= tol * scale:
             return total, slack, viol, CONVERGED
         if total >= max_iter:
             return total, slack, viol, MAX_ITER
@@ -415,7 +441,7 @@ def _dual_objective(alpha, G, eta):
 # -- the entry point -------------------------------------------------------------------------
 def solve_budget_smo(X, y, C, kernel: Kernel, *, budget, norm="l1", tol=1e-3, max_iter=-1,
                      cache_size=200.0, working_set_size=DEFAULT_WORKING_SET, l2_solver="multiplier",
-                     gram=None, verbose=False) -> BinaryFit:
+                     gram=None, alpha0=None, eta0=None, verbose=False) -> BinaryFit:
     """Solve the budget-L1 / budget-L2 dual (eq. 4 with the 1-inf / 2-inf interpolation norm).
 
     ``y`` is +1/-1, ``C`` a scalar or per-sample box (the budget uses its
@@ -425,7 +451,9 @@ def solve_budget_smo(X, y, C, kernel: Kernel, *, budget, norm="l1", tol=1e-3, ma
     ``eta`` (L2), the final ``max_violation`` and, for L2, ``certified_gap``
     (an upper bound on D(alpha) - D*, from the multiplier search).
     ``gram`` optionally passes the precomputed n x n kernel matrix (benchmarks
-    that solve many problems on one training set).
+    that solve many problems on one training set). ``alpha0`` warm-starts
+    from a feasible point (e.g. the solution for a neighbouring B scaled by
+    C_new / C_old) and ``eta0`` is a first guess of the ball multiplier (L2).
     """
     if norm not in ("l1", "l2"):
         raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}")
@@ -441,16 +469,16 @@ def solve_budget_smo(X, y, C, kernel: Kernel, *, budget, norm="l1", tol=1e-3, ma
     max_iter = max(10_000_000, 100 * n) if max_iter is None or max_iter < 0 else int(max_iter)
     start = time.perf_counter()
     prob = _Problem(X, kernel, cache_size, working_set_size, gram)
-    alpha = np.zeros(n)
-    G = -np.ones(n)
+    alpha, G = _start(prob, X, kernel, y, U, S, norm, c_scalar, alpha0)
     stats = {"budget_bound": S}
     if norm == "l1" or l2_solver == "paper":
         ball_sq = np.inf if norm == "l1" else c_scalar**2
-        n_iter, slack, viol, status = _solve_fixed_eta(prob, y, alpha, G, U, S, 0.0, ball_sq, tol, max_iter)
+        n_iter, slack, viol, status = _solve_fixed_eta(prob, y, alpha, G, U, max(S - alpha.sum(), 0.0), 0.0,
+                                                       ball_sq, tol, max_iter)
         eta = 0.0
     else:
         n_iter, slack, viol, status, eta, gap = _solve_l2_multiplier(prob, y, alpha, G, U, S, c_scalar,
-                                                                     tol, max_iter)
+                                                                     tol, max_iter, eta0=eta0)
         stats["certified_gap"] = gap
     converged = status == CONVERGED
     if status == MAX_ITER:
@@ -472,7 +500,32 @@ def solve_budget_smo(X, y, C, kernel: Kernel, *, budget, norm="l1", tol=1e-3, ma
                      n_iter=int(n_iter), converged=converged, stats=stats)
 
 
-def _solve_l2_multiplier(prob, y, alpha, G, U, S, C, tol, max_iter, max_outer=60):
+def _start(prob, X, kernel, y, U, S, norm, C, alpha0):
+    """Initial (alpha, G = Qa - 1): zero, or the warm start ``alpha0`` after a feasibility check."""
+    n = y.size
+    if alpha0 is None:
+        return np.zeros(n), -np.ones(n)
+    alpha = np.array(alpha0, dtype=np.float64).reshape(-1)
+    if alpha.shape != (n,) or not np.all(np.isfinite(alpha)):
+        raise ValueError(f"alpha0 must be {n} finite values")
+    scale = max(1.0, float(np.abs(alpha).sum()))
+    alpha = np.clip(alpha, 0.0, U)
+    if abs(y @ alpha) > 1e-9 * scale or alpha.sum() > S * (1 + 1e-9) or \
+            (norm == "l2" and alpha @ alpha > C * C * (1 + 1e-9)):
+        raise ValueError("alpha0 is not feasible (y'a = 0, 0 <= a <= C, sum a <= S, and ||a|| <= C for l2)")
+    sv = np.flatnonzero(alpha)
+    G = -np.ones(n)
+    if sv.size:
+        coef = alpha[sv] * y[sv]
+        if prob.full is not None:
+            G += y * (prob.full[:, sv] @ coef)
+        else:
+            for start, stop, block in kernel.blocks(X, X[sv]):
+                G[start:stop] += y[start:stop] * (block @ coef)
+    return alpha, G
+
+
+def _solve_l2_multiplier(prob, y, alpha, G, U, S, C, tol, max_iter, max_outer=60, eta0=None):
     """Budget-L2 through the ball's multiplier eta (module docstring).
 
     For each eta the penalised problem is solved to ``tol`` (warm start:
@@ -484,7 +537,7 @@ def _solve_l2_multiplier(prob, y, alpha, G, U, S, C, tol, max_iter, max_outer=60
     violation, status, eta, certified gap).
     """
     total = 0
-    state = {"eta": 0.0, "slack": S}
+    state = {"eta": 0.0, "slack": max(S - alpha.sum(), 0.0)}
 
     def solve(eta):
         nonlocal total
@@ -510,7 +563,7 @@ def _solve_l2_multiplier(prob, y, alpha, G, U, S, C, tol, max_iter, max_outer=60
 
     lo, g_lo = 0.0, g
     diag = float(np.mean(np.diag(prob.full))) if prob.full is not None else 1.0
-    trial = max(diag, 1e-12) * g
+    trial = eta0 if eta0 is not None and eta0 > 0 else max(diag, 1e-12) * g
     for _ in range(200):                                   # bracket the root
         g, viol, status = solve(trial)
         if status != CONVERGED or g <= 0:
