@@ -71,6 +71,39 @@ def test_predict_proba_and_dataframe_input(client, models):
     np.testing.assert_array_equal(ld.predict(model, frame, client=client).compute(), model.predict(X))
 
 
+def test_sparse_blocks_equal_in_memory(client):
+    """A dask array of scipy.sparse CSR blocks (rows and columns chunked) predicted on the workers."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(240, 9)) * (rng.random((240, 9)) < 0.3)
+    y = np.digitize(X.sum(axis=1), [-0.5, 0.5])
+    model = leansvm.SVC(C=2.0, gamma=0.2).fit(sp.csr_matrix(X), y)
+    Xd = da.from_array(X, chunks=(70, 4)).map_blocks(sp.csr_matrix, dtype=X.dtype, meta=sp.csr_matrix((0, 0)))
+    labels, scores = client.compute([ld.predict(model, Xd, client=client),
+                                     ld.decision_function(model, Xd, client=client)], sync=True)
+    np.testing.assert_array_equal(labels, model.predict(X))
+    np.testing.assert_allclose(scores, model.decision_function(X), rtol=1e-12, atol=1e-12)
+
+
+class OtherBlocks:
+    """A block type that is neither NumPy nor scipy.sparse (as pydata sparse or cupy would be)."""
+
+    def __init__(self, a):
+        self.a = np.asarray(a)
+        self.dtype, self.shape, self.ndim = self.a.dtype, self.a.shape, self.a.ndim
+
+    def __getitem__(self, key):
+        return OtherBlocks(self.a[key])
+
+
+def test_other_block_types_refused(models):
+    model, X = models["binary"]
+    odd = da.from_array(X, chunks=(70, -1)).map_blocks(OtherBlocks, dtype=X.dtype, meta=OtherBlocks(np.zeros((0, 0))))
+    with pytest.raises(ValueError, match="scipy.sparse"):
+        ld.predict(model, odd, client=False)
+
+
 def test_model_broadcast_once_to_every_worker(client, models):
     model, X = models["binary"]
     before = set(client.who_has())

@@ -256,6 +256,8 @@ def test_libsvm_binary_probabilities_equal_libsvm(tmp_path):
     labels, proba = run_proba(onnx.load(str(tmp_path / "b.onnx")), X)
     np.testing.assert_allclose(proba, np.array(lib_proba), rtol=0, atol=1e-10)
     np.testing.assert_array_equal(labels, model.predict(X))
+    assert main(["export", "--no-probabilities", str(tmp_path / "b.model"), str(tmp_path / "c.onnx")]) == 0
+    assert [o.name for o in onnx.load(str(tmp_path / "c.onnx")).graph.output] == ["label", "scores"]
 
 
 def test_probabilities_refused_with_a_reason():

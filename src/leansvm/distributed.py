@@ -7,7 +7,9 @@ client when one exists, else Dask's local threaded scheduler.
 Prediction (:func:`predict`, :func:`decision_function`, :func:`predict_proba`)
 takes any fitted leansvm classifier (anything with ``expansion_`` and the
 :class:`~leansvm.estimators.KernelClassifierMixin` methods) and a
-``dask.array`` (n x d, any row chunks), a ``dask.dataframe`` or a NumPy array.
+``dask.array`` (n x d, any row chunks; NumPy or ``scipy.sparse`` blocks, e.g.
+``X.map_blocks(scipy.sparse.csr_matrix)``; other block types are refused),
+a ``dask.dataframe`` or a NumPy array.
 The model is sent to the cluster once (``client.scatter(broadcast=True)``,
 or one ``dask.delayed`` key without a client) and every row block is
 predicted on a worker by the model's own method, so results equal in-memory
@@ -30,6 +32,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["predict", "decision_function", "predict_proba", "fit_budget", "fit_svccv", "svm_paths",
            "get_client", "as_dask_array"]
@@ -83,6 +86,10 @@ def as_dask_array(X, chunk_rows: int = 100_000):
         X = da.from_array(X, chunks=(min(chunk_rows, max(X.shape[0], 1)), X.shape[1] if X.ndim == 2 else -1))
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (samples x features), got {X.ndim} dimension(s)")
+    meta = getattr(X, "_meta", None)
+    if meta is not None and not isinstance(meta, np.ndarray) and not sp.issparse(meta):
+        raise ValueError(f"blocks of type {type(meta).__module__}.{type(meta).__name__} are not supported: "
+                         "use NumPy or scipy.sparse blocks (e.g. X.map_blocks(scipy.sparse.csr_matrix))")
     if len(X.chunks[1]) > 1:                                              # whole rows per block
         X = X.rechunk({1: -1})
     return X
