@@ -234,9 +234,12 @@ class KernelRowCache:
         self._store(idx[-self.capacity:], out[-self.capacity:])
         return out
 
-    def resident(self) -> np.ndarray:
-        """Boolean mask over the samples: is the row k(x_i, X) in the cache."""
-        return self._slot_of >= 0
+    @property
+    def slot_of(self) -> np.ndarray:
+        """Slot of each sample's row in ``slab``, -1 where it is not cached (read only)."""
+        view = self._slot_of.view()
+        view.flags.writeable = False
+        return view
 
     @property
     def slab(self) -> np.ndarray:

@@ -147,21 +147,22 @@ def dual_objective(alpha, y, f):
     return float(np.dot(alpha, y * f / 2.0 - 1.0))
 
 
-def _select_working_set(y, f, alpha, C, b, q, rng, tol, equality=True, cached=None):
+def _select_working_set(y, f, alpha, C, b, q, rng, tol, equality=True, slot_of=None):
     """Section 3 of the paper: violators and free samples, random choice, completion by small |u|.
 
     Always included: per class, the worst violator of each of conditions (9)
     and (10), and the q/4 most violating samples of each side of the stopping
     rule (they make the maximal violation fall; without them banana at C=100
     did not converge). The rest of W is the paper's random choice among the
-    violators and free samples, completed by the smallest |u_i|. Compiled:
+    violators and free samples, completed by the smallest |u_i|; candidates
+    whose kernel rows are cached (``slot_of[i] >= 0``) are drawn first. Compiled:
     :func:`irwls_chunk.select_working_set`; returns W sorted.
     """
     seed = int(rng.integers(1, 2**63 - 1))
-    if cached is None:
-        cached = np.zeros(0, dtype=bool)
+    if slot_of is None:
+        slot_of = np.zeros(0, dtype=np.intp)
     return select_working_set(y, f, alpha, C, float(b), int(q), float(tol), bool(equality), seed,
-                              cached)
+                              slot_of)
 
 
 BIAS_MODES = ("equality", "augmented", "none")
@@ -436,9 +437,8 @@ class _ChunkedIRWLS:
 
     def _chunk_step(self, y, C, alpha, f, q):
         """One chunk: select W, solve its IRWLS sub-problem, update every active output."""
-        cached = self.cache.resident() if self.prefer_cached else None
         W = _select_working_set(y, f, alpha, C, self.b, q, self.rng, self.tol, self.equality,
-                                cached)
+                                self.cache.slot_of if self.prefer_cached else None)
         slots = self.cache.slots(W)                  # rows K[W, active] resident in the slab
         self.b, self.mu, n_inner, objective = solve_chunk(
             self.cache.slab, slots, W, y, C, alpha, f, self.c_const, float(self.offset),

@@ -99,11 +99,11 @@ def _side_scores(y, f, alpha, C, equality):
 
 
 @njit(cache=True, nogil=True)
-def select_working_set(y, f, alpha, C, b, q, tol, equality, seed, cached):
+def select_working_set(y, f, alpha, C, b, q, tol, equality, seed, slot_of):
     """Indices of the working set W (sorted, |W| = min(q, n)); see the module docstring.
 
-    ``cached[i]``: the kernel row of sample i is in the cache. The random choice
-    takes cached candidates first (an empty ``cached`` means no preference).
+    ``slot_of[i] >= 0``: the kernel row of sample i is cached. The random choice
+    takes cached candidates first (an empty ``slot_of`` means no preference).
     """
     n = y.size
     if n <= q:
@@ -158,20 +158,21 @@ def select_working_set(y, f, alpha, C, b, q, tol, equality, seed, cached):
             candidates[n_cand] = i
             n_cand += 1
     if n_cand >= room:
-        if cached.size == n:                 # cached candidates to the front (stable)
-            n_front = 0
+        n_front = 0                          # cached candidates to the front
+        if slot_of.size == n:
             for r in range(n_cand):
-                if cached[candidates[r]]:
+                if slot_of[candidates[r]] >= 0:
                     candidates[n_front], candidates[r] = candidates[r], candidates[n_front]
                     n_front += 1
-            pool = max(n_front, room)
-        else:
-            pool = n_cand
-        # partial Fisher-Yates: a uniform random subset of `room` of the first `pool`
+        # uniform among the cached ones if there are enough; otherwise all of them
+        # and a uniform random rest (partial Fisher-Yates over candidates[start:stop])
+        start, stop = (0, n_front) if n_front >= room else (n_front, n_cand)
+        for r in range(start):
+            chosen[candidates[r]] = True
         state = np.uint64(seed) | np.uint64(1)
-        for r in range(room):
+        for r in range(start, room):
             state, x = _xorshift(state)
-            pick = r + min(int(x * (pool - r)), pool - r - 1)
+            pick = r + min(int(x * (stop - r)), stop - r - 1)
             candidates[r], candidates[pick] = candidates[pick], candidates[r]
             chosen[candidates[r]] = True
     else:
