@@ -38,9 +38,9 @@ from .estimators import SVC, KernelClassifierMixin, per_sample_C, validate_train
 from .kernels import Kernel
 from .multiclass import fit_ovo
 from .progress import Progress
-from .solvers.path import BIAS_MODES, binary_path, check_grid, check_screening
+from .solvers.path import BIAS_MODES, binary_path, check_grid, check_screening, row_cache
 
-__all__ = ["svm_path", "SVMPath", "SVCCV", "default_C_grid"]
+__all__ = ["svm_path", "SVMPath", "SVCCV", "default_C_grid", "svc_from_solution"]
 
 
 def default_C_grid(n: int = 20, low: float = 1e-2, high: float = 1e2) -> np.ndarray:
@@ -96,18 +96,51 @@ def _pair_problems(y_enc, n_classes):
 
 
 def _run_paths(X, y_enc, n_classes, weights, Cs, kernel, screening, bias, tol, trivial_start,
-               solver, solver_options, n_jobs, callback=None):
+               solver, solver_options, n_jobs, callback=None, kernel_cache=None):
+    """One binary path per one-vs-one pair. Run one after the other, the pairs share one kernel
+    row cache (``kernel_cache`` = (PathKernelCache, global row of each sample of X), or one built
+    here); in threads (``n_jobs`` > 1) each pair keeps its own."""
     problems = _pair_problems(y_enc, n_classes)
+    sequential = n_jobs in (None, 1) or len(problems) == 1
+    if sequential and solver == "cd" and bias != "equality" and kernel_cache is None:
+        kernel_cache = (row_cache(kernel, X, solver_options["cache_size"], tol), np.arange(y_enc.size))
 
     def one(idx, y_pm):
+        shared = {} if kernel_cache is None or not sequential else {
+            "cache": kernel_cache[0], "index": kernel_cache[1][idx]}
         return binary_path(X[idx], y_pm, Cs, kernel, weights=weights[idx], screening=screening,
                            bias=bias, tol=tol, trivial_start=trivial_start, solver=solver,
-                           solver_options=solver_options, callback=callback)
+                           solver_options=solver_options, callback=callback, **shared)
 
-    if n_jobs in (None, 1) or len(problems) == 1:
+    if sequential:
         return problems, [one(idx, y_pm) for idx, y_pm in problems]
     return problems, Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(one)(idx, y_pm) for idx, y_pm in problems)
+
+
+def svc_from_solution(result, classes, C, params, bias="augmented", n_features=None) -> SVC:
+    """A fitted :class:`leansvm.SVC` holding a solution computed elsewhere (a path's, a ``MulticlassFit``).
+
+    Fills the fitted attributes that :class:`KernelClassifierMixin` and SVC's users
+    read (``classes_``, ``multiclass_``, ``expansion_``, ``support_``, ``n_support_``,
+    ``dual_objective_``, ``n_iter_``, ``fit_status_``), plus ``bias_`` (the formulation:
+    'augmented', 'none' or 'equality'). ``params``: SVC constructor parameters.
+    """
+    model = SVC(C=float(C), **params)
+    model.classes_ = np.asarray(classes)
+    model.multiclass_ = result.strategy
+    model.expansion_ = result.expansion
+    model.support_ = np.asarray(result.support)
+    model.n_support_ = result.n_support.astype(np.int32)
+    model.dual_objective_ = np.array([fit.dual_objective for fit in result.fits])
+    model.n_iter_ = np.array([fit.n_iter for fit in result.fits])
+    model.solver_stats_ = [fit.stats for fit in result.fits]
+    model._gamma = result.expansion.kernel.gamma
+    model.fit_status_ = 0 if all(fit.converged for fit in result.fits) else 1
+    if n_features is not None:
+        model.n_features_in_ = int(n_features)
+    model.bias_ = bias
+    return model
 
 
 def _model_at(k, C, X, y_enc, classes, weights, kernel, pair_points, bias, params):
@@ -118,17 +151,13 @@ def _model_at(k, C, X, y_enc, classes, weights, kernel, pair_points, bias, param
         return next(fits)
 
     result = fit_ovo(X, y_enc, classes.size, stored_fit, C * weights, kernel)
-    model = SVC(C=float(C), **params)
-    model._set_fitted(result, classes, np.arange(y_enc.size))
-    model.n_features_in_ = X.shape[1]
-    model.bias_ = bias
-    return model
+    return svc_from_solution(result, classes, C, params, bias, X.shape[1])
 
 
 def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
              screening="it", fit_intercept=True, tol=1e-3, class_weight=None, sample_weight=None,
              trivial_start=False, solver="cd", cache_size=200.0, working_set_size=64, max_iter=-1,
-             random_state=0, n_jobs=None, progress=None) -> SVMPath:
+             random_state=0, n_jobs=None, progress=None, kernel_cache=None) -> SVMPath:
     """Fit an SVM for every C of ``Cs`` (ascending) with warm start and safe screening.
 
     ``screening``: 'it' (Intersection Test, the strongest), 'bt1' (DVI),
@@ -140,6 +169,13 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     Returns an :class:`SVMPath` (models, per-C screening rate, rule and solve
     seconds, #SV, dual objectives). ``progress``: a bar with the time left over
     the (C, binary problem) fits; None shows it on a terminal (:mod:`leansvm.progress`).
+
+    Kernel reuse: at fixed kernel the matrix never changes along the path, so
+    (solver 'cd') every kernel row is computed once, into one cache of
+    ``cache_size`` MB (float32 rows when tol >= 1e-4) shared by every C and
+    every one-vs-one pair. ``kernel_cache``: (PathKernelCache, row of each
+    sample of X in it) to share a cache with other paths, e.g. the folds of
+    :class:`SVCCV` (X must then hold exactly those rows of the cache's data).
     """
     Cs = default_C_grid() if Cs is None else check_grid(Cs)
     bias = _bias_mode(fit_intercept)
@@ -150,13 +186,15 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     if np.any(weights <= 0):
         raise ValueError("svm_path needs positive class and sample weights")
     kern = Kernel.from_params(kernel, gamma, degree, coef0, X)
+    if kernel_cache is not None and kernel_cache[0].kernel != kern:
+        kernel_cache = None      # e.g. gamma='scale' resolved on this part of the data: rows differ
     options = {"cache_size": cache_size, "working_set_size": working_set_size,
                "max_iter": max_iter, "random_state": random_state}
     n_fits = Cs.size * classes.size * (classes.size - 1) // 2
     with Progress(n_fits, "svm path", "fits", progress) as bar:
         problems, pair_points = _run_paths(X, y_enc, classes.size, weights, Cs, kern, screening, bias,
                                            tol, trivial_start, solver, options, n_jobs,
-                                           callback=lambda C: bar.update())
+                                           callback=lambda C: bar.update(), kernel_cache=kernel_cache)
     params = {"kernel": kernel, "gamma": kern.gamma, "degree": degree, "coef0": coef0, "tol": tol,
               "cache_size": cache_size, "class_weight": class_weight,
               "working_set_size": working_set_size, "max_iter": max_iter, "random_state": random_state}
@@ -178,10 +216,11 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
 
 
 # -- cross-validation --------------------------------------------------------------------
-def _score_path(X, y, train, test, Cs, gamma, scoring, path_options):
+def _score_path(X, y, train, test, Cs, gamma, scoring, path_options, kernel_cache=None):
     """One (gamma, fold) task: a path on the training part, one score per C on the test part."""
     start = time.perf_counter()
-    path = svm_path(X[train], y[train], Cs, gamma=gamma, **path_options)
+    shared = None if kernel_cache is None else (kernel_cache, train)
+    path = svm_path(X[train], y[train], Cs, gamma=gamma, kernel_cache=shared, **path_options)
     fit_seconds = time.perf_counter() - start
     scorer = check_scoring(path.models[0], scoring=scoring)
     Xt, yt = X[test], y[test]
@@ -189,13 +228,27 @@ def _score_path(X, y, train, test, Cs, gamma, scoring, path_options):
     return scores, fit_seconds, float(np.sum(path.n_screened) / max(np.sum(path.n_non_sv), 1))
 
 
+def _score_gamma(X, y, folds, Cs, gamma, scoring, path_options):
+    """Every fold of one gamma: one kernel row cache over all of X, shared by the folds' paths
+    (a fold's training part is a subset of the rows; LIBSVM's grid recomputes them per C and fold)."""
+    cache = None
+    if path_options["solver"] == "cd" and _bias_mode(path_options["fit_intercept"]) != "equality":
+        kernel = Kernel.from_params(path_options["kernel"], gamma, path_options["degree"],
+                                    path_options["coef0"], X)
+        if not isinstance(gamma, str):      # 'scale'/'auto' resolve on each fold's own data
+            cache = row_cache(kernel, X, path_options["cache_size"], path_options["tol"])
+    return [_score_path(X, y, train, test, Cs, gamma, scoring, path_options, cache)
+            for train, test in folds]
+
+
 class SVCCV(KernelClassifierMixin, BaseEstimator):
     """Cross-validated C-SVC: (C, gamma) chosen by K-fold CV over screened regularisation paths.
 
     For every gamma in ``gammas`` and every fold, one :func:`svm_path` over
     ``Cs`` (warm start + safe screening) is fitted on the training part and
-    scored at every C on the held-out part; the (gamma, fold) tasks run in
-    ``n_jobs`` joblib workers. The best mean score (ties: the first candidate
+    scored at every C on the held-out part. The folds of one gamma share one
+    kernel row cache over all of X (``cache_size`` MB; a numeric gamma), and
+    the gammas run in ``n_jobs`` joblib workers. The best mean score (ties: the first candidate
     in scikit-learn's ``ParameterGrid`` order, C outer, gamma inner, as
     ``GridSearchCV``) is refitted on all data (``refit=True``).
 
@@ -253,10 +306,10 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
         out = []
         with Progress(len(tasks), "SVCCV", "paths", True if self.verbose else None) as bar:
             for task in Parallel(n_jobs=self.n_jobs, verbose=self.verbose, return_as="generator")(
-                    delayed(_score_path)(X, labels, folds[f][0], folds[f][1], Cs, gammas[g], self.scoring,
-                                         inner) for g, f in tasks):
-                out.append(task)
-                bar.update()
+                    delayed(_score_gamma)(X, labels, folds, Cs, gammas[g], self.scoring, inner)
+                    for g in range(len(gammas))):
+                out.extend(task)
+                bar.update(len(task))
         scores = np.empty((Cs.size, len(gammas), len(folds)))
         seconds = np.empty((len(gammas), len(folds)))
         rates = np.empty((len(gammas), len(folds)))
