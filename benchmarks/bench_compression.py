@@ -74,7 +74,7 @@ def _bsgd(ds, n, X, y):
     return model, time.perf_counter() - t0
 
 
-def run_dataset(name, fractions, methods, max_iter, timing_fractions, fit_on="sv"):
+def run_dataset(name, fractions, methods, max_iter, timing_fractions, fit_on="sv", options=None):
     from sklearn.svm import SVC as LibSVC
 
     ds = datasets.load(name)
@@ -100,7 +100,7 @@ def run_dataset(name, fractions, methods, max_iter, timing_fractions, fit_on="sv
                     t0 = time.perf_counter()
                     fit_points = dict(X=X, y=y) if fit_on == "train" else {}
                     model = compress(full, n_sv=n, method=method, max_iter=max_iter, random_state=0,
-                                     **fit_points)
+                                     **fit_points, **(options or {}))
                     row["fit_s"] = time.perf_counter() - t0
                     row["n_sv"] = model.expansion_.n_support
                     row["selection"] = model.compression_.get("selection")
@@ -250,6 +250,10 @@ def main(argv=None):
     parser.add_argument("--fit-on", choices=("sv", "train"), default="sv",
                         help="fitting points of compress: the full model's SVs (default) or the training "
                              "set (at most 20,000 of it, as the paper's eq. 10)")
+    parser.add_argument("--loss", choices=("squared", "margin"), default="margin",
+                        help="gradient step's loss (compress(loss=...))")
+    parser.add_argument("--layout", choices=("auto", "shared", "libsvm"), default="auto",
+                        help="multi-class vector layout (compress(layout=...))")
     parser.add_argument("--circle", action="store_true", help="only draw the paper's Figure 2")
     parser.add_argument("--shared-vs-separate", action="store_true",
                         help="multi-class only: one shared pool vs each pair compressed separately")
@@ -267,13 +271,13 @@ def main(argv=None):
         return 0
     out = RESULTS_DIR / f"compression-{args.fit_on}-{stamp}.json"
     payload = {"benchmark": "compression", "machine": machine_info(), "max_iter": args.max_iter,
-               "fit_on": args.fit_on,
+               "fit_on": args.fit_on, "loss": args.loss, "layout": args.layout,
                "note": "shared 2-core machine, loaded by other jobs: timings are side by side, compare ratios",
                "datasets": []}
     for name in args.datasets:
         try:
             record = run_dataset(name, args.fractions, args.methods, args.max_iter, args.timing_fractions,
-                                 args.fit_on)
+                                 args.fit_on, options={"loss": args.loss, "layout": args.layout})
         except (FileNotFoundError, ImportError, ValueError) as exc:
             print(f"{name}: skipped ({exc})")
             payload["datasets"].append({"dataset": name, "error": str(exc)})

@@ -1,5 +1,7 @@
 """Compressed SVMs (leansvm.compress / CompressedSVC, solvers.cvm): gradients, selection, files, API."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -58,14 +60,40 @@ def test_analytic_gradient_matches_finite_differences(kernel, multi, sparse):
     error = check_grad(lambda t: problem.objective(t)[0], lambda t: problem.objective(t)[1], theta)
     assert error <= 1e-5 * np.linalg.norm(grad)
     # the objective is eq. 10: half the mean squared mismatch of the outputs
+    assert problem.objective(theta)[0] == pytest.approx(0.5 * np.sum((problem.F - _outputs(problem, theta)) ** 2) / 25,
+                                                        rel=1e-10)
+
+
+def _outputs(problem, theta):
+    """The compressed model's outputs at the fitting points, computed directly."""
     Z, B, c = problem.unpack(theta)
-    K = kernel(X, Z)
-    pred = np.zeros((25, p))
-    for rows, cols in blocks:
+    K = problem.kernel(problem.X.toarray() if sp.issparse(problem.X) else problem.X, Z)
+    pred = np.zeros(problem.F.shape)
+    for rows, cols in problem.blocks:
         r = slice(None) if rows is None else rows
         pred[:, cols] += K[:, r] @ B[r][:, cols]
-    expected = 0.5 * np.sum((problem.F - pred - c) ** 2) / 25
-    assert problem.objective(theta)[0] == pytest.approx(expected, rel=1e-10)
+    return pred + c
+
+
+@pytest.mark.parametrize("kernel", KERNELS[:2], ids=lambda k: k.name)
+def test_margin_loss_with_pair_weights_gradient_and_value(kernel):
+    """loss='margin': squared hinge at the margin where |F| >= 1, squared mismatch inside; weighted."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 3))
+    F = 2.0 * rng.normal(size=(40, 3))
+    W = cvm.own_pair_weights(rng.integers(0, 3, 40), 3)
+    np.testing.assert_array_equal(W.sum(axis=1), 2)   # a point's class is in k-1 = 2 of the 3 pairs
+    problem = cvm.GradientProblem(kernel, X, F, cvm.output_blocks(None, None, 3), 6, weights=W, loss="margin")
+    theta = problem.pack(rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=3))
+    grad = problem.objective(theta)[1]
+    assert check_grad(lambda t: problem.objective(t)[0], lambda t: problem.objective(t)[1], theta) \
+        <= 1e-5 * np.linalg.norm(grad)
+    f = _outputs(problem, theta)
+    s = np.sign(F)
+    r = np.where(np.abs(F) >= 1, np.where(s * f < 1, s - f, 0.0), F - f)
+    assert problem.objective(theta)[0] == pytest.approx(0.5 * np.sum(W * r ** 2) / 40, rel=1e-10)
+    with pytest.raises(ValueError, match="loss"):
+        cvm.GradientProblem(kernel, X, F, cvm.output_blocks(None, None, 3), 6, loss="hinge")
 
 
 # -- LARS-SVM selection --------------------------------------------------------------------
@@ -150,17 +178,34 @@ def test_ratio_sets_the_size(binary):
     assert c.expansion_.n_support <= max(1, round(0.1 * model.expansion_.n_support))
 
 
-def test_multiclass_shared_pool_has_libsvm_pattern(multiclass):
+def test_multiclass_libsvm_layout_has_libsvm_pattern(multiclass):
     model, X, y, Xt, yt = multiclass
-    c = compress(model, n_sv=24, max_iter=60)
+    c = compress(model, n_sv=24, max_iter=60, layout="libsvm")
     assert c.expansion_.n_support <= 24
     assert c.expansion_.n_outputs == 6
     # every vector carries only the pairs of its class (LIBSVM's one-vs-one layout)
     sv_coef = libsvm_coef_from_dense(c.expansion_.coef, c.n_support_)
     np.testing.assert_array_equal(dense_from_libsvm_coef(sv_coef, c.n_support_), c.expansion_.coef)
     assert np.mean(c.predict(Xt) == model.predict(Xt)) >= 0.9
-    lars = compress(model, n_sv=24, method="lars")
+    lars = compress(model, n_sv=24, method="lars", layout="libsvm")
     assert c.compression_["loss_cvm"] < lars.compression_["loss_lars"]
+    assert c.libsvm_equivalent() is c
+
+
+def test_multiclass_shared_pool_serves_every_pair(multiclass):
+    model, X, y, Xt, yt = multiclass
+    c = compress(model, n_sv=12, max_iter=60)          # layout='auto': shared for one-vs-one, k > 2
+    assert c.expansion_.n_support <= 12 and c.n_support_.sum() == c.expansion_.n_support
+    assert np.count_nonzero(c.expansion_.coef) == c.expansion_.coef.size   # every vector, every pair
+    assert np.mean(c.predict(Xt) == model.predict(Xt)) >= 0.85   # 4 classes: chance is about 0.25
+    lars = compress(model, n_sv=12, method="lars")
+    assert c.compression_["loss_cvm"] < lars.compression_["loss_lars"]
+    with pytest.warns(UserWarning, match="written as"):
+        twin = c.libsvm_equivalent()
+    assert twin.expansion_.n_support == 3 * c.expansion_.n_support    # k-1 copies of each vector
+    sv_coef = libsvm_coef_from_dense(twin.expansion_.coef, twin.n_support_)
+    np.testing.assert_array_equal(dense_from_libsvm_coef(sv_coef, twin.n_support_), twin.expansion_.coef)
+    np.testing.assert_allclose(twin.decision_function(Xt), c.decision_function(Xt), atol=1e-10)
 
 
 def test_multiclass_ovr_model(multiclass):
@@ -220,13 +265,15 @@ def test_compresses_sklearn_svc_and_libsvm_file_models(binary, tmp_path):
 
 
 # -- files -------------------------------------------------------------------------------
-@pytest.mark.parametrize("which", ["binary", "multiclass"])
+@pytest.mark.parametrize("which", ["binary", "multiclass-libsvm", "multiclass-shared"])
 def test_round_trip_through_libsvm_official(which, binary, multiclass, tmp_path):
     svmutil = pytest.importorskip("libsvm.svmutil")
     model, X, y, Xt, yt = binary if which == "binary" else multiclass
-    c = compress(model, n_sv=16, max_iter=40)
+    c = compress(model, n_sv=16, max_iter=40, layout="shared" if which == "multiclass-shared" else "libsvm")
     path = tmp_path / "compressed.model"
-    save_libsvm_model(c, path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # shared vectors repeated per class
+        save_libsvm_model(c, path)
     libsvm_model = svmutil.svm_load_model(str(path))
     with threadpool_limits(1, user_api="openmp"):
         labels, _, values = svmutil.svm_predict(yt.tolist(), Xt.tolist(), libsvm_model, "-q")
@@ -278,6 +325,10 @@ def test_bad_input(binary):
         compress(model, max_accuracy_drop=0.01)
     with pytest.raises(ValueError, match="method"):
         compress(model, n_sv=3, method="magic")
+    with pytest.raises(ValueError, match="layout"):
+        compress(model, n_sv=3, layout="dense")
+    with pytest.raises(ValueError, match="loss"):
+        compress(model, n_sv=3, loss="hinge")
     with pytest.raises(ValueError, match="not a fitted"):
         compress(SVC(), n_sv=3)
     with pytest.raises(ValueError, match="features"):

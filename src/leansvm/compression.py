@@ -38,6 +38,7 @@ otherwise (LARS-only models of sparse data keep their sparse vectors).
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 
@@ -51,11 +52,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .estimators import KernelClassifierMixin
 from .expansion import KernelExpansion
 from .io import DENSE_FRACTION, register_estimator
-from .multiclass import predict_index
+from .multiclass import ovo_pairs, predict_index
 from .progress import Progress
 from .solvers import cvm
 
 METHODS = ("cvm", "lars", "random")
+LAYOUTS = ("auto", "shared", "libsvm")
 #: sizes tried by ``max_accuracy_drop`` grow by this factor
 SIZE_GROWTH = 1.25
 
@@ -131,6 +133,12 @@ def _check_size(n_sv, ratio, max_accuracy_drop, X, m):
     return None
 
 
+def _resolve_layout(layout):
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return "shared" if layout == "auto" else layout
+
+
 def _check_method(method):
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -179,11 +187,15 @@ def _selection(full: _FullModel, n_select: int, groups, group_columns, eig_max, 
 class _Compressor:
     """Everything that does not depend on the size: fitting points, targets, classes."""
 
-    def __init__(self, full: _FullModel, X, y, method, max_iter, max_fit_points, eig_max, random_state):
+    def __init__(self, full: _FullModel, X, y, method, max_iter, max_fit_points, eig_max, random_state,
+                 layout="auto", loss="squared", own_pairs=True):
         self.full = full
         self.method = method
         self.max_iter = int(max_iter)
         self.eig_max = eig_max
+        self.loss = loss
+        #: one-vs-one, k > 2: every vector serves only its class's pairs (LIBSVM's layout)
+        self.restricted = full.class_restricted and _resolve_layout(layout) == "libsvm"
         rng = check_random_state(random_state)
         self.rng = rng
         exp = full.expansion
@@ -196,8 +208,12 @@ class _Compressor:
             Xf = Xf[np.sort(rng.choice(Xf.shape[0], int(max_fit_points), replace=False))]
         self.X_fit = sp.csr_matrix(Xf) if sp.issparse(Xf) else np.ascontiguousarray(Xf, dtype=np.float64)
         self.F = exp.decision_function(self.X_fit)
-        self.group_columns = (cvm.ovo_pair_columns(full.n_classes) if full.class_restricted else None)
-        self.groups = self.pool_classes if full.class_restricted else None
+        self.group_columns = (cvm.ovo_pair_columns(full.n_classes) if self.restricted else None)
+        self.groups = self.pool_classes if self.restricted else None
+        self.weights = None
+        if own_pairs and full.n_classes > 2 and full.strategy == "ovo":
+            point_classes = predict_index(self.F, full.n_classes, "ovo")
+            self.weights = cvm.own_pair_weights(point_classes, full.n_classes)
 
     def compress(self, n_sv: int, callback=None) -> tuple[KernelExpansion, np.ndarray, dict]:
         """(expansion, class index per vector, statistics) with at most n_sv vectors."""
@@ -210,13 +226,14 @@ class _Compressor:
         sel, how = _selection(full, n_sv, self.groups, self.group_columns, self.eig_max, self.method, self.rng)
         stats.update(selection=how, selection_s=time.perf_counter() - t0)
         sel_classes = self.pool_classes[sel]
-        order = np.argsort(sel_classes, kind="stable") if full.class_restricted else np.arange(sel.size)
+        order = np.argsort(sel_classes, kind="stable") if self.restricted else np.arange(sel.size)
         sel, sel_classes = sel[order], sel_classes[order]
-        groups = sel_classes if full.class_restricted else None
+        groups = sel_classes if self.restricted else None
         blocks = cvm.output_blocks(groups, self.group_columns, exp.n_outputs)
         Z = exp.support_vectors[sel]
         Z = Z.toarray() if sp.issparse(Z) else np.array(Z)
-        problem = cvm.GradientProblem(exp.kernel, self.X_fit, self.F, blocks, sel.size)
+        problem = cvm.GradientProblem(exp.kernel, self.X_fit, self.F, blocks, sel.size, weights=self.weights,
+                                      loss=self.loss)
         t0 = time.perf_counter()
         B, c = cvm.refit_coefficients(problem.kernel_matrix(Z), self.F, blocks)
         stats["refit_s"] = time.perf_counter() - t0
@@ -224,7 +241,8 @@ class _Compressor:
         if self.method == "cvm":
             t0 = time.perf_counter()
             Z, B, c, res = cvm.optimise_vectors(problem, Z, B, c, max_iter=self.max_iter, callback=callback)
-            B, c = cvm.refit_coefficients(problem.kernel_matrix(Z), self.F, blocks)
+            if self.weights is None and self.loss == "squared":   # closed-form final refit (eq. 10 is LS in B, c)
+                B, c = cvm.refit_coefficients(problem.kernel_matrix(Z), self.F, blocks)
             stats.update(n_iter=int(res.nit), gradient_s=time.perf_counter() - t0,
                          loss_cvm=problem.objective(problem.pack(Z, B, c))[0])
         else:
@@ -252,7 +270,7 @@ def _search_size(compressor: _Compressor, X, y, max_drop: float, on_size=None):
     target = _accuracy(full.expansion, X, y, full.classes, full.strategy) - max_drop
     m = full.expansion.n_support
     tried = []
-    size = max(1, min(m, full.n_classes if full.class_restricted else 1))
+    size = max(1, min(m, full.n_classes if compressor.restricted else 1))
     while True:
         result = compressor.compress(size)
         acc = _accuracy(result[0], X, y, full.classes, full.strategy)
@@ -266,7 +284,8 @@ def _search_size(compressor: _Compressor, X, y, max_drop: float, on_size=None):
 
 
 def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=None, method="cvm",
-             random_state=None, max_iter=100, max_fit_points=20000, eig_max=cvm.EIG_MAX, progress=None):
+             random_state=None, max_iter=100, max_fit_points=20000, eig_max=cvm.EIG_MAX, progress=None,
+             layout="auto", loss="squared"):
     """A :class:`CompressedSVC` with at most ``n_sv`` shared vectors approximating ``model``.
 
     Exactly one of ``n_sv`` (number of vectors), ``ratio`` (fraction of the
@@ -283,7 +302,7 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     """
     est = CompressedSVC(estimator=model, n_sv=n_sv, ratio=ratio, max_accuracy_drop=max_accuracy_drop,
                         method=method, max_iter=max_iter, max_fit_points=max_fit_points,
-                        random_state=random_state, eig_max=eig_max)
+                        random_state=random_state, eig_max=eig_max, layout=layout, loss=loss)
     return est._compress(model, X, y, progress=progress)
 
 
@@ -305,7 +324,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
 
     def __init__(self, estimator=None, n_sv=None, ratio=None, max_accuracy_drop=None, method="cvm",
                  max_iter=100, max_fit_points=20000, random_state=None, eig_max=cvm.EIG_MAX,
-                 decision_function_shape="ovr"):
+                 decision_function_shape="ovr", layout="auto", loss="squared"):
         self.estimator = estimator
         self.n_sv = n_sv
         self.ratio = ratio
@@ -316,6 +335,8 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.eig_max = eig_max
         self.decision_function_shape = decision_function_shape
+        self.layout = layout
+        self.loss = loss
 
     def fit(self, X, y):
         from .estimators import SVC
@@ -327,6 +348,9 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
 
     def _compress(self, model, X, y, progress=None):
         _check_method(self.method)
+        _resolve_layout(self.layout)
+        if self.loss not in cvm.LOSSES:
+            raise ValueError(f"loss must be one of {cvm.LOSSES}, got {self.loss!r}")
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got "
                              f"{self.decision_function_shape!r}")
@@ -338,7 +362,8 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
         n_sv = _check_size(self.n_sv, self.ratio, self.max_accuracy_drop, X, m)
         start = time.perf_counter()
         compressor = _Compressor(full, X, y, self.method, self.max_iter,
-                                 self.max_fit_points, self.eig_max, self.random_state)
+                                 self.max_fit_points, self.eig_max, self.random_state,
+                                 layout=self.layout, loss=self.loss)
         if n_sv is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
@@ -373,6 +398,53 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
         self.compression_ = stats
         self.n_iter_ = int(stats.get("n_iter", 0))   # L-BFGS iterations of the gradient step
         self.fit_status_ = 0
+
+    def libsvm_equivalent(self) -> "CompressedSVC":
+        """The same model in LIBSVM's one-vs-one layout (what ``io.save_libsvm_model`` writes).
+
+        LIBSVM files file every vector under one class c, carrying only the
+        pairs (c, j). A shared vector with coefficients for a set of pairs is
+        written once for each class of a vertex cover of those pairs (greedy:
+        the class covering most uncovered pairs first; k-1 copies for a vector
+        serving all k(k-1)/2 pairs), each copy carrying the pairs assigned to
+        its class. Predictions are identical; LIBSVM then evaluates the kernel
+        once per copy, so the native format (``io.save_model``) is the compact
+        one. Models already in LIBSVM's layout (binary, ``layout='libsvm'``)
+        are returned unchanged.
+        """
+        check_is_fitted(self, "expansion_")
+        k = self.classes_.size
+        exp = self.expansion_
+        if k <= 2 or self.multiclass_ != "ovo" or exp.n_outputs != k * (k - 1) // 2:
+            return self
+        classes = np.repeat(np.arange(k), self.n_support_)
+        pairs = np.array(ovo_pairs(k))
+        rows, cls, coef = [], [], []
+        for v in range(exp.n_support):
+            uncovered = exp.coef[v] != 0
+            while uncovered.any():
+                counts = 2 * np.bincount(pairs[uncovered].ravel(), minlength=k)
+                if counts[classes[v]]:
+                    counts[classes[v]] += 1    # ties: the vector's own class first
+                c = int(np.argmax(counts))     # covers at least one uncovered pair
+                serve = uncovered & ((pairs[:, 0] == c) | (pairs[:, 1] == c))
+                rows.append(v)
+                cls.append(c)
+                coef.append(np.where(serve, exp.coef[v], 0.0))
+                uncovered &= ~serve
+        rows, cls = np.asarray(rows, dtype=np.intp), np.asarray(cls, dtype=np.intp)
+        if rows.size == exp.n_support and np.array_equal(cls, classes):
+            return self
+        order = np.argsort(cls, kind="stable")
+        if rows.size > exp.n_support:
+            warnings.warn(f"LIBSVM layout: the {exp.n_support} shared vectors are written as {rows.size} "
+                          f"(each once per class of the pairs it serves); io.save_model keeps the compact "
+                          f"form", UserWarning, stacklevel=2)
+        twin = copy.copy(self)
+        twin.expansion_ = KernelExpansion(exp.support_vectors[rows[order]], np.asarray(coef)[order],
+                                          exp.intercept.copy(), exp.kernel)
+        twin.n_support_ = np.bincount(cls, minlength=k).astype(np.int32)
+        return twin
 
     def _validate_for_predict(self, X):
         check_is_fitted(self, "expansion_")

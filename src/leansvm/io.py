@@ -279,6 +279,8 @@ def save_libsvm_model(estimator, path) -> None:
     more than two classes, non-integer labels, coefficients outside LIBSVM's
     one-vs-one pattern.
     """
+    if hasattr(estimator, "libsvm_equivalent"):   # CompressedSVC: shared vectors repeated per class
+        estimator = estimator.libsvm_equivalent()
     labels, n_support, sv_coef, rho = _libsvm_layout(estimator)
     header = _libsvm_header(estimator, labels, n_support, rho)
     with atomic_write(path, "w") as f:

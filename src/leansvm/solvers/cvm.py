@@ -87,6 +87,8 @@ from ..kernels import Kernel, squared_row_norms
 
 #: largest number of candidate vectors whose kernel matrix is eigendecomposed (eq. 8)
 EIG_MAX = 3000
+#: losses of the gradient step: eq. 10's squared mismatch, or the same with targets clipped at the margin
+LOSSES = ("squared", "margin")
 
 
 # -- output blocks: which vectors serve which outputs -------------------------------------
@@ -289,6 +291,8 @@ class GradientProblem:
     F: np.ndarray             # full model's outputs at X, N x p
     blocks: list
     n_vectors: int
+    weights: np.ndarray | None = None   # N x p non-negative weights of the residuals (None: all 1)
+    loss: str = "squared"               # 'squared' (eq. 10) or 'margin' (targets clipped at the margin)
     mask: np.ndarray = field(init=False)
 
     def __post_init__(self):
@@ -297,6 +301,25 @@ class GradientProblem:
         self.mask = mask_from_blocks(self.blocks, self.n_vectors, self.p)
         self.x_norms = squared_row_norms(self.X)
         self.sparse = sp.issparse(self.X)
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        if self.weights is not None and self.weights.shape != self.F.shape:
+            raise ValueError(f"weights must have shape {self.F.shape}, got {self.weights.shape}")
+        self.saturated = np.abs(self.F) >= 1.0 if self.loss == "margin" else None
+        self.sign = np.where(self.F >= 0, 1.0, -1.0)
+
+    def residuals(self, pred: np.ndarray) -> np.ndarray:
+        """Residuals r with loss 0.5 sum w r^2 / N and dL/dpred = -w r / N (see the module doc).
+
+        'squared': r = F - pred. 'margin': where |F| >= 1 the full model is
+        beyond its margin and only the side counts: r = s - pred while
+        s pred < 1 (s = sign F), else 0 (a squared hinge at the margin).
+        """
+        R = self.F - pred
+        if self.saturated is not None:
+            hinge = np.where(self.sign * pred < 1.0, self.sign - pred, 0.0)
+            R = np.where(self.saturated, hinge, R)
+        return R
 
     def pack(self, Z, B, c):
         return np.concatenate([np.asarray(Z, dtype=np.float64).ravel(), B[self.mask], c])
@@ -316,9 +339,13 @@ class GradientProblem:
         k = self.kernel
         inner = np.asarray(self.X @ Z.T) if self.sparse else self.X @ Z.T
         Kt = self._kernel_from_inner(inner, Z)
-        R = self.F - blocked_apply(Kt, B, self.blocks, self.p) - c
+        R = self.residuals(blocked_apply(Kt, B, self.blocks, self.p) + c)
         N = self.N
-        loss = 0.5 * float(np.einsum("ij,ij->", R, R)) / N
+        if self.weights is None:
+            loss = 0.5 * float(np.einsum("ij,ij->", R, R)) / N
+        else:
+            loss = 0.5 * float(np.einsum("ij,ij,ij->", R, R, self.weights)) / N
+            R = R * self.weights
         G = np.zeros_like(Kt)                    # dL/dKt = -R B' / N (masked)
         gB = np.zeros_like(B)
         for rows, cols in self.blocks:
@@ -370,3 +397,17 @@ def optimise_vectors(problem: GradientProblem, Z0, B0, c0, max_iter: int = 100, 
                       stacklevel=3)
     Z, B, c = problem.unpack(res.x)
     return Z, B, c, res
+
+
+def own_pair_weights(point_classes: np.ndarray, n_classes: int) -> np.ndarray:
+    """N x k(k-1)/2 weights: 1 where one-vs-one pair (i, j) involves the point's class, else 0.
+
+    A point of class c gets the full model's label when c wins its k-1 pairs;
+    the other pairs' outputs at that point do not decide the vote, so the
+    gradient step does not spend vectors on matching them there.
+    """
+    cols = ovo_pair_columns(n_classes)
+    W = np.zeros((point_classes.size, n_classes * (n_classes - 1) // 2))
+    for c in range(n_classes):
+        W[np.ix_(point_classes == c, cols[c])] = 1.0
+    return W
