@@ -81,7 +81,8 @@ def test_margin_loss_with_pair_weights_gradient_and_value(kernel):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(40, 3))
     F = 2.0 * rng.normal(size=(40, 3))
-    W = cvm.own_pair_weights(rng.integers(0, 3, 40), 3)
+    point_classes = rng.integers(0, 3, 40)
+    W = cvm.own_pair_weights(point_classes, 3)
     np.testing.assert_array_equal(W.sum(axis=1), 2)   # a point's class is in k-1 = 2 of the 3 pairs
     problem = cvm.GradientProblem(kernel, X, F, cvm.output_blocks(None, None, 3), 6, weights=W, loss="margin")
     theta = problem.pack(rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=3))
@@ -92,6 +93,11 @@ def test_margin_loss_with_pair_weights_gradient_and_value(kernel):
     s = np.sign(F)
     r = np.where(np.abs(F) >= 1, np.where(s * f < 1, s - f, 0.0), F - f)
     assert problem.objective(theta)[0] == pytest.approx(0.5 * np.sum(W * r ** 2) / 40, rel=1e-10)
+    # the same weights as (point rows, pair columns) blocks: the cheaper path, same value and gradient
+    blocked = cvm.GradientProblem(kernel, X, F, cvm.output_blocks(None, None, 3), 6, loss="margin",
+                                  point_blocks=cvm.own_pair_blocks(point_classes, 3))
+    np.testing.assert_allclose(blocked.objective(theta)[0], problem.objective(theta)[0], rtol=1e-12)
+    np.testing.assert_allclose(blocked.objective(theta)[1], grad, rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match="loss"):
         cvm.GradientProblem(kernel, X, F, cvm.output_blocks(None, None, 3), 6, loss="hinge")
 

@@ -210,10 +210,10 @@ class _Compressor:
         self.F = exp.decision_function(self.X_fit)
         self.group_columns = (cvm.ovo_pair_columns(full.n_classes) if self.restricted else None)
         self.groups = self.pool_classes if self.restricted else None
-        self.weights = None
+        self.point_blocks = None
         if own_pairs and full.n_classes > 2 and full.strategy == "ovo":
             point_classes = predict_index(self.F, full.n_classes, "ovo")
-            self.weights = cvm.own_pair_weights(point_classes, full.n_classes)
+            self.point_blocks = cvm.own_pair_blocks(point_classes, full.n_classes)
 
     def compress(self, n_sv: int, callback=None) -> tuple[KernelExpansion, np.ndarray, dict]:
         """(expansion, class index per vector, statistics) with at most n_sv vectors."""
@@ -232,8 +232,8 @@ class _Compressor:
         blocks = cvm.output_blocks(groups, self.group_columns, exp.n_outputs)
         Z = exp.support_vectors[sel]
         Z = Z.toarray() if sp.issparse(Z) else np.array(Z)
-        problem = cvm.GradientProblem(exp.kernel, self.X_fit, self.F, blocks, sel.size, weights=self.weights,
-                                      loss=self.loss)
+        problem = cvm.GradientProblem(exp.kernel, self.X_fit, self.F, blocks, sel.size, loss=self.loss,
+                                      point_blocks=self.point_blocks)
         t0 = time.perf_counter()
         B, c = cvm.refit_coefficients(problem.kernel_matrix(Z), self.F, blocks)
         stats["refit_s"] = time.perf_counter() - t0
@@ -241,7 +241,7 @@ class _Compressor:
         if self.method == "cvm":
             t0 = time.perf_counter()
             Z, B, c, res = cvm.optimise_vectors(problem, Z, B, c, max_iter=self.max_iter, callback=callback)
-            if self.weights is None and self.loss == "squared":   # closed-form final refit (eq. 10 is LS in B, c)
+            if self.point_blocks is None and self.loss == "squared":   # closed-form final refit (LS in B, c)
                 B, c = cvm.refit_coefficients(problem.kernel_matrix(Z), self.F, blocks)
             stats.update(n_iter=int(res.nit), gradient_s=time.perf_counter() - t0,
                          loss_cvm=problem.objective(problem.pack(Z, B, c))[0])

@@ -293,6 +293,7 @@ class GradientProblem:
     n_vectors: int
     weights: np.ndarray | None = None   # N x p non-negative weights of the residuals (None: all 1)
     loss: str = "squared"               # 'squared' (eq. 10) or 'margin' (targets clipped at the margin)
+    point_blocks: list | None = None    # [(point rows, output cols)]: only these entries count (weight 1)
     mask: np.ndarray = field(init=False)
 
     def __post_init__(self):
@@ -303,22 +304,33 @@ class GradientProblem:
         self.sparse = sp.issparse(self.X)
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        if self.point_blocks is not None:
+            if self.weights is not None:
+                raise ValueError("give weights or point_blocks, not both")
+            if self.blocks[0][0] is not None:   # vectors restricted to outputs: dense weights instead
+                self.weights = np.zeros(self.F.shape)
+                for rows, cols in self.point_blocks:
+                    self.weights[np.ix_(rows, cols)] = 1.0
+                self.point_blocks = None
         if self.weights is not None and self.weights.shape != self.F.shape:
             raise ValueError(f"weights must have shape {self.F.shape}, got {self.weights.shape}")
         self.saturated = np.abs(self.F) >= 1.0 if self.loss == "margin" else None
         self.sign = np.where(self.F >= 0, 1.0, -1.0)
 
-    def residuals(self, pred: np.ndarray) -> np.ndarray:
+    def residuals(self, pred: np.ndarray, rows=None, cols=None) -> np.ndarray:
         """Residuals r with loss 0.5 sum w r^2 / N and dL/dpred = -w r / N (see the module doc).
 
         'squared': r = F - pred. 'margin': where |F| >= 1 the full model is
         beyond its margin and only the side counts: r = s - pred while
         s pred < 1 (s = sign F), else 0 (a squared hinge at the margin).
+        ``rows, cols``: pred is the block F[rows][:, cols] only.
         """
-        R = self.F - pred
+        at = (slice(None), slice(None)) if rows is None else np.ix_(rows, cols)
+        R = self.F[at] - pred
         if self.saturated is not None:
-            hinge = np.where(self.sign * pred < 1.0, self.sign - pred, 0.0)
-            R = np.where(self.saturated, hinge, R)
+            sign = self.sign[at]
+            hinge = np.where(sign * pred < 1.0, sign - pred, 0.0)
+            R = np.where(self.saturated[at], hinge, R)
         return R
 
     def pack(self, Z, B, c):
@@ -339,6 +351,25 @@ class GradientProblem:
         k = self.kernel
         inner = np.asarray(self.X @ Z.T) if self.sparse else self.X @ Z.T
         Kt = self._kernel_from_inner(inner, Z)
+        if self.point_blocks is None:
+            loss, G, gB, gc = self._output_gradients(Kt, B, c)
+        else:
+            loss, G, gB, gc = self._point_block_gradients(Kt, B, c)
+        if k.name == "rbf":
+            H = G * Kt
+            gZ = 2.0 * k.gamma * (self._XT(H) - Z * H.sum(axis=0)[:, None])
+        elif k.name == "poly":
+            T = k.gamma * inner + k.coef0
+            H = G * (k.degree * k.gamma * T ** (k.degree - 1)) if k.degree >= 1 else np.zeros_like(G)
+            gZ = self._XT(H)
+        elif k.name == "sigmoid":
+            gZ = self._XT(G * (k.gamma * (1.0 - Kt * Kt)))
+        else:
+            gZ = self._XT(G)
+        return loss, np.concatenate([gZ.ravel(), gB[self.mask], gc])
+
+    def _output_gradients(self, Kt, B, c):
+        """(L, dL/dKt, dL/dB, dL/dc) over all N x p outputs (weighted when ``weights``)."""
         R = self.residuals(blocked_apply(Kt, B, self.blocks, self.p) + c)
         N = self.N
         if self.weights is None:
@@ -355,19 +386,28 @@ class GradientProblem:
             else:
                 G[:, rows] -= R[:, cols] @ B[np.ix_(rows, cols)].T / N
                 gB[np.ix_(rows, cols)] = -(Kt[:, rows].T @ R[:, cols]) / N
-        gc = -R.sum(axis=0) / N
-        if k.name == "rbf":
-            H = G * Kt
-            gZ = 2.0 * k.gamma * (self._XT(H) - Z * H.sum(axis=0)[:, None])
-        elif k.name == "poly":
-            T = k.gamma * inner + k.coef0
-            H = G * (k.degree * k.gamma * T ** (k.degree - 1)) if k.degree >= 1 else np.zeros_like(G)
-            gZ = self._XT(H)
-        elif k.name == "sigmoid":
-            gZ = self._XT(G * (k.gamma * (1.0 - Kt * Kt)))
-        else:
-            gZ = self._XT(G)
-        return loss, np.concatenate([gZ.ravel(), gB[self.mask], gc])
+        return loss, G, gB, -R.sum(axis=0) / N
+
+    def _point_block_gradients(self, Kt, B, c):
+        """The same over the (point rows, output cols) blocks only, shared vectors.
+
+        Each block costs |rows| r |cols| per product instead of N r p: for
+        one-vs-one pairs weighted to the point's class, (k-1) instead of k(k-1)/2.
+        """
+        N = self.N
+        loss = 0.0
+        G = np.zeros_like(Kt)
+        gB = np.zeros_like(B)
+        gc = np.zeros(self.p)
+        for rows, cols in self.point_blocks:
+            Kr = Kt[rows]
+            Bc = B[:, cols]
+            R = self.residuals(Kr @ Bc + c[cols], rows, cols)
+            loss += 0.5 * float(np.einsum("ij,ij->", R, R)) / N
+            G[rows] -= R @ Bc.T / N
+            gB[:, cols] -= Kr.T @ R / N
+            gc[cols] -= R.sum(axis=0) / N
+        return loss, G, gB, gc
 
     def _XT(self, H):
         """H' X (r x d) for dense or CSR X."""
@@ -397,6 +437,13 @@ def optimise_vectors(problem: GradientProblem, Z0, B0, c0, max_iter: int = 100, 
                       stacklevel=3)
     Z, B, c = problem.unpack(res.x)
     return Z, B, c, res
+
+
+def own_pair_blocks(point_classes: np.ndarray, n_classes: int) -> list:
+    """[(rows of the points of class c, the k-1 pair columns of c)]: :func:`own_pair_weights` as blocks."""
+    cols = ovo_pair_columns(n_classes)
+    return [(np.flatnonzero(point_classes == c), cols[c]) for c in range(n_classes)
+            if np.any(point_classes == c)]
 
 
 def own_pair_weights(point_classes: np.ndarray, n_classes: int) -> np.ndarray:
