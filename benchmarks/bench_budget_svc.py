@@ -169,6 +169,7 @@ def run_heatmap(args):
               f"{summary['l1']['solve_cpu_seconds']:.0f} s CPU / {summary['l1']['pair_steps']} pair steps, "
               f"budget-L2 {summary['l2']['solve_cpu_seconds']:.0f} s CPU / {summary['l2']['pair_steps']} pair steps")
         print(claim_table(summary, args.markdown))
+        print(claim_summary(summary))
         write_json_atomic(RESULTS_DIR / f"{stem}.json", payload)
     plot_heatmaps(payload, RESULTS_DIR / f"{stem}.png")
     print(f"\nwrote {RESULTS_DIR / stem}.json and .png")
@@ -228,6 +229,49 @@ def claim_table(summary, markdown=False):
             f"{summary['l2']['mean_unpruned_error'][-1]:.3f})")
     table = markdown_table(rows, cols) if markdown else format_table(rows, cols)
     return head + "\nmean test error after pruning to s (KKT bias refit):\n" + table
+
+
+def claim_summary(summary, margin=0.01):
+    """The claim in numbers: diagonal wins for s below L1-SVM's #SV, and the fewest weights reaching its error.
+
+    Reference: the L1-SVM at C = 1 (LIBSVM) with its unpruned test error e*. For
+    each method, the smallest s whose (best-B) pruned error is <= e* + ``margin``.
+    """
+    B_grid, s_grid = summary["B_grid"], summary["s_grid"]
+    ref = summary["svc_C_1"]
+    ref_err, ref_sv = np.asarray(ref["mean_error"]), ref["mean_n_sv"]
+    target = ref["mean_unpruned_error"] + margin
+
+    def fewest(errors):
+        ok = [s for s, e in zip(s_grid, errors) if e <= target]
+        return ok[0] if ok else None
+
+    lines = [f"L1-SVM C=1: {ref_sv:.0f} SVs, unpruned error {ref['mean_unpruned_error']:.3f}; "
+             f"fewest weights reaching error <= {target:.3f}: L1-SVM C=1 pruned s = {fewest(ref_err)}, "
+             f"L1-SVM C=10/n pruned s = {fewest(summary['svc_C_10_over_n']['mean_error'])}"]
+    for norm in ("l1", "l2"):
+        err = np.asarray(summary[norm]["mean_error"])
+        below = [(k, s) for k, s in enumerate(s_grid) if s < ref_sv and s in B_grid]
+        diag = np.array([err[B_grid.index(s), k] for k, s in below])
+        refs = np.array([min(ref_err[k], summary["svc_C_10_over_n"]["mean_error"][k]) for k, _ in below])
+        wins = [s for (_, s), d, r in zip(below, diag, refs) if d < r - margin]
+        losses = [s for (_, s), d, r in zip(below, diag, refs) if d > r + margin]
+        best = err.min(axis=0)[[k for k, _ in below]]
+        lines.append(f"budget-{norm.upper()}: fewest weights (best B) reaching it s = {fewest(err.min(axis=0))}; "
+                     f"for s < {ref_sv:.0f}, B = s pruned to s is lower than the better L1-SVM pruned to s "
+                     f"by > {margin} at s = {wins}, higher by > {margin} at s = {losses}; with the best B "
+                     f"lower by > {margin} at {int(np.sum(best < refs - margin))} of {len(below)} s "
+                     f"(mean difference {np.mean(best - refs):+.3f})")
+    return "\n".join(lines)
+
+
+def report(path):
+    """Print the claim tables of a heat-map JSON (no computation)."""
+    payload = json.loads(Path(path).read_text())
+    for name, summary in payload["datasets"].items():
+        print(f"\n{name}: {payload['problems']} problems, grid step {summary['B_grid'][1] - summary['B_grid'][0]}")
+        print(claim_table(summary, markdown=True))
+        print(claim_summary(summary))
 
 
 def plot_heatmaps(payload, path):
@@ -321,7 +365,6 @@ def run_side(args):
             write_json_atomic(out_path, payload)
     print("\n" + (markdown_table if args.markdown else format_table)(payload["rows"], SIDE_COLS))
     write_json_atomic(out_path, payload)
-    write_json_atomic(RESULTS_DIR / "budget_svc_side-latest.json", payload)
     print(f"wrote {out_path}")
 
 
@@ -376,6 +419,9 @@ def main(argv=None):
     r = sub.add_parser("replot", help="redraw budget_svm_heatmap.png from budget_svm_heatmap.json")
     r.set_defaults(func=lambda args: plot_heatmaps(json.loads((RESULTS_DIR / "budget_svm_heatmap.json").read_text()),
                                                    RESULTS_DIR / "budget_svm_heatmap.png"))
+    rp = sub.add_parser("report", help="claim tables of a heat-map JSON")
+    rp.add_argument("path", nargs="?", default=str(RESULTS_DIR / "budget_svm_heatmap.json"))
+    rp.set_defaults(func=lambda args: report(args.path))
     s = sub.add_parser("side", help="magic and a9a at equal budget")
     s.add_argument("--datasets", default="magic,a9a")
     s.add_argument("--budgets", default="500")
