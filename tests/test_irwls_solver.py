@@ -7,7 +7,7 @@ from sklearn.svm import SVC as LibSVC
 
 from leansvm import SVC
 from leansvm.kernels import Kernel, KernelRowCache
-from leansvm.solvers.irwls import max_violation, solve_irwls
+from leansvm.solvers.irwls import _select_working_set, max_violation, solve_irwls
 
 from .conftest import libsvm_dual_objectives
 
@@ -101,3 +101,38 @@ def test_row_cache_on_sparse_data_equals_dense(density):
     assert sp.issparse(cache.X) == (density < KernelRowCache.DENSE_MIN_DENSITY)
     idx = np.array([3, 7, 250])
     np.testing.assert_allclose(cache.rows(idx), kernel(X.toarray())[idx], atol=1e-12)
+
+
+def _selection_state(n=600, seed=3):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    C = np.full(n, 2.0)
+    alpha = rng.choice([0.0, 1.0, 2.0], size=n, p=[0.5, 0.3, 0.2])   # at 0, free, at C
+    f = rng.normal(size=n)
+    return y, f, alpha, C
+
+
+def test_working_set_holds_the_maximal_violating_pair():
+    y, f, alpha, C = _selection_state()
+    rng = np.random.default_rng(0)
+    W = _select_working_set(y, f, alpha, C, 0.0, 40, rng, 1e-3)
+    assert W.size == 40 and np.all(np.diff(W) > 0)
+    _, i, j = max_violation(y - f, alpha, y, C)
+    assert i in W and j in W
+
+
+def test_working_set_draws_cached_candidates_first():
+    """The random part of W comes from cached rows when enough candidates are cached."""
+    y, f, alpha, C = _selection_state()
+    n, q = y.size, 40
+    slot_of = np.full(n, -1, dtype=np.intp)
+    cached = np.random.default_rng(1).random(n) < 0.5
+    slot_of[cached] = np.arange(np.count_nonzero(cached))
+    forced_at_most = 2 * (q // 4) + 4        # top q/4 of each side + worst violator per class
+    for seed in range(5):
+        W = _select_working_set(y, f, alpha, C, 0.0, q, np.random.default_rng(seed), 1e-3,
+                                slot_of=slot_of)
+        assert W.size == q
+        assert np.count_nonzero(~cached[W]) <= forced_at_most
+        plain = _select_working_set(y, f, alpha, C, 0.0, q, np.random.default_rng(seed), 1e-3)
+        assert np.count_nonzero(cached[W]) > np.count_nonzero(cached[plain])
