@@ -30,10 +30,10 @@ def moons_result(moons):
 
 def test_chosen_model_is_smallest_within_the_drop(moons_result):
     r = moons_result
-    best = max(c.validation_accuracy for c in r.candidates)
-    assert r.chosen.validation_accuracy >= best - 0.01 - 1e-12
+    best = max(c.validation_accuracy for c in r.candidates if c.kind != "compressed")
+    assert r.chosen.validation_accuracy >= r.chosen.required_accuracy - 1e-12 >= best - 0.01 - 2e-12
     smaller = [c for c in r.candidates if c.n_support < r.chosen.n_support]
-    assert all(c.validation_accuracy < best - 0.01 for c in smaller)
+    assert all(c.validation_accuracy < c.required_accuracy for c in smaller)
     assert r.model is r.chosen.model
     assert r.route == "exact"
     kinds = {c.kind for c in r.candidates}
@@ -50,7 +50,9 @@ def test_compression_search_stops_at_the_first_size_within_the_drop(moons_result
     compressed = [c for c in r.candidates if c.kind == "compressed"]
     assert compressed and all(c.n_support < exact.n_support for c in compressed)
     target = max(c.validation_accuracy for c in r.candidates if c.kind != "compressed") - r.max_accuracy_drop
-    reached = [c.n_support for c in compressed if c.validation_accuracy >= target - 1e-12]
+    # the margin: every requirement is the target plus one paired standard error (>= 0)
+    assert all(c.required_accuracy >= target - 1e-12 for c in r.candidates)
+    reached = [c.n_support for c in compressed if c.validation_accuracy >= c.required_accuracy - 1e-12]
     if reached:  # doubling stops at the first hit: nothing tried beyond it
         assert max(c.n_support for c in compressed) == min(reached) or \
             max(c.n_support for c in compressed) <= 2 * min(reached)
@@ -155,6 +157,31 @@ def test_choose_model_rule():
     assert choose_model(cands, 0.005).name == "mid"
     assert choose_model(cands, 0.0).name == "big"
     assert choose_model(cands, 0.06).name == "small"
+
+
+def test_choose_model_margin_is_one_paired_standard_error():
+    """best 360/400 right; 'near' 359/400 and differs from best on 1 point: SE = sqrt((1/400)/400) = 0.0025,
+    so it needs 0.90 - 0.005 + 0.0025 = 0.8975 and has it; 'far' has the same accuracy but differs on 41
+    points (SE 0.016): within the plain drop, not within the drop plus its margin."""
+    y = np.ones(400, int)
+    best_pred = np.r_[np.ones(360, int), np.zeros(40, int)]
+    near_pred = best_pred.copy()
+    near_pred[0] = 0
+    far_pred = np.r_[np.zeros(21, int), np.ones(339, int), np.ones(20, int), np.zeros(20, int)]
+    assert np.mean(far_pred == y) == np.mean(near_pred == y) == 359 / 400
+    assert np.sum(far_pred != best_pred) == 41
+
+    def cand(name, n, pred):
+        c = Candidate(name, "budget", None, n, 0.0, validation_accuracy=float(np.mean(pred == y)))
+        c.validation_predictions = pred
+        return c
+    best, near, far = cand("best", 100, best_pred), cand("near", 20, near_pred), cand("far", 10, far_pred)
+    assert choose_model([best, far], 0.005, margin_sd=0.0).name == "far"
+    assert choose_model([best, far], 0.005, margin_sd=1.0).name == "best"
+    assert choose_model([best, near, far], 0.005, margin_sd=1.0).name == "near"
+    assert near.required_accuracy == pytest.approx(0.8975)
+    with pytest.raises(ValueError, match="margin_sd"):
+        fit_lean(np.r_[np.zeros((5, 2)), np.ones((5, 2))], np.r_[np.zeros(5), np.ones(5)], margin_sd=-1)
 
 
 def test_budget_route_when_exact_training_exceeds_the_budget(moons):

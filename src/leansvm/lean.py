@@ -15,7 +15,8 @@ The pipeline is a chain of stages, each a function with one contract:
 6. :func:`compress_models`         -- ``leansvm.compress`` of the exact model at doubling
    sizes until one is within the drop on the validation part.
 7. :func:`choose_model`            -- the model with the fewest support vectors whose
-   validation accuracy is within ``max_accuracy_drop`` (a fraction) of the best.
+   validation accuracy is within ``max_accuracy_drop`` (a fraction) of the best,
+   by a margin of ``margin_sd`` standard errors (:func:`required_accuracy`).
 8. :func:`measure_prediction_cost` -- seconds per 1000 predictions of every model,
    and of LIBSVM's full model (scikit-learn ``SVC``) at the chosen (C, gamma).
 
@@ -100,6 +101,9 @@ class Candidate:
     test_accuracy: float | None = None
     seconds_per_1000: float | None = None
     note: str = ""
+    #: validation accuracy it had to reach: best - drop + margin (see :func:`required_accuracy`)
+    required_accuracy: float = float("nan")
+    validation_predictions: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -200,6 +204,32 @@ def _optional(name):
 
 def _accuracy(model, X, y) -> float:
     return float(np.mean(_same_labels(model.predict(X), y)))
+
+
+def _validate(candidate, X_val, y_val):
+    """Set the candidate's validation predictions and accuracy."""
+    candidate.validation_predictions = np.asarray(candidate.model.predict(X_val))
+    candidate.validation_accuracy = float(np.mean(_same_labels(candidate.validation_predictions, y_val)))
+    return candidate
+
+
+def required_accuracy(candidate, best, max_accuracy_drop, margin_sd) -> float:
+    """Validation accuracy ``candidate`` must reach: best - drop + margin_sd x SE(candidate - best).
+
+    Both accuracies are measured on the same n validation points, so the
+    standard error of their difference is at most sqrt(d / n), d the fraction
+    of points on which the two models disagree (the paired view of McNemar's
+    test: Var = (d - delta^2) / n). With ``margin_sd = 1`` a candidate that
+    clears the drop by this margin is within the drop on new data from the
+    same distribution with about 84 % confidence (one-sided normal
+    approximation); 0 gives the plain rule. The best model needs no margin.
+    """
+    if candidate is best or margin_sd <= 0 or candidate.validation_predictions is None \
+            or best.validation_predictions is None:
+        return best.validation_accuracy - max_accuracy_drop
+    differ = np.mean(~_same_labels(candidate.validation_predictions, best.validation_predictions))
+    n = best.validation_predictions.shape[0]
+    return best.validation_accuracy - max_accuracy_drop + margin_sd * float(np.sqrt(differ / n))
 
 
 def _same_labels(pred, y):
@@ -436,7 +466,8 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progr
             else:
                 estimator = LandmarkSVC(budget=int(budget), C=C, gamma=gamma, random_state=random_state)
                 name = f"Nystroem B={int(budget)}"
-            model, seconds = _timed(estimator.fit, X, y)
+            with default_progress(False):   # this bar counts the models; none inside each fit
+                model, seconds = _timed(estimator.fit, X, y)
             out.append(Candidate(name, "budget", model, model.expansion_.n_support, seconds))
             bar.update()
     log.step("budget", f"{len(out)} budget model(s), B = {', '.join(str(int(b)) for b in budgets)}",
@@ -446,7 +477,8 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progr
 
 
 def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_accuracy, first_fraction=0.01,
-                    max_iter=50, time_limit=None, random_state=0, log=None, progress=None):
+                    max_iter=50, time_limit=None, random_state=0, log=None, progress=None, best=None,
+                    margin_sd=0.0):
     """Compressed models of ``reference`` (``leansvm.compress``), searching the smallest size that reaches
     ``target_accuracy`` on the validation part.
 
@@ -461,6 +493,9 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     twice the last one's time) would end past it. Cost: about 2.5 times the compression at the
     final size (``compress(max_accuracy_drop=...)`` grows sizes by 1.25 and
     pays about 5 times). ``progress``: each compression's bar (None: on a terminal).
+    With ``best`` (the most accurate model so far) and ``margin_sd``, a size
+    reaches the target only when its validation accuracy also clears the
+    margin of :func:`required_accuracy` (``target_accuracy`` = best - drop).
     """
     log = log or _Log(False)
     compress = _optional("compress")
@@ -483,11 +518,12 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
             return None
         n_unconverged += quiet.count
         n_sv = model.expansion_.n_support
-        c = Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds,
-                      validation_accuracy=_accuracy(model, X_val, y_val))
+        c = _validate(Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds), X_val, y_val)
+        c.required_accuracy = target_accuracy if best is None else \
+            target_accuracy + required_accuracy(c, best, 0.0, margin_sd) - best.validation_accuracy
         out.append(c)
         log.say(f"  compressed to {n_sv} SV: validation accuracy {c.validation_accuracy:.4f} "
-                f"(target {target_accuracy:.4f}) [{seconds:.1f} s]")
+                f"(target {c.required_accuracy:.4f}) [{seconds:.1f} s]")
         return c
 
     def out_of_time(next_cost):
@@ -496,7 +532,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     size, miss, hit, stopped = max(5, int(round(first_fraction * m))), None, None, False
     while size < m:
         c = attempt(size)
-        if c is not None and c.validation_accuracy >= target_accuracy - 1e-12:
+        if c is not None and c.validation_accuracy >= c.required_accuracy - 1e-12:
             hit = size
             break
         miss, size = size, 2 * size
@@ -508,7 +544,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
         if miss < middle < hit and not out_of_time(out[-1].fit_seconds):
             attempt(middle)
     out.sort(key=lambda c: c.n_support)
-    reached = [c for c in out if c.validation_accuracy >= target_accuracy - 1e-12]
+    reached = [c for c in out if c.validation_accuracy >= c.required_accuracy - 1e-12]
     log.step("compress", (f"smallest compressed model reaching the target: {min(c.n_support for c in reached)} SV"
                           if reached else "no compressed model reached the target"),
              f"sizes tried {', '.join(str(c.n_support) for c in out)} (doubling, then one refinement) "
@@ -520,16 +556,27 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     return out
 
 
-def choose_model(candidates, max_accuracy_drop, log=None) -> Candidate:
-    """The candidate with the fewest support vectors whose validation accuracy is within the drop of the best."""
-    best = max(c.validation_accuracy for c in candidates)
-    eligible = [c for c in candidates if c.validation_accuracy >= best - max_accuracy_drop - 1e-12]
+def choose_model(candidates, max_accuracy_drop, log=None, margin_sd=0.0) -> Candidate:
+    """The candidate with the fewest support vectors whose validation accuracy is within the drop of the
+    best, by the margin of :func:`required_accuracy` (``margin_sd`` standard errors; 0: the plain rule).
+
+    "The best" is the most accurate trained (exact or budget) model: compressed models approximate the
+    exact one, so one that beats it on validation does so by noise; the compression search used the same
+    reference."""
+    trained = [c for c in candidates if c.kind != "compressed"] or candidates
+    best = max(trained, key=lambda c: c.validation_accuracy)
+    for c in candidates:
+        c.required_accuracy = required_accuracy(c, best, max_accuracy_drop, margin_sd)
+    eligible = [c for c in candidates if c.validation_accuracy >= c.required_accuracy - 1e-12]
     chosen = min(eligible, key=lambda c: (c.n_support, -c.validation_accuracy))
     if log is not None:
+        margin = (f", each by {margin_sd:g} standard error(s) of its paired difference to the best"
+                  if margin_sd > 0 else "")
         log.step("choose", f"{chosen.name} ({chosen.n_support} SV, validation accuracy "
                            f"{chosen.validation_accuracy:.4f})",
                  f"fewest support vectors among {len(eligible)} of {len(candidates)} models within "
-                 f"{100 * max_accuracy_drop:g} points of the best validation accuracy {best:.4f}")
+                 f"{100 * max_accuracy_drop:g} points of the best validation accuracy "
+                 f"{best.validation_accuracy:.4f}{margin}")
     return chosen
 
 
@@ -560,7 +607,7 @@ def measure_prediction_cost(candidates, X, reference=None, repeats=5):
 
 
 # -- the whole job ---------------------------------------------------------------------
-def _check_inputs(X, y, max_accuracy_drop, budget_seconds):
+def _check_inputs(X, y, max_accuracy_drop, budget_seconds, margin_sd=0.0):
     from sklearn.utils import check_X_y
 
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64)
@@ -571,13 +618,15 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds):
                          "(0.005 is half a percentage point)")
     if budget_seconds is not None and not budget_seconds > 0:
         raise ValueError(f"budget_seconds must be positive, got {budget_seconds!r}")
+    if not (np.isfinite(margin_sd) and margin_sd >= 0):
+        raise ValueError(f"margin_sd must be a non-negative number of standard errors, got {margin_sd!r}")
     return X, y
 
 
 def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_seconds=None,
              Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=2000,
              size_fractions=DEFAULT_SIZE_FRACTIONS, compression_points=2000, libsvm_reference_model=True,
-             random_state=0, verbose=False, progress=None) -> LeanResult:
+             random_state=0, verbose=False, progress=None, margin_sd=1.0) -> LeanResult:
     """From data to the cheapest accurate model; see the module docstring for the stages.
 
     ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
@@ -592,7 +641,11 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     Hyperparameters are chosen on a subsample of ``selection_size`` training
     rows; models are trained on the training rows minus a stratified
     ``validation_fraction`` used to choose among them; ``X_test, y_test``
-    (optional) are only measured, never used for a choice. ``verbose``: print
+    (optional) are only measured, never used for a choice. ``margin_sd``: a
+    model counts as within the drop only when its validation accuracy clears
+    it by that many standard errors of its paired difference to the best
+    model (:func:`required_accuracy`; 1 by default, 0 for the plain rule), so
+    that the drop holds on new data too, not only on the validation part. ``verbose``: print
     every step. ``progress``: progress bars (with the time left) of the long
     operations inside (path search, compression, budget training); None: when
     ``verbose`` or on a terminal (:mod:`leansvm.progress`). Ctrl-C stops it with
@@ -602,7 +655,7 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     start = time.perf_counter()
     try:
         with default_progress(progress_enabled(True if progress is None and verbose else progress)):
-            X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds)
+            X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds, margin_sd)
             summary = summarize_data(X, y, X_test, y_test)
             log.step("data", f"{summary['n_train']} samples x {summary['n_features']} features, "
                              f"{len(summary['classes'])} classes",
@@ -653,14 +706,15 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
             reference = exact
             candidates += train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log)
             for c in candidates:
-                c.validation_accuracy = _accuracy(c.model, X_val, y_val)
-            target = max(c.validation_accuracy for c in candidates) - max_accuracy_drop
+                _validate(c, X_val, y_val)
+            best = max(candidates, key=lambda c: c.validation_accuracy)
+            target = best.validation_accuracy - max_accuracy_drop
             X_cfit, y_cfit = _subsample(X_fit, y_fit, compression_points, random_state)
             candidates += compress_models(reference, X_cfit, y_cfit, X_val, y_val, target,
                                           time_limit=None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds,
-                                          random_state=random_state, log=log)
+                                          random_state=random_state, log=log, best=best, margin_sd=margin_sd)
 
-            chosen = choose_model(candidates, max_accuracy_drop, log)
+            chosen = choose_model(candidates, max_accuracy_drop, log, margin_sd)
 
             # measurements (never used for a choice): test accuracy and test-time cost
             X_measure = X_test if X_test is not None else X_val
