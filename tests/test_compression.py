@@ -149,8 +149,8 @@ def test_binary_compression_respects_budget_and_cvm_improves_on_lars(binary):
     model, X, y, Xt, yt = binary
     m = model.expansion_.n_support
     n = max(2, m // 10)
-    lars = compress(model, n_sv=n, method="lars")
-    full_cvm = compress(model, n_sv=n, method="cvm", max_iter=150)
+    lars = compress(model, n_sv=n, method="lars", loss="squared")
+    full_cvm = compress(model, n_sv=n, method="cvm", max_iter=150, loss="squared")   # the paper's eq. 10
     for c in (lars, full_cvm):
         assert c.expansion_.n_support <= n
         assert c.n_support_.sum() == c.expansion_.n_support

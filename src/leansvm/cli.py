@@ -188,6 +188,11 @@ def _compress_parser(sub):
     p.add_argument("--method", choices=("cvm", "lars"), default="cvm",
                    help="cvm: LARS-SVM + gradient support vectors (default); lars: selection only")
     p.add_argument("--max-iter", type=int, default=100, help="L-BFGS iterations (100)")
+    p.add_argument("--layout", choices=("shared", "libsvm"), default=None,
+                   help="multi-class one-vs-one: every vector serves every pair (shared) or only its "
+                        "class's pairs (libsvm); default libsvm for LIBSVM files, shared for *.npz")
+    p.add_argument("--loss", choices=("margin", "squared"), default="margin",
+                   help="gradient step: outputs matched up to the margin (margin, default) or exactly")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(func=cmd_compress)
 
@@ -208,8 +213,9 @@ def cmd_compress(args) -> int:
         model, X = match_features(model, X)
     drop = None if args.max_accuracy_drop is None else args.max_accuracy_drop / 100
     start = time.perf_counter()
+    layout = args.layout or ("shared" if str(args.output).endswith(".npz") else "libsvm")
     small = compress(model, n_sv=args.n_sv, ratio=args.ratio, max_accuracy_drop=drop, X=X, y=y,
-                     method=args.method, max_iter=args.max_iter, random_state=0)
+                     method=args.method, max_iter=args.max_iter, random_state=0, layout=layout, loss=args.loss)
     elapsed = time.perf_counter() - start
     save_any_model(small, args.output)
     if not args.quiet:

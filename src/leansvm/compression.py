@@ -19,16 +19,30 @@ arXiv:1501.06478, after Burges & Schölkopf 1997) is in
 Fitting points are the full model's support vectors, or ``X`` when given
 (then ``X`` is also the validation set of ``max_accuracy_drop``).
 
+Options beyond the paper (measured in BENCHMARKS.md, "Compressed SVMs"):
+
+* ``loss='squared'`` is eq. 10; ``loss='margin'`` (the default) matches the
+  full model's outputs only up to its margin: where |f*(x)| >= 1 it asks for
+  the same side with margin 1 (squared hinge), inside the margin for the same
+  value. Vectors are not spent on reproducing large outputs far from the
+  boundary, which do not change a label.
+* One-vs-one, k > 2: the output of pair (i, j) is fitted only at points the
+  full model assigns to i or j (those pairs decide that point's vote).
+* ``layout``: one-vs-one, k > 2. ``'libsvm'``: each vector keeps the class of
+  the support vector it started from and carries only that class's k-1 pairs
+  (LIBSVM's layout: n kernel values + n (k-1) products per test point).
+  ``'shared'`` (= ``'auto'``, the default): every vector carries every pair
+  (n kernel values + n k(k-1)/2 products), the pool the issue's budget counts.
+
 LIBSVM files. A compressed vector has no training label, but LIBSVM groups
 support vectors by class. Binary: vector j is filed under the class its
 coefficient favours (``classes_[1]`` when coef > 0, LIBSVM sums over all
-vectors anyway). One-vs-one: each vector keeps the class of the support
-vector it started from (the label of that vector, the ``n_support_`` grouping
-of the full model, or the full model's prediction for it) and carries only
-the k-1 pairs involving that class, exactly LIBSVM's layout, so
-``io.save_libsvm_model`` writes it and LIBSVM predicts identically.
-One-vs-rest models (k > 2) have shared vectors for all classes and are saved
-in the native format only.
+vectors anyway). One-vs-one with ``layout='libsvm'``: the file holds exactly
+the model's vectors. With ``layout='shared'``, ``io.save_libsvm_model`` writes
+:meth:`CompressedSVC.libsvm_equivalent`: each vector once per class of a
+cover of its pairs (k-1 copies), the same predictions in LIBSVM, with a
+``UserWarning``; ``io.save_model`` keeps the compact form. One-vs-rest models
+(k > 2) are saved in the native format only.
 
 Storage: optimised vectors are dense in general; the expansion keeps them
 dense when at least a quarter of their entries are non-zero (then X Z' is a
@@ -188,7 +202,7 @@ class _Compressor:
     """Everything that does not depend on the size: fitting points, targets, classes."""
 
     def __init__(self, full: _FullModel, X, y, method, max_iter, max_fit_points, eig_max, random_state,
-                 layout="auto", loss="squared", own_pairs=True):
+                 layout="auto", loss="margin", own_pairs=True):
         self.full = full
         self.method = method
         self.max_iter = int(max_iter)
@@ -285,7 +299,7 @@ def _search_size(compressor: _Compressor, X, y, max_drop: float, on_size=None):
 
 def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=None, method="cvm",
              random_state=None, max_iter=100, max_fit_points=20000, eig_max=cvm.EIG_MAX, progress=None,
-             layout="auto", loss="squared"):
+             layout="auto", loss="margin"):
     """A :class:`CompressedSVC` with at most ``n_sv`` shared vectors approximating ``model``.
 
     Exactly one of ``n_sv`` (number of vectors), ``ratio`` (fraction of the
@@ -297,6 +311,8 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     ``'cvm'`` adds the gradient support vectors (eq. 10)
     with ``max_iter`` L-BFGS iterations. At most ``max_fit_points`` fitting
     points are used (a random subset beyond). See :mod:`leansvm.solvers.cvm`.
+    ``layout`` ('auto' = 'shared', or 'libsvm') and ``loss`` ('squared' =
+    eq. 10, 'margin') are described in the module docstring.
     ``progress``: a bar with the time left (L-BFGS iterations, or sizes tried);
     None shows it on a terminal (:mod:`leansvm.progress`).
     """
@@ -324,7 +340,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
 
     def __init__(self, estimator=None, n_sv=None, ratio=None, max_accuracy_drop=None, method="cvm",
                  max_iter=100, max_fit_points=20000, random_state=None, eig_max=cvm.EIG_MAX,
-                 decision_function_shape="ovr", layout="auto", loss="squared"):
+                 decision_function_shape="ovr", layout="auto", loss="margin"):
         self.estimator = estimator
         self.n_sv = n_sv
         self.ratio = ratio

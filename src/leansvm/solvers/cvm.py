@@ -69,6 +69,17 @@ solved by SciPy's L-BFGS-B from the LARS-SVM solution; at the end B and c
 are refitted in closed form (least squares with Z fixed: the bias refit).
 One evaluation costs O(N r d + N r p_c) where p_c is the number of outputs a
 vector serves (k-1 for one-vs-one).
+
+Two changes of the residual R (beyond the paper; same gradient formulas with
+R replaced by the weighted residual):
+
+* ``loss='margin'``: where |F*_ip| >= 1 the residual is s - f while s f < 1
+  (s = sign F*_ip) and 0 beyond, a squared hinge at the full model's margin;
+  inside the margin it is F* - f as in eq. 10. The loss is C^1, piecewise
+  quadratic in the outputs; no closed-form refit follows.
+* weights (one-vs-one, k > 2): pair (i, j)'s residual counts only at points
+  whose full-model class is i or j. Computed as (point rows, pair columns)
+  blocks, one evaluation costs O(N r d + N r (k-1)) for shared vectors.
 """
 
 from __future__ import annotations
