@@ -49,17 +49,19 @@ def load(name):
 
 
 def run_bsgd(ds, budget, n_merge=2, solver="golden", maintenance="merge", refit=False, seed=0,
-             multiclass="ovr", epochs=1):
+             multiclass="ovr", epochs=1, guard=0.0):
     clf = BSGDClassifier(budget=budget, C=ds.C, gamma=ds.gamma, maintenance=maintenance, n_merge=n_merge,
                          merge_solver=solver, refit=refit, random_state=seed, multiclass=multiclass,
-                         epochs=epochs)
+                         epochs=epochs, merge_guard=guard)
     t0 = time.perf_counter()
     clf.fit(ds.X_train, ds.y_train)
     fit = time.perf_counter() - t0
     acc = float(np.mean(clf.predict(ds.X_test) == ds.y_test))
     st = clf.fit_stats_
     return {"dataset": ds.name, "method": f"BSGD {maintenance}" + (f" M={n_merge} {solver}" if maintenance == "merge" else "")
-            + (" +refit" if refit else ""), "budget": budget, "M": n_merge, "solver": solver,
+            + (f" guard={guard:g}" if guard else "") + (f" {epochs} epochs" if epochs > 1 else "")
+            + (" +refit" if refit else ""), "budget": budget, "M": n_merge, "solver": solver, "guard": guard,
+            "seed": seed, "epochs": epochs, "load1": __import__("os").getloadavg()[0],
             "maintenance": maintenance, "refit": refit, "fit_s": fit, "acc": acc,
             "maint_s": st["maintenance_time_s"], "maint_frac": st["maintenance_time_s"] / fit,
             "n_maint": st["n_maintenance"], "n_merges": st["n_binary_merges"],
@@ -137,13 +139,35 @@ def fig23(args):
             B = max(10, int(round(frac * nsv)))
             if B > args.max_budget:
                 continue
-            for M in (2, 3, 4, 5, 10):
-                r = run_bsgd(ds, B, n_merge=M, solver=args.solver)
-                r["fraction"] = frac
-                rows.append(r)
-                print(f"  {name} B={B} ({frac:.0%}) M={M}: acc {r['acc']:.4f} fit {r['fit_s']:.2f} s", flush=True)
-    print(format_table(rows, COLUMNS[:3] + [("M", "M", "d"), ("acc", "test acc", ".4f"), ("fit_s", "fit s", ".2f")]))
+            for guard in args.guards:
+                for M in args.merges:
+                    if M == 2 and guard != args.guards[0]:
+                        continue             # the guard acts on cascades only (M >= 3)
+                    runs = [run_bsgd(ds, B, n_merge=M, solver=args.solver, guard=guard, seed=seed)
+                            for seed in range(args.seeds)]
+                    r = dict(runs[0], fraction=frac, seeds=args.seeds,
+                             acc=float(np.mean([q["acc"] for q in runs])),
+                             acc_std=float(np.std([q["acc"] for q in runs])),
+                             fit_s=float(np.mean([q["fit_s"] for q in runs])),
+                             acc_all=[q["acc"] for q in runs], fit_all=[q["fit_s"] for q in runs])
+                    rows.append(r)
+                    print(f"  {name} B={B} ({frac:.0%}) M={M} guard={guard:g}: acc {r['acc']:.4f} "
+                          f"+- {r['acc_std']:.4f} fit {r['fit_s']:.2f} s", flush=True)
+    _accuracy_vs_m2(rows)
+    print(format_table(rows, COLUMNS[:3] + [("M", "M", "d"), ("guard", "guard", "g"), ("acc", "mean acc", ".4f"),
+                                            ("acc_std", "std", ".4f"), ("acc_vs_m2", "acc - M=2", "+.4f"),
+                                            ("fit_s", "fit s", ".2f"), ("speedup_vs_m2", "M=2 time / this", ".2f")]))
     return rows
+
+
+def _accuracy_vs_m2(rows):
+    """Mean accuracy and time of each row relative to M = 2 at the same dataset and budget."""
+    base = {(r["dataset"], r["budget"]): r for r in rows if r["M"] == 2}
+    for r in rows:
+        b = base.get((r["dataset"], r["budget"]))
+        if b is not None:
+            r["acc_vs_m2"] = r["acc"] - b["acc"]
+            r["speedup_vs_m2"] = b["fit_s"] / r["fit_s"]
 
 
 def _libsvm_nsv_from_file(name):
@@ -181,8 +205,9 @@ def peers(args):
                     dict(n_merge=2, solver="golden"), dict(n_merge=2, solver="lookup"),
                     dict(n_merge=3, solver="golden"), dict(n_merge=3, solver="lookup"),
                     dict(n_merge=5, solver="lookup"), dict(n_merge=3, solver="gradient"),
-                    dict(n_merge=3, solver="lookup", refit=True)]
-        if name == "synth-200k":   # projection's O(B^2) per added vector: too slow here at B=500
+                    dict(n_merge=3, solver="lookup", guard=3.0),
+                    dict(n_merge=2, solver="lookup", refit=True), dict(n_merge=5, solver="lookup", refit=True)]
+        if name == "synth-200k" or args.skip_projection:   # O(B^2) per added vector: slow at B=500
             variants = [v for v in variants if v.get("maintenance") != "projection"]
         for v in variants:
             try:
@@ -226,6 +251,19 @@ def scaling(args):
 def letter(args):
     ds = load("letter")
     rows = []
+    # one shared budget of 500 vectors (Crammer-Singer, as the BSGD paper)
+    for M, guard, epochs in ((2, 0.0, 1), (2, 0.0, 2), (3, 3.0, 2), (2, 0.0, 3)):
+        runs = [run_bsgd(ds, 500, n_merge=M, solver="golden", multiclass="crammer_singer", guard=guard,
+                         epochs=epochs, seed=seed) for seed in range(args.seeds)]
+        r = dict(runs[0], acc=float(np.mean([q["acc"] for q in runs])), acc_all=[q["acc"] for q in runs],
+                 fit_s=float(np.mean([q["fit_s"] for q in runs])), seeds=args.seeds)
+        r["method"] += " crammer_singer (shared budget)"
+        rows.append(r)
+        print(f"  letter {r['method']}: {r['fit_s']:.2f} s acc {r['acc']:.4f} {r['acc_all']} #SV {r['n_sv']}",
+              flush=True)
+    if args.quick:
+        print(format_table(rows, COLUMNS))
+        return rows
     # B per binary problem; 19 per class (ovr) = 494 vectors in all, the BSGD paper's total of 500
     for multiclass, B in (("ovr", 500), ("ovo", 500), ("ovr", 19), ("ovo", 2)):
         r = run_bsgd(ds, B, n_merge=2 if B <= 2 else 3, solver="lookup", multiclass=multiclass)
@@ -249,9 +287,13 @@ def warm_up():
     X = rng.normal(size=(300, 3))
     y = (X[:, 0] > 0).astype(int)
     for kw in (dict(maintenance="removal"), dict(maintenance="projection"), dict(merge_solver="golden"),
-               dict(merge_solver="lookup", n_merge=3), dict(merge_solver="gradient", n_merge=3)):
+               dict(merge_solver="lookup", n_merge=3), dict(merge_solver="gradient", n_merge=3),
+               dict(merge_solver="lookup", n_merge=3, merge_guard=3.0, refit=True)):
         BSGDClassifier(budget=10, gamma=0.5, **kw).fit(X, y)
         BSGDClassifier(budget=10, gamma=0.5, **kw).fit(__import__("scipy.sparse").sparse.csr_matrix(X), y)
+    y3 = np.digitize(X[:, 0], [-0.5, 0.5])
+    for kw in (dict(n_merge=2), dict(n_merge=3, merge_guard=3.0)):
+        BSGDClassifier(budget=10, gamma=0.5, multiclass="crammer_singer", **kw).fit(X, y3)
 
 
 SECTIONS = {"table1": table1, "fig1": fig1, "fig23": fig23, "peers": peers, "scaling": scaling, "letter": letter}
@@ -268,10 +310,20 @@ def main(argv=None):
                    help="use results/bsgd_libsvm_<name>.json from an earlier run instead of re-running LIBSVM")
     p.add_argument("--skip-slow-libsvm", action="store_true", help="no LIBSVM on synth-200k unless saved")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--seeds", type=int, default=1, help="fig23 / letter: mean over this many random orders")
+    p.add_argument("--guards", default="0", help="fig23: merge_guard values (0 = the paper's cascade)")
+    p.add_argument("--merges", default="2,3,4,5,10", help="fig23: values of M")
+    p.add_argument("--skip-projection", action="store_true", help="peers: no projection row (O(B^2) per step)")
+    p.add_argument("--blas-threads", type=int, default=None,
+                   help="BLAS threads for the whole run (1 is faster on a loaded 2-core machine)")
     p.add_argument("--out", default=str(OUT))
     args = p.parse_args(argv)
     args.datasets = [d for d in args.datasets.split(",") if d]
     args.fractions = [float(f) for f in args.fractions.split(",")]
+    args.guards = [float(g) for g in args.guards.split(",")]
+    args.merges = [int(m) for m in args.merges.split(",")]
+    if args.blas_threads:
+        threadpool_limits(args.blas_threads, user_api="blas")
     out = Path(args.out)
     results = json.loads(out.read_text()) if out.exists() else {}
     warm_up()

@@ -172,6 +172,47 @@ def _dots_sparse(SV, n_sv, data, indices, lo, hi, out):
         out[j] = s
 
 
+@njit(cache=True)
+def _dots_row(Xd, data, indices, indptr, sparse, i, SV, n_sv, out):
+    """out[j] = <sv_j, x_i> for the first n_sv vectors (x_i a dense row or a CSR row)."""
+    if sparse:
+        _dots_sparse(SV, n_sv, data, indices, indptr[i], indptr[i + 1], out)
+    else:
+        _dots_dense(SV, n_sv, Xd[i], out)
+
+
+@njit(cache=True)
+def _store_row(Xd, data, indices, indptr, sparse, x_sq, i, SV, sv_sq, slot):
+    """Copy x_i (dense or CSR row) into budget slot ``slot``."""
+    if sparse:
+        SV[slot, :] = 0.0
+        for q in range(indptr[i], indptr[i + 1]):
+            SV[slot, indices[q]] = data[q]
+    else:
+        for c in range(SV.shape[1]):
+            SV[slot, c] = Xd[i, c]
+    sv_sq[slot] = x_sq[i]
+
+
+@njit(cache=True)
+def _record_maintenance(stats, deg_log, n_log, deg, seconds):
+    """Add one maintenance step's time and degradation to the statistics; returns the log length."""
+    stats[ST_MAINT_TIME] += seconds
+    stats[ST_DEGR] += deg
+    if n_log < deg_log.shape[0]:
+        deg_log[n_log] = deg
+        n_log += 1
+    return n_log
+
+
+@njit(cache=True)
+def cascade_guard(q, step_deg, first_deg, guard):
+    """(first merge's degradation, stop?) for step q of a cascade (``BudgetConfig.merge_guard``)."""
+    if q == 1:
+        return step_deg, False
+    return first_deg, guard > 0.0 and step_deg > guard * first_deg
+
+
 # -- binary merge: h, alpha_z and the weight degradation -----------------------------------------
 @njit(cache=True)
 def merge_alpha(h, ai, aj, lnk):
@@ -495,10 +536,8 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
             if q == 1:
                 lnk = buf_lnk[members[1]]
             h = _pair_h(az, am[q], lnk, solver, table, iterations)
-            step_deg = merge_degradation(h, az, am[q], lnk)
-            if q == 1:
-                first_deg = step_deg
-            elif guard > 0.0 and step_deg > guard * first_deg:
+            first_deg, stop = cascade_guard(q, merge_degradation(h, az, am[q], lnk), first_deg, guard)
+            if stop:
                 m = q                          # the guard stops the cascade: merge members[:q]
                 partners = partners[: q - 1]
                 break
@@ -587,15 +626,11 @@ def _sgd_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, alph
     kbuf = np.empty(SV.shape[0])
     buf_lnk = np.empty(SV.shape[0])
     buf_deg = np.empty(SV.shape[0])
-    d = SV.shape[1]
     for p in range(order.shape[0]):
         i = order[p]
         t += 1
         # margin f(x_i) with the current model
-        if sparse:
-            _dots_sparse(SV, n_sv, data, indices, indptr[i], indptr[i + 1], kbuf)
-        else:
-            _dots_dense(SV, n_sv, Xd[i], kbuf)
+        _dots_row(Xd, data, indices, indptr, sparse, i, SV, n_sv, kbuf)
         f = bias
         for j in range(n_sv):
             f += alpha[j] * _kernel_value(kbuf[j], sv_sq[j], x_sq[i], kcode, gamma, coef0, degree)
@@ -608,14 +643,7 @@ def _sgd_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, alph
             continue
         eta = 1.0 / (lam * t)
         # the violator joins the model
-        if sparse:
-            SV[n_sv, :] = 0.0
-            for q in range(indptr[i], indptr[i + 1]):
-                SV[n_sv, indices[q]] = data[q]
-        else:
-            for c in range(d):
-                SV[n_sv, c] = Xd[i, c]
-        sv_sq[n_sv] = x_sq[i]
+        _store_row(Xd, data, indices, indptr, sparse, x_sq, i, SV, sv_sq, n_sv)
         alpha[n_sv] = eta * y[i]
         n_sv += 1
         stats[ST_ADDED] += 1
@@ -628,11 +656,7 @@ def _sgd_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, alph
                                   gamma, coef0, degree, table, iterations, same_sign, guard, stats, buf_lnk, buf_deg)
             with objmode(t1="f8"):
                 t1 = _clock()
-            stats[ST_MAINT_TIME] += t1 - t0
-            stats[ST_DEGR] += deg
-            if n_log < deg_log.shape[0]:
-                deg_log[n_log] = deg
-                n_log += 1
+            n_log = _record_maintenance(stats, deg_log, n_log, deg, t1 - t0)
     return n_sv, t, n_log
 
 

@@ -31,9 +31,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, objmode
 
-from .bsgd import (_FAR, _INV_GOLD, _LN_KAPPA_FLOOR, ST_ADDED, ST_MAINT, ST_MAINT_TIME, ST_MERGES,
-                   ST_REMOVED, ST_STEPS, ST_DEGR, _clock, _dots_dense, _dots_sparse, _kernel_value,
-                   _opposite_sign_reach)
+from .bsgd import (_FAR, _INV_GOLD, _LN_KAPPA_FLOOR, ST_ADDED, ST_MAINT, ST_MERGES, ST_REMOVED,
+                   ST_STEPS, _clock, _dots_row, _kernel_value, _opposite_sign_reach,
+                   _record_maintenance, _store_row, cascade_guard)
 
 
 @njit(cache=True)
@@ -160,9 +160,8 @@ def cs_maintain(SV, sv_sq, W, n_sv, maintenance, n_merge, gamma, iterations, gua
             D += az[k] * W[jq, k]
         h = vector_merge_h(Az, Bn, D, lnk, iterations)
         step_deg = Az + Bn + 2.0 * D * np.exp(lnk) - merged_norm_sq(h, Az, Bn, D, lnk)
-        if q == 1:
-            first_deg = step_deg
-        elif guard > 0.0 and step_deg > guard * first_deg:
+        first_deg, stop = cascade_guard(q, step_deg, first_deg, guard)
+        if stop:
             m = q                              # the guard stops the cascade: merge members[:q]
             partners = partners[: q - 1]
             break
@@ -212,14 +211,10 @@ def cs_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, W, n_s
     buf_lnk = np.empty(SV.shape[0])
     buf_deg = np.empty(SV.shape[0])
     f = np.empty(K)
-    d = SV.shape[1]
     for p in range(order.shape[0]):
         i = order[p]
         t += 1
-        if sparse:
-            _dots_sparse(SV, n_sv, data, indices, indptr[i], indptr[i + 1], kbuf)
-        else:
-            _dots_dense(SV, n_sv, Xd[i], kbuf)
+        _dots_row(Xd, data, indices, indptr, sparse, i, SV, n_sv, kbuf)
         f[:] = 0.0
         for j in range(n_sv):
             kv = _kernel_value(kbuf[j], sv_sq[j], x_sq[i], kcode, gamma, coef0, degree)
@@ -238,14 +233,7 @@ def cs_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, W, n_s
         if f[c] - f[r] >= 1.0:
             continue
         eta = 1.0 / (lam * t)
-        if sparse:
-            SV[n_sv, :] = 0.0
-            for q in range(indptr[i], indptr[i + 1]):
-                SV[n_sv, indices[q]] = data[q]
-        else:
-            for q in range(d):
-                SV[n_sv, q] = Xd[i, q]
-        sv_sq[n_sv] = x_sq[i]
+        _store_row(Xd, data, indices, indptr, sparse, x_sq, i, SV, sv_sq, n_sv)
         W[n_sv, :] = 0.0
         W[n_sv, c] = eta
         W[n_sv, r] = -eta
@@ -258,9 +246,5 @@ def cs_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, W, n_s
                                     stats, buf_lnk, buf_deg)
             with objmode(t1="f8"):
                 t1 = _clock()
-            stats[ST_MAINT_TIME] += t1 - t0
-            stats[ST_DEGR] += deg
-            if n_log < deg_log.shape[0]:
-                deg_log[n_log] = deg
-                n_log += 1
+            n_log = _record_maintenance(stats, deg_log, n_log, deg, t1 - t0)
     return n_sv, t, n_log
