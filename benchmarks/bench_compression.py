@@ -269,7 +269,7 @@ def main(argv=None):
                           {"benchmark": "compression: shared pool vs separate pairs", "max_iter": args.max_iter,
                            "machine": machine_info(), "rows": rows})
         return 0
-    out = RESULTS_DIR / f"compression-{args.fit_on}-{stamp}.json"
+    out = RESULTS_DIR / f"compression-{args.fit_on}-{args.layout}-{stamp}.json"
     payload = {"benchmark": "compression", "machine": machine_info(), "max_iter": args.max_iter,
                "fit_on": args.fit_on, "loss": args.loss, "layout": args.layout,
                "note": "shared 2-core machine, loaded by other jobs: timings are side by side, compare ratios",
@@ -283,7 +283,7 @@ def main(argv=None):
             payload["datasets"].append({"dataset": name, "error": str(exc)})
             continue
         payload["datasets"].append(record)
-        suffix = "" if args.fit_on == "sv" else "_fit-train"
+        suffix = ("" if args.fit_on == "sv" else "_fit-train") + ("" if args.layout == "auto" else f"_{args.layout}")
         plot_dataset(record, RESULTS_DIR / f"compression_{name}{suffix}.png")
         write_json_atomic(out, payload)
     rows = [r for rec in payload["datasets"] for r in rec.get("rows", [])]

@@ -359,4 +359,17 @@ def test_command_line_compress(binary, tmp_path):
     assert cli.main(["compress", str(full), str(small), "--n-sv", "8", "--max-iter", "20", "-q"]) == 0
     assert load_libsvm_model(small).expansion_.n_support <= 8
     assert cli.main(["compress", str(full), str(small), "--max-accuracy-drop", "1"]) == 2   # needs --data
+
+
+def test_command_line_layout_follows_the_output_format(multiclass, tmp_path):
+    from leansvm import cli
+    model = multiclass[0]
+    full, small, native = tmp_path / "full.model", tmp_path / "small.model", tmp_path / "small.npz"
+    save_libsvm_model(model, full)
+    assert cli.main(["compress", str(full), str(small), "--n-sv", "8", "--max-iter", "5", "-q"]) == 0
+    assert load_libsvm_model(small).expansion_.n_support <= 8          # LIBSVM file: libsvm layout
+    assert cli.main(["compress", str(full), str(native), "--n-sv", "8", "--max-iter", "5", "-q"]) == 0
+    shared = load_model(native)
+    assert shared.expansion_.n_support <= 8
+    assert np.count_nonzero(shared.expansion_.coef) == shared.expansion_.coef.size   # every pair
     assert cli.main(["compress", str(full), str(small), "--n-sv", "3", "--ratio", "0.1"]) == 2
