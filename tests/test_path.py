@@ -208,3 +208,22 @@ def test_pairs_share_one_row_cache_with_the_same_optima():
     separate = svm_path(X, y, [0.5, 2.0], gamma=0.3, tol=1e-3, n_jobs=2)
     for a, b in zip(shared.dual_objectives, separate.dual_objectives):
         np.testing.assert_allclose(a, b, rtol=1e-3)
+
+
+def test_auto_solver_hands_over_to_irwls_with_the_same_optima(binary, monkeypatch):
+    """solver='auto' leaves CD for IRWLS (forced here from the second C on); the optima,
+    the margins the next screening reference reads, and the screening stay exact."""
+    import leansvm.solvers.path as path_module
+    monkeypatch.setattr(path_module, "SWITCH_STEPS_PER_SAMPLE", 0.0)
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    Q = gram(X, y, kernel)
+    points = binary_path(X, y, CS, kernel, screening="it", tol=1e-6, solver="auto",
+                         solver_options={"random_state": 0, "cache_size": 10.0})
+    assert points[0].fit.stats.get("solver") != "irwls"
+    assert any(p.fit.stats.get("solver") == "irwls" for p in points[1:])
+    for p in points:
+        a = exact_box_qp(Q, np.full(y.size, p.C))
+        assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
+        if p.fit.stats.get("solver") == "irwls":
+            np.testing.assert_allclose(p.fit.stats["margins"], Q @ p.fit.alpha, rtol=1e-9, atol=1e-9)

@@ -38,6 +38,7 @@ from .estimators import SVC, KernelClassifierMixin, per_sample_C, validate_train
 from .kernels import Kernel
 from .multiclass import fit_ovo
 from .progress import Progress
+from .solvers.irwls import DEFAULT_WORKING_SET
 from .solvers.path import BIAS_MODES, binary_path, check_grid, check_screening, row_cache
 
 __all__ = ["svm_path", "SVMPath", "SVCCV", "default_C_grid", "svc_from_solution"]
@@ -102,7 +103,7 @@ def _run_paths(X, y_enc, n_classes, weights, Cs, kernel, screening, bias, tol, t
     here); in threads (``n_jobs`` > 1) each pair keeps its own."""
     problems = _pair_problems(y_enc, n_classes)
     sequential = n_jobs in (None, 1) or len(problems) == 1
-    if sequential and solver == "cd" and bias != "equality" and kernel_cache is None:
+    if sequential and solver in ("auto", "cd") and bias != "equality" and kernel_cache is None:
         kernel_cache = (row_cache(kernel, X, solver_options["cache_size"], tol), np.arange(y_enc.size))
 
     def one(idx, y_pm):
@@ -156,7 +157,8 @@ def _model_at(k, C, X, y_enc, classes, weights, kernel, pair_points, bias, param
 
 def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
              screening="it", fit_intercept=True, tol=1e-3, class_weight=None, sample_weight=None,
-             trivial_start=False, solver="cd", cache_size=200.0, working_set_size=64, max_iter=-1,
+             trivial_start=False, solver="auto", cache_size=200.0, working_set_size=DEFAULT_WORKING_SET,
+             max_iter=-1,
              random_state=0, n_jobs=None, progress=None, kernel_cache=None) -> SVMPath:
     """Fit an SVM for every C of ``Cs`` (ascending) with warm start and safe screening.
 
@@ -164,8 +166,10 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     'bt2' or None. ``fit_intercept``: True (augmented bias, the paper's
     formulation), False, or 'equality' (LIBSVM's; screening=None only).
     ``solver``: 'cd' (greedy coordinate descent on the box QP, LIBSVM-like
-    cost per step, only the unscreened samples) or 'irwls' (the exact IRWLS
-    solver with samples fixed at their bounds); 'equality' always uses IRWLS.
+    cost per step, only the unscreened samples, on the shared kernel rows),
+    'irwls' (the exact IRWLS solver with samples fixed at their bounds) or
+    'auto' (CD, handing over to IRWLS from the first C where a CD solve needs
+    more than 8 steps per sample); 'equality' always uses IRWLS.
     Returns an :class:`SVMPath` (models, per-C screening rate, rule and solve
     seconds, #SV, dual objectives). ``progress``: a bar with the time left over
     the (C, binary problem) fits; None shows it on a terminal (:mod:`leansvm.progress`).
@@ -232,7 +236,7 @@ def _score_gamma(X, y, folds, Cs, gamma, scoring, path_options):
     """Every fold of one gamma: one kernel row cache over all of X, shared by the folds' paths
     (a fold's training part is a subset of the rows; LIBSVM's grid recomputes them per C and fold)."""
     cache = None
-    if path_options["solver"] == "cd" and _bias_mode(path_options["fit_intercept"]) != "equality":
+    if path_options["solver"] in ("auto", "cd") and _bias_mode(path_options["fit_intercept"]) != "equality":
         kernel = Kernel.from_params(path_options["kernel"], gamma, path_options["degree"],
                                     path_options["coef0"], X)
         if not isinstance(gamma, str):      # 'scale'/'auto' resolve on each fold's own data
@@ -261,7 +265,8 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
 
     def __init__(self, Cs=None, gammas=("scale",), kernel="rbf", degree=3, coef0=0.0, cv=5,
                  scoring=None, screening="it", fit_intercept=True, tol=1e-3, class_weight=None,
-                 solver="cd", cache_size=200.0, working_set_size=64, max_iter=-1, refit=True, n_jobs=None,
+                 solver="auto", cache_size=200.0, working_set_size=DEFAULT_WORKING_SET, max_iter=-1, refit=True,
+                 n_jobs=None,
                  random_state=0, decision_function_shape="ovr", verbose=0):
         self.Cs = Cs
         self.gammas = gammas

@@ -46,7 +46,9 @@ from .screening import RULES, ScreeningReference, _kernel_products, screen
 BIAS_MODES = ("augmented", "none", "equality")
 #: a sub-problem with at most this share of a shared cache's rows copies its block K[idx, idx] out
 SUBSET_SHARE = 0.75
-SOLVERS = ("cd", "irwls")
+SOLVERS = ("auto", "cd", "irwls")
+#: solver="auto" tries IRWLS once a CD solve takes more steps per active sample than this
+SWITCH_STEPS_PER_SAMPLE = 4.0
 
 
 @dataclass
@@ -207,14 +209,49 @@ def _first_start(X, y, C, weights, kernel, augmented, shared):
     return C * weights, C * Qc
 
 
-def _cached_solver(cache, index):
-    """``solve_box_cd``'s call signature on the rows ``index`` of a shared :class:`PathKernelCache`."""
-    def solve(X, y, C, kernel, *, tol, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
-              bias="augmented", initial_margins=None, max_iter=-1, **_):
-        return solve_box_cd_cached(cache, index, y, C, tol=tol, bias=bias, alpha_init=alpha_init,
-                                   fixed_at_zero=fixed_at_zero, fixed_at_C=fixed_at_C,
-                                   initial_margins=initial_margins, max_iter=max_iter)
-    return solve
+class _CachedSolver:
+    """``solve_box_cd``'s call signature on the rows ``index`` of a shared :class:`PathKernelCache`.
+
+    With ``irwls_options`` (solver='auto') it tries IRWLS (chunked,
+    shrinking; its own kernel rows) on the next C once one CD solve took more
+    than ``SWITCH_STEPS_PER_SAMPLE`` steps per active sample, and keeps it if
+    that (harder) solve took less time than the last CD one, else goes back
+    to CD for good. At large C on hard data (magic, C >= 10) greedy CD needs
+    ~15 n steps while IRWLS converges in a few hundred chunks (measured 2.6x
+    less CPU at C = 100 on 5000 magic samples, warm). The IRWLS solution's
+    margins (which the references and warm starts need) are read from the
+    shared cache (one product over its SVs).
+    """
+
+    def __init__(self, cache, index, irwls_options=None):
+        self.cache, self.index = cache, index
+        self.irwls_options = irwls_options
+        self.use_irwls = False
+        self.tried = False
+        self.cd_seconds = np.inf
+
+    def __call__(self, X, y, C, kernel, *, tol, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
+                 bias="augmented", initial_margins=None, max_iter=-1, **_):
+        if not self.use_irwls:
+            fit = solve_box_cd_cached(self.cache, self.index, y, C, tol=tol, bias=bias, alpha_init=alpha_init,
+                                      fixed_at_zero=fixed_at_zero, fixed_at_C=fixed_at_C,
+                                      initial_margins=initial_margins, max_iter=max_iter)
+            self.cd_seconds = fit.stats["seconds"]
+            if self.irwls_options is not None and not self.tried and \
+                    fit.n_iter > SWITCH_STEPS_PER_SAMPLE * max(fit.stats["n_active"], 1):
+                self.use_irwls = self.tried = True
+            return fit
+        start = time.perf_counter()
+        fit = solve_irwls(X, y, C, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed_at_zero,
+                          fixed_at_C=fixed_at_C, bias=bias, **{"max_iter": max_iter, **self.irwls_options})
+        sv = np.flatnonzero(fit.alpha)
+        fit.stats["margins"] = y * cached_outputs(self.cache, self.index[sv], y[sv] * fit.alpha[sv], self.index,
+                                                  1.0 if bias == "augmented" else 0.0)
+        fit.stats["solver"] = "irwls"
+        if time.perf_counter() - start > self.cd_seconds:
+            self.use_irwls = False             # CD was faster on the easier C before: stay with it
+            self.cd_seconds = np.inf
+        return fit
 
 
 def row_cache(kernel: Kernel, X, cache_size=200.0, tol=1e-3) -> PathKernelCache:
@@ -229,14 +266,15 @@ def row_cache(kernel: Kernel, X, cache_size=200.0, tol=1e-3) -> PathKernelCache:
 
 
 def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias="augmented",
-                tol=1e-3, trivial_start=False, warm_start=True, solver="cd", adaptive=True,
+                tol=1e-3, trivial_start=False, warm_start=True, solver="auto", adaptive=True,
                 polish_reference=False, solver_options=None, callback=None, cache=None,
                 index=None) -> list[PathPoint]:
     """Solve the binary SVM for every C of an ascending grid (see the module docstring).
 
     ``y`` is +1/-1, ``weights`` the per-sample factors c_i (C_i = C c_i).
     ``solver``: 'cd' (greedy coordinate descent on the box QP,
-    :mod:`.box_cd`; not for bias='equality') or 'irwls' (``solve_irwls``).
+    :mod:`.box_cd`; not for bias='equality'), 'irwls' (``solve_irwls``) or
+    'auto' (CD, then IRWLS from the first C where CD gets slow: :class:`_CachedSolver`).
     ``solver_options`` go to the solver (cache_size, max_iter; for IRWLS also
     working_set_size, random_state, ...). ``adaptive``: when the last
     reference could not screen 1 % of the samples even if it were exact (C
@@ -259,7 +297,7 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
     check_screening(screening, bias)
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-    if solver == "cd" and bias == "equality":
+    if solver in ("auto", "cd") and bias == "equality":
         solver = "irwls"          # the equality constraint needs pair steps: IRWLS
     y = np.asarray(y, dtype=np.float64)
     n = y.size
@@ -267,7 +305,8 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
     options = dict(solver_options or {})
     augmented = bias == "augmented"
     shared = z_norms = None
-    if solver == "cd":
+    cached = solver in ("auto", "cd")
+    if cached:
         if cache is None:
             cache, index = row_cache(kernel, X, options.get("cache_size", 200.0), tol), np.arange(n)
         elif index is None or np.shape(index) != (n,):
@@ -276,8 +315,9 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             cache, index = cache.subset(index), np.arange(n)    # short contiguous rows for this pair
         shared = (cache, np.asarray(index, dtype=np.intp))
         z_norms = np.sqrt(np.maximum(kernel.diagonal(cache.X[shared[1]]) + (1.0 if augmented else 0.0), 0.0))
+        irwls_options = {k: v for k, v in options.items() if k != "max_iter"} if solver == "auto" else None
         options = {k: v for k, v in options.items() if k == "max_iter"}
-        solve = _cached_solver(*shared)
+        solve = _CachedSolver(*shared, irwls_options)
     else:
         solve = solve_irwls
     points: list[PathPoint] = []
@@ -312,11 +352,11 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             alpha_init = np.where((prev.alpha >= prev_upper) & (prev.alpha > 0), upper, prev.alpha)
         t0 = time.perf_counter()
         extra = {}
-        if solver == "cd" and warm_start and prev is None and not (fixed0 is not None and fixed0.any()):
+        if cached and warm_start and prev is None and not (fixed0 is not None and fixed0.any()):
             alpha_init, margins = _first_start(X, y, C, weights, kernel, augmented, shared)
             if alpha_init is not None:
                 extra["initial_margins"] = margins
-        if solver == "cd" and warm_start and prev is not None:
+        if cached and warm_start and prev is not None:
             alpha_start = alpha_init.copy()
             if fixed0 is not None:
                 alpha_start[fixed0] = 0.0
@@ -334,7 +374,7 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
         if screening is not None and k + 1 < Cs.size and probe:
             fit, ref, polish_seconds, potential = _reference(
                 X, y, C, Cs[k + 1], fit, kernel, weights, augmented, solve, tol, fixed0, fixedC, bias,
-                options, polish=polish_reference and solver == "cd", rule=screening, shared=shared,
+                options, polish=polish_reference and cached, rule=screening, shared=shared,
                 z_norms=z_norms)
             useful = potential >= 0.01
             solve_seconds += polish_seconds
