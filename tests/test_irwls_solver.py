@@ -7,6 +7,7 @@ from sklearn.svm import SVC as LibSVC
 
 from leansvm import SVC
 from leansvm.kernels import Kernel, KernelRowCache
+from leansvm.solvers import irwls
 from leansvm.solvers.irwls import _select_working_set, max_violation, solve_irwls
 
 from .conftest import libsvm_dual_objectives
@@ -21,7 +22,8 @@ def noisy_problem():
 
 
 @pytest.mark.parametrize("shrinking", [True, False])
-def test_shrinking_on_and_off_reach_libsvms_optimum(noisy_problem, shrinking):
+def test_shrinking_on_and_off_reach_libsvms_optimum(noisy_problem, shrinking, monkeypatch):
+    monkeypatch.setattr(irwls, "SHRINK_MIN_SAMPLES", 0)     # shrink even this small problem
     X, y = noisy_problem
     C = np.full(y.size, 10.0)
     fit = solve_irwls(X, y, C, Kernel("rbf", gamma=0.1), tol=1e-3, working_set_size=64,
@@ -136,3 +138,12 @@ def test_working_set_draws_cached_candidates_first():
         assert np.count_nonzero(~cached[W]) <= forced_at_most
         plain = _select_working_set(y, f, alpha, C, 0.0, q, np.random.default_rng(seed), 1e-3)
         assert np.count_nonzero(cached[W]) > np.count_nonzero(cached[plain])
+
+
+def test_small_problems_are_not_shrunk(noisy_problem):
+    """Below SHRINK_MIN_SAMPLES shrinking is off (it costs more than it saves there)."""
+    X, y = noisy_problem
+    assert y.size < irwls.SHRINK_MIN_SAMPLES
+    fit = solve_irwls(X, y, np.full(y.size, 10.0), Kernel("rbf", gamma=0.1), working_set_size=64,
+                      random_state=0, shrinking=True)
+    assert fit.converged and fit.stats["n_shrink"] == 0
