@@ -140,7 +140,7 @@ def _load():
     return os.getloadavg()[0]
 
 
-def path_speed(names, n_c, max_train, tol, cache_size):
+def path_speed(names, n_c, max_train, tol, cache_size, repeat=1):
     from sklearn.svm import SVC as LibSVC
     from threadpoolctl import threadpool_limits
     Cs = np.logspace(-2, 2, n_c)
@@ -154,10 +154,17 @@ def path_speed(names, n_c, max_train, tol, cache_size):
             X, y = X[idx], y[idx]
         record = {"dataset": name, "n_train": X.shape[0], "gamma": ds.gamma, "Cs": Cs.tolist(),
                   "load_before": _load()}
-        for label, screening in (("screened", "it"), ("unscreened", None)):
+        # alternating runs, the fastest of each kept (the first run of a dataset pays first-touch costs)
+        for label, screening in [("screened", "it"), ("unscreened", None)] * repeat:
             t0 = time.perf_counter()
             path = svm_path(X, y, Cs, gamma=ds.gamma, screening=screening, tol=tol, cache_size=cache_size)
-            record[f"{label}_s"] = time.perf_counter() - t0
+            seconds = time.perf_counter() - t0
+            if seconds >= record.get(f"{label}_s", np.inf):
+                continue
+            record[f"{label}_s"] = seconds
+            record[f"{label}_solver"] = [sorted({pt.fit.stats.get("solver", "cd") for pt in pts})
+                                         for pts in zip(*path.binary_points)]
+            record[f"{label}_n_iter"] = [int(sum(pt.fit.n_iter for pt in pts)) for pts in zip(*path.binary_points)]
             record[f"{label}_rule_s"] = path.rule_seconds.tolist()
             record[f"{label}_solve_s"] = path.solve_seconds.tolist()
             record[f"{label}_rate"] = path.screening_rate.tolist()
@@ -233,6 +240,8 @@ def main(argv=None):
     parser.add_argument("--cv-max-train", type=int, default=2000)
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="alternating screened/unscreened runs per dataset; the fastest of each is kept")
     parser.add_argument("--cache-size", type=float, default=1000.0,
                         help="MB of kernel cache, for leansvm's path and LIBSVM alike")
     args = parser.parse_args(argv)
@@ -258,7 +267,7 @@ def main(argv=None):
                                      ("it_below_bt1", "IT<BT1", "d")]))
     if "path" in args.parts:
         print("path speed")
-        recs = path_speed(args.path_datasets, args.n_c, args.max_train, args.tol, args.cache_size)
+        recs = path_speed(args.path_datasets, args.n_c, args.max_train, args.tol, args.cache_size, args.repeat)
         payload["path"] = recs
         rows = [{"dataset": r["dataset"], "n": r["n_train"], "screened": r["screened_s"],
                  "unscreened": r["unscreened_s"], "libsvm": r["libsvm_s"],
