@@ -240,6 +240,21 @@ def test_fit_budget_equals_in_memory_reference_and_nears_single_machine(client):
     assert model.score(Xt, yt) > 0.9
 
 
+@pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
+def test_fit_budget_multiclass_nears_single_machine(client, multiclass):
+    """Three classes: every binary problem merged, projected and passed over once more."""
+    from leansvm.bsgd_classifier import BSGDClassifier
+
+    X, y = problem(3, n=4000, seed=8)
+    Xt, yt, X, y = X[3000:], y[3000:], X[:3000], y[:3000]
+    params = dict(C=10.0, gamma=0.3, multiclass=multiclass)
+    model = ld.fit_budget(da.from_array(X, chunks=(500, 6)), da.from_array(y, chunks=500), budget=30,
+                          client=client, random_state=1, **params)
+    assert len(model.states_) == 3 and all(s.n_support <= 30 for s in model.states_)
+    single = np.mean([BSGDClassifier(budget=30, random_state=r, **params).fit(X, y).score(Xt, yt) for r in range(3)])
+    assert model.score(Xt, yt) >= single - 0.03
+
+
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_fit_budget_dataframe_rounds_and_compress(client):
     X, y = checker(3000, 2)
