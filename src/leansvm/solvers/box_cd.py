@@ -12,9 +12,11 @@ feature, along which single-coordinate steps zig-zag), the 2 x 2 box QP is
 solved exactly, and the gradient g = Qa - 1 is updated with two kernel rows. Stopping rule: max PG - min PG <= tol
 (the two-sided rule of :func:`irwls.box_violation`, LIBSVM's m - M).
 
-Rows are computed inside the compiled loop (dense X; linear, poly, rbf,
-sigmoid) and kept in a FIFO row cache bounded by ``cache_size`` MB. The
-solver works only on the active samples: samples fixed at 0 or at C_i (safe
+Kernel rows come from a :class:`PathKernelCache` (a ``KernelRowCache``:
+one GEMM per block of missing rows, LRU, ``cache_size`` MB) that a whole
+regularisation path shares over its C values, pairs and folds; the compiled
+loop returns to Python when it needs a row that is not cached. The solver
+works only on the active samples: samples fixed at 0 or at C_i (safe
 screening) enter once, through the initial gradient, which is why a screened
 problem costs less per iteration as well as in iterations. This is the
 reduced-problem solver of the regularisation path (:mod:`.path`); the
@@ -28,46 +30,10 @@ import warnings
 
 import numba
 import numpy as np
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ..kernels import DEFAULT_BLOCK_MB, Kernel, KernelRowCache, squared_row_norms
+from ..kernels import Kernel, KernelRowCache
 from ..multiclass import BinaryFit
-
-_KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
-
-
-@numba.njit(cache=True)
-def _kernel_row(X, norms, i, code, gamma, coef0, degree, offset, out):
-    n, d = X.shape
-    for j in range(n):
-        dot = 0.0
-        for k in range(d):
-            dot += X[i, k] * X[j, k]
-        if code == 0:
-            v = dot
-        elif code == 2:
-            v = np.exp(-gamma * max(norms[i] + norms[j] - 2.0 * dot, 0.0))
-        elif code == 1:
-            v = (gamma * dot + coef0) ** degree
-        else:
-            v = np.tanh(gamma * dot + coef0)
-        out[j] = v + offset
-
-
-@numba.njit(cache=True)
-def _row(X, norms, i, code, gamma, coef0, degree, offset, slot_of, owner, rows, state):
-    """Row i of K' from the FIFO cache (computed on a miss); state[0] is the next slot."""
-    s = slot_of[i]
-    if s < 0:
-        s = state[0]
-        if owner[s] >= 0:
-            slot_of[owner[s]] = -1
-        owner[s] = i
-        slot_of[i] = s
-        state[0] = (s + 1) % owner.size
-        _kernel_row(X, norms, i, code, gamma, coef0, degree, offset, rows[s])
-    return rows[s]
 
 
 @numba.njit(cache=True)
@@ -77,196 +43,6 @@ def _pg(a, u, g):
     if a >= u:
         return max(g, 0.0)
     return g
-
-
-@numba.njit(cache=True)
-def _greedy_cd(X, norms, y, upper, alpha, grad, diag, code, gamma, coef0, degree, offset,
-               tol, max_iter, cache_rows):
-    """Two-coordinate greedy descent: i by the largest single-step gain, j by the largest
-    unconstrained two-variable Newton gain with i (second-order choice, as LIBSVM's WSS 2),
-    then the 2 x 2 box QP in (i, j) by exact alternating minimisation."""
-    n = y.size
-    slot_of = np.full(n, -1, dtype=np.int64)
-    owner = np.full(max(cache_rows, 2), -1, dtype=np.int64)
-    rows = np.empty((owner.size, n))
-    state = np.zeros(1, dtype=np.int64)
-    gap = np.inf
-    for it in range(max_iter):
-        pg_min = 0.0
-        pg_max = 0.0
-        i = -1
-        best_score = 0.0
-        for j in range(n):
-            pg = _pg(alpha[j], upper[j], grad[j])
-            if pg < pg_min:
-                pg_min = pg
-            if pg > pg_max:
-                pg_max = pg
-            score = pg * pg / diag[j]
-            if score > best_score:
-                best_score = score
-                i = j
-        gap = pg_max - pg_min
-        if gap <= tol or i < 0:
-            return it, gap
-        row_i = _row(X, norms, i, code, gamma, coef0, degree, offset, slot_of, owner, rows, state)
-        gi = grad[i]
-        qii = diag[i]
-        # second index: largest gain of the unconstrained 2-variable Newton step
-        j = -1
-        best_gain = best_score / 2.0
-        for k in range(n):
-            if k == i:
-                continue
-            pk = _pg(alpha[k], upper[k], grad[k])
-            if pk == 0.0:
-                continue
-            qik = y[i] * y[k] * row_i[k]
-            det = qii * diag[k] - qik * qik
-            if det <= 1e-12 * qii * diag[k]:
-                continue
-            gk = grad[k]
-            gain = (diag[k] * gi * gi - 2.0 * qik * gi * gk + qii * gk * gk) / (2.0 * det)
-            if gain > best_gain:
-                best_gain = gain
-                j = k
-        ai = alpha[i]
-        if j < 0:
-            new_i = min(max(ai - gi / qii, 0.0), upper[i])
-            di = new_i - ai
-            if di == 0.0:
-                return it, gap
-            alpha[i] = new_i
-            step = di * y[i]
-            for k in range(n):
-                grad[k] += step * y[k] * row_i[k]
-            continue
-        qij = y[i] * y[j] * row_i[j]
-        qjj = diag[j]
-        gj = grad[j]
-        aj = alpha[j]
-        di = 0.0
-        dj = 0.0
-        for _ in range(20):   # exact alternating minimisation of the 2 x 2 box QP
-            ni = min(max(ai - (gi + qij * dj) / qii, 0.0), upper[i]) - ai
-            nj = min(max(aj - (gj + qij * ni) / qjj, 0.0), upper[j]) - aj
-            done = abs(ni - di) <= 1e-15 * (1.0 + abs(ai)) and abs(nj - dj) <= 1e-15 * (1.0 + abs(aj))
-            di = ni
-            dj = nj
-            if done:
-                break
-        if di == 0.0 and dj == 0.0:
-            return it, gap
-        row_j = _row(X, norms, j, code, gamma, coef0, degree, offset, slot_of, owner, rows, state)
-        row_i = rows[slot_of[i]] if slot_of[i] >= 0 else row_i
-        if slot_of[i] < 0:   # row i was evicted by row j (cache of 2 rows): recompute
-            row_i = _row(X, norms, i, code, gamma, coef0, degree, offset, slot_of, owner, rows, state)
-            row_j = _row(X, norms, j, code, gamma, coef0, degree, offset, slot_of, owner, rows, state)
-        alpha[i] = ai + di
-        alpha[j] = aj + dj
-        si = di * y[i]
-        sj = dj * y[j]
-        for k in range(n):
-            grad[k] += y[k] * (si * row_i[k] + sj * row_j[k])
-    return max_iter, gap
-
-
-def _outputs(kernel, X_rows, X_cols, coef, offset, max_mb=DEFAULT_BLOCK_MB):
-    """sum_j coef_j (k(x_i, x_j) + offset) for every row, blocked."""
-    out = np.zeros(X_rows.shape[0])
-    if coef.size == 0 or X_rows.shape[0] == 0:
-        return out
-    for start, stop, K in kernel.blocks(X_rows, X_cols, max_mb=max_mb):
-        out[start:stop] = K @ coef + offset * coef.sum()
-    return out
-
-
-def solve_box_cd(X, y, C, kernel: Kernel, *, tol=1e-3, bias="augmented", alpha_init=None,
-                 fixed_at_zero=None, fixed_at_C=None, initial_margins=None, cache_size=200.0,
-                 max_iter=-1) -> BinaryFit:
-    """Solve the box-constrained SVM dual by greedy coordinate descent (module docstring).
-
-    Same contract as ``solve_irwls`` for ``bias`` in {'augmented', 'none'}:
-    per-sample bounds ``C``, warm start ``alpha_init``, screened samples held
-    at 0 / C_i. Returns a :class:`BinaryFit` (intercept = sum_i y_i a_i for
-    the augmented bias, so the plain-kernel expansion gives the same f).
-
-    ``initial_margins``: y_i f(x_i) of every sample at the starting point
-    (``alpha_init`` with the fixed samples at their bounds), when the caller
-    knows them (a path does); this skips the O(n * #SV) start-up product, and
-    the final margins of all samples come back in ``stats["margins"]`` at the
-    cost of one product with the columns that changed.
-    """
-    if bias not in ("augmented", "none"):
-        raise ValueError(f"solve_box_cd solves the box QP: bias must be 'augmented' or 'none', got {bias!r}")
-    offset = 1.0 if bias == "augmented" else 0.0
-    y = np.asarray(y, dtype=np.float64)
-    C = np.asarray(C, dtype=np.float64)
-    n = y.size
-    fixed0 = np.zeros(n, bool) if fixed_at_zero is None else np.asarray(fixed_at_zero, bool)
-    fixedC = np.zeros(n, bool) if fixed_at_C is None else np.asarray(fixed_at_C, bool)
-    if fixed0.shape != (n,) or fixedC.shape != (n,) or (fixed0 & fixedC).any():
-        raise ValueError("fixed_at_zero / fixed_at_C must be disjoint boolean masks of length n")
-    start = time.perf_counter()
-    Xd = X.toarray() if sp.issparse(X) else np.ascontiguousarray(X, dtype=np.float64)
-    active = ~(fixed0 | fixedC)
-    alpha = np.where(fixedC, C, 0.0)
-    if alpha_init is not None:
-        alpha_init = np.asarray(alpha_init, dtype=np.float64)
-        if alpha_init.shape != (n,) or not np.all(np.isfinite(alpha_init)):
-            raise ValueError(f"alpha_init must be {n} finite values")
-        alpha[active] = np.clip(alpha_init[active], 0.0, C[active])
-    A = np.flatnonzero(active)
-    if initial_margins is not None:
-        initial_margins = np.asarray(initial_margins, dtype=np.float64)
-        if initial_margins.shape != (n,):
-            raise ValueError(f"initial_margins must have shape ({n},)")
-        grad = initial_margins[A] - 1.0
-    else:
-        nz = np.flatnonzero(alpha)
-        coef = y[nz] * alpha[nz]
-        grad = y[A] * _outputs(kernel, Xd[A], Xd[nz], coef, offset) - 1.0
-    alpha_start = alpha.copy()
-    XA = np.ascontiguousarray(Xd[A])
-    normsA = squared_row_norms(XA)
-    diag = np.maximum(kernel.diagonal(XA) + offset, 1e-12)
-    limit = int(max_iter) if max_iter and max_iter > 0 else 100 * max(n, 1000) + 100_000
-    cache_rows = int(max(2, min(A.size, cache_size * 2**20 // max(8 * A.size, 1))))
-    aA = alpha[A].copy()
-    code = _KERNEL_CODES[kernel.name]
-    n_iter, gap = _greedy_cd(XA, normsA, y[A], C[A], aA, grad, diag, code, float(kernel.gamma),
-                             float(kernel.coef0), float(kernel.degree), offset, float(tol), limit,
-                             cache_rows) if A.size else (0, 0.0)
-    converged = gap <= tol
-    if not converged:
-        warnings.warn(f"box coordinate descent stopped after {n_iter} iterations with violation "
-                      f"{gap:.3e} > tol={tol}", ConvergenceWarning, stacklevel=2)
-    alpha[A] = aA
-    stats = {}
-    if initial_margins is not None:
-        # margins of every sample: the fixed ones move by the columns that changed
-        margins = initial_margins.copy()
-        margins[A] = grad + 1.0
-        F = np.flatnonzero(~active)
-        changed = np.flatnonzero(alpha != alpha_start)
-        if F.size and changed.size:
-            d_coef = y[changed] * (alpha[changed] - alpha_start[changed])
-            margins[F] += y[F] * _outputs(kernel, Xd[F], Xd[changed], d_coef, offset)
-        stats["margins"] = margins
-        objective = float(alpha @ (margins / 2 - 1.0))
-    else:
-        # objective: sum_i a_i (y_i f_i / 2 - 1); y_i f_i = g_i + 1 on the active set
-        objective = float(aA @ ((grad + 1.0) / 2 - 1.0)) if A.size else 0.0
-    at_C = np.flatnonzero(fixedC) if initial_margins is None else np.array([], dtype=np.intp)
-    if at_C.size:
-        nz = np.flatnonzero(alpha)
-        f_C = _outputs(kernel, Xd[at_C], Xd[nz], y[nz] * alpha[nz], offset)
-        objective += float(alpha[at_C] @ (y[at_C] * f_C / 2 - 1.0))
-    return BinaryFit(alpha=alpha, intercept=offset * float(y @ alpha), dual_objective=objective,
-                     n_iter=int(n_iter), converged=bool(converged),
-                     stats={"violation": float(gap), "n_active": int(A.size), "active": A,
-                            "active_margins": grad + 1.0, **stats,
-                            "seconds": time.perf_counter() - start})
 
 
 # -- the same descent on kernel rows shared by a whole path --------------------------------------
@@ -614,5 +390,28 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
     return BinaryFit(alpha=alpha, intercept=offset * float(y @ alpha), dual_objective=objective,
                      n_iter=int(it), converged=bool(converged),
                      stats={"violation": float(gap), "n_active": int(A.size), "active": A,
-                            "margins": margins, "row_fetches": n_fetch, "n_restore": n_restore,
+                            "active_margins": margins[A], "margins": margins, "row_fetches": n_fetch,
+                            "n_restore": n_restore,
                             "seconds": time.perf_counter() - start})
+
+
+def solve_box_cd(X, y, C, kernel: Kernel, *, tol=1e-3, bias="augmented", alpha_init=None,
+                 fixed_at_zero=None, fixed_at_C=None, initial_margins=None, cache_size=200.0,
+                 max_iter=-1) -> BinaryFit:
+    """Solve the box-constrained SVM dual by greedy coordinate descent (module docstring).
+
+    Same contract as ``solve_irwls`` for ``bias`` in {'augmented', 'none'}:
+    per-sample bounds ``C``, warm start ``alpha_init``, screened samples held
+    at 0 / C_i. Returns a :class:`BinaryFit` (intercept = sum_i y_i a_i for
+    the augmented bias, so the plain-kernel expansion gives the same f), with
+    the margins y_i f(x_i) of every sample in ``stats["margins"]``.
+    ``initial_margins``: those at the starting point when the caller knows
+    them (skips the start-up product). Rows in float64, in a cache of
+    ``cache_size`` MB of its own (:func:`solve_box_cd_cached` shares one).
+    """
+    if bias not in ("augmented", "none"):
+        raise ValueError(f"solve_box_cd solves the box QP: bias must be 'augmented' or 'none', got {bias!r}")
+    cache = PathKernelCache(kernel, X, cache_size, np.float64)
+    return solve_box_cd_cached(cache, np.arange(np.shape(y)[0]), y, C, tol=tol, bias=bias,
+                               alpha_init=alpha_init, fixed_at_zero=fixed_at_zero, fixed_at_C=fixed_at_C,
+                               initial_margins=initial_margins, max_iter=max_iter)
