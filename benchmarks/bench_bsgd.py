@@ -49,11 +49,11 @@ def load(name):
 
 
 def run_bsgd(ds, budget, n_merge=2, solver="golden", maintenance="merge", refit=False, seed=0,
-             multiclass="ovr", epochs=1, guard=0.0, C=None):
+             multiclass="ovr", epochs=1, guard=0.0, C=None, cascade="ranked"):
     C = ds.C if C is None else C
     clf = BSGDClassifier(budget=budget, C=C, gamma=ds.gamma, maintenance=maintenance, n_merge=n_merge,
                          merge_solver=solver, refit=refit, random_state=seed, multiclass=multiclass,
-                         epochs=epochs, merge_guard=guard)
+                         epochs=epochs, merge_guard=guard, cascade=cascade)
     t0 = time.perf_counter()
     clf.fit(ds.X_train, ds.y_train)
     fit = time.perf_counter() - t0
@@ -61,6 +61,7 @@ def run_bsgd(ds, budget, n_merge=2, solver="golden", maintenance="merge", refit=
     st = clf.fit_stats_
     return {"dataset": ds.name, "method": f"BSGD {maintenance}" + (f" M={n_merge} {solver}" if maintenance == "merge" else "")
             + (f" guard={guard:g}" if guard else "") + (f" {epochs} epochs" if epochs > 1 else "")
+            + (f" {cascade}" if cascade != "ranked" and n_merge > 2 else "")
             + (f" C={C:g}" if C != ds.C else "")
             + (" +refit" if refit else ""), "budget": budget, "M": n_merge, "solver": solver, "guard": guard,
             "seed": seed, "epochs": epochs, "load1": __import__("os").getloadavg()[0],
@@ -145,8 +146,8 @@ def fig23(args):
                 for M in args.merges:
                     if M == 2 and guard != args.guards[0]:
                         continue             # the guard acts on cascades only (M >= 3)
-                    runs = [run_bsgd(ds, B, n_merge=M, solver=args.solver, guard=guard, seed=seed)
-                            for seed in range(args.seeds)]
+                    runs = [run_bsgd(ds, B, n_merge=M, solver=args.solver, guard=guard, seed=seed,
+                                     cascade=args.cascade) for seed in range(args.seeds)]
                     r = dict(runs[0], fraction=frac, seeds=args.seeds,
                              acc=float(np.mean([q["acc"] for q in runs])),
                              acc_std=float(np.std([q["acc"] for q in runs])),
@@ -317,6 +318,7 @@ def main(argv=None):
     p.add_argument("--seeds", type=int, default=1, help="fig23 / letter: mean over this many random orders")
     p.add_argument("--guards", default="0", help="fig23: merge_guard values (0 = the paper's cascade)")
     p.add_argument("--merges", default="2,3,4,5,10", help="fig23: values of M")
+    p.add_argument("--cascade", default="ranked", help="fig23: 'ranked' (the paper) or 'greedy' partners")
     p.add_argument("--skip-projection", action="store_true", help="peers: no projection row (O(B^2) per step)")
     p.add_argument("--blas-threads", type=int, default=None,
                    help="BLAS threads for the whole run (1 is faster on a loaded 2-core machine)")

@@ -457,3 +457,25 @@ def test_crammer_singer_partial_fit_and_reduction():
     for params in (dict(refit=True), dict(maintenance="projection"), dict(merge_solver="lookup")):
         with pytest.raises(ValueError, match="crammer_singer"):
             BSGDClassifier(budget=20, gamma=GAMMA, multiclass="crammer_singer", **params).fit(X, y)
+
+
+def test_greedy_cascade_merges_m_points_with_less_degradation():
+    X, y = _problem(n=800, seed=27)
+    clf = BSGDClassifier(budget=20, C=10, gamma=2.0, n_merge=4, cascade="greedy", random_state=0).fit(X, y)
+    st = clf.fit_stats_
+    assert clf.expansion_.n_support <= 20
+    assert st["n_binary_merges"] == 3 * st["n_maintenance"]       # always M points merged
+    # one maintenance step (M=4) from the same states: greedy partners suit the merged point
+    rng = np.random.default_rng(28)
+    degs = {"ranked": [], "greedy": []}
+    for _ in range(40):
+        state = bsgd.BudgetState(rng.uniform(0, 3, size=(30, 2)), rng.normal(size=30), lam=1e-3)
+        for cascade in degs:
+            cfg = bsgd.BudgetConfig(budget=27, n_merge=4, gamma=2.0, cascade=cascade)
+            degs[cascade].append(bsgd.reduce_to_budget(state, cfg).degradations[-1][0])
+    g, r = np.array(degs["greedy"]), np.array(degs["ranked"])
+    assert g.mean() < r.mean() and np.mean(g <= r + 1e-12) > 0.5
+    with pytest.raises(ValueError, match="cascade"):
+        BSGDClassifier(budget=20, cascade="best").fit(X, y)
+    with pytest.raises(ValueError, match="cascade"):
+        BSGDClassifier(budget=20, multiclass="crammer_singer", cascade="greedy").fit(X, np.arange(800) % 3)

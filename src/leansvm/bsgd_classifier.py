@@ -50,6 +50,9 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
       (``'gradient'``, Algorithm 2 MM-GD). M = 2 is the classic BSGD merge. ``merge_guard`` = tau
       > 0 (beyond the paper; 0 = off): a cascade stops before a partner whose degradation
       against the merged point exceeds tau times the first merge's (fewer than M merged then).
+      ``cascade='greedy'`` (beyond the paper; default 'ranked' = the paper): after the first
+      partner, each next one is the candidate (of the 3(M-1) best ranked) whose merge with the
+      current merged point degrades least (binary problems; golden or lookup merges).
 
     The unregularised bias (``fit_intercept``) is fixed during a pass and then set to its exact
     minimiser of (1) with w fixed (on at most 20,000 rows of the pass). ``refit=True`` finally
@@ -84,8 +87,8 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
 
     def __init__(self, budget=500, C=None, lambda_=None, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, maintenance="merge", n_merge=2, merge_solver="golden", epochs=1,
-                 fit_intercept=True, multiclass="ovr", refit=False, merge_guard=0.0, random_state=None,
-                 verbose=False, decision_function_shape="ovr"):
+                 fit_intercept=True, multiclass="ovr", refit=False, merge_guard=0.0, cascade="ranked",
+                 random_state=None, verbose=False, decision_function_shape="ovr"):
         self.budget = budget
         self.C = C
         self.lambda_ = lambda_
@@ -101,6 +104,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         self.multiclass = multiclass
         self.refit = refit
         self.merge_guard = merge_guard
+        self.cascade = cascade
         self.random_state = random_state
         self.verbose = verbose
         self.decision_function_shape = decision_function_shape
@@ -131,7 +135,8 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
     def _config(self, kernel: Kernel) -> bsgd.BudgetConfig:
         return bsgd.BudgetConfig(budget=self.budget, maintenance=self.maintenance, n_merge=self.n_merge,
                                  merge_solver=self.merge_solver, kernel=kernel.name, gamma=kernel.gamma,
-                                 coef0=kernel.coef0, degree=kernel.degree, merge_guard=self.merge_guard)
+                                 coef0=kernel.coef0, degree=kernel.degree, merge_guard=self.merge_guard,
+                                 cascade=self.cascade)
 
     def _lambda(self, n_rows: int) -> float:
         if self.lambda_ is not None:

@@ -105,6 +105,12 @@ class BudgetConfig:
     most tau times the first binary merge's; otherwise the cascade stops early (fewer than M
     points merged this time). It bounds the extra degradation multi-merge can cause where
     kernels are narrow and partners far apart.
+
+    ``cascade``: how the M-1 partners of a multi-merge are chosen. 'ranked' (the paper): the M-1
+    smallest pairwise degradations against the first point. 'greedy' (beyond the paper): the
+    first partner as before, then each next one among the 3(M-1) best-ranked candidates by its
+    degradation against the current merged point z (so the cascade merges what suits z, not
+    the first point); (M-2) 3(M-1) extra h searches per maintenance step.
     """
 
     budget: int
@@ -118,6 +124,7 @@ class BudgetConfig:
     golden_iterations: int = GOLDEN_ITERATIONS
     same_sign_merge: bool = False
     merge_guard: float = 0.0
+    cascade: str = "ranked"
 
     def __post_init__(self):
         if int(self.budget) != self.budget or self.budget < 1:
@@ -126,6 +133,8 @@ class BudgetConfig:
             raise ValueError(f"maintenance must be one of {tuple(MAINTENANCE)}, got {self.maintenance!r}")
         if self.merge_solver not in MERGE_SOLVERS:
             raise ValueError(f"merge_solver must be one of {tuple(MERGE_SOLVERS)}, got {self.merge_solver!r}")
+        if self.cascade not in ("ranked", "greedy"):
+            raise ValueError(f"cascade must be 'ranked' or 'greedy', got {self.cascade!r}")
         if int(self.n_merge) != self.n_merge or self.n_merge < 2:
             raise ValueError(f"n_merge must be an integer >= 2, got {self.n_merge!r}")
         if self.maintenance == "merge":
@@ -446,7 +455,7 @@ def _sq_dist(SV, i, z, zsq, svsq_i):
 
 @njit(cache=True)
 def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, gamma, coef0, degree,
-              table, iterations, same_sign, guard, stats, buf_lnk, buf_deg):
+              table, iterations, same_sign, guard, greedy, stats, buf_lnk, buf_deg):
     """One budget-maintenance step on the first ``n_sv`` rows; returns (new n_sv, weight degradation)."""
     r = _smallest(alpha, n_sv)
     stats[ST_MAINT] += 1
@@ -491,7 +500,14 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
             h = _pair_h(ar, alpha[j], lnk, solver, table, iterations)
         buf_deg[j] = merge_degradation(h, ar, alpha[j], lnk)
     m = min(n_merge, n_sv)
-    partners = np.argsort(buf_deg[:n_sv])[: m - 1]
+    ranked = np.argsort(buf_deg[:n_sv])
+    partners = ranked[: m - 1].copy()
+    if greedy and m > 2 and solver != 2 and np.isfinite(buf_deg[ranked[m - 2]]):
+        n_cand = min(n_sv - 1, 3 * (m - 1))
+        while not np.isfinite(buf_deg[ranked[n_cand - 1]]):     # admissible candidates only
+            n_cand -= 1
+        _greedy_partners(SV, sv_sq, alpha, r, ranked[:n_cand], buf_lnk, partners, gamma, solver,
+                         table, iterations)
     while m > 2 and not np.isfinite(buf_deg[partners[m - 2]]):   # fewer same-sign partners than M-1
         m -= 1
         partners = partners[: m - 1]
@@ -574,6 +590,41 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
 
 
 @njit(cache=True)
+def _greedy_partners(SV, sv_sq, alpha, r, cand, buf_lnk, partners, gamma, solver, table, iterations):
+    """Fill ``partners`` (M-1 slots): cand[0], then each next one the candidate whose binary merge
+    with the current merged point z has the smallest degradation (``BudgetConfig.cascade``)."""
+    d = SV.shape[1]
+    L = cand.shape[0]
+    used = np.zeros(L, dtype=np.bool_)
+    used[0] = True
+    j = cand[0]
+    h = _pair_h(alpha[r], alpha[j], buf_lnk[j], solver, table, iterations)
+    az = merge_alpha(h, alpha[r], alpha[j], buf_lnk[j])
+    z = h * SV[r] + (1.0 - h) * SV[j]
+    for q in range(1, partners.shape[0]):
+        zsq = (z * z).sum()
+        best, best_u, best_h, best_lnk = np.inf, -1, 0.0, 0.0
+        for u in range(L):
+            if used[u]:
+                continue
+            j = cand[u]
+            s = 0.0
+            for c in range(d):
+                s += SV[j, c] * z[c]
+            d2 = sv_sq[j] + zsq - 2.0 * s
+            lnk = max(-gamma * (d2 if d2 > 0.0 else 0.0), _LN_KAPPA_FLOOR)
+            h = _pair_h(az, alpha[j], lnk, solver, table, iterations)
+            deg = merge_degradation(h, az, alpha[j], lnk)
+            if deg < best:
+                best, best_u, best_h, best_lnk = deg, u, h, lnk
+        used[best_u] = True
+        j = cand[best_u]
+        partners[q] = j
+        az = merge_alpha(best_h, az, alpha[j], best_lnk)
+        z = best_h * z + (1.0 - best_h) * SV[j]
+
+
+@njit(cache=True)
 def _recompute_inverse(P, SV, sv_sq, n_sv, kcode, gamma, coef0, degree):
     """P = (K + ridge I)^{-1} of the first n_sv vectors from scratch (drift of the O(m^2) updates)."""
     K = np.empty((n_sv, n_sv))
@@ -621,7 +672,7 @@ def _append_inverse(P, SV, sv_sq, n_sv, kcode, gamma, coef0, degree):
 @njit(cache=True)
 def _sgd_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, alpha, P, n_sv, bias, t,
               lam, budget, maintenance, n_merge, solver, kcode, gamma, coef0, degree,
-              table, iterations, same_sign, guard, stats, deg_log, n_log):
+              table, iterations, same_sign, guard, greedy, stats, deg_log, n_log):
     """Pegasos steps over ``order``; budget maintenance whenever more than ``budget`` vectors."""
     kbuf = np.empty(SV.shape[0])
     buf_lnk = np.empty(SV.shape[0])
@@ -653,7 +704,7 @@ def _sgd_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, alph
             with objmode(t0="f8"):
                 t0 = _clock()
             n_sv, deg = _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode,
-                                  gamma, coef0, degree, table, iterations, same_sign, guard, stats, buf_lnk, buf_deg)
+                                  gamma, coef0, degree, table, iterations, same_sign, guard, greedy, stats, buf_lnk, buf_deg)
             with objmode(t1="f8"):
                 t1 = _clock()
             n_log = _record_maintenance(stats, deg_log, n_log, deg, t1 - t0)
@@ -704,7 +755,7 @@ def _codes(config: BudgetConfig):
     return (config.budget, MAINTENANCE[config.maintenance], int(config.n_merge),
             MERGE_SOLVERS[config.merge_solver], KERNEL_CODES[config.kernel], float(config.gamma),
             float(config.coef0), float(config.degree), table, int(config.golden_iterations), bool(config.same_sign_merge),
-            float(config.merge_guard))
+            float(config.merge_guard), config.cascade == "greedy")
 
 
 def sgd_pass(state: BudgetState, X, y_pm, order, config: BudgetConfig) -> BudgetState:
@@ -722,12 +773,12 @@ def sgd_pass(state: BudgetState, X, y_pm, order, config: BudgetConfig) -> Budget
     stats = state.stats.copy()
     deg_log = np.zeros(len(order))
     (budget, maint, n_merge, solver, kcode, gamma, coef0, degree, table, iterations,
-     same_sign, guard) = _codes(config)
+     same_sign, guard, greedy) = _codes(config)
     n_sv, t, n_log = _sgd_pass(
         Xd, data, indices, indptr, sparse, x_sq, np.ascontiguousarray(y_pm, dtype=np.float64),
         np.ascontiguousarray(order, dtype=np.int64), SV, sv_sq, alpha, P, state.n_support,
         float(state.bias), int(state.t), float(state.lam), budget, maint, n_merge, solver, kcode,
-        gamma, coef0, degree, table, iterations, same_sign, guard, stats, deg_log, 0)
+        gamma, coef0, degree, table, iterations, same_sign, guard, greedy, stats, deg_log, 0)
     return BudgetState(SV[:n_sv].copy(), alpha[:n_sv].copy(), float(state.bias), int(t), state.lam,
                        stats, state.degradations + [deg_log[:n_log]])
 
@@ -740,6 +791,9 @@ def check_shared_multiclass(config: BudgetConfig) -> None:
     if config.maintenance == "merge" and config.merge_solver != "golden":
         raise ValueError("multiclass='crammer_singer' merges coefficient vectors by golden-section "
                          f"search only (merge_solver='golden'), got {config.merge_solver!r}")
+    if config.cascade != "ranked":
+        raise ValueError("multiclass='crammer_singer' has the paper's ranked cascade only "
+                         f"(cascade='ranked'), got {config.cascade!r}")
 
 
 def _crammer_singer_pass(state, X, y_int, order, config):
@@ -773,7 +827,7 @@ def reduce_to_budget(state: BudgetState, config: BudgetConfig, budget: int | Non
     SV, alpha, sv_sq, P = _working_arrays(state, config, d)
     stats = state.stats.copy()
     (_, maint, n_merge, solver, kcode, gamma, coef0, degree, table, iterations,
-     same_sign, guard) = _codes(config)
+     same_sign, guard, greedy) = _codes(config)
     buf_lnk = np.empty(SV.shape[0])
     buf_deg = np.empty(SV.shape[0])
     n_sv = state.n_support
@@ -789,7 +843,7 @@ def reduce_to_budget(state: BudgetState, config: BudgetConfig, budget: int | Non
                                     stats, buf_lnk, buf_deg)
         else:
             n_sv, deg = _maintain(SV, sv_sq, alpha, P, n_sv, maint, m, solver, kcode, gamma, coef0,
-                                  degree, table, iterations, same_sign, guard, stats, buf_lnk, buf_deg)
+                                  degree, table, iterations, same_sign, guard, greedy, stats, buf_lnk, buf_deg)
         degs.append(deg)
     stats[ST_DEGR] += float(np.sum(degs))
     return BudgetState(SV[:n_sv].copy(), alpha[:n_sv].copy(), state.bias, state.t, state.lam, stats,
