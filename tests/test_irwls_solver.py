@@ -23,7 +23,7 @@ def noisy_problem():
 
 @pytest.mark.parametrize("shrinking", [True, False])
 def test_shrinking_on_and_off_reach_libsvms_optimum(noisy_problem, shrinking, monkeypatch):
-    monkeypatch.setattr(irwls, "SHRINK_MIN_SAMPLES", 0)     # shrink even this small problem
+    monkeypatch.setattr(irwls, "SMALL_PROBLEM", 0)     # shrink even this small problem
     X, y = noisy_problem
     C = np.full(y.size, 10.0)
     fit = solve_irwls(X, y, C, Kernel("rbf", gamma=0.1), tol=1e-3, working_set_size=64,
@@ -141,9 +141,9 @@ def test_working_set_draws_cached_candidates_first():
 
 
 def test_small_problems_are_not_shrunk(noisy_problem):
-    """Below SHRINK_MIN_SAMPLES shrinking is off (it costs more than it saves there)."""
+    """Below SMALL_PROBLEM shrinking is off (it costs more than it saves there)."""
     X, y = noisy_problem
-    assert y.size < irwls.SHRINK_MIN_SAMPLES
+    assert y.size < irwls.SMALL_PROBLEM
     fit = solve_irwls(X, y, np.full(y.size, 10.0), Kernel("rbf", gamma=0.1), working_set_size=64,
                       random_state=0, shrinking=True)
     assert fit.converged and fit.stats["n_shrink"] == 0
