@@ -245,7 +245,8 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
             si = di * y[i]
             sj = dj * y[j]
         both = (si + sj) * offset
-        # gradient update fused with the next selection
+        # gradient update fused with the next selection (the loop body of _select, repeated on
+        # purpose: one pass over the rows instead of two is the point)
         i = -1
         best_score = 0.0
         pg_min = 0.0
