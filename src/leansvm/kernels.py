@@ -216,6 +216,7 @@ class KernelRowCache:
         self._owner = np.full(self.capacity, -1, dtype=np.intp)
         self._stamp = np.full(self.capacity, -1, dtype=np.int64)
         self._clock = 0
+        self._filled = 0          # slots 0 .. _filled-1 have been used (filled in order)
         self.hits = 0
         self.misses = 0
 
@@ -274,12 +275,15 @@ class KernelRowCache:
     def _store(self, samples, rows):
         """Put rows into the least recently used slots (empty slots first)."""
         k = samples.size
-        if k < self.capacity:
-            free = np.argpartition(self._stamp, k - 1)[:k]
+        if self._filled + k <= self.capacity:          # never-used slots: no eviction
+            free = np.arange(self._filled, self._filled + k)
+            self._filled += k
         else:
-            free = np.arange(self.capacity)
-        old = self._owner[free]
-        self._slot_of[old[old >= 0]] = -1
+            free = (np.argpartition(self._stamp, k - 1)[:k] if k < self.capacity
+                    else np.arange(self.capacity))
+            self._filled = self.capacity
+            old = self._owner[free]
+            self._slot_of[old[old >= 0]] = -1
         self._owner[free] = samples
         self._slot_of[samples] = free
         self._stamp[free] = self._clock
