@@ -454,6 +454,12 @@ def _sq_dist(SV, i, z, zsq, svsq_i):
 
 
 @njit(cache=True)
+def ln_kappa(SV, i, z, zsq, svsq_i, gamma):
+    """ln k(sv_i, z) = -gamma ||sv_i - z||^2 for the Gaussian kernel (floored against exp underflow)."""
+    return max(-gamma * _sq_dist(SV, i, z, zsq, svsq_i), _LN_KAPPA_FLOOR)
+
+
+@njit(cache=True)
 def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, gamma, coef0, degree,
               table, iterations, same_sign, guard, greedy, stats, buf_lnk, buf_deg):
     """One budget-maintenance step on the first ``n_sv`` rows; returns (new n_sv, weight degradation)."""
@@ -485,13 +491,7 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
         if j == r or (same_sign and alpha[j] * ar < 0.0):
             buf_deg[j] = np.inf
             continue
-        s = 0.0
-        for c in range(d):
-            s += SV[j, c] * x_r[c]
-        d2 = sv_sq[j] + sv_sq[r] - 2.0 * s
-        lnk = -gamma * (d2 if d2 > 0.0 else 0.0)
-        if lnk < _LN_KAPPA_FLOOR:
-            lnk = _LN_KAPPA_FLOOR
+        lnk = ln_kappa(SV, j, x_r, sv_sq[r], sv_sq[j], gamma)
         buf_lnk[j] = lnk
         if solver == 2 and n_merge > 2:
             # MM-GD ranks partners by the same pairwise degradation (golden-section search)
@@ -542,13 +542,7 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
         zsq = sv_sq[r]
         for q in range(1, m):
             xq = Zm[q]
-            s = 0.0
-            for c in range(d):
-                s += xq[c] * z[c]
-            d2 = sv_sq[members[q]] + zsq - 2.0 * s
-            lnk = -gamma * (d2 if d2 > 0.0 else 0.0)
-            if lnk < _LN_KAPPA_FLOOR:
-                lnk = _LN_KAPPA_FLOOR
+            lnk = ln_kappa(Zm, q, z, zsq, sv_sq[members[q]], gamma)
             if q == 1:
                 lnk = buf_lnk[members[1]]
             h = _pair_h(az, am[q], lnk, solver, table, iterations)
@@ -593,7 +587,6 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
 def _greedy_partners(SV, sv_sq, alpha, r, cand, buf_lnk, partners, gamma, solver, table, iterations):
     """Fill ``partners`` (M-1 slots): cand[0], then each next one the candidate whose binary merge
     with the current merged point z has the smallest degradation (``BudgetConfig.cascade``)."""
-    d = SV.shape[1]
     L = cand.shape[0]
     used = np.zeros(L, dtype=np.bool_)
     used[0] = True
@@ -608,11 +601,7 @@ def _greedy_partners(SV, sv_sq, alpha, r, cand, buf_lnk, partners, gamma, solver
             if used[u]:
                 continue
             j = cand[u]
-            s = 0.0
-            for c in range(d):
-                s += SV[j, c] * z[c]
-            d2 = sv_sq[j] + zsq - 2.0 * s
-            lnk = max(-gamma * (d2 if d2 > 0.0 else 0.0), _LN_KAPPA_FLOOR)
+            lnk = ln_kappa(SV, j, z, zsq, sv_sq[j], gamma)
             h = _pair_h(az, alpha[j], lnk, solver, table, iterations)
             deg = merge_degradation(h, az, alpha[j], lnk)
             if deg < best:

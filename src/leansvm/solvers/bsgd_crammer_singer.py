@@ -31,9 +31,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, objmode
 
-from .bsgd import (_FAR, _INV_GOLD, _LN_KAPPA_FLOOR, ST_ADDED, ST_MAINT, ST_MERGES, ST_REMOVED,
+from .bsgd import (_FAR, _INV_GOLD, ST_ADDED, ST_MAINT, ST_MERGES, ST_REMOVED,
                    ST_STEPS, _clock, _dots_row, _kernel_value, _opposite_sign_reach,
-                   _record_maintenance, _store_row, cascade_guard)
+                   _record_maintenance, _store_row, cascade_guard, ln_kappa)
 
 
 @njit(cache=True)
@@ -125,11 +125,7 @@ def cs_maintain(SV, sv_sq, W, n_sv, maintenance, n_merge, gamma, iterations, gua
         if j == r:
             buf_deg[j] = np.inf
             continue
-        s = 0.0
-        for c in range(d):
-            s += SV[j, c] * x_r[c]
-        d2 = sv_sq[j] + sv_sq[r] - 2.0 * s
-        lnk = max(-gamma * (d2 if d2 > 0.0 else 0.0), _LN_KAPPA_FLOOR)
+        lnk = ln_kappa(SV, j, x_r, sv_sq[r], sv_sq[j], gamma)
         buf_lnk[j] = lnk
         Bn = _row_dot(W, j, j)
         D = _row_dot(W, r, j)
@@ -148,11 +144,7 @@ def cs_maintain(SV, sv_sq, W, n_sv, maintenance, n_merge, gamma, iterations, gua
     first_deg = 0.0
     for q in range(1, m):
         jq = members[q]
-        s = 0.0
-        for c in range(d):
-            s += SV[jq, c] * z[c]
-        d2 = sv_sq[jq] + zsq - 2.0 * s
-        lnk = max(-gamma * (d2 if d2 > 0.0 else 0.0), _LN_KAPPA_FLOOR)
+        lnk = ln_kappa(SV, jq, z, zsq, sv_sq[jq], gamma)
         Az = (az * az).sum()
         Bn = _row_dot(W, jq, jq)
         D = 0.0
