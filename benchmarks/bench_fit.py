@@ -23,34 +23,45 @@ import numpy as np
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def run_one(name, budget_seconds, drop):
+def run_one(name, budget_seconds, drop, margin_sd=1.0):
     from leansvm import datasets, fit_lean
     from leansvm.report import write_report
 
     data = datasets.load(name)
     start = time.perf_counter()
     result = fit_lean(data.X_train, np.asarray(data.y_train), X_test=data.X_test, y_test=np.asarray(data.y_test),
-                      max_accuracy_drop=drop, budget_seconds=budget_seconds, verbose=True)
+                      max_accuracy_drop=drop, budget_seconds=budget_seconds, margin_sd=margin_sd, verbose=True)
     wall = time.perf_counter() - start
     stamp = time.strftime("%Y%m%d-%H%M%S")
     report = RESULTS / f"fit-{name}-{stamp}.html"
     write_report(result, report, title=f"leansvm fit: {name}")
     exact = [c for c in result.candidates if c.kind == "exact"]
-    best_val = max(c.validation_accuracy for c in result.candidates)
+    best_val = max(c.validation_accuracy for c in result.candidates if c.kind != "compressed")
     chosen = result.chosen
     return {
         "dataset": name, "route": result.route, "C": result.selection.C, "gamma": result.selection.gamma,
         "chosen": chosen.name, "chosen_n_sv": chosen.n_support,
         "chosen_val_acc": chosen.validation_accuracy, "chosen_test_acc": chosen.test_accuracy,
+        "chosen_required_val_acc": chosen.required_accuracy, "margin_sd": margin_sd,
+        "candidates": [{"name": c.name, "n_sv": c.n_support, "val_acc": c.validation_accuracy,
+                        "required_val_acc": c.required_accuracy, "test_acc": c.test_accuracy}
+                       for c in result.candidates],
         "best_val_acc": best_val,
         "exact": exact[0].name if exact else None, "exact_n_sv": exact[0].n_support if exact else None,
         "exact_test_acc": exact[0].test_accuracy if exact else None,
         "libsvm_n_sv": result.libsvm_n_support, "libsvm_test_acc": result.libsvm_test_accuracy,
         "chosen_ms_per_1000": 1000 * chosen.seconds_per_1000,
         "libsvm_ms_per_1000": None if result.libsvm_seconds_per_1000 is None else 1000 * result.libsvm_seconds_per_1000,
-        "wall_seconds": wall, "report": str(report.name),
+        "wall_seconds": wall, "report": str(report.name), "loadavg_after": _loadavg(),
         "steps": [vars(s) for s in result.steps],
     }
+
+
+def _loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
 
 
 def main(argv=None) -> int:
@@ -60,12 +71,14 @@ def main(argv=None) -> int:
     parser.add_argument("--datasets", nargs="+", default=["magic", "letter", "a9a"])
     parser.add_argument("--budget-seconds", type=float, default=120.0)
     parser.add_argument("--max-accuracy-drop", type=float, default=0.5, help="percentage points")
+    parser.add_argument("--margin-sd", type=float, default=1.0, help="fit_lean's margin (standard errors)")
     args = parser.parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)
+    start_load = _loadavg()
     rows = []
     for name in args.datasets:
         try:
-            rows.append(run_one(name, args.budget_seconds, args.max_accuracy_drop / 100))
+            rows.append(run_one(name, args.budget_seconds, args.max_accuracy_drop / 100, args.margin_sd))
         except (FileNotFoundError, ValueError) as exc:  # e.g. a9a without ../shared/data
             print(f"{name}: skipped ({exc})")
             rows.append({"dataset": name, "error": str(exc)})
@@ -83,6 +96,7 @@ def main(argv=None) -> int:
     out = RESULTS / f"fit-{time.strftime('%Y%m%d-%H%M%S')}.json"
     with atomic_write(out, "w", encoding="utf-8") as f:
         json.dump({"budget_seconds": args.budget_seconds, "max_accuracy_drop_points": args.max_accuracy_drop,
+                   "margin_sd": args.margin_sd, "loadavg_at_start": start_load,
                    "note": "shared 2-core machine under load from other sessions", "rows": rows}, f, indent=1,
                   default=lambda o: o.item() if hasattr(o, "item") else str(o))
     print(f"\nresults written to {out}")

@@ -50,6 +50,10 @@ DEFAULT_C_GRID = (1.0, 10.0, 100.0)
 DEFAULT_GAMMA_FACTORS = (0.3, 1.0, 3.0)
 #: The compression size search stops when the next size would take it past this many time budgets.
 COMPRESSION_BUDGET_FACTOR = 3.0
+#: Compression fitting points: at least this many training rows per compressed vector (see compress_models).
+POINTS_PER_VECTOR = 4
+#: The compression size search starts with at least this many vectors per class (more than two classes).
+VECTORS_PER_CLASS = 20
 #: Budget models as fractions of the exact model's support vectors.
 DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2)
 
@@ -478,7 +482,7 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progr
 
 def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_accuracy, first_fraction=0.01,
                     max_iter=50, time_limit=None, random_state=0, log=None, progress=None, best=None,
-                    margin_sd=0.0):
+                    margin_sd=0.0, min_points=None, points_per_vector=POINTS_PER_VECTOR, per_class=VECTORS_PER_CLASS):
     """Compressed models of ``reference`` (``leansvm.compress``), searching the smallest size that reaches
     ``target_accuracy`` on the validation part.
 
@@ -496,6 +500,11 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     With ``best`` (the most accurate model so far) and ``margin_sd``, a size
     reaches the target only when its validation accuracy also clears the
     margin of :func:`required_accuracy` (``target_accuracy`` = best - drop).
+    Fitting points: a stratified subsample of ``X_fit`` with at least
+    ``min_points`` rows (default: all) and ``points_per_vector`` rows per
+    compressed vector, so that larger models are not fitted to too few
+    points (each vector has d + outputs parameters). The first size has at
+    least ``per_class`` vectors per class.
     """
     log = log or _Log(False)
     compress = _optional("compress")
@@ -509,9 +518,11 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
 
     def attempt(size):
         nonlocal n_unconverged
+        n_points = X_fit.shape[0] if min_points is None else max(min_points, points_per_vector * int(size))
+        X_pts, y_pts = _subsample(X_fit, y_fit, n_points, random_state)
         try:
             with _QuietConvergence() as quiet:
-                model, seconds = _timed(compress, reference.model, n_sv=int(size), X=X_fit, y=y_fit,
+                model, seconds = _timed(compress, reference.model, n_sv=int(size), X=X_pts, y=y_pts,
                                         max_iter=max_iter, random_state=random_state, progress=progress)
         except Exception as exc:
             log.step("compress", f"size {size} failed", f"{type(exc).__name__}: {exc}")
@@ -522,14 +533,16 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
         c.required_accuracy = target_accuracy if best is None else \
             target_accuracy + required_accuracy(c, best, 0.0, margin_sd) - best.validation_accuracy
         out.append(c)
-        log.say(f"  compressed to {n_sv} SV: validation accuracy {c.validation_accuracy:.4f} "
-                f"(target {c.required_accuracy:.4f}) [{seconds:.1f} s]")
+        log.say(f"  compressed to {n_sv} SV (fitted on {X_pts.shape[0]} points): validation accuracy "
+                f"{c.validation_accuracy:.4f} (target {c.required_accuracy:.4f}) [{seconds:.1f} s]")
         return c
 
     def out_of_time(next_cost):
         return time_limit is not None and time.perf_counter() - start + next_cost > time_limit
 
-    size, miss, hit, stopped = max(5, int(round(first_fraction * m))), None, None, False
+    n_classes = np.unique(np.asarray(y_fit)).size
+    size = max(5, int(round(first_fraction * m)), per_class * n_classes if n_classes > 2 else 0)
+    miss, hit, stopped = None, None, False
     while size < m:
         c = attempt(size)
         if c is not None and c.validation_accuracy >= c.required_accuracy - 1e-12:
@@ -548,7 +561,8 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     log.step("compress", (f"smallest compressed model reaching the target: {min(c.n_support for c in reached)} SV"
                           if reached else "no compressed model reached the target"),
              f"sizes tried {', '.join(str(c.n_support) for c in out)} (doubling, then one refinement) "
-             f"for {reference.name} ({m} SV), fitted to its outputs on {X_fit.shape[0]} training points"
+             f"for {reference.name} ({m} SV), fitted to its outputs on training points "
+             f"(at least {min_points or X_fit.shape[0]}, {points_per_vector} per vector)"
              + (f"; {n_unconverged} optimisation(s) stopped at max_iter" if n_unconverged else "")
              + (f"; stopped before size {size}: the next size would pass the time limit of {time_limit:g} s"
                 if stopped else ""),
@@ -635,8 +649,8 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     above it, the exact solver runs on the largest subsample estimated to take
     half the budget (the model compression starts from), beside budget models
     on all rows. ``size_fractions``: budgets of the budget models as fractions
-    of the exact model's #SV; ``compression_points``: training rows the
-    compressed models are fitted on. ``Cs`` and ``gammas`` are the
+    of the exact model's #SV; ``compression_points``: the fewest training
+    rows a compressed model is fitted on (``POINTS_PER_VECTOR`` per vector beyond). ``Cs`` and ``gammas`` are the
     grid (default: C in 1, 10, 100; gamma 0.3, 1, 3 times 1/(d Var X)).
     Hyperparameters are chosen on a subsample of ``selection_size`` training
     rows; models are trained on the training rows minus a stratified
@@ -709,8 +723,8 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
                 _validate(c, X_val, y_val)
             best = max(candidates, key=lambda c: c.validation_accuracy)
             target = best.validation_accuracy - max_accuracy_drop
-            X_cfit, y_cfit = _subsample(X_fit, y_fit, compression_points, random_state)
-            candidates += compress_models(reference, X_cfit, y_cfit, X_val, y_val, target,
+            candidates += compress_models(reference, X_fit, y_fit, X_val, y_val, target,
+                                          min_points=compression_points,
                                           time_limit=None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds,
                                           random_state=random_state, log=log, best=best, margin_sd=margin_sd)
 
