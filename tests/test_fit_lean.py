@@ -278,3 +278,32 @@ def test_cli_fit_writes_a_libsvm_model_and_a_report(tmp_path, moons, capsys):
 def test_cli_fit_rejects_a_drop_that_is_not_in_points(tmp_path, capsys):
     assert cli.main(["fit", "whatever", "-o", str(tmp_path / "m"), "--max-accuracy-drop", "150"]) == 2
     assert "percentage points" in capsys.readouterr().err
+
+
+def test_size_search_reuses_one_eigendecomposition_and_gets_the_same_models(moons, monkeypatch):
+    """compress at two sizes inside reuse_eigendecompositions: one eigh of K_SS instead of two, same models."""
+    import scipy.linalg
+
+    from leansvm import SVC, compress
+    from leansvm.solvers import cvm
+
+    X, y, _, _ = moons
+    full = SVC(C=10.0, gamma=2.0).fit(X, y)
+    calls = []
+    real = scipy.linalg.eigh
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scipy.linalg, "eigh", counting)
+    plain = [compress(full, n_sv=n, max_iter=5, random_state=0) for n in (5, 10)]
+    assert len(calls) == 2
+    calls.clear()
+    with cvm.reuse_eigendecompositions():
+        reused = [compress(full, n_sv=n, max_iter=5, random_state=0) for n in (5, 10)]
+    assert len(calls) == 1
+    assert cvm._EIGH_MEMO is None                      # released after the block
+    for a, b in zip(plain, reused):
+        np.testing.assert_array_equal(a.expansion_.support_vectors, b.expansion_.support_vectors)
+        np.testing.assert_array_equal(a.expansion_.coef, b.expansion_.coef)

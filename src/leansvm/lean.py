@@ -42,6 +42,7 @@ from .estimators import SVC, KernelClassifierMixin
 from .expansion import KernelExpansion
 from .kernels import Kernel, resolve_gamma
 from .progress import Progress, default_progress, progress_enabled
+from .solvers.cvm import reuse_eigendecompositions
 
 __all__ = ["fit_lean", "LeanResult", "Candidate", "Step", "Selection", "LandmarkSVC"]
 
@@ -543,19 +544,20 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     n_classes = np.unique(np.asarray(y_fit)).size
     size = max(5, int(round(first_fraction * m)), per_class * n_classes if n_classes > 2 else 0)
     miss, hit, stopped = None, None, False
-    while size < m:
-        c = attempt(size)
-        if c is not None and c.validation_accuracy >= c.required_accuracy - 1e-12:
-            hit = size
-            break
-        miss, size = size, 2 * size
-        if size < m and out_of_time(2 * (c.fit_seconds if c is not None else 0.0)):
-            stopped = True
-            break
-    if hit is not None and miss is not None:
-        middle = int(round(np.sqrt(miss * hit)))
-        if miss < middle < hit and not out_of_time(out[-1].fit_seconds):
-            attempt(middle)
+    with reuse_eigendecompositions():   # one K_SS eigendecomposition for all sizes (same candidates)
+        while size < m:
+            c = attempt(size)
+            if c is not None and c.validation_accuracy >= c.required_accuracy - 1e-12:
+                hit = size
+                break
+            miss, size = size, 2 * size
+            if size < m and out_of_time(2 * (c.fit_seconds if c is not None else 0.0)):
+                stopped = True
+                break
+        if hit is not None and miss is not None:
+            middle = int(round(np.sqrt(miss * hit)))
+            if miss < middle < hit and not out_of_time(out[-1].fit_seconds):
+                attempt(middle)
     out.sort(key=lambda c: c.n_support)
     reached = [c for c in out if c.validation_accuracy >= c.required_accuracy - 1e-12]
     log.step("compress", (f"smallest compressed model reaching the target: {min(c.n_support for c in reached)} SV"

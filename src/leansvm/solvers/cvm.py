@@ -84,6 +84,8 @@ R replaced by the weighted residual):
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import warnings
 from dataclasses import dataclass, field
 
@@ -162,13 +164,54 @@ def lars_problem(kernel: Kernel, S, Ka: np.ndarray) -> tuple[np.ndarray, np.ndar
     q = L^(-1/2) V' (K a)_S (when S is the whole pool, q = P a).
     Eigenvalues below 1e-12 of the largest are dropped (rank-deficient K).
     """
-    K = kernel(S)
-    lam, V = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False)
+    lam, V = _kernel_eigh(kernel, S)
     keep = lam > 1e-12 * max(lam[-1], 1e-300)
     lam, V = lam[keep], V[:, keep]
     P = np.sqrt(lam)[:, None] * V.T
     q = (V.T @ Ka) / np.sqrt(lam)
     return P, q
+
+
+#: the eigendecompositions kept by :func:`reuse_eigendecompositions` (None: not inside one)
+_EIGH_MEMO: dict | None = None
+
+
+@contextlib.contextmanager
+def reuse_eigendecompositions():
+    """Within the block, :func:`lars_problem` reuses the last eigendecomposition of K_SS for the same
+    kernel and candidates (one kept; released at the end of the block).
+
+    A size search compresses one model at several sizes; below ``eig_max`` the candidates are the
+    same each time (the same random subsample for the same ``random_state``), so K_SS = V L V' need
+    not be recomputed: it dominated each compression of magic (27 of 30 s, 3,000 candidates).
+    Not thread-safe: the memo is module-wide while the block runs.
+    """
+    global _EIGH_MEMO
+    outer, _EIGH_MEMO = _EIGH_MEMO, {}
+    try:
+        yield
+    finally:
+        _EIGH_MEMO = outer
+
+
+def _digest(kernel: Kernel, S) -> tuple:
+    h = hashlib.sha1()
+    parts = (S.data, S.indices, S.indptr) if sp.issparse(S) else (np.ascontiguousarray(S),)
+    for a in parts:
+        h.update(np.ascontiguousarray(a).view(np.uint8))
+    return kernel.name, kernel.gamma, kernel.degree, kernel.coef0, S.shape, h.hexdigest()
+
+
+def _kernel_eigh(kernel: Kernel, S):
+    """(L, V) of K_SS = V L V' (eq. 8), from the memo of :func:`reuse_eigendecompositions` if there."""
+    key = _digest(kernel, S) if _EIGH_MEMO is not None else None
+    if key is not None and key in _EIGH_MEMO:
+        return _EIGH_MEMO[key]
+    lam, V = scipy.linalg.eigh(kernel(S), overwrite_a=True, check_finite=False)
+    if key is not None:
+        _EIGH_MEMO.clear()
+        _EIGH_MEMO[key] = (lam, V)
+    return lam, V
 
 
 def lars_select(P: np.ndarray, q: np.ndarray, n_select: int) -> np.ndarray:
