@@ -204,6 +204,10 @@ def test_tolerance_is_relative_to_the_margin_level():
     viol, scale = violation_and_scale(fit.alpha, y, G, np.ones(y.size), 0.0)
     assert scale < 1e-2 and viol <= 1e-3 * scale
     assert fit.dual_objective - tight.dual_objective <= 1e-3 * margin * abs(tight.dual_objective)
+    absolute = solve_budget_smo(X, y, 1.0, kernel, budget=10, tol=1e-3, relative_tol=False)
+    G = y * (kernel(X) @ (absolute.alpha * y)) - 1
+    assert max_violation(absolute.alpha, y, G, np.ones(y.size), 0.0) <= 1e-3
+    assert absolute.n_iter < fit.n_iter
 
 
 def test_pruning_to_B_keeps_the_margin_errors():
