@@ -152,6 +152,18 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         self._set_fitted(result, classes, keep)
         return self
 
+    @classmethod
+    def from_multiclass_fit(cls, result, classes, keep=None, **params) -> "SVC":
+        """A fitted SVC holding a solution computed elsewhere (a path's, a ``MulticlassFit``).
+
+        ``keep``: training indices of the samples the solution was computed on
+        (default: all, in order); ``params``: SVC constructor parameters.
+        """
+        model = cls(**params)
+        keep = np.arange(int(np.max(result.support, initial=-1)) + 1) if keep is None else keep
+        model._set_fitted(result, np.asarray(classes), np.asarray(keep))
+        return model
+
     def _set_fitted(self, result, classes, keep):
         self.classes_ = classes
         self.multiclass_ = result.strategy

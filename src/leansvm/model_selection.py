@@ -122,22 +122,11 @@ def _run_paths(X, y_enc, n_classes, weights, Cs, kernel, screening, bias, tol, t
 def svc_from_solution(result, classes, C, params, bias="augmented", n_features=None) -> SVC:
     """A fitted :class:`leansvm.SVC` holding a solution computed elsewhere (a path's, a ``MulticlassFit``).
 
-    Fills the fitted attributes that :class:`KernelClassifierMixin` and SVC's users
-    read (``classes_``, ``multiclass_``, ``expansion_``, ``support_``, ``n_support_``,
-    ``dual_objective_``, ``n_iter_``, ``fit_status_``), plus ``bias_`` (the formulation:
-    'augmented', 'none' or 'equality'). ``params``: SVC constructor parameters.
+    The fitted attributes come from :meth:`SVC.from_multiclass_fit`; in addition
+    ``n_features_in_`` and ``bias_`` (the formulation: 'augmented', 'none' or
+    'equality'). ``params``: SVC constructor parameters.
     """
-    model = SVC(C=float(C), **params)
-    model.classes_ = np.asarray(classes)
-    model.multiclass_ = result.strategy
-    model.expansion_ = result.expansion
-    model.support_ = np.asarray(result.support)
-    model.n_support_ = result.n_support.astype(np.int32)
-    model.dual_objective_ = np.array([fit.dual_objective for fit in result.fits])
-    model.n_iter_ = np.array([fit.n_iter for fit in result.fits])
-    model.solver_stats_ = [fit.stats for fit in result.fits]
-    model._gamma = result.expansion.kernel.gamma
-    model.fit_status_ = 0 if all(fit.converged for fit in result.fits) else 1
+    model = SVC.from_multiclass_fit(result, classes, C=float(C), **params)
     if n_features is not None:
         model.n_features_in_ = int(n_features)
     model.bias_ = bias
