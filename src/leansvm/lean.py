@@ -660,8 +660,11 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     (optional) are only measured, never used for a choice. ``margin_sd``: a
     model counts as within the drop only when its validation accuracy clears
     it by that many standard errors of its paired difference to the best
-    model (:func:`required_accuracy`; 1 by default, 0 for the plain rule), so
-    that the drop holds on new data too, not only on the validation part. ``verbose``: print
+    model (:func:`required_accuracy`; 1 by default, about 84 % confidence
+    that the drop holds on new data too; 0 for the plain rule). Measured: with
+    0, magic's 113-vector model was 0.39 points below on validation but 1.19
+    on test; with 1, a9a's compressed models (0.4-0.5 points below on
+    validation) do not qualify. ``verbose``: print
     every step. ``progress``: progress bars (with the time left) of the long
     operations inside (path search, compression, budget training); None: when
     ``verbose`` or on a terminal (:mod:`leansvm.progress`). Ctrl-C stops it with
