@@ -86,7 +86,6 @@ from .irwls_subproblem import violation
 DEFAULT_WORKING_SET = 128      # chosen by the q sweep in BENCHMARKS.md
 DEFAULT_MAX_INNER = 3
 DEFAULT_PAIR_STEPS = 1000
-PREFER_CACHED = True
 #: problems smaller than this are solved without shrinking (their few chunks do not repay
 #: rebuilding the cache and reconstructing outputs) and with a working set of
 #: SMALL_PROBLEM_Q * q (smaller Cholesky factors pay there). Measured on the one-vs-one
@@ -331,8 +330,6 @@ def _shrinkable(s, alpha, y, C, equality):
 class _ChunkedIRWLS:
     """The chunk iterations, optionally with shrinking (state shared across shrinking phases).
 
-    Problems of fewer than ``SMALL_PROBLEM`` samples are never shrunk.
-
     Shrinking: every ``SHRINK_EVERY`` chunk iterations, when at least a quarter of
     the active samples are firmly at a bound, they leave the active set; the
     kernel cache is rebuilt over the active columns only (rows get shorter, as
@@ -355,8 +352,7 @@ class _ChunkedIRWLS:
         self.q, self.max_inner, self.n_pair = q, max_inner, n_pair
         self.cache_dtype = np.dtype(cache_dtype)
         self.cache_mb = cache_size
-        self.shrinking = shrinking and y.size >= SMALL_PROBLEM
-        self.rng, self.verbose, self.start = rng, verbose, start
+        self.shrinking, self.rng, self.verbose, self.start = shrinking, rng, verbose, start
         # float32 rows: a proximal floor above their rounding keeps the systems definite
         self.mu_floor = 0.0 if self.cache_dtype.itemsize >= 8 else (
             1e-5 * float(np.mean(kernel.diagonal(X[:1000]))) + 1e-5 * offset)
@@ -368,7 +364,6 @@ class _ChunkedIRWLS:
         self.cache_hits = self.cache_misses = 0
         self.trace = []                                # dual objective after each chunk iteration
         self.snapshot = None                           # (alpha, f) when every f was last exact
-        self.prefer_cached = PREFER_CACHED
         self._activate(np.arange(y.size))
 
     def _activate(self, active):
@@ -448,7 +443,7 @@ class _ChunkedIRWLS:
             self.alpha[act], self.f[act] = alpha, f
         return status, gap, it
 
-    def _chunk_step(self, y, C, alpha, f, q, gap=0.0):
+    def _chunk_step(self, y, C, alpha, f, q, gap):
         """One chunk: select W, solve its IRWLS sub-problem, update every active output.
 
         The sub-problem is solved only as far as the whole problem needs: to a
@@ -457,7 +452,7 @@ class _ChunkedIRWLS:
         stop after a few pair steps instead of polishing W to tol / 2).
         """
         W = _select_working_set(y, f, alpha, C, self.b, q, self.rng, self.tol, self.equality,
-                                self.cache.slot_of if self.prefer_cached else None)
+                                self.cache.slot_of)
         slots = self.cache.slots(W)                  # rows K[W, active] resident in the slab
         self.b, self.mu, n_inner, objective = solve_chunk(
             self.cache.slab, slots, W, y, C, alpha, f, self.c_const, float(self.offset),
@@ -475,8 +470,9 @@ def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, worki
     n = y.size
     if n == 0:
         return alpha, 0.0, 0, True, {}
-    if n < SMALL_PROBLEM:
+    if n < SMALL_PROBLEM:                 # small problems: no shrinking, 3/4 of q
         working_set_size = int(SMALL_PROBLEM_Q * working_set_size)
+        shrinking = False
     q = int(max(2, min(working_set_size, n)))
     limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
     solver = _ChunkedIRWLS(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, q,
