@@ -160,15 +160,14 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         (default: all, in order); ``params``: SVC constructor parameters.
         """
         model = cls(**params)
-        keep = np.arange(int(np.max(result.support, initial=-1)) + 1) if keep is None else keep
-        model._set_fitted(result, np.asarray(classes), np.asarray(keep))
+        model._set_fitted(result, np.asarray(classes), None if keep is None else np.asarray(keep))
         return model
 
     def _set_fitted(self, result, classes, keep):
         self.classes_ = classes
         self.multiclass_ = result.strategy
         self.expansion_ = result.expansion
-        self.support_ = keep[result.support]
+        self.support_ = np.asarray(result.support) if keep is None else keep[result.support]
         self.n_support_ = result.n_support.astype(np.int32)
         self.dual_objective_ = np.array([fit.dual_objective for fit in result.fits])
         self.n_iter_ = np.array([fit.n_iter for fit in result.fits])
