@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .irwls_subproblem import solve_working_set
+from .irwls_subproblem import projected_gradient, solve_working_set, up_low
 
 _MULT = np.uint64(0x2545F4914F6CDD1D)
 
@@ -69,32 +69,25 @@ def _side_scores(y, f, alpha, C, equality):
     """Per-sample scores of the two sides of the stopping rule (-inf where not eligible).
 
     With y'a = 0: s_i = y_i - f_i over I_up and -s_i over I_low (LIBSVM). Without:
-    -g_i where a_i < C_i and g_i < 0, g_i where a_i > 0 and g_i > 0, g_i = y_i f_i - 1.
+    -PG_i where the projected gradient PG_i < 0, PG_i where PG_i > 0.
     """
     n = y.size
     up = np.full(n, -np.inf)
     low = np.full(n, -np.inf)
     for i in range(n):
-        below = alpha[i] < C[i]
-        above = alpha[i] > 0
         if equality:
             s = y[i] - f[i]
-            if y[i] > 0:
-                if below:
-                    up[i] = s
-                if above:
-                    low[i] = -s
-            else:
-                if above:
-                    up[i] = s
-                if below:
-                    low[i] = -s
+            in_up, in_low = up_low(y, alpha, C, i)
+            if in_up:
+                up[i] = s
+            if in_low:
+                low[i] = -s
         else:
-            g = y[i] * f[i] - 1.0
-            if below and g < 0:
-                up[i] = -g
-            if above and g > 0:
-                low[i] = g
+            pg = projected_gradient(y, f, alpha, C, i)
+            if pg < 0:
+                up[i] = -pg
+            elif pg > 0:
+                low[i] = pg
     return up, low
 
 

@@ -44,15 +44,13 @@ def violation(y, f, alpha, C, equality):
     for k in range(n):
         if equality:
             s = y[k] - f[k]
-            pos = y[k] > 0
-            below = alpha[k] < C[k]
-            above = alpha[k] > 0
-            if ((pos and below) or (not pos and above)) and s > hi:
+            up, low = up_low(y, alpha, C, k)
+            if up and s > hi:
                 hi, i = s, k
-            if ((pos and above) or (not pos and below)) and s < lo:
+            if low and s < lo:
                 lo, j = s, k
         else:
-            pg = _projected_gradient(y, f, alpha, C, k)
+            pg = projected_gradient(y, f, alpha, C, k)
             if pg < lo:
                 lo, i = pg, k
             if pg > hi:
@@ -65,7 +63,17 @@ def violation(y, f, alpha, C, equality):
 
 
 @njit(cache=True, nogil=True)
-def _projected_gradient(y, f, alpha, C, k):
+def up_low(y, alpha, C, k):
+    """Is sample k in LIBSVM's I_up (y_k a_k can increase) and in I_low (it can decrease)?"""
+    below = alpha[k] < C[k]
+    above = alpha[k] > 0
+    if y[k] > 0:
+        return below, above
+    return above, below
+
+
+@njit(cache=True, nogil=True)
+def projected_gradient(y, f, alpha, C, k):
     g = y[k] * f[k] - 1.0
     if alpha[k] <= 0:
         return min(g, 0.0)
@@ -237,7 +245,7 @@ def _pair_step(K, y, C, alpha, f, i, j, equality):
     d = np.zeros(q)
     if not equality:
         # coordinate Newton step on the larger projected-gradient violation
-        k = i if -_projected_gradient(y, f, alpha, C, i) >= _projected_gradient(y, f, alpha, C, j) else j
+        k = i if -projected_gradient(y, f, alpha, C, i) >= projected_gradient(y, f, alpha, C, j) else j
         g = y[k] * f[k] - 1.0
         new = min(max(alpha[k] - g / max(K[k, k], 1e-12), 0.0), C[k])
         d[k] = new - alpha[k]
@@ -246,8 +254,7 @@ def _pair_step(K, y, C, alpha, f, i, j, equality):
     s_i = y[i] - f[i]
     best, jj = np.inf, j
     for k in range(q):
-        pos = y[k] > 0
-        low = (pos and alpha[k] > 0) or (not pos and alpha[k] < C[k])
+        low = up_low(y, alpha, C, k)[1]
         b_ik = s_i - (y[k] - f[k])
         if low and b_ik > 0:
             a_ik = max(K[i, i] + K[k, k] - 2 * K[i, k], 1e-12)
