@@ -147,3 +147,54 @@ def test_small_problems_are_not_shrunk(noisy_problem):
     fit = solve_irwls(X, y, np.full(y.size, 10.0), Kernel("rbf", gamma=0.1), working_set_size=64,
                       random_state=0, shrinking=True)
     assert fit.converged and fit.stats["n_shrink"] == 0
+
+
+def test_subset_row_cache_reads_the_parents_rows():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 5))
+    kernel = Kernel("rbf", gamma=0.3)
+    parent = KernelRowCache(kernel, X, cache_size=0.1)         # 43 rows: evictions happen
+    index = rng.choice(300, size=120, replace=False)
+    sub = irwls.SubsetRowCache(parent, index, cache_size=0.07)         # 76 rows
+    want = kernel(X[index])
+    for W in (np.arange(10), rng.choice(120, size=40, replace=False), np.arange(60, 120)):
+        np.testing.assert_allclose(sub.slab[sub.slots(W)], want[W], rtol=1e-12)
+    assert parent.misses > 0                                   # the parent computed the rows
+    coef = rng.normal(size=50)
+    rows, cols = rng.choice(300, 50, replace=False), rng.choice(300, 70, replace=False)
+    np.testing.assert_allclose(parent.outputs(rows, coef, cols), coef @ kernel(X[rows], X[cols]),
+                               rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="row numbers"):
+        irwls.SubsetRowCache(parent, [0, 300])
+
+
+@pytest.mark.parametrize("bias", ["equality", "augmented"])
+def test_shared_kernel_cache_gives_the_same_solution(noisy_problem, bias, monkeypatch):
+    """A sub-problem solved on rows of a superset's cache (shrinking, screened samples, warm
+    start) reaches the optimum of the same problem solved with its own rows."""
+    monkeypatch.setattr(irwls, "SMALL_PROBLEM", 0)
+    X, y = noisy_problem
+    kernel = Kernel("rbf", gamma=0.1)
+    rows = np.arange(100, 1400)                                # the sub-problem's samples
+    Xs, ys = X[rows], y[rows]
+    C = np.full(rows.size, 5.0)
+    own = solve_irwls(Xs, ys, C, kernel, tol=1e-4, random_state=0, bias=bias)
+    fixed0 = np.zeros(rows.size, dtype=bool)
+    fixed0[own.alpha == 0] = True
+    fixed0[::3] = False                                        # some known non-SVs, as screening gives
+    fixedC = own.alpha >= C
+    fixedC[1::3] = False
+    parent = KernelRowCache(kernel, X, cache_size=2.0, dtype=np.float64)
+    warm = np.clip(own.alpha * 0.7, 0, C)
+    shared = solve_irwls(Xs, ys, C, kernel, tol=1e-4, random_state=1, bias=bias,
+                         kernel_cache=(parent, rows), alpha_init=warm,
+                         fixed_at_zero=fixed0, fixed_at_C=fixedC)
+    assert shared.converged and parent.hits + parent.misses > 0
+    assert shared.dual_objective == pytest.approx(own.dual_objective, rel=1e-6)
+    offset = 1.0 if bias == "augmented" else 0.0
+    f = (kernel(Xs) + offset) @ (ys * shared.alpha)
+    np.testing.assert_allclose(shared.stats["outputs"], f, rtol=1e-8, atol=1e-8)
+    with pytest.raises(ValueError, match="kernel_cache rows"):
+        solve_irwls(Xs, ys, C, kernel, kernel_cache=(parent, rows[:-1]))
+    with pytest.raises(ValueError, match="another kernel"):
+        solve_irwls(Xs, ys, C, Kernel("rbf", gamma=0.2), kernel_cache=(parent, rows))

@@ -206,11 +206,15 @@ class KernelRowCache:
             if density >= self.DENSE_MIN_DENSITY and X.shape[0] * X.shape[1] * 8 <= self.DENSE_MAX_MB * 2**20:
                 X = X.toarray()
         self.X = X
-        self.dtype = np.dtype(dtype)
-        self.n = X.shape[0]
         self.norms = squared_row_norms(X)
-        self.row_bytes = self.n * self.dtype.itemsize
-        self.capacity = int(min(self.n, max(1, cache_size * 2**20 // self.row_bytes)))
+        self._allocate(X.shape[0], cache_size, dtype)
+
+    def _allocate(self, n, cache_size, dtype):
+        """An empty slab of as many length-n rows as fit in ``cache_size`` MB (at least one)."""
+        self.dtype = np.dtype(dtype)
+        self.n = n
+        self.row_bytes = max(1, n) * self.dtype.itemsize
+        self.capacity = int(min(max(n, 1), max(1, cache_size * 2**20 // self.row_bytes)))
         self._slab = np.empty((self.capacity, self.n), dtype=self.dtype)  # pages in as used
         self._slot_of = np.full(self.n, -1, dtype=np.intp)
         self._owner = np.full(self.capacity, -1, dtype=np.intp)
@@ -228,8 +232,7 @@ class KernelRowCache:
         idx = np.asarray(idx, dtype=np.intp)
         if idx.size <= self.capacity:
             return self._slab[self.slots(idx)]
-        out = self.kernel.block(self.X[idx], self.X, x_norms=self.norms[idx], y_norms=self.norms,
-                                dtype=self.dtype)
+        out = self._compute(idx)
         self.misses += idx.size
         self._clock += 1
         self._store(idx[-self.capacity:], out[-self.capacity:])
@@ -266,11 +269,33 @@ class KernelRowCache:
         self.misses += idx.size - n_hit
         if n_hit < idx.size:
             new_idx = idx[~hit]
-            block = self.kernel.block(self.X[new_idx], self.X, x_norms=self.norms[new_idx],
-                                      y_norms=self.norms, dtype=self.dtype)
-            self._store(new_idx, block)
+            self._store(new_idx, self._compute(new_idx))
             slots = self._slot_of[idx]
         return slots
+
+    def _compute(self, idx) -> np.ndarray:
+        """K[idx, :] computed (one GEMM and an element-wise transform)."""
+        return self.kernel.block(self.X[idx], self.X, x_norms=self.norms[idx], y_norms=self.norms,
+                                 dtype=self.dtype)
+
+    def outputs(self, rows, coef, cols, max_mb=DEFAULT_BLOCK_MB) -> np.ndarray:
+        """sum_r coef_r K[rows_r, cols_k] for every k, read from (and filling) the cache.
+
+        Rows are fetched in batches of at most half the cache, so that a batch
+        never evicts itself, and gathered over ``cols`` in blocks under ``max_mb``.
+        """
+        rows = np.asarray(rows, dtype=np.intp)
+        cols = np.asarray(cols, dtype=np.intp)
+        coef = np.asarray(coef, dtype=np.float64)
+        out = np.zeros(cols.size)
+        if rows.size == 0 or cols.size == 0:
+            return out
+        step = max(1, min(self.capacity // 2,
+                          rows_per_block(cols.size, max_mb, self.dtype.itemsize)))
+        for start in range(0, rows.size, step):
+            slots = self.slots(rows[start:start + step])
+            out += coef[start:start + step] @ self._slab[np.ix_(slots, cols)]
+        return out
 
     def _store(self, samples, rows):
         """Put rows into the least recently used slots (empty slots first)."""
@@ -288,3 +313,33 @@ class KernelRowCache:
         self._slot_of[samples] = free
         self._stamp[free] = self._clock
         self._slab[free] = rows
+
+
+class SubsetRowCache(KernelRowCache):
+    """Rows K[idx, index] of a sub-problem (samples ``index`` of a parent cache's set).
+
+    A miss is served by the parent (a slab read and a column gather; the parent
+    computes the row only when it does not hold it), so rows computed once for a
+    superset (a regularisation path over C, the folds of a cross-validation)
+    serve every sub-problem, every shrinking phase and every C.
+    """
+
+    def __init__(self, parent: KernelRowCache, index, cache_size: float = 200.0, dtype=None):
+        self.parent = parent
+        self.index = np.asarray(index, dtype=np.intp)
+        if self.index.ndim != 1 or (self.index.size and (
+                self.index.min() < 0 or self.index.max() >= parent.n)):
+            raise ValueError(f"index must be row numbers of the parent cache (0 .. {parent.n - 1})")
+        self.kernel = parent.kernel
+        self.X = None                                  # rows come from the parent
+        self.norms = None
+        self._allocate(self.index.size, cache_size, parent.dtype if dtype is None else dtype)
+
+    def _compute(self, idx) -> np.ndarray:
+        rows = self.index[np.asarray(idx, dtype=np.intp)]
+        out = np.empty((rows.size, self.n), dtype=self.dtype)
+        step = max(1, self.parent.capacity // 2)
+        for start in range(0, rows.size, step):
+            slots = self.parent.slots(rows[start:start + step])
+            out[start:start + step] = self.parent.slab[np.ix_(slots, self.index)]
+        return out

@@ -78,7 +78,7 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import ThreadpoolController
 
 from ..expansion import KernelExpansion
-from ..kernels import Kernel, KernelRowCache
+from ..kernels import Kernel, KernelRowCache, SubsetRowCache
 from ..multiclass import BinaryFit
 from .irwls_chunk import select_working_set, solve_chunk
 from .irwls_subproblem import violation
@@ -232,7 +232,7 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
                 cache_size=200.0, max_iter=-1, max_inner=DEFAULT_MAX_INNER, random_state=None,
                 verbose=False, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
                 bias="equality", n_pair=None, cache_dtype=None,
-                shrinking=True) -> BinaryFit:
+                shrinking=True, kernel_cache=None) -> BinaryFit:
     """Solve the binary C-SVC dual by chunked IRWLS; returns alpha, b and statistics.
 
     ``y`` holds +1/-1, ``C`` the per-sample upper bounds (class and sample
@@ -247,7 +247,17 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     cached in float32 when tol >= 1e-4 (as LIBSVM's Qfloat: twice the rows per MB;
     outputs and sub-problems stay float64) and in float64 for tighter tolerances,
     where float32 rounding of the outputs would exceed tol.
+
+    ``kernel_cache``: ``(cache, rows)``, a :class:`KernelRowCache` over a superset
+    of the samples and the superset row of each sample (X must be ``cache.X[rows]``),
+    or a cache over X itself. Kernel rows are then read from it (and computed into
+    it when missing) instead of from the kernel: rows shared by every C of a path
+    and by every fold. Its dtype replaces ``cache_dtype``. ``stats["outputs"]``
+    holds the final f_i = sum_j y_j a_j (k_ij + offset) of every sample.
     """
+    shared = _shared_rows(kernel_cache, X, kernel)
+    if shared is not None:
+        cache_dtype = shared[0].dtype
     if cache_dtype is None:
         cache_dtype = np.float32 if tol >= 1e-4 else np.float64
     if bias not in BIAS_MODES:
@@ -276,22 +286,27 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     XA, yA, CA = X[A], y[A], C[A]
     # outputs of the active samples: fixed-at-C samples and the warm start, computed once
     nz = np.flatnonzero(alpha)
-    f = _expansion_outputs(kernel, XA, X[nz], y[nz] * alpha[nz], offset)
+    f = _outputs(kernel, X, shared, A, nz, y[nz] * alpha[nz], offset)
     c_fixed = float(y[fixedC] @ C[fixedC])                 # fixed part of y'a
     # one BLAS thread: the loop's products are small, and threads only wait on each other
     with _blas_controller().limit(limits=1, user_api="blas"):
         aA, gap, n_iter, converged, loop_stats = _chunk_loop(
             XA, yA, CA, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
             cache_size, max_iter, max_inner, random_state, verbose, start,
-            DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype, shrinking)
+            DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype, shrinking,
+            None if shared is None else (shared[0], shared[1][A]))
     alpha[A] = aA
 
     # outputs of the samples fixed at C (needed for the objective and the intercept)
     at_C = np.flatnonzero(fixedC)
     nz = np.flatnonzero(alpha)
-    f_C = _expansion_outputs(kernel, X[at_C], X[nz], y[nz] * alpha[nz], offset)
+    f_C = _outputs(kernel, X, shared, at_C, nz, y[nz] * alpha[nz], offset)
     idx = np.concatenate((A, at_C))
     f_all = np.concatenate((f, f_C))
+    outputs = np.empty(n)
+    outputs[idx] = f_all
+    at_zero = np.flatnonzero(fixed0)
+    outputs[at_zero] = _outputs(kernel, X, shared, at_zero, nz, y[nz] * alpha[nz], offset)
     objective = dual_objective(alpha[idx], y[idx], f_all)
     if equality:
         intercept = libsvm_intercept(y[idx] - f_all, alpha[idx], y[idx], C[idx])
@@ -303,9 +318,34 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
         dual_objective=objective,
         n_iter=n_iter,
         converged=converged,
-        stats={"violation": gap, "n_active": int(A.size), **loop_stats,
+        stats={"violation": gap, "n_active": int(A.size), **loop_stats, "outputs": outputs,
                "seconds": time.perf_counter() - start},
     )
+
+
+def _shared_rows(kernel_cache, X, kernel):
+    """``kernel_cache`` as (cache, rows), checked; None when not given."""
+    if kernel_cache is None:
+        return None
+    if isinstance(kernel_cache, KernelRowCache):
+        cache, rows = kernel_cache, np.arange(X.shape[0])
+    else:
+        cache, rows = kernel_cache
+    rows = np.asarray(rows, dtype=np.intp)
+    if rows.shape != (X.shape[0],) or (rows.size and (rows.min() < 0 or rows.max() >= cache.n)):
+        raise ValueError(f"kernel_cache rows must give a row of the cache (0 .. {cache.n - 1}) "
+                         f"for each of the {X.shape[0]} samples")
+    if cache.kernel != kernel:
+        raise ValueError("kernel_cache was built for another kernel")
+    return cache, rows
+
+
+def _outputs(kernel, X, shared, eval_idx, src_idx, coef, offset):
+    """sum_j coef_j (k(x_src_j, x_eval_i) + offset): from the shared rows when given."""
+    if shared is None or eval_idx.size == 0:
+        return _expansion_outputs(kernel, X[eval_idx], X[src_idx], coef, offset)
+    cache, rows = shared
+    return cache.outputs(rows[src_idx], coef, rows[eval_idx]) + offset * float(np.sum(coef))
 
 
 def _shrinkable(s, alpha, y, C, equality):
@@ -345,8 +385,9 @@ class _ChunkedIRWLS:
     MAX_UNSHRINK = 3
 
     def __init__(self, X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, q, cache_size,
-                 max_inner, n_pair, cache_dtype, shrinking, rng, verbose, start):
+                 max_inner, n_pair, cache_dtype, shrinking, rng, verbose, start, shared=None):
         self.X, self.y, self.C, self.kernel = X, y, C, kernel
+        self.shared = shared                           # (parent cache, parent row of each sample)
         self.alpha, self.f = alpha, f
         self.c_fixed, self.offset, self.equality, self.tol = c_fixed, offset, equality, tol
         self.q, self.max_inner, self.n_pair = q, max_inner, n_pair
@@ -374,8 +415,12 @@ class _ChunkedIRWLS:
         self.active = active
         n = active.size
         rows_mb = 2 * self.q * n * self.cache_dtype.itemsize / 2**20
-        self.cache = KernelRowCache(self.kernel, self.X[active], max(self.cache_mb, rows_mb),
-                                    dtype=self.cache_dtype)
+        size = max(self.cache_mb, rows_mb)
+        if self.shared is None:
+            self.cache = KernelRowCache(self.kernel, self.X[active], size, dtype=self.cache_dtype)
+        else:
+            parent, rows = self.shared
+            self.cache = SubsetRowCache(parent, rows[active], size)
         c_inactive = float(self.y @ self.alpha - self.y[active] @ self.alpha[active])
         self.c_const = self.c_fixed + c_inactive     # fixed part of y'a in this phase
 
@@ -385,8 +430,8 @@ class _ChunkedIRWLS:
         alpha_snap, f_snap = self.snapshot
         moved = np.flatnonzero(self.alpha != alpha_snap)
         coef = self.y[moved] * (self.alpha[moved] - alpha_snap[moved])
-        self.f[inactive] = f_snap[inactive] + _expansion_outputs(
-            self.kernel, self.X[inactive], self.X[moved], coef, self.offset)
+        self.f[inactive] = f_snap[inactive] + _outputs(
+            self.kernel, self.X, self.shared, inactive, moved, coef, self.offset)
         self.snapshot = None
 
     def run(self, limit):
@@ -465,7 +510,7 @@ class _ChunkedIRWLS:
 
 def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, working_set_size,
                 cache_size, max_iter, max_inner, random_state, verbose, start, n_pair,
-                cache_dtype, shrinking):
+                cache_dtype, shrinking, shared=None):
     """The chunked IRWLS iterations on the samples not fixed; alpha and f are updated in place."""
     n = y.size
     if n == 0:
@@ -477,7 +522,7 @@ def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, worki
     limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
     solver = _ChunkedIRWLS(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, q,
                            cache_size, max_inner, n_pair, cache_dtype, shrinking,
-                           np.random.default_rng(random_state), verbose, start)
+                           np.random.default_rng(random_state), verbose, start, shared)
     gap, n_iter, converged = solver.run(limit)
     if not converged:
         warnings.warn(f"IRWLS stopped after max_iter={limit} chunk iterations with violation "
