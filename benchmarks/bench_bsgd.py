@@ -14,6 +14,9 @@ Sections
            Nystroem(B) + LinearSVC (scikit-learn's advice for kernel SVMs on large data).
   scaling  fit time vs n at B = 200 (synth and checker, 20k ... 1M).
   letter   26 classes at B = 500 (one-vs-rest and one-vs-one).
+  mvs2     the criterion "M in {3,4,5} no less accurate than M = 2 by more than 0.5 points": per
+           budget, mean and standard error over seeds of the paired difference (same random
+           order), plain and with the convex refit of the same run, cascades 'ranked' and 'greedy'.
 
 Every timing is one fit on a shared, loaded 2-core machine (load average recorded in the JSON);
 ratios between rows of one table are the meaningful figures. Results: benchmarks/results/bsgd.json.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -64,7 +68,7 @@ def run_bsgd(ds, budget, n_merge=2, solver="golden", maintenance="merge", refit=
             + (f" {cascade}" if cascade != "ranked" and n_merge > 2 else "")
             + (f" C={C:g}" if C != ds.C else "")
             + (" +refit" if refit else ""), "budget": budget, "M": n_merge, "solver": solver, "guard": guard,
-            "seed": seed, "epochs": epochs, "load1": __import__("os").getloadavg()[0],
+            "seed": seed, "epochs": epochs, "load1": os.getloadavg()[0],
             "maintenance": maintenance, "refit": refit, "fit_s": fit, "acc": acc,
             "maint_s": st["maintenance_time_s"], "maint_frac": st["maintenance_time_s"] / fit,
             "n_maint": st["n_maintenance"], "n_merges": st["n_binary_merges"],
@@ -173,6 +177,96 @@ def _accuracy_vs_m2(rows):
             r["speedup_vs_m2"] = b["fit_s"] / r["fit_s"]
 
 
+def mvs2(args):
+    """M in {3, 4, 5} vs M = 2, paired over seeds (the same random order for every M), without and
+    with the convex refit (applied to the same SGD run), for each cascade; a criterion verdict."""
+    raw = []
+    for name in args.datasets:
+        ds = load(name)
+        nsv = LIBSVM_NSV.get(name) or _libsvm_nsv_from_file(name)
+        for frac in args.fractions:
+            B = max(10, int(round(frac * nsv)))
+            if B > args.max_budget:
+                continue
+            configs = [(2, "ranked")] + [(M, c) for c in args.cascades for M in args.merges if M > 2]
+            for seed in range(args.seeds):
+                for M, cascade in configs:
+                    raw.append(_plain_and_refit(ds, B, M, cascade, seed, frac, args))
+                    r = raw[-1]
+                    print(f"  {name} B={B} M={M} {cascade} seed={seed}: acc {r['acc']:.4f} "
+                          f"refit {r.get('acc_refit', float('nan')):.4f} fit {r['fit_s']:.2f} s "
+                          f"(cpu {r['cpu_s']:.2f}) load {r['load1']:.1f}", flush=True)
+    rows = _paired_summary(raw)
+    print(format_table(rows, [("dataset", "dataset", "s"), ("budget", "B", "d"), ("M", "M", "d"),
+                              ("cascade", "cascade", "s"), ("n", "seeds", "d"), ("acc", "acc", ".4f"),
+                              ("diff", "- M=2", "+.4f"), ("diff_se", "se", ".4f"), ("verdict", "0.5 pt", "s"),
+                              ("acc_refit", "acc refit", ".4f"), ("diff_refit", "- M=2", "+.4f"),
+                              ("diff_refit_se", "se", ".4f"), ("verdict_refit", "0.5 pt", "s"),
+                              ("fit_s", "fit s", ".2f"), ("speedup", "M=2 t / t", ".2f")]))
+    return {"summary": rows, "runs": raw}
+
+
+def _plain_and_refit(ds, B, M, cascade, seed, frac, args):
+    clf = BSGDClassifier(budget=B, C=ds.C, gamma=ds.gamma, n_merge=M, merge_solver=args.solver,
+                         cascade=cascade, random_state=seed)
+    t0, c0 = time.perf_counter(), time.process_time()
+    clf.fit(ds.X_train, ds.y_train)
+    r = {"dataset": ds.name, "budget": B, "fraction": frac, "M": M, "cascade": cascade, "seed": seed,
+         "fit_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
+         "acc": float(np.mean(clf.predict(ds.X_test) == ds.y_test)),
+         "maint_frac": clf.fit_stats_["maintenance_fraction"], "load1": os.getloadavg()[0]}
+    if B <= args.refit_max_budget:
+        t0 = time.perf_counter()
+        clf.refit_coefficients(ds.X_train, ds.y_train)
+        r["refit_s"] = time.perf_counter() - t0
+        r["acc_refit"] = float(np.mean(clf.predict(ds.X_test) == ds.y_test))
+    return r
+
+
+#: the issue's criterion: M in {3, 4, 5} no less accurate than M = 2 by more than this
+MAX_LOSS = 0.005
+
+
+def _verdict(diffs):
+    """(mean, standard error, verdict) of paired accuracy differences against -MAX_LOSS:
+    'holds' / 'fails' when mean -/+ 2 se is on one side, else 'holds?' / 'fails?' (unresolved)."""
+    d = np.asarray(diffs, dtype=float)
+    mean = float(d.mean())
+    se = float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else float("nan")
+    if mean - 2 * se >= -MAX_LOSS:
+        return mean, se, "holds"
+    if mean + 2 * se < -MAX_LOSS:
+        return mean, se, "FAILS"
+    return mean, se, "holds?" if mean >= -MAX_LOSS else "fails?"
+
+
+def _paired_summary(raw):
+    groups = {}
+    for r in raw:
+        groups.setdefault((r["dataset"], r["budget"], r["M"], r["cascade"]), []).append(r)
+    rows = []
+    for (name, B, M, cascade), runs in groups.items():
+        base = {q["seed"]: q for q in groups[(name, B, 2, "ranked")]}
+        runs = sorted((q for q in runs if q["seed"] in base), key=lambda q: q["seed"])
+        row = {"dataset": name, "budget": B, "fraction": runs[0]["fraction"], "M": M, "cascade": cascade,
+               "n": len(runs), "acc": float(np.mean([q["acc"] for q in runs])),
+               "acc_se": float(np.std([q["acc"] for q in runs], ddof=1) / np.sqrt(len(runs))) if len(runs) > 1 else None,
+               "fit_s": float(np.mean([q["fit_s"] for q in runs])), "cpu_s": float(np.mean([q["cpu_s"] for q in runs])),
+               "load1": float(np.mean([q["load1"] for q in runs]))}
+        row["speedup"] = float(np.mean([base[q["seed"]]["cpu_s"] for q in runs])) / row["cpu_s"]
+        if M > 2:
+            row["diff"], row["diff_se"], row["verdict"] = _verdict(
+                [q["acc"] - base[q["seed"]]["acc"] for q in runs])
+        if all("acc_refit" in q for q in runs):
+            row["acc_refit"] = float(np.mean([q["acc_refit"] for q in runs]))
+            row["refit_s"] = float(np.mean([q["refit_s"] for q in runs]))
+            if M > 2:
+                row["diff_refit"], row["diff_refit_se"], row["verdict_refit"] = _verdict(
+                    [q["acc_refit"] - base[q["seed"]]["acc_refit"] for q in runs])
+        rows.append(row)
+    return rows
+
+
 def _libsvm_nsv_from_file(name):
     path = RESULTS_DIR / f"bsgd_libsvm_{name}.json"
     if path.exists():
@@ -200,7 +294,7 @@ def peers(args):
             lib = run_libsvm(ds)
             write_json_atomic(saved, {"dataset": name, "fit_s": lib["fit_s"], "n_sv": lib["n_sv"],
                                       "test_acc": lib["acc"], "source": "bench_bsgd.py peers",
-                                      "load_average": list(__import__("os").getloadavg())})
+                                      "load_average": list(os.getloadavg())})
         if lib is not None:
             table.append(lib)
             print(f"  {name} LIBSVM: {lib['fit_s']:.1f} s acc {lib['acc']:.4f}", flush=True)
@@ -301,7 +395,7 @@ def warm_up():
         BSGDClassifier(budget=10, gamma=0.5, multiclass="crammer_singer", **kw).fit(X, y3)
 
 
-SECTIONS = {"table1": table1, "fig1": fig1, "fig23": fig23, "peers": peers, "scaling": scaling, "letter": letter}
+SECTIONS = {"table1": table1, "fig1": fig1, "fig23": fig23, "mvs2": mvs2, "peers": peers, "scaling": scaling, "letter": letter}
 
 
 def main(argv=None):
@@ -319,6 +413,8 @@ def main(argv=None):
     p.add_argument("--guards", default="0", help="fig23: merge_guard values (0 = the paper's cascade)")
     p.add_argument("--merges", default="2,3,4,5,10", help="fig23: values of M")
     p.add_argument("--cascade", default="ranked", help="fig23: 'ranked' (the paper) or 'greedy' partners")
+    p.add_argument("--cascades", default="ranked,greedy", help="mvs2: cascades compared with M=2")
+    p.add_argument("--refit-max-budget", type=int, default=1400, help="mvs2: no refit above this budget")
     p.add_argument("--skip-projection", action="store_true", help="peers: no projection row (O(B^2) per step)")
     p.add_argument("--blas-threads", type=int, default=None,
                    help="BLAS threads for the whole run (1 is faster on a loaded 2-core machine)")
@@ -328,6 +424,7 @@ def main(argv=None):
     args.fractions = [float(f) for f in args.fractions.split(",")]
     args.guards = [float(g) for g in args.guards.split(",")]
     args.merges = [int(m) for m in args.merges.split(",")]
+    args.cascades = [c for c in args.cascades.split(",") if c]
     if args.blas_threads:
         threadpool_limits(args.blas_threads, user_api="blas")
     out = Path(args.out)
@@ -336,7 +433,9 @@ def main(argv=None):
     results["machine"] = machine_info()
     for name in args.sections.split(","):
         print(f"== {name}", flush=True)
-        results[name] = {"rows": SECTIONS[name](args), "datasets": args.datasets,
+        out_rows = SECTIONS[name](args)
+        extra = out_rows if isinstance(out_rows, dict) else {"rows": out_rows}
+        results[name] = {**extra, "datasets": args.datasets, "load_average_end": list(os.getloadavg()),
                          "command": " ".join(sys.argv), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
         write_json_atomic(out, results)
 

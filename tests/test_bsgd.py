@@ -454,7 +454,7 @@ def test_crammer_singer_partial_fit_and_reduction():
                                        multiclass="crammer_singer").reduce_to_budget()
     assert model.expansion_.n_support <= 20
     assert np.mean(model.predict(X) == a.predict(X)) > 0.9
-    for params in (dict(refit=True), dict(maintenance="projection"), dict(merge_solver="lookup")):
+    for params in (dict(maintenance="projection"), dict(merge_solver="lookup")):
         with pytest.raises(ValueError, match="crammer_singer"):
             BSGDClassifier(budget=20, gamma=GAMMA, multiclass="crammer_singer", **params).fit(X, y)
 
@@ -479,3 +479,38 @@ def test_greedy_cascade_merges_m_points_with_less_degradation():
         BSGDClassifier(budget=20, cascade="best").fit(X, y)
     with pytest.raises(ValueError, match="cascade"):
         BSGDClassifier(budget=20, multiclass="crammer_singer", cascade="greedy").fit(X, np.arange(800) % 3)
+
+
+def test_k_smallest_matches_a_stable_sort():
+    rng = np.random.default_rng(30)
+    for n, k in ((1, 1), (7, 3), (50, 9), (50, 60)):
+        v = rng.integers(0, 10, size=n).astype(float)      # many ties
+        v[rng.integers(0, n)] = np.inf
+        np.testing.assert_array_equal(bsgd.k_smallest(v, n, k), np.argsort(v, kind="stable")[:k])
+
+
+def test_refit_coefficients_equals_refit_at_fit_and_crammer_singer_refit():
+    X, y = _problem(n=400, seed=31)
+    plain = BSGDClassifier(budget=25, C=5, gamma=GAMMA, random_state=4).fit(X, y)
+    both = BSGDClassifier(budget=25, C=5, gamma=GAMMA, random_state=4, refit=True).fit(X, y)
+    plain.refit_coefficients(X, y)
+    np.testing.assert_allclose(plain.decision_function(X), both.decision_function(X), atol=1e-8)
+    # Crammer-Singer: one-vs-rest L2-SVMs on the shared vectors; each column is stationary
+    X3, y3 = _problem(n=300, classes=3, seed=32)
+    cs = BSGDClassifier(budget=20, C=5, gamma=GAMMA, multiclass="crammer_singer", random_state=5).fit(X3, y3)
+    sv = cs.states_[0].support_vectors.copy()
+    base = cs.score(X3, y3)
+    cs.refit_coefficients(X3, y3)
+    np.testing.assert_array_equal(cs.states_[0].support_vectors, sv)     # vectors kept
+    assert cs.score(X3, y3) >= base - 0.02
+    inv_sqrt, F = cs._refit_features(cs.states_[0].support_vectors, X3)
+    C = 1.0 / (cs.states_[0].lam * len(y3))
+    W = np.linalg.pinv(inv_sqrt) @ cs.states_[0].alpha           # v = K^(1/2) alpha
+    for k in range(3):
+        yk = np.where(np.searchsorted(cs.classes_, y3) == k, 1.0, -1.0)
+        xi = np.maximum(0.0, 1.0 - yk * (F @ W[:, k] + cs.states_[0].bias[k]))
+        grad = W[:, k] - 2 * C * F.T @ (yk * xi)
+        assert np.abs(grad).max() < 1e-5 * max(1.0, np.abs(W[:, k]).max())
+        assert abs((yk * xi).sum()) < 1e-6 * max(1.0, C)
+    with pytest.raises(ValueError, match="labels"):
+        cs.refit_coefficients(X3, np.full(len(y3), 99))

@@ -36,7 +36,7 @@ REFIT_SAMPLE = 100000
 class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
     """Kernel SVM on a budget: Pegasos SGD on the primal, at most ``budget`` support vectors.
 
-    Objective (1) of arXiv:1806.10179: lambda/2 ||w||^2 + 1/n sum_i hinge(y_i (<w, phi(x_i)> + b)),
+    Objective (1) of arXiv:1806.10179: lambda/2 ||w||^2 + 1/n sum_i hinge(y_i (w'phi(x_i) + b)),
     learning rate 1 / (lambda t); ``lambda_`` given directly or ``lambda = 1 / (n C)`` (n = number
     of training samples of the binary problem; default C = 1). Every margin violator becomes a
     support vector; beyond ``budget`` vectors the budget is maintained by
@@ -57,16 +57,18 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
     The unregularised bias (``fit_intercept``) is fixed during a pass and then set to its exact
     minimiser of (1) with w fixed (on at most 20,000 rows of the pass). ``refit=True`` finally
     re-solves the coefficients and bias with the support vectors held fixed: objective (1)
-    restricted to w in span{phi(sv_j)} with the squared hinge (L2-SVM; liblinear's primal Newton
-    solver, fast for rows >> budget), a linear SVM on the features K(x, SV) K_SV^{-1/2} (at most
-    100,000 rows), same test-time cost.
+    restricted to w in span{phi(sv_j)} with the squared hinge (L2-SVM, exact primal Newton:
+    :func:`~leansvm.solvers.bsgd.refit_l2svm`), a linear SVM on the features K(x, SV) K_SV^(-1/2)
+    (at most 100,000 rows), same test-time cost. With ``multiclass='crammer_singer'`` the refit
+    solves one such L2-SVM per class (one-vs-rest, with a bias per class) on the shared vectors.
+    :meth:`refit_coefficients` applies the same refit to an already fitted model.
 
     Multi-class: ``multiclass='ovr'`` (one problem per class) or ``'ovo'`` (one per pair, LIBSVM
     files); ``budget`` applies to each binary problem, so the pooled expansion holds at most
     ``budget * n_problems`` vectors (``budget`` for a binary problem). ``'crammer_singer'``: one
     shared budget of ``budget`` vectors, each with a coefficient per class, trained on the
     Crammer-Singer multi-class hinge loss as in Wang et al. (Sec. 6; no bias, maintenance
-    'merge' with merge_solver='golden' or 'removal', no refit; see
+    'merge' with merge_solver='golden' or 'removal'; see
     :mod:`leansvm.solvers.bsgd_crammer_singer`); prediction is argmax over the per-class
     outputs (``multiclass_ == 'ovr'``).
 
@@ -227,9 +229,6 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         """Fresh states: kernel resolved on X, lambda per problem from its share of n_total rows."""
         self.classes_ = classes
         self.multiclass_ = _output_strategy(len(classes), self.multiclass)
-        if self._shared_budget():
-            if self.refit:
-                raise ValueError("refit=True is not available with multiclass='crammer_singer'")
         self._kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         self._gamma = self._kernel.gamma
         self._cfg = self._config(self._kernel)
@@ -289,8 +288,27 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         self._build_expansion()
 
     # -- the optional convex refit ------------------------------------------------------------
+    def refit_coefficients(self, X, y):
+        """Re-solve coefficients and bias of a fitted model with its support vectors held fixed
+        (what ``refit=True`` does at the end of ``fit``; see the class docstring), on (X, y)."""
+        check_is_fitted(self, "states_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False)
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be 1-D with {X.shape[0]} labels, got shape {y.shape}")
+        unknown = ~np.isin(y, self.classes_)
+        if np.any(unknown):
+            raise ValueError(f"labels {np.unique(y[unknown]).tolist()!r} are not in classes "
+                             f"{self.classes_.tolist()!r}")
+        start = time.perf_counter()
+        self._refit(X, np.searchsorted(self.classes_, y))
+        self._fit_time += time.perf_counter() - start
+        self._build_expansion()
+        return self
+
     def _refit(self, X, y_enc):
         """Coefficients and bias re-solved with the support vectors fixed (see class docstring)."""
+        shared = self._shared_budget()
         for p, problem in enumerate(self._problems(len(self.classes_))):
             state = self.states_[p]
             if state is None or state.n_support == 0:
@@ -299,20 +317,35 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             if rows.size > REFIT_SAMPLE:
                 keep = np.sort(self._rng.choice(rows.size, REFIT_SAMPLE, replace=False))
                 rows, y_pm = rows[keep], y_pm[keep]
-            SV = state.support_vectors
-            K_ss = self._kernel.block(SV, SV)
-            vals, vecs = np.linalg.eigh(K_ss)
-            ok = vals > 1e-10 * vals.max()
-            inv_sqrt = (vecs[:, ok] / np.sqrt(vals[ok])) @ vecs[:, ok].T   # K_SV^{-1/2} (pseudo)
-            F = self._kernel.block(X[rows], SV) @ inv_sqrt
+            inv_sqrt, F = self._refit_features(state.support_vectors, X[rows])
             # exact primal Newton on the squared hinge (Chapelle 2007), (B+1)-dim systems:
             # 1/2 ||v||^2 + C sum max(0, 1 - y (v'F + b))^2 with C = 1/(lambda n), as (1) with L2 loss
-            v, b, _, converged = bsgd.refit_l2svm(F, y_pm, 1.0 / (state.lam * rows.size),
-                                                  fit_intercept=self.fit_intercept)
-            if not converged:
-                warnings.warn("BSGD refit: Newton did not converge in 50 steps", ConvergenceWarning)
-            state.alpha = inv_sqrt @ v
-            state.bias = b if self.fit_intercept else 0.0
+            C = 1.0 / (state.lam * rows.size)
+            if not shared:
+                v, b = self._newton(F, y_pm, C)
+                state.alpha = inv_sqrt @ v
+                state.bias = b
+                continue
+            # Crammer-Singer: one-vs-rest L2-SVMs on the shared vectors, one Gram matrix F'F for all
+            G = F.T @ F
+            V, b = np.empty((F.shape[1], len(self.classes_))), np.zeros(len(self.classes_))
+            for k in range(len(self.classes_)):
+                V[:, k], b[k] = self._newton(F, np.where(y_enc[rows] == k, 1.0, -1.0), C, gram=G)
+            state.alpha = inv_sqrt @ V
+            state.bias = b
+
+    def _refit_features(self, SV, X):
+        """(K_SV^(-1/2) (pseudo-inverse square root), F = K(X, SV) K_SV^(-1/2))."""
+        vals, vecs = np.linalg.eigh(self._kernel.block(SV, SV))
+        ok = vals > 1e-10 * vals.max()
+        inv_sqrt = (vecs[:, ok] / np.sqrt(vals[ok])) @ vecs[:, ok].T
+        return inv_sqrt, self._kernel.block(X, SV) @ inv_sqrt
+
+    def _newton(self, F, y_pm, C, gram=None):
+        v, b, _, converged = bsgd.refit_l2svm(F, y_pm, C, fit_intercept=self.fit_intercept, gram=gram)
+        if not converged:
+            warnings.warn("BSGD refit: Newton did not converge in 50 steps", ConvergenceWarning)
+        return v, (b if self.fit_intercept else 0.0)
 
     # -- budget reduction and construction from given vectors ------------------------------------
     def reduce_to_budget(self, budget=None):
@@ -379,7 +412,8 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
                 SV, coef = state.support_vectors, state.alpha
                 owner = np.argmax(coef, axis=1)
                 order = np.argsort(owner, kind="stable")
-                self.expansion_ = KernelExpansion(SV[order], coef[order], np.zeros(n_classes), self._kernel)
+                intercept = np.broadcast_to(np.asarray(state.bias, dtype=np.float64), (n_classes,)).copy()
+                self.expansion_ = KernelExpansion(SV[order], coef[order], intercept, self._kernel)
                 self.n_support_ = np.bincount(owner, minlength=n_classes).astype(np.int32)
                 break
             pos, neg = problems[p]

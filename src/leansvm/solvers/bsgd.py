@@ -66,7 +66,8 @@ class BudgetState:
     ``support_vectors`` (m x d), ``alpha`` (m,) with f(x) = sum_j alpha_j k(sv_j, x) + bias,
     ``t`` steps taken so far, ``lam`` the regularisation parameter lambda. A multi-class model
     with one shared budget (Crammer-Singer, :mod:`.bsgd_crammer_singer`) has ``alpha`` (m x K)
-    and f_k(x) = sum_j alpha_jk k(sv_j, x) (bias 0).
+    and f_k(x) = sum_j alpha_jk k(sv_j, x) + bias_k (bias 0 after SGD; one per class, an array,
+    after the classifier's refit).
     """
 
     support_vectors: np.ndarray
@@ -445,6 +446,31 @@ def _smallest(alpha, n_sv):
 
 
 @njit(cache=True)
+def k_smallest(values, n, k):
+    """Indices of the min(k, n) smallest of values[:n], in increasing order (ties: lower index
+    first); O(n k) insertion, i.e. O(B) for the few partners a merge needs (a full sort of the B
+    degradations was a third of a lookup merge's time at B = 500)."""
+    k = min(k, n)
+    idx = np.empty(k, dtype=np.int64)
+    vals = np.empty(k)
+    cnt = 0
+    for j in range(n):
+        v = values[j]
+        if cnt == k and not v < vals[k - 1]:
+            continue
+        p = cnt if cnt < k else k - 1
+        while p > 0 and vals[p - 1] > v:
+            vals[p] = vals[p - 1]
+            idx[p] = idx[p - 1]
+            p -= 1
+        vals[p] = v
+        idx[p] = j
+        if cnt < k:
+            cnt += 1
+    return idx
+
+
+@njit(cache=True)
 def _sq_dist(SV, i, z, zsq, svsq_i):
     s = 0.0
     for c in range(SV.shape[1]):
@@ -500,9 +526,10 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
             h = _pair_h(ar, alpha[j], lnk, solver, table, iterations)
         buf_deg[j] = merge_degradation(h, ar, alpha[j], lnk)
     m = min(n_merge, n_sv)
-    ranked = np.argsort(buf_deg[:n_sv])
+    use_greedy = greedy and m > 2 and solver != 2
+    ranked = k_smallest(buf_deg, n_sv, 3 * (m - 1) if use_greedy else m - 1)
     partners = ranked[: m - 1].copy()
-    if greedy and m > 2 and solver != 2 and np.isfinite(buf_deg[ranked[m - 2]]):
+    if use_greedy and np.isfinite(buf_deg[ranked[m - 2]]):
         n_cand = min(n_sv - 1, 3 * (m - 1))
         while not np.isfinite(buf_deg[ranked[n_cand - 1]]):     # admissible candidates only
             n_cand -= 1
@@ -869,7 +896,7 @@ def _gram(A):
     return A.T @ A
 
 
-def refit_l2svm(F, y_pm, C, fit_intercept=True, max_iter=50, tol=1e-8):
+def refit_l2svm(F, y_pm, C, fit_intercept=True, max_iter=50, tol=1e-8, gram=None):
     """Primal Newton for min_v,b 1/2 ||v||^2 + C sum_i max(0, 1 - y_i (F_i v + b))^2 (b unregularised).
 
     The loss is piecewise quadratic, so with the active set A = {i : y_i o_i < 1} fixed each
@@ -882,6 +909,8 @@ def refit_l2svm(F, y_pm, C, fit_intercept=True, max_iter=50, tol=1e-8):
     changes (then the point is the exact optimum) or the relative decrease is below ``tol``.
     The Gram part G = F_A'F_A is updated by the rows entering and leaving A only, so after
     the first step (all rows active at v = 0) a step costs (changed rows) B^2 (BLAS).
+    ``gram`` = F'F may be passed in (it is the first step's G: every row is active at v = 0),
+    e.g. to share it between the one-vs-rest problems of one feature matrix.
     Returns (v, b, iterations, converged).
     """
     F = np.asarray(F, dtype=np.float64)
@@ -896,7 +925,7 @@ def refit_l2svm(F, y_pm, C, fit_intercept=True, max_iter=50, tol=1e-8):
 
     obj, xi = objective(v, b)
     active = xi > 0
-    G = _gram(F[active])
+    G = gram.copy() if gram is not None and active.all() else _gram(F[active])
     converged = False
     it = 0
     for it in range(1, max_iter + 1):

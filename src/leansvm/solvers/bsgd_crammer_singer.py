@@ -33,7 +33,7 @@ from numba import njit, objmode
 
 from .bsgd import (_FAR, _INV_GOLD, ST_ADDED, ST_MAINT, ST_MERGES, ST_REMOVED,
                    ST_STEPS, _clock, _dots_row, _kernel_value, _opposite_sign_reach,
-                   _record_maintenance, _store_row, cascade_guard, ln_kappa)
+                   _record_maintenance, _store_row, cascade_guard, k_smallest, ln_kappa)
 
 
 @njit(cache=True)
@@ -132,7 +132,7 @@ def cs_maintain(SV, sv_sq, W, n_sv, maintenance, n_merge, gamma, iterations, gua
         h = vector_merge_h(A, Bn, D, lnk, iterations)
         buf_deg[j] = A + Bn + 2.0 * D * np.exp(lnk) - merged_norm_sq(h, A, Bn, D, lnk)
     m = min(n_merge, n_sv)
-    partners = np.argsort(buf_deg[:n_sv])[: m - 1]
+    partners = k_smallest(buf_deg, n_sv, m - 1)
     K = W.shape[1]
     members = np.empty(m, dtype=np.int64)
     members[0] = r
