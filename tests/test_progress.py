@@ -246,3 +246,35 @@ def test_a_real_ctrl_c_stops_the_command_cleanly(tmp_path):
     assert "svm path interrupted (Ctrl-C)" in err
     assert "leansvm: interrupted" in err
     assert "Traceback" not in err
+
+
+def test_svc_fit_reports_binary_problems_or_percent_converged(capsys, monkeypatch):
+    monkeypatch.setattr(progress_module, "_tqdm", lambda: None)   # plain lines: deterministic text
+    monkeypatch.setattr(progress_module, "LINE_INTERVAL", 0.0)
+    X, y = make_blobs(300, centers=3, cluster_std=3.0, random_state=0)
+    SVC(C=10.0, gamma=1.0, verbose=True).fit(X, y)
+    err = capsys.readouterr().err
+    assert "SVC fit: 3/3 binary problems" in err
+    Xb, yb = make_moons(400, noise=0.3, random_state=0)
+    SVC(C=100.0, gamma=1.0, verbose=True).fit(Xb, yb)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "% converged" in line]
+    assert lines and "SVC fit: 100/100 % converged" in lines[-1]
+    done = [int(line.split(": ")[1].split("/")[0]) for line in lines]
+    assert done == sorted(done) and len(done) >= 2          # intermediate reports, never back
+    SVC(C=100.0, gamma=1.0).fit(Xb, yb)                       # not a terminal, not verbose: silent
+    assert capsys.readouterr().err == ""
+
+
+def test_convergence_progress_is_monotone_and_log_scaled():
+    bar = Progress(100, "solve", "%", enabled=False)
+    tracker = progress_module.ConvergenceProgress(bar, tol=1e-3)
+    for v in (1.0, 1e-1, 1e-2, 0.5, 1e-3):     # geometric progress, then a shrinking restart
+        tracker(v)
+    assert bar.n == 99                          # 1e-3 = tol is held at 99 until finish
+    tracker.finish()
+    assert bar.n == 100
+    bar = Progress(100, "solve", "%", enabled=False)
+    tracker = progress_module.ConvergenceProgress(bar, tol=1e-3)
+    tracker(1.0)
+    tracker(1e-1)
+    assert bar.n == 33                          # a third of the way in log scale

@@ -15,7 +15,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .kernels import Kernel
-from .multiclass import fit_ovo, fit_ovr, libsvm_coef_from_dense, predict_index, shape_decision
+from .multiclass import fit_ovo, fit_ovr, libsvm_coef_from_dense, predict_index, n_binary_problems, shape_decision
+from .progress import ConvergenceProgress, Progress
 from .solvers.irwls import DEFAULT_WORKING_SET, solve_irwls
 # The one validation path lives in leansvm.validation; re-exported here for existing callers.
 from .validation import (fit_transaction, per_sample_C,  # noqa: F401
@@ -87,7 +88,9 @@ class SVC(KernelClassifierMixin, BaseEstimator):
 
     Parameters follow ``sklearn.svm.SVC``; in addition ``working_set_size``
     (q of the IRWLS chunking), ``multiclass`` ('ovo' as LIBSVM, or 'ovr') and
-    ``n_jobs`` (binary problems solved in parallel threads). ``shrinking``
+    ``n_jobs`` (binary problems solved in parallel threads). ``verbose``: a
+    progress bar (:mod:`leansvm.progress`; without it, one on a terminal); 2
+    adds the solver's violation every 10 chunk iterations. ``shrinking``
     as LIBSVM's, applied to binary problems of at least 2,000 samples; smaller
     ones are solved faster without it and with a working set of 3/4 q.
 
@@ -141,14 +144,24 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         if np.unique(y_enc[keep]).size < 2:
             raise ValueError("after removing zero-weight samples fewer than two classes remain")
 
-        def train_binary(Xb, yb, Cb):
-            return solve_irwls(Xb, yb, Cb, kernel, tol=self.tol, working_set_size=self.working_set_size,
-                               cache_size=self.cache_size, max_iter=self.max_iter,
-                               random_state=self.random_state, verbose=self.verbose,
-                               shrinking=bool(self.shrinking))
+        n_problems = n_binary_problems(classes.size, self.multiclass)
+        # progress (a bar on a terminal or when verbose): binary problems solved, or for one
+        # problem the percent of its way from the first violation to tol
+        with Progress(100 if n_problems == 1 else n_problems, "SVC fit",
+                      "% converged" if n_problems == 1 else "binary problems",
+                      True if self.verbose else None) as bar:
+            tracker = ConvergenceProgress(bar, self.tol) if n_problems == 1 else None
 
-        reduce = fit_ovr if self.multiclass == "ovr" else fit_ovo
-        result = reduce(X[keep], y_enc[keep], classes.size, train_binary, C[keep], kernel, self.n_jobs)
+            def train_binary(Xb, yb, Cb):
+                fit = solve_irwls(Xb, yb, Cb, kernel, tol=self.tol, working_set_size=self.working_set_size,
+                                  cache_size=self.cache_size, max_iter=self.max_iter,
+                                  random_state=self.random_state, verbose=int(self.verbose),
+                                  shrinking=bool(self.shrinking), callback=tracker)
+                tracker.finish() if tracker is not None else bar.update()
+                return fit
+
+            reduce = fit_ovr if self.multiclass == "ovr" else fit_ovo
+            result = reduce(X[keep], y_enc[keep], classes.size, train_binary, C[keep], kernel, self.n_jobs)
         self._set_fitted(result, classes, keep)
         return self
 

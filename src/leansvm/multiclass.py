@@ -44,6 +44,13 @@ def ovo_pairs(n_classes: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
 
 
+def n_binary_problems(n_classes: int, strategy: str = "ovo") -> int:
+    """Binary problems trained for ``n_classes``: k(k-1)/2 one-vs-one, k one-vs-rest (1 for two)."""
+    if n_classes <= 2:
+        return 1
+    return n_classes if strategy == "ovr" else n_classes * (n_classes - 1) // 2
+
+
 @dataclass
 class MulticlassFit:
     """The pooled expansion plus per-problem fits and, per pool entry, its training index."""

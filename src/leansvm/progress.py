@@ -35,7 +35,9 @@ import os
 import sys
 import time
 
-__all__ = ["Progress", "progress_enabled", "default_progress", "ENV_VARIABLE"]
+import numpy as np
+
+__all__ = ["Progress", "ConvergenceProgress", "progress_enabled", "default_progress", "ENV_VARIABLE"]
 
 ENV_VARIABLE = "LEANSVM_PROGRESS"
 _ON, _OFF = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
@@ -170,3 +172,36 @@ class Progress:
             except AttributeError:   # pragma: no cover - exceptions normally take attributes
                 pass
         return False
+
+
+class ConvergenceProgress:
+    """Progress of an iterative solver in percent, from its violation of the stopping rule.
+
+    With v_0 the first violation reported and ``tol`` the target, the fraction done
+    is log(v_0 / v) / log(v_0 / tol) (violations of dual solvers fall roughly
+    geometrically), never moving back (shrinking phases restart the violation on
+    fewer samples) and held at 99 % until :meth:`finish`. Call the object with
+    each violation; ``bar`` is a :class:`Progress` with ``total=100``.
+    """
+
+    def __init__(self, bar: Progress, tol: float):
+        self.bar, self.tol = bar, float(tol)
+        self.first = None
+        self.done = 0
+
+    def __call__(self, violation: float):
+        if not (violation > 0) or not np.isfinite(violation):
+            return
+        if self.first is None:
+            self.first = max(float(violation), self.tol * (1 + 1e-12))
+            return
+        fraction = np.log(self.first / max(violation, self.tol)) / np.log(self.first / self.tol)
+        percent = int(min(99, max(0.0, 100 * fraction)))
+        if percent > self.done:
+            self.bar.update(percent - self.done)
+            self.done = percent
+
+    def finish(self):
+        if self.done < 100:
+            self.bar.update(100 - self.done)
+            self.done = 100

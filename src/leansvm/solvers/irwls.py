@@ -232,7 +232,7 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
                 cache_size=200.0, max_iter=-1, max_inner=DEFAULT_MAX_INNER, random_state=None,
                 verbose=False, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
                 bias="equality", n_pair=None, cache_dtype=None,
-                shrinking=True, kernel_cache=None) -> BinaryFit:
+                shrinking=True, kernel_cache=None, callback=None) -> BinaryFit:
     """Solve the binary C-SVC dual by chunked IRWLS; returns alpha, b and statistics.
 
     ``y`` holds +1/-1, ``C`` the per-sample upper bounds (class and sample
@@ -254,6 +254,8 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     it when missing) instead of from the kernel: rows shared by every C of a path
     and by every fold. Its dtype replaces ``cache_dtype``. ``stats["outputs"]``
     holds the final f_i = sum_j y_j a_j (k_ij + offset) of every sample.
+    ``callback(violation)`` is called before each chunk iteration (progress reports).
+    ``verbose`` (2 or more) prints the violation every 10 chunk iterations.
     """
     shared = _shared_rows(kernel_cache, X, kernel)
     if shared is not None:
@@ -294,7 +296,7 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
             XA, yA, CA, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
             cache_size, max_iter, max_inner, random_state, verbose, start,
             DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype, shrinking,
-            None if shared is None else (shared[0], shared[1][A]))
+            None if shared is None else (shared[0], shared[1][A]), callback)
     alpha[A] = aA
 
     # outputs of the samples fixed at C (needed for the objective and the intercept)
@@ -385,8 +387,10 @@ class _ChunkedIRWLS:
     MAX_UNSHRINK = 3
 
     def __init__(self, X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, q, cache_size,
-                 max_inner, n_pair, cache_dtype, shrinking, rng, verbose, start, shared=None):
+                 max_inner, n_pair, cache_dtype, shrinking, rng, verbose, start, shared=None,
+                 callback=None):
         self.X, self.y, self.C, self.kernel = X, y, C, kernel
+        self.callback = callback
         self.shared = shared                           # (parent cache, parent row of each sample)
         self.alpha, self.f = alpha, f
         self.c_fixed, self.offset, self.equality, self.tol = c_fixed, offset, equality, tol
@@ -467,7 +471,9 @@ class _ChunkedIRWLS:
         try:
             while it < limit:
                 gap, _, _ = violation(y, f, alpha, C, self.equality)
-                if self.verbose and it % 10 == 0:
+                if self.callback is not None:
+                    self.callback(gap)
+                if self.verbose >= 2 and it % 10 == 0:
                     print(f"[irwls] iter {it:5d}  violation {gap:.3e}  active {act.size}  "
                           f"SV {np.count_nonzero(self.alpha)}  {time.perf_counter() - self.start:.1f}s")
                 if gap <= self.tol:
@@ -510,7 +516,7 @@ class _ChunkedIRWLS:
 
 def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, working_set_size,
                 cache_size, max_iter, max_inner, random_state, verbose, start, n_pair,
-                cache_dtype, shrinking, shared=None):
+                cache_dtype, shrinking, shared=None, callback=None):
     """The chunked IRWLS iterations on the samples not fixed; alpha and f are updated in place."""
     n = y.size
     if n == 0:
@@ -522,7 +528,7 @@ def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, worki
     limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
     solver = _ChunkedIRWLS(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, q,
                            cache_size, max_inner, n_pair, cache_dtype, shrinking,
-                           np.random.default_rng(random_state), verbose, start, shared)
+                           np.random.default_rng(random_state), verbose, start, shared, callback)
     gap, n_iter, converged = solver.run(limit)
     if not converged:
         warnings.warn(f"IRWLS stopped after max_iter={limit} chunk iterations with violation "
