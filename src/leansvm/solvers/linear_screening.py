@@ -67,7 +67,7 @@ def _dual_cd(indptr, indices, data, y, upper, alpha, w, wb, bias2, qd, index, n_
     w (d,) and wb[0] (bias weight, feature value sqrt(bias2)) are kept equal to
     sum_i a_i z_i and updated in place. Returns (epochs, max PG - min PG).
     """
-    np.random.seed(seed)
+    state = np.uint64(seed * 2654435761 + 88172645463325252)
     B = np.sqrt(bias2)
     act = n_active
     pg_max_old = np.inf
@@ -77,8 +77,11 @@ def _dual_cd(indptr, indices, data, y, upper, alpha, w, wb, bias2, qd, index, n_
     while epoch < max_epochs:
         pg_max = -np.inf
         pg_min = np.inf
-        for s in range(act):                     # random order over the active samples
-            t = s + np.random.randint(act - s)
+        for s in range(act):                     # random order over the active samples (xorshift64)
+            state ^= state << np.uint64(13)
+            state ^= state >> np.uint64(7)
+            state ^= state << np.uint64(17)
+            t = s + np.int64(state % np.uint64(act - s))
             tmp = index[s]
             index[s] = index[t]
             index[t] = tmp
@@ -168,6 +171,15 @@ def _weights(y, sample_weight):
     return weights
 
 
+def _z_norms(X, B):
+    """||z_i|| = sqrt(||x_i||^2 + B^2), row by row of a CSR matrix (no copy of X)."""
+    if X.nnz == 0:
+        return np.full(X.shape[0], float(B))
+    sq = np.add.reduceat(X.data * X.data, np.minimum(X.indptr[:-1], X.nnz - 1))
+    sq[np.diff(X.indptr) == 0] = 0.0                     # reduceat gives junk on empty rows
+    return np.sqrt(sq + B * B)
+
+
 def _check_binary(X, y):
     X = _as_csr(X)
     y = np.asarray(y, dtype=np.float64).ravel()
@@ -183,14 +195,14 @@ def _check_binary(X, y):
 
 
 def solve_linear_cd(X, y, C, *, intercept_scaling=1.0, tol=1e-3, alpha_init=None, fixed_at_zero=None,
-                    fixed_at_C=None, max_iter=1000, shrinking=True, random_state=0) -> LinearSolution:
+                    fixed_at_C=None, max_iter=1000, shrinking=True, random_state=0, z_norms=None) -> LinearSolution:
     """Dual coordinate descent (liblinear's algorithm) for the augmented-bias linear SVM.
 
     ``C`` per-sample upper bounds (C c_i). ``alpha_init`` warm start (clipped
     to the box); samples in ``fixed_at_zero`` / ``fixed_at_C`` are held at
     0 / C_i and never visited (safe screening). ``max_iter`` bounds the epochs
     (ConvergenceWarning when reached). stats: ``violation`` (max PG - min PG),
-    ``n_active``, ``seconds``.
+    ``n_active``, ``seconds``. ``z_norms``: ||z_i|| = sqrt(||x_i||^2 + B^2) when known (a path's).
     """
     start = time.perf_counter()
     X, y = _check_binary(X, y)
@@ -213,7 +225,7 @@ def solve_linear_cd(X, y, C, *, intercept_scaling=1.0, tol=1e-3, alpha_init=None
     coef = y * alpha
     w = np.asarray(X.T @ coef).ravel()
     wb = np.array([B * coef.sum()])
-    qd = np.asarray(X.multiply(X).sum(axis=1)).ravel() + B * B
+    qd = _z_norms(X, B) ** 2 if z_norms is None else np.asarray(z_norms, dtype=np.float64) ** 2
     if np.any(qd <= 0):
         raise ValueError("a sample has ||z_i|| = 0 (empty row with intercept_scaling 0)")
     index = np.flatnonzero(active).astype(np.int64)
@@ -256,7 +268,7 @@ def linear_reference(X, y, solution: LinearSolution, C_ref, weights=None, *, z_n
     ub = B * coef.sum()
     free_margins = y * (np.asarray(X @ u).ravel() + B * ub)
     if z_norms is None:
-        z_norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel() + B * B)
+        z_norms = _z_norms(X, B)
     ref = ScreeningReference.from_margins(None, y, C_ref, alpha, None, margins, free_margins,
                                           weights=weights, z_norms=z_norms)
     # exact d-vector norms (alpha @ margins equals ||w||^2 only when w = sum a z exactly)
@@ -311,7 +323,8 @@ def _warm_alpha(prev: LinearSolution, prev_upper, upper):
 
 
 def screened_solve(X, y, C, ref: ScreeningReference | None, *, rule="it", weights=None, solver="cd",
-                   alpha_init=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000, random_state=0):
+                   alpha_init=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000, random_state=0,
+                   z_norms=None):
     """Solve at ``C`` with the samples a rule proves (from ``ref``) held out. Returns
     (w, intercept, LinearSolution or None, in_R, in_L, rule seconds, solve seconds).
 
@@ -331,7 +344,7 @@ def screened_solve(X, y, C, ref: ScreeningReference | None, *, rule="it", weight
     if solver == "cd":
         sol = solve_linear_cd(X, y, C * weights, intercept_scaling=intercept_scaling, tol=tol,
                               alpha_init=alpha_init, fixed_at_zero=in_R, fixed_at_C=in_L, max_iter=max_iter,
-                              random_state=random_state)
+                              random_state=random_state, z_norms=z_norms)
         w, b = sol.w, sol.intercept
     elif solver == "liblinear":
         keep = np.flatnonzero(~in_R)
@@ -359,7 +372,7 @@ def linear_path(X, y, Cs, *, screening="it", sample_weight=None, intercept_scali
         raise ValueError(f"screening must be one of {RULES} or None, got {screening!r}")
     X, y = _check_binary(X, y)
     weights = _weights(y, sample_weight)
-    z_norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel() + intercept_scaling ** 2)
+    z_norms = _z_norms(X, intercept_scaling)
     points: list[LinearPathPoint] = []
     prev = ref = None
     pending = 0.0
@@ -370,7 +383,8 @@ def linear_path(X, y, Cs, *, screening="it", sample_weight=None, intercept_scali
             alpha_init = _warm_alpha(prev.solution, prev.C * weights, upper)
         _, _, sol, in_R, in_L, rule_s, solve_s = screened_solve(
             X, y, C, ref, rule=screening, weights=weights, alpha_init=alpha_init,
-            intercept_scaling=intercept_scaling, tol=tol, max_iter=max_iter, random_state=random_state)
+            intercept_scaling=intercept_scaling, tol=tol, max_iter=max_iter, random_state=random_state,
+            z_norms=z_norms)
         ref = None
         if screening is not None and k + 1 < Cs.size:
             ref = linear_reference(X, y, sol, C, weights, z_norms=z_norms)
