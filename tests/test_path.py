@@ -82,7 +82,7 @@ def test_equality_bias_runs_without_screening(binary):
     ref = SVC(C=2.0, gamma=0.4, tol=1e-5).fit(X, y)
     assert path.dual_objectives[1][0] == pytest.approx(ref.dual_objective_[0], rel=1e-5)
     with pytest.raises(ValueError, match="unregularised bias"):
-        svm_path(X, y, [0.5, 2.0], fit_intercept="equality", screening="it")
+        svm_path(X, y, [0.5, 2.0], fit_intercept="equality", screening="it")      # the paper's rules: no
 
 
 def test_bad_arguments(binary):
@@ -227,3 +227,31 @@ def test_auto_solver_hands_over_to_irwls_with_the_same_optima(binary, monkeypatc
         assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
         if p.fit.stats.get("solver") == "irwls":
             np.testing.assert_allclose(p.fit.stats["margins"], Q @ p.fit.alpha, rtol=1e-9, atol=1e-9)
+
+
+def test_gap_rule_and_dynamic_screening_with_the_unregularised_bias(binary):
+    """LIBSVM's formulation: a path screened by the gap rule, statically and during each solve,
+    reaches LIBSVM's dual objective at every C."""
+    X, y = binary
+    from leansvm import SVC
+    Cs = [0.3, 0.5, 1.0, 2.0]
+    path = svm_path(X, y, Cs, gamma=0.4, fit_intercept="equality", screening="gap", dynamic=True, tol=1e-6)
+    assert path.n_screened.sum() + sum(pt.extra["dynamic_R"] + pt.extra["dynamic_L"]
+                                       for pt in path.binary_points[0]) > 0
+    for k, C in enumerate(Cs):
+        ref = SVC(C=C, gamma=0.4, tol=1e-7).fit(X, y)
+        assert path.dual_objectives[k][0] == pytest.approx(ref.dual_objective_[0], rel=1e-6)
+
+
+@pytest.mark.parametrize("screening", ["it", "gap"])
+def test_dynamic_screening_keeps_the_exact_optima(binary, screening):
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    Q = gram(X, y, kernel)
+    points = binary_path(X, y, CS, kernel, screening=screening, dynamic=True, tol=1e-6)
+    dynamic = 0
+    for p in points:
+        a = exact_box_qp(Q, np.full(y.size, p.C))
+        assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
+        dynamic += p.extra["dynamic_R"] + p.extra["dynamic_L"]
+    assert dynamic > 0

@@ -244,3 +244,72 @@ def test_bad_input_is_rejected():
         screen(ref, 2.0, "dome")
     with pytest.raises(ValueError, match="C must be"):
         screen(ref, float("nan"))
+
+
+# -- the duality-gap rule (beyond the paper): any feasible pair, with or without an unregularised bias -------
+def _libsvm_dual(K, y, C, tol):
+    """alpha of LIBSVM (scikit-learn SVC, precomputed kernel) and its decision values."""
+    from sklearn.svm import SVC as LibSVC
+    model = LibSVC(C=C, kernel="precomputed", tol=tol).fit(K, y)
+    a = np.zeros(y.size)
+    a[model.support_] = np.abs(model.dual_coef_[0])
+    return a, model.decision_function(K)
+
+
+def test_gap_rule_is_safe_with_the_unregularised_bias():
+    """>= 200 cases: LIBSVM's formulation (y'a = 0); references at C_ref <= C solved loosely (tol 1e-2 and
+    1e-3), and the current C's own loose solutions (dynamic screening); exact optimum from LIBSVM at 1e-10."""
+    from leansvm.solvers.screening import gap_screen, gap_screen_from_reference
+    n_cases = n_screened = 0
+    for name, X, y in _problems():
+        for kernel in KERNELS:
+            K = kernel(X)
+            phi = np.sqrt(np.diag(K))
+            for C in (0.3, 5.0):
+                a_star, f_star = _libsvm_dual(K, y, C, 1e-10)
+                margins_star = y * f_star
+                upper = np.full(y.size, C)
+                for ratio, tol in [(0.3, 1e-3), (0.7, 1e-2), (0.9, 1e-3), (0.99, 1e-3), (1.0, 1e-2)]:
+                    a_ref, _ = _libsvm_dual(K, y, ratio * C, tol)
+                    g_ref = y * (K @ (y * a_ref))
+                    if ratio == 1.0:
+                        w2 = a_ref @ g_ref
+                        res = gap_screen(g_ref, w2, a_ref.sum() - w2 / 2, upper, y, phi, equality=True)
+                    else:
+                        res = gap_screen_from_reference(a_ref, g_ref, ratio * C, C, np.ones(y.size), y, phi,
+                                                        equality=True)
+                    # LIBSVM's own optimum has KKT violations up to ~1e-10: the stated tolerance covers them
+                    _check_safe(res, a_star, margins_star, upper)
+                    n_cases += 1
+                    n_screened += res.n_screened
+    assert n_cases >= 200
+    assert n_screened > 0
+
+
+def test_gap_rule_box_formulation_is_safe_and_finds_the_b_interval():
+    from leansvm.solvers.screening import gap_bounds, gap_screen
+    for name, X, y in _problems()[:3]:
+        kernel = Kernel("rbf", gamma=0.3)
+        Q = gram(X, y, kernel)
+        upper = np.full(y.size, 2.0)
+        a_star = exact_box_qp(Q, upper)
+        m_star = Q @ a_star
+        a = exact_box_qp(Q, upper, tol=1e-2)            # a loose dual point
+        g = Q @ a
+        phi = np.sqrt(np.diag(Q))
+        res = gap_screen(g, a @ g, a.sum() - a @ g / 2, upper, y, phi)
+        _check_safe(res, a_star, m_star, upper)
+        # at the exact optimum the gap is ~0 and every non-SV is proven
+        res = gap_screen(m_star, a_star @ m_star, a_star.sum() - a_star @ m_star / 2, upper, y, phi)
+        non_sv = np.count_nonzero((a_star <= 1e-9) | (a_star >= 2.0 * (1 - 1e-9)))
+        assert res.n_screened >= 0.9 * non_sv
+    # equality: the optimal bias lies in the computed interval
+    X, y = _problems()[0][1:]
+    K = Kernel("rbf", gamma=0.3)(X)
+    a_star, f_star = _libsvm_dual(K, y, 1.0, 1e-10)
+    a, _ = _libsvm_dual(K, y, 1.0, 1e-2)
+    g = y * (K @ (y * a))
+    _, _, gap, (b_min, b_max) = gap_bounds(g, a @ g, a.sum() - a @ g / 2, np.ones(y.size), y,
+                                           np.ones(y.size), equality=True)
+    b_star = float(np.mean(f_star - K @ (y * a_star)))
+    assert gap > 0 and b_min - 1e-7 <= b_star <= b_max + 1e-7

@@ -97,13 +97,13 @@ def _pair_problems(y_enc, n_classes):
 
 
 def _run_paths(X, y_enc, n_classes, weights, Cs, kernel, screening, bias, tol, trivial_start,
-               solver, solver_options, n_jobs, callback=None, kernel_cache=None):
+               solver, solver_options, n_jobs, callback=None, kernel_cache=None, dynamic=False):
     """One binary path per one-vs-one pair. Run one after the other, the pairs share one kernel
     row cache (``kernel_cache`` = (PathKernelCache, global row of each sample of X), or one built
     here); in threads (``n_jobs`` > 1) each pair keeps its own."""
     problems = _pair_problems(y_enc, n_classes)
     sequential = n_jobs in (None, 1) or len(problems) == 1
-    if sequential and solver in ("auto", "cd") and bias != "equality" and kernel_cache is None:
+    if sequential and kernel_cache is None:         # CD and IRWLS both read the shared rows
         kernel_cache = (row_cache(kernel, X, solver_options["cache_size"], tol), np.arange(y_enc.size))
 
     def one(idx, y_pm):
@@ -111,7 +111,7 @@ def _run_paths(X, y_enc, n_classes, weights, Cs, kernel, screening, bias, tol, t
             "cache": kernel_cache[0], "index": kernel_cache[1][idx]}
         return binary_path(X[idx], y_pm, Cs, kernel, weights=weights[idx], screening=screening,
                            bias=bias, tol=tol, trivial_start=trivial_start, solver=solver,
-                           solver_options=solver_options, callback=callback, **shared)
+                           solver_options=solver_options, callback=callback, dynamic=dynamic, **shared)
 
     if sequential:
         return problems, [one(idx, y_pm) for idx, y_pm in problems]
@@ -148,12 +148,15 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
              screening="it", fit_intercept=True, tol=1e-3, class_weight=None, sample_weight=None,
              trivial_start=False, solver="auto", cache_size=200.0, working_set_size=DEFAULT_WORKING_SET,
              max_iter=-1,
-             random_state=0, n_jobs=None, progress=None, kernel_cache=None) -> SVMPath:
+             random_state=0, n_jobs=None, progress=None, kernel_cache=None, dynamic=False) -> SVMPath:
     """Fit an SVM for every C of ``Cs`` (ascending) with warm start and safe screening.
 
     ``screening``: 'it' (Intersection Test, the strongest), 'bt1' (DVI),
-    'bt2' or None. ``fit_intercept``: True (augmented bias, the paper's
-    formulation), False, or 'equality' (LIBSVM's; screening=None only).
+    'bt2', 'gap' (duality-gap ball, our addition, valid for every
+    ``fit_intercept``) or None. ``fit_intercept``: True (augmented bias, the paper's
+    formulation), False, or 'equality' (LIBSVM's; screening 'gap' or None).
+    ``dynamic``: also screen during each solve with the gap rule (solver
+    stages at 100 tol and 10 tol; :func:`leansvm.solvers.path.binary_path`).
     ``solver``: 'cd' (greedy coordinate descent on the box QP, LIBSVM-like
     cost per step, only the unscreened samples, on the shared kernel rows),
     'irwls' (the exact IRWLS solver with samples fixed at their bounds) or
@@ -187,7 +190,8 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     with Progress(n_fits, "svm path", "fits", progress) as bar:
         problems, pair_points = _run_paths(X, y_enc, classes.size, weights, Cs, kern, screening, bias,
                                            tol, trivial_start, solver, options, n_jobs,
-                                           callback=lambda C: bar.update(), kernel_cache=kernel_cache)
+                                           callback=lambda C: bar.update(), kernel_cache=kernel_cache,
+                                           dynamic=dynamic)
     params = {"kernel": kernel, "gamma": kern.gamma, "degree": degree, "coef0": coef0, "tol": tol,
               "cache_size": cache_size, "class_weight": class_weight,
               "working_set_size": working_set_size, "max_iter": max_iter, "random_state": random_state}
@@ -225,11 +229,10 @@ def _score_gamma(X, y, folds, Cs, gamma, scoring, path_options):
     """Every fold of one gamma: one kernel row cache over all of X, shared by the folds' paths
     (a fold's training part is a subset of the rows; LIBSVM's grid recomputes them per C and fold)."""
     cache = None
-    if path_options["solver"] in ("auto", "cd") and _bias_mode(path_options["fit_intercept"]) != "equality":
+    if not isinstance(gamma, str):          # 'scale'/'auto' resolve on each fold's own data
         kernel = Kernel.from_params(path_options["kernel"], gamma, path_options["degree"],
                                     path_options["coef0"], X)
-        if not isinstance(gamma, str):      # 'scale'/'auto' resolve on each fold's own data
-            cache = row_cache(kernel, X, path_options["cache_size"], path_options["tol"])
+        cache = row_cache(kernel, X, path_options["cache_size"], path_options["tol"])
     return [_score_path(X, y, train, test, Cs, gamma, scoring, path_options, cache)
             for train, test in folds]
 

@@ -41,7 +41,7 @@ from ..kernels import Kernel
 from ..multiclass import BinaryFit
 from .box_cd import PathKernelCache, cached_outputs, solve_box_cd_cached
 from .irwls import solve_irwls
-from .screening import RULES, ScreeningReference, _kernel_products, screen
+from .screening import RULES, ScreeningReference, _kernel_products, gap_screen, gap_screen_from_reference, screen
 
 BIAS_MODES = ("augmented", "none", "equality")
 #: a sub-problem with at most this share of a shared cache's rows copies its block K[idx, idx] out
@@ -82,14 +82,19 @@ def check_grid(Cs) -> np.ndarray:
     return Cs
 
 
+#: every static rule: the paper's three, and the duality-gap ball ('gap', any bias formulation)
+PATH_RULES = RULES + ("gap",)
+
+
 def check_screening(screening, bias):
     if bias not in BIAS_MODES:
         raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
-    if screening is not None and screening not in RULES:
-        raise ValueError(f"screening must be one of {RULES} or None, got {screening!r}")
-    if screening is not None and bias == "equality":
-        raise ValueError("safe screening holds for the SVM without an unregularised bias: "
-                         "use bias='augmented' (fit_intercept=True) or 'none', or screening=None")
+    if screening is not None and screening not in PATH_RULES:
+        raise ValueError(f"screening must be one of {PATH_RULES} or None, got {screening!r}")
+    if screening in RULES and bias == "equality":
+        raise ValueError("the paper's rules hold for the SVM without an unregularised bias: "
+                         "use bias='augmented' (fit_intercept=True) or 'none', screening='gap' "
+                         "(the duality-gap rule covers the unregularised bias) or None")
 
 
 def _trivial_fit(ref: ScreeningReference, C: float, augmented: bool, y) -> BinaryFit:
@@ -225,10 +230,11 @@ class _CachedSolver:
     shared cache (one product over its SVs).
     """
 
-    def __init__(self, cache, index, irwls_options=None):
+    def __init__(self, cache, index, irwls_options=None, irwls_only=False):
         self.cache, self.index = cache, index
         self.irwls_options = irwls_options
-        self.use_irwls = False
+        self.irwls_only = irwls_only           # bias='equality': IRWLS on the shared rows at every C
+        self.use_irwls = irwls_only
         self.lost_to = 0.0                     # CD seconds that the last IRWLS trial did not beat
         self.cd_seconds = np.inf
 
@@ -245,15 +251,53 @@ class _CachedSolver:
                 self.use_irwls = True
             return fit
         fit = solve_irwls(X, y, C, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed_at_zero,
-                          fixed_at_C=fixed_at_C, bias=bias, **{"max_iter": max_iter, **self.irwls_options})
-        sv = np.flatnonzero(fit.alpha)
-        fit.stats["margins"] = y * cached_outputs(self.cache, self.index[sv], y[sv] * fit.alpha[sv], self.index,
-                                                  1.0 if bias == "augmented" else 0.0)
+                          fixed_at_C=fixed_at_C, bias=bias, kernel_cache=(self.cache, self.index),
+                          **{"max_iter": max_iter, **self.irwls_options})
+        # y_i f_i without the unregularised bias (with the augmented one, f includes it)
+        fit.stats["margins"] = y * fit.stats["outputs"]
         fit.stats["solver"] = "irwls"
-        if time.process_time() - start > 2 * self.cd_seconds:
+        if not self.irwls_only and time.process_time() - start > 2 * self.cd_seconds:
             self.use_irwls = False             # CD was faster on the easier C before: back to it
             self.lost_to = self.cd_seconds
         return fit
+
+
+#: dynamic screening: tolerance factors of the stages before the final solve at tol
+DYNAMIC_STAGES = (100.0, 10.0)
+
+
+def _dynamic_solve(solve, X, y, upper, kernel, tol, alpha_init, fixed0, fixedC, bias, options, extra, phi_norms,
+                   row_error, shared, pass_margins):
+    """Solve with dynamic gap screening (issue 4, item 6b): stop at 100 tol and 10 tol; after each
+    stage the gap ball of the current (feasible) dual point a and its primal w = Z'a
+    (:func:`.screening.gap_screen`, any bias) holds the samples it proves in R at 0 and in L at C_i
+    for the rest of the solve. Safe: the optimum is unchanged. Returns (fit, counts)."""
+    n = y.size
+    fixed0 = np.zeros(n, bool) if fixed0 is None else fixed0.copy()
+    fixedC = np.zeros(n, bool) if fixedC is None else fixedC.copy()
+    counts = {"dynamic_R": 0, "dynamic_L": 0, "dynamic_seconds": 0.0}
+    for factor in DYNAMIC_STAGES:
+        fit = solve(X, y, upper, kernel, tol=tol * factor, alpha_init=alpha_init, fixed_at_zero=fixed0,
+                    fixed_at_C=fixedC, bias=bias, **options, **extra)
+        start = time.perf_counter()
+        g, a = fit.stats["margins"], fit.alpha
+        w2 = max(float(a @ g), 0.0)
+        res = gap_screen(g, w2, float(a.sum()) - 0.5 * w2, upper, y, phi_norms, equality=bias == "equality",
+                         margin_error=row_error * float(a.sum()))
+        new_R = res.in_R & ~fixed0 & ~fixedC
+        new_L = res.in_L & ~fixed0 & ~fixedC
+        fixed0 |= new_R
+        fixedC |= new_L
+        counts["dynamic_R"] += int(new_R.sum())
+        counts["dynamic_L"] += int(new_L.sum())
+        alpha_init = np.where(fixed0, 0.0, np.where(fixedC, upper, a))
+        extra = {}
+        if pass_margins:
+            extra["initial_margins"] = _moved_margins(g, a, alpha_init, X, y, kernel, bias == "augmented", shared)
+        counts["dynamic_seconds"] += time.perf_counter() - start
+    fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0, fixed_at_C=fixedC,
+                bias=bias, **options, **extra)
+    return fit, counts
 
 
 def row_cache(kernel: Kernel, X, cache_size=200.0, tol=1e-3) -> PathKernelCache:
@@ -270,7 +314,7 @@ def row_cache(kernel: Kernel, X, cache_size=200.0, tol=1e-3) -> PathKernelCache:
 def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias="augmented",
                 tol=1e-3, trivial_start=False, warm_start=True, solver="auto", adaptive=True,
                 polish_reference=False, solver_options=None, callback=None, cache=None,
-                index=None) -> list[PathPoint]:
+                index=None, dynamic=False) -> list[PathPoint]:
     """Solve the binary SVM for every C of an ascending grid (see the module docstring).
 
     ``y`` is +1/-1, ``weights`` the per-sample factors c_i (C_i = C c_i).
@@ -293,13 +337,21 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
     into ``cache`` (a :class:`PathKernelCache` over a larger training set
     whose rows ``index`` are this problem's samples, shared with other pairs
     and folds), or into a cache of ``solver_options["cache_size"]`` MB built
-    here; references, warm-start margins and the solves all read it.
+    here; references, warm-start margins and the solves all read it. IRWLS
+    (solver 'irwls', 'auto' at large C, and bias='equality') reads the same rows
+    (``solve_irwls(kernel_cache=...)``).
+
+    ``screening='gap'``: the duality-gap rule (:func:`.screening.gap_screen_from_reference`),
+    valid for every ``bias`` including 'equality'. ``dynamic``: screening during
+    each solve (:func:`_dynamic_solve`): the solve stops first at 100 tol and
+    10 tol, and after each stage the gap rule at the current C holds the
+    samples it proves at their bound; the counts are in ``PathPoint.extra``.
     """
     Cs = check_grid(Cs)
     check_screening(screening, bias)
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-    if solver in ("auto", "cd") and bias == "equality":
+    if solver == "cd" and bias == "equality":
         solver = "irwls"          # the equality constraint needs pair steps: IRWLS
     y = np.asarray(y, dtype=np.float64)
     n = y.size
@@ -307,7 +359,8 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
     options = dict(solver_options or {})
     augmented = bias == "augmented"
     shared = z_norms = None
-    cached = solver in ("auto", "cd")
+    cached = True
+    irwls_only = solver == "irwls" or bias == "equality"
     if cached:
         if cache is None:
             cache, index = row_cache(kernel, X, options.get("cache_size", 200.0), tol), np.arange(n)
@@ -317,11 +370,13 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             cache, index = cache.subset(index), np.arange(n)    # short contiguous rows for this pair
         shared = (cache, np.asarray(index, dtype=np.intp))
         z_norms = np.sqrt(np.maximum(kernel.diagonal(cache.X[shared[1]]) + (1.0 if augmented else 0.0), 0.0))
-        irwls_options = {k: v for k, v in options.items() if k != "max_iter"} if solver == "auto" else None
+        irwls_options = {k: v for k, v in options.items() if k != "max_iter"} if solver != "cd" else None
         options = {k: v for k, v in options.items() if k == "max_iter"}
-        solve = _CachedSolver(*shared, irwls_options)
-    else:
-        solve = solve_irwls
+        solve = _CachedSolver(*shared, irwls_options, irwls_only)
+    # |error| of a margin read from float32 rows: relative 2^-23 per kernel value, summed over the SVs
+    kmax = float(np.max(z_norms) ** 2) if z_norms.size else 1.0
+    row_error = 1.2e-7 * kmax if shared[0].dtype == np.float32 else 1e-15 * kmax
+    phi_norms = z_norms
     points: list[PathPoint] = []
     ref = lemma9 = prev = None
     prev_C = 0.0
@@ -342,7 +397,13 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
         t0 = time.perf_counter()
         fixed0 = fixedC = None
         n_R = n_L = 0
-        if screening is not None and ref is not None:
+        if screening == "gap" and prev is not None and "margins" in prev.stats:
+            result = gap_screen_from_reference(prev.alpha, prev.stats["margins"], prev_C, C, weights, y, phi_norms,
+                                               equality=bias == "equality",
+                                               margin_error=row_error * float(prev.alpha.sum()))
+            fixed0, fixedC = result.in_R, result.in_L
+            n_R, n_L = int(fixed0.sum()), int(fixedC.sum())
+        elif screening is not None and ref is not None:
             result = screen(ref, C, screening)
             fixed0, fixedC = result.in_R, result.in_L
             n_R, n_L = int(fixed0.sum()), int(fixedC.sum())
@@ -354,11 +415,11 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             alpha_init = np.where((prev.alpha >= prev_upper) & (prev.alpha > 0), upper, prev.alpha)
         t0 = time.perf_counter()
         extra = {}
-        if cached and warm_start and prev is None and not (fixed0 is not None and fixed0.any()):
+        if cached and not irwls_only and warm_start and prev is None and not (fixed0 is not None and fixed0.any()):
             alpha_init, margins = _first_start(X, y, C, weights, kernel, augmented, shared)
             if alpha_init is not None:
                 extra["initial_margins"] = margins
-        if cached and warm_start and prev is not None:
+        if cached and not irwls_only and warm_start and prev is not None:
             alpha_start = alpha_init.copy()
             if fixed0 is not None:
                 alpha_start[fixed0] = 0.0
@@ -368,12 +429,17 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             elif "margins" in prev.stats:
                 extra["initial_margins"] = _moved_margins(prev.stats["margins"], prev.alpha, alpha_start,
                                                           X, y, kernel, augmented, shared)
-        fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
-                    fixed_at_C=fixedC, bias=bias, **options, **extra)
+        if dynamic:
+            fit, dyn = _dynamic_solve(solve, X, y, upper, kernel, tol, alpha_init, fixed0, fixedC, bias, options,
+                                      extra, phi_norms, row_error, shared, not irwls_only)
+        else:
+            fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
+                        fixed_at_C=fixedC, bias=bias, **options, **extra)
+            dyn = {}
         solve_seconds = time.perf_counter() - t0
         ref = None
         probe = not adaptive or useful or k % 4 == 0
-        if screening is not None and k + 1 < Cs.size and probe:
+        if screening in RULES and k + 1 < Cs.size and probe:
             fit, ref, polish_seconds, potential = _reference(
                 X, y, C, Cs[k + 1], fit, kernel, weights, augmented, solve, tol, fixed0, fixedC, bias,
                 options, polish=polish_reference and cached, rule=screening, shared=shared,
@@ -382,7 +448,7 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             solve_seconds += polish_seconds
             pending = ref.seconds
         n_non_sv = int(np.count_nonzero((fit.alpha <= 0) | (fit.alpha >= upper)))
-        points.append(PathPoint(C, fit, n_R, n_L, n_non_sv, rule_seconds, solve_seconds))
+        points.append(PathPoint(C, fit, n_R, n_L, n_non_sv, rule_seconds, solve_seconds, dyn))
         prev, prev_C = fit, C
         if callback is not None:
             callback(C)

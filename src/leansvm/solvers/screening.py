@@ -333,3 +333,146 @@ def screen(ref: ScreeningReference, C: float, rule: str = "it", slack: float = D
     in_R = lower > 1.0 + tol
     in_L = upper < 1.0 - tol
     return ScreeningResult(rule, C, in_R, in_L, lower, upper, time.perf_counter() - start)
+
+
+# -- beyond the paper: a duality-gap ball, valid for any feasible pair, with or without an unregularised bias ---
+# GAP-safe rule (our addition; issue 4, item 6a).
+#
+# For any primal point (w, b) and any dual feasible a (0 <= a_i <= C_i, and
+# y'a = 0 when the bias b is unregularised, LIBSVM's formulation), the primal
+# P(w, b) = 1/2 ||w||^2 + sum_i C_i (1 - y_i (w'phi_i + b))_+ is 1-strongly
+# convex in w and P* >= D(a) = 1'a - 1/2 ||Z'a||^2, so
+#
+#     1/2 ||w - w*||^2 <= P(w, b) - P* <= P(w, b) - D(a) = G      =>   w* in B(w, sqrt(2 G)),
+#
+# hence y_i w*'phi_i in [lo_i, hi_i] = g_i -/+ sqrt(2 G) ||phi_i||, g_i = y_i w'phi_i.
+# Without a bias (or with the augmented one, part of w) that is the rule: lo_i > 1
+# proves a*_i = 0, hi_i < 1 proves a*_i = C_i.
+#
+# With an unregularised bias the margin is y_i w*'phi_i + y_i b*, and b* is
+# unknown. It is bounded by y'a* = 0 and the KKT conditions: at b* = beta every
+# positive i with lo_i + beta > 1 has a*_i = 0 and every negative j with
+# hi_j - beta < 1 has a*_j = C_j, so
+#
+#     sum_{pos: lo_i + beta <= 1} C_i  >=  sum_pos a*_i  =  sum_neg a*_j  >=  sum_{neg: hi_j - beta < 1} C_j,
+#
+# whose left side falls and right side grows with beta: b* <= b_max, the
+# largest beta where it holds (a breakpoint, found by sorting; b_min likewise
+# with the classes' roles swapped). Then positives have margin in
+# [lo_i + b_min, hi_i + b_max] and negatives in [lo_j - b_max, hi_j - b_min].
+# The best b of the primal point (the minimiser of the hinge sum, also a
+# breakpoint) keeps G small.
+
+
+
+def _hinge_min_over_b(g, y, upper):
+    """min_b sum_i C_i (1 - g_i - y_i b)_+ and its minimiser (a breakpoint b = y_i (1 - g_i))."""
+    pos, neg = y > 0, y < 0
+    t, wt = 1.0 - g[pos], upper[pos]             # positive terms (t_i - b)_+ C_i
+    s, ws = g[neg] - 1.0, upper[neg]             # negative terms (b - s_j)_+ C_j
+    cand = np.concatenate((t, s))
+    if cand.size == 0:
+        return 0.0, 0.0
+    order_t = np.argsort(t)
+    t_sorted, wt_sorted = t[order_t], wt[order_t]
+    ct_w = np.concatenate(([0.0], np.cumsum(wt_sorted)))
+    ct_wt = np.concatenate(([0.0], np.cumsum(wt_sorted * t_sorted)))
+    order_s = np.argsort(s)
+    s_sorted, ws_sorted = s[order_s], ws[order_s]
+    cs_w = np.concatenate(([0.0], np.cumsum(ws_sorted)))
+    cs_ws = np.concatenate(([0.0], np.cumsum(ws_sorted * s_sorted)))
+    k = np.searchsorted(t_sorted, cand, side="right")          # t_i <= b: inactive
+    above_w, above_wt = ct_w[-1] - ct_w[k], ct_wt[-1] - ct_wt[k]
+    m = np.searchsorted(s_sorted, cand, side="left")           # s_j < b: active
+    value = (above_wt - cand * above_w) + (cand * cs_w[m] - cs_ws[m])
+    best = int(np.argmin(value))
+    return float(max(value[best], 0.0)), float(cand[best])
+
+
+def _bias_upper_bound(lo_pos, c_pos, hi_neg, c_neg):
+    """b_max = sup{beta : W_pos{lo_i + beta <= 1} >= W_neg{hi_j - beta < 1}} (docstring above)."""
+    t = 1.0 - lo_pos                             # positive i counts while beta <= t_i
+    s = hi_neg - 1.0                             # negative j counts once beta > s_j
+    cand = np.sort(np.concatenate((t, s)))
+    if cand.size == 0:
+        return np.inf
+    t_sorted = np.sort(t)
+    ct = np.concatenate(([0.0], np.cumsum(c_pos[np.argsort(t)])))
+    order_s = np.argsort(s)
+    s_sorted = s[order_s]
+    cs = np.concatenate(([0.0], np.cumsum(c_neg[order_s])))
+    upos = ct[-1] - ct[np.searchsorted(t_sorted, cand, side="left")]     # W{t_i >= beta}
+    lneg = cs[np.searchsorted(s_sorted, cand, side="left")]              # W{s_j < beta}
+    ok = np.flatnonzero(upos >= lneg)
+    return float(cand[ok[-1]]) if ok.size else -np.inf
+
+
+def gap_bounds(margins, w_norm2, dual_value, upper, y, phi_norms, *, equality=False, margin_error=0.0):
+    """(lower, upper, G, (b_min, b_max)) bounds on the optimal margins from the gap ball.
+
+    ``margins`` g_i = y_i w'phi_i of the primal centre w (no bias), ``w_norm2``
+    = ||w||^2, ``dual_value`` D(a) of a dual feasible point (for ``equality``
+    a must satisfy y'a = 0), ``upper`` C_i, ``phi_norms`` ||phi_i|| (with the +1
+    of an augmented bias included). With ``equality`` the primal point takes
+    its best bias, and the bounds include the b* interval. ``margin_error``:
+    a bound on |error| of every g_i (e.g. float32 kernel rows); the gap grows by
+    (sum C_i) of it and every interval by it, so the rule stays safe.
+    """
+    g = np.asarray(margins, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    upper = np.asarray(upper, dtype=np.float64)
+    if equality:
+        hinge, _ = _hinge_min_over_b(g, y, upper)
+    else:
+        hinge = float(upper @ np.maximum(1.0 - g, 0.0))
+    gap = max(0.5 * w_norm2 + hinge - dual_value, 0.0) + 2.0 * margin_error * float(upper.sum())
+    r = np.sqrt(2.0 * gap)
+    lo, hi = g - r * phi_norms - margin_error, g + r * phi_norms + margin_error
+    if not equality:
+        return lo, hi, gap, (0.0, 0.0)
+    pos, neg = y > 0, y < 0
+    b_max = _bias_upper_bound(lo[pos], upper[pos], hi[neg], upper[neg])
+    b_min = -_bias_upper_bound(lo[neg], upper[neg], hi[pos], upper[pos])
+    lower = np.where(pos, lo + b_min, lo - b_max)
+    upper_m = np.where(pos, hi + b_max, hi - b_min)
+    return lower, upper_m, gap, (b_min, b_max)
+
+
+def gap_screen(margins, w_norm2, dual_value, upper, y, phi_norms, *, equality=False, slack=DEFAULT_SLACK,
+               C=np.nan, margin_error=0.0) -> ScreeningResult:
+    """Samples proven in R / L by the gap ball (:func:`gap_bounds`); rule name 'gap'."""
+    start = time.perf_counter()
+    lower, upper_m, gap, _ = gap_bounds(margins, w_norm2, dual_value, upper, y, phi_norms, equality=equality,
+                                        margin_error=margin_error)
+    finite = np.isfinite(lower) & np.isfinite(upper_m)
+    tol = slack * (1.0 + np.abs(margins) + np.where(finite, upper_m - lower, 0.0))
+    in_R = finite & (lower > 1.0 + tol)
+    in_L = finite & (upper_m < 1.0 - tol)
+    return ScreeningResult("gap", float(C), in_R, in_L, lower, upper_m, time.perf_counter() - start)
+
+
+def gap_screen_from_reference(alpha_ref, margins_ref, C_ref, C, weights, y, phi_norms, *, equality=False,
+                              slack=DEFAULT_SLACK, margin_error=0.0) -> ScreeningResult:
+    """The gap rule at ``C`` from a solution (alpha~, margins g~ = y_i w~'phi_i) at C_ref <= C.
+
+    Dual point t a~ (feasible at C for 0 <= t <= C / C_ref; keeps y'a = 0),
+    t = 1'a~ / ||w~||^2 clipped (the best such t); primal centre t' w~ with t'
+    the best of {1, t, C / C_ref}. O(n log n), no kernel evaluation.
+    """
+    alpha_ref = np.asarray(alpha_ref, dtype=np.float64)
+    g = np.asarray(margins_ref, dtype=np.float64)
+    rho = C / C_ref
+    w2 = max(float(alpha_ref @ g), 0.0)
+    s1 = float(alpha_ref.sum())
+    t = min(max(s1 / w2, 0.0), rho) if w2 > 0 else rho
+    dual = t * s1 - 0.5 * t * t * w2
+    upper = C * np.asarray(weights, dtype=np.float64)
+    best = None
+    for scale in sorted({1.0, t, rho}):
+        if scale <= 0:
+            continue
+        res = gap_screen(scale * g, scale * scale * w2, dual, upper, y, phi_norms, equality=equality,
+                         slack=slack, C=C, margin_error=scale * margin_error)
+        if best is None or res.n_screened > best.n_screened:
+            best = res
+    return best
