@@ -84,3 +84,20 @@ def test_bad_input(data):
     Xn[0, 0] = np.nan
     with pytest.raises(ValueError):
         SVCCV(Cs=[1.0]).fit(Xn, y)
+
+
+def test_cached_scores_equal_the_models_scores():
+    """SVCCV's scores from the shared kernel rows equal scikit-learn's scorer on the path's models."""
+    from leansvm.kernels import Kernel
+    from leansvm.model_selection import _cached_accuracy
+    from leansvm.solvers.path import row_cache
+    X, y = make_classification(n_samples=240, n_features=6, n_informative=4, n_classes=3, n_clusters_per_class=1,
+                               random_state=1)
+    test = np.arange(0, 240, 3)
+    train = np.setdiff1d(np.arange(240), test)
+    cache = row_cache(Kernel("rbf", gamma=0.3), X, 50.0, 1e-3)
+    Cs = [0.1, 1.0, 10.0]
+    path = svm_path(X[train], y[train], Cs, gamma=0.3, kernel_cache=(cache, train))
+    fast = _cached_accuracy(path, cache, train, test, y)
+    slow = [model.score(X[test], y[test]) for model in path.models]
+    np.testing.assert_allclose(fast, slow)
