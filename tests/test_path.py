@@ -236,8 +236,7 @@ def test_gap_rule_and_dynamic_screening_with_the_unregularised_bias(binary):
     from leansvm import SVC
     Cs = [0.3, 0.5, 1.0, 2.0]
     path = svm_path(X, y, Cs, gamma=0.4, fit_intercept="equality", screening="gap", dynamic=True, tol=1e-6)
-    assert path.n_screened.sum() + sum(pt.extra["dynamic_R"] + pt.extra["dynamic_L"]
-                                       for pt in path.binary_points[0]) > 0
+    assert path.n_screened.sum() + sum(pt.extra["dynamic"] for pt in path.binary_points[0]) > 0
     for k, C in enumerate(Cs):
         ref = SVC(C=C, gamma=0.4, tol=1e-7).fit(X, y)
         assert path.dual_objectives[k][0] == pytest.approx(ref.dual_objective_[0], rel=1e-6)
@@ -253,5 +252,5 @@ def test_dynamic_screening_keeps_the_exact_optima(binary, screening):
     for p in points:
         a = exact_box_qp(Q, np.full(y.size, p.C))
         assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
-        dynamic += p.extra["dynamic_R"] + p.extra["dynamic_L"]
+        dynamic += p.extra["dynamic"]
     assert dynamic > 0

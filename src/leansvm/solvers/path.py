@@ -239,13 +239,13 @@ class _CachedSolver:
         self.cd_seconds = np.inf
 
     def __call__(self, X, y, C, kernel, *, tol, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
-                 bias="augmented", initial_margins=None, max_iter=-1, **_):
+                 bias="augmented", initial_margins=None, max_iter=-1, dynamic=False, **_):
         start = time.thread_time()             # CPU time of this thread: comparable under a varying load, and
         # cheap (process_time costs ~70 us per call once BLAS threads exist)
         if not self.use_irwls:
             fit = solve_box_cd_cached(self.cache, self.index, y, C, tol=tol, bias=bias, alpha_init=alpha_init,
                                       fixed_at_zero=fixed_at_zero, fixed_at_C=fixed_at_C,
-                                      initial_margins=initial_margins, max_iter=max_iter)
+                                      initial_margins=initial_margins, max_iter=max_iter, dynamic=dynamic)
             self.cd_seconds = time.thread_time() - start
             if self.irwls_options is not None and self.cd_seconds > 2 * self.lost_to and \
                     fit.n_iter > SWITCH_STEPS_PER_SAMPLE * max(fit.stats["n_active"], 1):
@@ -276,7 +276,7 @@ def _dynamic_solve(solve, X, y, upper, kernel, tol, alpha_init, fixed0, fixedC, 
     n = y.size
     fixed0 = np.zeros(n, bool) if fixed0 is None else fixed0.copy()
     fixedC = np.zeros(n, bool) if fixedC is None else fixedC.copy()
-    counts = {"dynamic_R": 0, "dynamic_L": 0, "dynamic_seconds": 0.0}
+    counts = {"dynamic": 0, "dynamic_R": 0, "dynamic_L": 0, "dynamic_seconds": 0.0}
     for factor in DYNAMIC_STAGES:
         fit = solve(X, y, upper, kernel, tol=tol * factor, alpha_init=alpha_init, fixed_at_zero=fixed0,
                     fixed_at_C=fixedC, bias=bias, **options, **extra)
@@ -291,6 +291,7 @@ def _dynamic_solve(solve, X, y, upper, kernel, tol, alpha_init, fixed0, fixedC, 
         fixedC |= new_L
         counts["dynamic_R"] += int(new_R.sum())
         counts["dynamic_L"] += int(new_L.sum())
+        counts["dynamic"] += int(new_R.sum() + new_L.sum())
         alpha_init = np.where(fixed0, 0.0, np.where(fixedC, upper, a))
         extra = {}
         if pass_margins:
@@ -343,10 +344,11 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
     (``solve_irwls(kernel_cache=...)``).
 
     ``screening='gap'``: the duality-gap rule (:func:`.screening.gap_screen_from_reference`),
-    valid for every ``bias`` including 'equality'. ``dynamic``: screening during
-    each solve (:func:`_dynamic_solve`): the solve stops first at 100 tol and
-    10 tol, and after each stage the gap rule at the current C holds the
-    samples it proves at their bound; the counts are in ``PathPoint.extra``.
+    valid for every ``bias`` including 'equality'. ``dynamic``: screening during each solve
+    with the gap rule at the current C: inside the CD loop
+    (``solve_box_cd_cached(dynamic=True)``, every max(50, n / 8) steps), and for
+    IRWLS between stages stopped at 100 tol and 10 tol (:func:`_dynamic_solve`);
+    the samples it proves leave the problem; ``PathPoint.extra["dynamic"]`` counts them.
     """
     Cs = check_grid(Cs)
     check_screening(screening, bias)
@@ -430,7 +432,11 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             elif "margins" in prev.stats:
                 extra["initial_margins"] = _moved_margins(prev.stats["margins"], prev.alpha, alpha_start,
                                                           X, y, kernel, augmented, shared)
-        if dynamic:
+        if dynamic and not solve.use_irwls:    # CD: gap screening inside the descent
+            fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
+                        fixed_at_C=fixedC, bias=bias, dynamic=True, **options, **extra)
+            dyn = {"dynamic": fit.stats["dynamic_screened"]}
+        elif dynamic:                          # IRWLS: gap screening between tolerance stages
             fit, dyn = _dynamic_solve(solve, X, y, upper, kernel, tol, alpha_init, fixed0, fixedC, bias, options,
                                       extra, phi_norms, row_error, shared, not irwls_only)
         else:
