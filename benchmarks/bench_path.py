@@ -11,9 +11,12 @@ Three parts (``--parts``):
   with the unpolished reference.
   Writes ``screening_rates.png`` (the paper's Figure 4 layout).
 * ``path``   a 20-value log-spaced C grid (1e-2 .. 1e2), fixed gamma: leansvm
-  ``svm_path`` with IT screening + warm start, the same path without
-  screening (warm start only), and LIBSVM (scikit-learn SVC, OMP_NUM_THREADS=1,
-  cache 1000 MB) fitted cold at every C; time and test accuracy per C.
+  ``svm_path`` variants (``--variants``: ``screened`` = IT + warm start +
+  kernel reuse, ``unscreened`` = warm start + kernel reuse, ``dynamic`` = IT
+  plus dynamic gap screening during each solve, ``eq_gap`` / ``eq_plain`` =
+  LIBSVM's unregularised bias with / without the gap rule, static and dynamic)
+  and LIBSVM (scikit-learn SVC, OMP_NUM_THREADS=1, cache 1000 MB) fitted cold
+  at every C; wall and CPU time, test accuracy per C.
 * ``cv``     ``SVCCV`` vs ``GridSearchCV(sklearn.svm.SVC)`` on the same grid and
   the same 5 folds: time, chosen (C, gamma), test accuracy of the refit.
 
@@ -140,7 +143,18 @@ def _load():
     return os.getloadavg()[0]
 
 
-def path_speed(names, n_c, max_train, tol, cache_size, repeat=1):
+#: label -> svm_path options; "screened" and "unscreened" keep last session's meaning
+#: (IT + warm start + kernel reuse / warm start + kernel reuse, augmented bias)
+VARIANTS = {
+    "screened": {"screening": "it"},
+    "unscreened": {"screening": None},
+    "dynamic": {"screening": "it", "dynamic": True},          # IT before each C + gap rule during it
+    "eq_gap": {"screening": "gap", "dynamic": True, "fit_intercept": "equality"},   # LIBSVM's formulation
+    "eq_plain": {"screening": None, "fit_intercept": "equality"},
+}
+
+
+def path_speed(names, n_c, max_train, tol, cache_size, repeat=1, variants=("screened", "unscreened", "dynamic")):
     from sklearn.svm import SVC as LibSVC
     from threadpoolctl import threadpool_limits
     Cs = np.logspace(-2, 2, n_c)
@@ -155,13 +169,16 @@ def path_speed(names, n_c, max_train, tol, cache_size, repeat=1):
         record = {"dataset": name, "n_train": X.shape[0], "gamma": ds.gamma, "Cs": Cs.tolist(),
                   "load_before": _load()}
         # alternating runs, the fastest of each kept (the first run of a dataset pays first-touch costs)
-        for label, screening in [("screened", "it"), ("unscreened", None)] * repeat:
-            t0 = time.perf_counter()
-            path = svm_path(X, y, Cs, gamma=ds.gamma, screening=screening, tol=tol, cache_size=cache_size)
+        for label in list(variants) * repeat:
+            t0, c0 = time.perf_counter(), time.process_time()
+            path = svm_path(X, y, Cs, gamma=ds.gamma, tol=tol, cache_size=cache_size, **VARIANTS[label])
             seconds = time.perf_counter() - t0
             if seconds >= record.get(f"{label}_s", np.inf):
                 continue
             record[f"{label}_s"] = seconds
+            record[f"{label}_cpu"] = time.process_time() - c0
+            record[f"{label}_dynamic"] = [int(sum(pt.extra.get("dynamic", 0) for pt in pts))
+                                          for pts in zip(*path.binary_points)]
             record[f"{label}_solver"] = [sorted({pt.fit.stats.get("solver", "cd") for pt in pts})
                                          for pts in zip(*path.binary_points)]
             record[f"{label}_n_iter"] = [int(sum(pt.fit.n_iter for pt in pts)) for pts in zip(*path.binary_points)]
@@ -173,6 +190,7 @@ def path_speed(names, n_c, max_train, tol, cache_size, repeat=1):
             print(f"  {name}: {label} path {record[f'{label}_s']:.1f} s", flush=True)
         Xl, Xtl = libsvm_input(X), libsvm_input(Xt)
         times, accs, nsv = [], [], []
+        c0 = time.process_time()
         with threadpool_limits(1, user_api="openmp"):
             for C in Cs:
                 t0 = time.perf_counter()
@@ -180,8 +198,8 @@ def path_speed(names, n_c, max_train, tol, cache_size, repeat=1):
                 times.append(time.perf_counter() - t0)
                 accs.append(_accuracy(model, Xtl, yt))
                 nsv.append(int(model.n_support_.sum()))
-        record.update(libsvm_s=float(sum(times)), libsvm_fit_s=times, libsvm_acc=accs, libsvm_n_sv=nsv,
-                      load_after=_load())
+        record.update(libsvm_s=float(sum(times)), libsvm_cpu=time.process_time() - c0, libsvm_fit_s=times,
+                      libsvm_acc=accs, libsvm_n_sv=nsv, load_after=_load())
         print(f"  {name}: LIBSVM grid {record['libsvm_s']:.1f} s", flush=True)
         out.append(record)
     return out
@@ -242,6 +260,8 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1,
                         help="alternating screened/unscreened runs per dataset; the fastest of each is kept")
+    parser.add_argument("--variants", nargs="+", default=["screened", "unscreened", "dynamic"],
+                        choices=list(VARIANTS), help="path variants timed against the LIBSVM grid")
     parser.add_argument("--cache-size", type=float, default=1000.0,
                         help="MB of kernel cache, for leansvm's path and LIBSVM alike")
     args = parser.parse_args(argv)
@@ -267,20 +287,35 @@ def main(argv=None):
                                      ("it_below_bt1", "IT<BT1", "d")]))
     if "path" in args.parts:
         print("path speed")
-        recs = path_speed(args.path_datasets, args.n_c, args.max_train, args.tol, args.cache_size, args.repeat)
+        recs = path_speed(args.path_datasets, args.n_c, args.max_train, args.tol, args.cache_size, args.repeat,
+                          args.variants)
         payload["path"] = recs
-        rows = [{"dataset": r["dataset"], "n": r["n_train"], "screened": r["screened_s"],
-                 "unscreened": r["unscreened_s"], "libsvm": r["libsvm_s"],
-                 "vs_unscr": r["unscreened_s"] / r["screened_s"], "vs_libsvm": r["libsvm_s"] / r["screened_s"],
-                 "rate": float(np.mean(r["screened_rate"][1:])) if len(r["Cs"]) > 1 else 0.0,
-                 "max_acc_diff": float(np.max(np.abs(np.subtract(r["screened_acc"], r["libsvm_acc"])))),
-                 "load": f"{r['load_before']:.1f}/{r['load_after']:.1f}"}
-                for r in recs]
-        print(format_table(rows, [("dataset", "dataset", "s"), ("n", "n", "d"), ("screened", "screened s", ".1f"),
-                                  ("unscreened", "unscreened s", ".1f"), ("libsvm", "LIBSVM grid s", ".1f"),
-                                  ("vs_unscr", "unscr/scr", ".2f"), ("vs_libsvm", "LIBSVM/scr", ".2f"),
-                                  ("rate", "mean rate", ".3f"), ("max_acc_diff", "max |acc diff|", ".4f"),
-                                  ("load", "load avg", "s")]))
+        rows = []
+        for r in recs:
+            row = {"dataset": r["dataset"], "n": r["n_train"], "libsvm": r["libsvm_s"],
+                   "libsvm_cpu": r["libsvm_cpu"], "load": f"{r['load_before']:.1f}/{r['load_after']:.1f}"}
+            for v in args.variants:
+                row[v] = r[f"{v}_s"]
+                row[f"{v}_cpu"] = r[f"{v}_cpu"]
+                row[f"{v}_vs_libsvm"] = r["libsvm_s"] / r[f"{v}_s"]
+                row[f"{v}_dyn"] = int(sum(r[f"{v}_dynamic"]))
+            if "screened" in args.variants:
+                row["rate"] = float(np.mean(r["screened_rate"][1:])) if len(r["Cs"]) > 1 else 0.0
+                row["max_acc_diff"] = float(np.max(np.abs(np.subtract(r["screened_acc"], r["libsvm_acc"]))))
+                if "unscreened" in args.variants:
+                    row["vs_unscr"] = r["unscreened_s"] / r["screened_s"]
+            rows.append(row)
+        columns = [("dataset", "dataset", "s"), ("n", "n", "d")]
+        for v in args.variants:
+            columns += [(v, f"{v} s", ".1f"), (f"{v}_cpu", "cpu", ".1f"), (f"{v}_vs_libsvm", "LIBSVM/v", ".2f")]
+            if "dynamic" in VARIANTS[v]:
+                columns.append((f"{v}_dyn", "dyn. screened", "d"))
+        columns += [("libsvm", "LIBSVM grid s", ".1f"), ("libsvm_cpu", "cpu", ".1f")]
+        if "screened" in args.variants:
+            columns += [("rate", "mean IT rate", ".3f"), ("max_acc_diff", "max |acc diff|", ".4f")]
+            if "unscreened" in args.variants:
+                columns.append(("vs_unscr", "unscr/scr", ".2f"))
+        print(format_table(rows, columns + [("load", "load avg", "s")]))
     if "cv" in args.parts:
         print("cross-validation")
         recs = cv_speed(args.cv_datasets, args.cv_n_c, args.cv_gamma_factors, args.cv_max_train, args.tol,
