@@ -119,16 +119,24 @@ def _shrink(alpha, upper, grad, act, n_act):
         pg = _pg(alpha[k], upper[k], grad[k])
         pg_max = max(pg_max, pg)
         pg_min = min(pg_min, pg)
-    t = 0
-    while t < n_act:
+    leave = np.zeros(n_act, dtype=np.bool_)
+    for t in range(n_act):
         k = act[t]
-        if (alpha[k] <= 0.0 and grad[k] > pg_max) or (alpha[k] >= upper[k] and grad[k] < pg_min):
-            n_act -= 1
-            act[t] = act[n_act]
-            act[n_act] = k
-        else:
-            t += 1
-    return n_act
+        leave[t] = (alpha[k] <= 0.0 and grad[k] > pg_max) or (alpha[k] >= upper[k] and grad[k] < pg_min)
+    return _compact(act, n_act, leave)
+
+
+@numba.njit(cache=True)
+def _compact(act, n_act, leave):
+    """Move the positions act[t] with leave[t] behind the active part act[:n_act]; returns the new count."""
+    kept = 0
+    for t in range(n_act):
+        if not leave[t]:
+            k = act[kept]
+            act[kept] = act[t]
+            act[t] = k
+            kept += 1
+    return kept
 
 
 @numba.njit(cache=True)
@@ -146,18 +154,13 @@ def _gap_drop(alpha, upper, grad, znorm, act, n_act, err, slack):
         gap += alpha[k] * (g - 1.0) + upper[k] * max(1.0 - g, 0.0)
         total_c += upper[k]
     r = np.sqrt(2.0 * (max(gap, 0.0) + 2.0 * err * total_c))
-    t = 0
-    while t < n_act:
+    leave = np.zeros(n_act, dtype=np.bool_)
+    for t in range(n_act):
         k = act[t]
         g = grad[k] + 1.0
         width = r * znorm[k] + err + slack * (1.0 + abs(g))
-        if (alpha[k] <= 0.0 and g - width > 1.0) or (alpha[k] >= upper[k] and g + width < 1.0):
-            n_act -= 1
-            act[t] = act[n_act]
-            act[n_act] = k
-        else:
-            t += 1
-    return n_act
+        leave[t] = (alpha[k] <= 0.0 and g - width > 1.0) or (alpha[k] >= upper[k] and g + width < 1.0)
+    return _compact(act, n_act, leave)
 
 
 @numba.njit(cache=True)
@@ -324,6 +327,24 @@ def _fetch_rows(cache, cols, need, alpha, upper, grad, diag, used, batch, active
     return cache.resident_slots(cols).astype(np.int64)
 
 
+def box_start(C, alpha_init=None, fixed_at_zero=None, fixed_at_C=None):
+    """(active mask, starting alpha) of a box QP 0 <= a <= C with screened samples: those fixed at 0
+    or at C_i take that value, the others ``alpha_init`` clipped to the box (0 without it)."""
+    n = C.size
+    fixed0 = np.zeros(n, bool) if fixed_at_zero is None else np.asarray(fixed_at_zero, bool)
+    fixedC = np.zeros(n, bool) if fixed_at_C is None else np.asarray(fixed_at_C, bool)
+    if fixed0.shape != (n,) or fixedC.shape != (n,) or (fixed0 & fixedC).any():
+        raise ValueError("fixed_at_zero / fixed_at_C must be disjoint boolean masks of length n")
+    active = ~(fixed0 | fixedC)
+    alpha = np.where(fixedC, C, 0.0)
+    if alpha_init is not None:
+        alpha_init = np.asarray(alpha_init, dtype=np.float64)
+        if alpha_init.shape != (n,) or not np.all(np.isfinite(alpha_init)):
+            raise ValueError(f"alpha_init must be {n} finite values")
+        alpha[active] = np.clip(alpha_init[active], 0.0, C[active])
+    return active, alpha
+
+
 def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="augmented",
                         alpha_init=None, fixed_at_zero=None, fixed_at_C=None, initial_margins=None,
                         max_iter=-1, batch=128, shrinking=False, dynamic=False) -> BinaryFit:
@@ -354,18 +375,8 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
     n = y.size
     if index.shape != (n,) or C.shape != (n,):
         raise ValueError(f"index and C must have shape ({n},)")
-    fixed0 = np.zeros(n, bool) if fixed_at_zero is None else np.asarray(fixed_at_zero, bool)
-    fixedC = np.zeros(n, bool) if fixed_at_C is None else np.asarray(fixed_at_C, bool)
-    if fixed0.shape != (n,) or fixedC.shape != (n,) or (fixed0 & fixedC).any():
-        raise ValueError("fixed_at_zero / fixed_at_C must be disjoint boolean masks of length n")
     start = time.perf_counter()
-    active = ~(fixed0 | fixedC)
-    alpha = np.where(fixedC, C, 0.0)
-    if alpha_init is not None:
-        alpha_init = np.asarray(alpha_init, dtype=np.float64)
-        if alpha_init.shape != (n,) or not np.all(np.isfinite(alpha_init)):
-            raise ValueError(f"alpha_init must be {n} finite values")
-        alpha[active] = np.clip(alpha_init[active], 0.0, C[active])
+    active, alpha = box_start(C, alpha_init, fixed_at_zero, fixed_at_C)
     if initial_margins is not None:
         margins = np.array(initial_margins, dtype=np.float64)
         if margins.shape != (n,):

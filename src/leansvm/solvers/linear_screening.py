@@ -43,7 +43,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from .screening import RULES, DEFAULT_SLACK, ScreeningReference, screen
+from .box_cd import box_start
+from .screening import DEFAULT_SLACK, RULES, ScreeningReference, screen
 
 __all__ = ["LinearSolution", "solve_linear_cd", "linear_reference", "screen_linear",
            "objective", "linear_path", "fit_liblinear", "screened_solve"]
@@ -211,17 +212,7 @@ def solve_linear_cd(X, y, C, *, intercept_scaling=1.0, tol=1e-3, alpha_init=None
     B = float(intercept_scaling)
     if not B > 0:
         raise ValueError(f"intercept_scaling must be positive, got {intercept_scaling!r}")
-    fixed0 = np.zeros(n, bool) if fixed_at_zero is None else np.asarray(fixed_at_zero, bool)
-    fixedC = np.zeros(n, bool) if fixed_at_C is None else np.asarray(fixed_at_C, bool)
-    if fixed0.shape != (n,) or fixedC.shape != (n,) or (fixed0 & fixedC).any():
-        raise ValueError("fixed_at_zero / fixed_at_C must be disjoint boolean masks of length n")
-    active = ~(fixed0 | fixedC)
-    alpha = np.where(fixedC, C, 0.0)
-    if alpha_init is not None:
-        alpha_init = np.asarray(alpha_init, dtype=np.float64)
-        if alpha_init.shape != (n,) or not np.all(np.isfinite(alpha_init)):
-            raise ValueError(f"alpha_init must be {n} finite values")
-        alpha[active] = np.clip(alpha_init[active], 0.0, C[active])
+    active, alpha = box_start(C, alpha_init, fixed_at_zero, fixed_at_C)
     coef = y * alpha
     w = np.asarray(X.T @ coef).ravel()
     wb = np.array([B * coef.sum()])
