@@ -282,7 +282,8 @@ def _path_parser(sub):
     p.add_argument("--c-min", type=float, default=1e-2)
     p.add_argument("--c-max", type=float, default=1e2)
     p.add_argument("--n-c", type=int, default=20, help="number of C values (20)")
-    p.add_argument("--screening", choices=("it", "bt1", "bt2", "none"), default="it")
+    p.add_argument("--screening", choices=("it", "bt1", "bt2", "gap", "none"), default="it")
+    p.add_argument("--dynamic", action="store_true", help="also screen during each solve (duality-gap rule)")
     p.add_argument("--tol", type=float, default=1e-3)
     p.set_defaults(func=cmd_path)
 
@@ -300,7 +301,8 @@ def cmd_path(args) -> int:
     Cs = default_C_grid(args.n_c, args.c_min, args.c_max) if args.n_c > 1 else [args.c_min]
     screening = None if args.screening == "none" else args.screening
     start = time.perf_counter()
-    path = svm_path(X, y, Cs, kernel=args.kernel, gamma=gamma, screening=screening, tol=args.tol)
+    path = svm_path(X, y, Cs, kernel=args.kernel, gamma=gamma, screening=screening, tol=args.tol,
+                    dynamic=args.dynamic)
     print(f"{description}: {X.shape[0]} samples, kernel {args.kernel}, gamma {path.models[0]._gamma:g}, "
           f"screening {args.screening}, {time.perf_counter() - start:.2f} s in all")
     print(f"{'C':>10} {'#SV':>7} {'screened':>9} {'rule s':>8} {'solve s':>8}" + ("  accuracy" if test else ""))
