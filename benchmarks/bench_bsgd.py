@@ -179,8 +179,13 @@ def _accuracy_vs_m2(rows):
 
 def mvs2(args):
     """M in {3, 4, 5} vs M = 2, paired over seeds (the same random order for every M), without and
-    with the convex refit (applied to the same SGD run), for each cascade; a criterion verdict."""
-    raw = []
+    with the convex refit (applied to the same SGD run), for each cascade; a criterion verdict.
+    Runs already in ``--out`` (section mvs2) are kept and not repeated; the file is rewritten
+    after every budget, so an interrupted run loses at most one budget."""
+    out = Path(args.out)
+    old = json.loads(out.read_text()).get("mvs2", {}) if out.exists() else {}
+    raw = list(old.get("runs", []))
+    done = {(r["dataset"], r["budget"], r["M"], r["cascade"], r["seed"]) for r in raw}
     for name in args.datasets:
         ds = load(name)
         nsv = LIBSVM_NSV.get(name) or _libsvm_nsv_from_file(name)
@@ -191,11 +196,17 @@ def mvs2(args):
             configs = [(2, "ranked")] + [(M, c) for c in args.cascades for M in args.merges if M > 2]
             for seed in range(args.seeds):
                 for M, cascade in configs:
+                    if (name, B, M, cascade, seed) in done:
+                        continue
                     raw.append(_plain_and_refit(ds, B, M, cascade, seed, frac, args))
                     r = raw[-1]
                     print(f"  {name} B={B} M={M} {cascade} seed={seed}: acc {r['acc']:.4f} "
                           f"refit {r.get('acc_refit', float('nan')):.4f} fit {r['fit_s']:.2f} s "
                           f"(cpu {r['cpu_s']:.2f}) load {r['load1']:.1f}", flush=True)
+            results = json.loads(out.read_text()) if out.exists() else {}
+            results["mvs2"] = {"summary": _paired_summary(raw), "runs": raw, "partial": True,
+                               "command": " ".join(sys.argv)}
+            write_json_atomic(out, results)
     rows = _paired_summary(raw)
     print(format_table(rows, [("dataset", "dataset", "s"), ("budget", "B", "d"), ("M", "M", "d"),
                               ("cascade", "cascade", "s"), ("n", "seeds", "d"), ("acc", "acc", ".4f"),
