@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from leansvm import SVC, CompressedSVC, compress
+from leansvm import SVC, CompressedSVC, compress, compression
 from leansvm.io import load_libsvm_model, load_model, save_libsvm_model, save_model
 from leansvm.kernels import Kernel
 from leansvm.multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense
@@ -100,6 +100,68 @@ def test_margin_loss_with_pair_weights_gradient_and_value(kernel):
     np.testing.assert_allclose(blocked.objective(theta)[1], grad, rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match="loss"):
         cvm.GradientProblem(kernel, X, F, cvm.output_blocks(None, None, 3), 6, loss="hinge")
+
+
+@pytest.mark.parametrize("multi", [False, True], ids=["binary", "ovo-point-blocks"])
+def test_learned_gamma_gradient(multi):
+    """learn_gamma: d/dlog(gamma) of the rbf objective, with the other parameters, by finite differences."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(30, 4))
+    p = 3 if multi else 1
+    blocks = cvm.own_pair_blocks(rng.integers(0, 3, 30), 3) if multi else None
+    problem = cvm.GradientProblem(Kernel("rbf", 0.5), X, 2 * rng.normal(size=(30, p)),
+                                  cvm.output_blocks(None, None, p), 5, loss="margin", point_blocks=blocks,
+                                  learn_gamma=True)
+    theta = problem.pack(rng.normal(size=(5, 4)), rng.normal(size=(5, p)), rng.normal(size=p))
+    assert theta[-1] == pytest.approx(np.log(0.5)) and problem.kernel_at(theta).gamma == pytest.approx(0.5)
+    grad = problem.objective(theta)[1]
+    assert check_grad(lambda t: problem.objective(t)[0], lambda t: problem.objective(t)[1], theta) \
+        <= 1e-5 * np.linalg.norm(grad)
+    with pytest.raises(ValueError, match="rbf"):
+        cvm.GradientProblem(Kernel("poly", 0.5), X, np.zeros((30, 1)), cvm.output_blocks(None, None, 1), 5,
+                            learn_gamma=True)
+
+
+def _optimise_with_scores(scores, n_validation, max_iter=60, patience=None):
+    """optimise_vectors on a small problem with a scripted held-out agreement per check (start first)."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 2))
+    problem = cvm.GradientProblem(Kernel("rbf", 0.5), X, np.sin(X[:, :1]), cvm.output_blocks(None, None, 1), 4)
+    Z0 = X[:4].copy()
+    B0, c0 = cvm.refit_coefficients(problem.kernel_matrix(Z0), problem.F, problem.blocks)
+    it = iter(scores)
+    return Z0, cvm.optimise_vectors(problem, Z0, B0, c0, max_iter=max_iter, tol=0.0, check_every=10,
+                                    monitor=lambda Z, B, c, kernel: next(it, scores[-1]),
+                                    n_validation=n_validation, patience=patience)
+
+
+def test_iterate_choice_keeps_the_start_when_it_labels_held_out_points_clearly_better():
+    # start 0.95, later 0.80: more than one standard error (sqrt(.95 .05 / 400) = 0.011) worse -> the start
+    Z0, (Z, _, _, res) = _optimise_with_scores([0.95, 0.80, 0.82, 0.81, 0.80, 0.80, 0.80], 400)
+    assert res.best_iteration == 0 and res.best_score == 0.95
+    np.testing.assert_array_equal(Z, Z0)
+    # within one standard error of the best: the last such iterate (more iterations)
+    _, (_, _, _, res) = _optimise_with_scores([0.90, 0.95, 0.948, 0.90, 0.945, 0.90, 0.90], 400)
+    assert res.best_iteration == 40 and res.best_score == 0.945
+    # patience: no better agreement for 20 iterations -> stop at iteration 30
+    _, (_, _, _, res) = _optimise_with_scores([0.90, 0.95, 0.90, 0.90, 0.90, 0.90, 0.90], 400, patience=20)
+    assert res.nit == 30 and res.best_iteration == 10
+
+
+def test_gradient_step_holds_out_points_and_learns_gamma(binary):
+    model, X, y, Xt, _ = binary
+    c = compress(model, n_sv=8, X=X, y=y, max_iter=80)
+    st = c.compression_
+    assert st["n_validation_points"] == 70 and st["n_fit_points"] == 280   # 20 % of 350 held out
+    assert 0 <= st["best_iteration"] <= st["n_iter"] <= 80 and 0 <= st["validation_agreement"] <= 1
+    assert c.expansion_.kernel.gamma == st["gamma"] and c.expansion_.kernel.gamma != model.expansion_.kernel.gamma
+    fixed = compress(model, n_sv=8, X=X, y=y, max_iter=80, learn_gamma=False, validation_fraction=0)
+    assert fixed.expansion_.kernel.gamma == model.expansion_.kernel.gamma
+    assert fixed.compression_["n_validation_points"] == 0 and fixed.compression_["n_fit_points"] == 350
+    # max_iter=None: iterations scaled to the problem, within the range
+    auto = compress(model, n_sv=8, X=X, y=y)
+    assert compression.ITERATION_RANGE[0] <= auto.compression_["max_iter"] <= compression.ITERATION_RANGE[1]
+    assert np.mean(auto.predict(Xt) == model.predict(Xt)) >= 0.9
 
 
 # -- LARS-SVM selection --------------------------------------------------------------------
@@ -335,6 +397,10 @@ def test_bad_input(binary):
         compress(model, n_sv=3, layout="dense")
     with pytest.raises(ValueError, match="loss"):
         compress(model, n_sv=3, loss="hinge")
+    with pytest.raises(ValueError, match="validation_fraction"):
+        compress(model, n_sv=3, validation_fraction=1.0)
+    with pytest.raises(ValueError, match="max_iter"):
+        compress(model, n_sv=3, max_iter=-1)
     with pytest.raises(ValueError, match="not a fitted"):
         compress(SVC(), n_sv=3)
     with pytest.raises(ValueError, match="features"):

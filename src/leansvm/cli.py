@@ -187,7 +187,8 @@ def _compress_parser(sub):
                    help="validation/fitting data (svmlight file or dataset name, test part)")
     p.add_argument("--method", choices=("cvm", "lars"), default="cvm",
                    help="cvm: LARS-SVM + gradient support vectors (default); lars: selection only")
-    p.add_argument("--max-iter", type=int, default=100, help="L-BFGS iterations (100)")
+    p.add_argument("--max-iter", type=int, default=None,
+                   help="L-BFGS iterations (default: 100-3000, fewer for larger problems)")
     p.add_argument("--layout", choices=("shared", "libsvm"), default=None,
                    help="multi-class one-vs-one: every vector serves every pair (shared) or only its "
                         "class's pairs (libsvm); default libsvm for LIBSVM files, shared for *.npz")
