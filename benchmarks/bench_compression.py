@@ -45,6 +45,15 @@ FRACTIONS = (0.01, 0.02, 0.05, 0.10, 0.20)
 METHODS = ("cvm", "lars", "random", "nystroem", "bsgd")
 
 
+def _cpu_s():
+    return time.process_time()
+
+
+def _load():
+    with open("/proc/loadavg") as fh:
+        return float(fh.read().split()[0])
+
+
 def _accuracy(model, X, y):
     return float(np.mean(np.asarray(model.predict(X)) == np.asarray(y)))
 
@@ -83,7 +92,8 @@ def run_dataset(name, fractions, methods, max_iter, timing_fractions, fit_on="sv
     full = LibSVC(C=ds.C, gamma=ds.gamma, cache_size=1000).fit(libsvm_input(X), y)
     fit_s = time.perf_counter() - t0
     m = int(full.support_vectors_.shape[0])
-    full_acc = _accuracy(full, libsvm_input(Xt), yt)
+    full_pred = np.asarray(full.predict(libsvm_input(Xt)))
+    full_acc = float(np.mean(full_pred == yt))
     print(f"\n== {name}: n={X.shape[0]}, d={X.shape[1]}, classes={len(full.classes_)}; LIBSVM {m} SVs, "
           f"test accuracy {full_acc:.4f}, fit {fit_s:.1f} s", flush=True)
     record = {"dataset": name, "n_train": X.shape[0], "n_test": Xt.shape[0], "d": X.shape[1],
@@ -97,14 +107,18 @@ def run_dataset(name, fractions, methods, max_iter, timing_fractions, fit_on="sv
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 if method in ("cvm", "lars", "random"):
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), _cpu_s()
                     fit_points = dict(X=X, y=y) if fit_on == "train" else {}
                     model = compress(full, n_sv=n, method=method, max_iter=max_iter, random_state=0,
-                                     **fit_points, **(options or {}))
+                                     progress=False, **fit_points, **(options or {}))
                     row["fit_s"] = time.perf_counter() - t0
+                    row["fit_cpu_s"] = _cpu_s() - c0
+                    row["load_avg_1min"] = _load()
                     row["n_sv"] = model.expansion_.n_support
-                    row["selection"] = model.compression_.get("selection")
-                    row["n_iter"] = model.compression_.get("n_iter")
+                    for key in ("selection", "n_iter", "max_iter", "best_iteration", "layout", "gamma",
+                                "validation_agreement"):
+                        if key in model.compression_:
+                            row[key] = model.compression_[key]
                 elif method == "nystroem":
                     model, row["fit_s"] = _nystroem(ds, n, X, y, Xt, yt)
                     row["n_sv"] = n
@@ -115,9 +129,13 @@ def run_dataset(name, fractions, methods, max_iter, timing_fractions, fit_on="sv
                     row["n_sv"] = model.expansion_.n_support
             row["accuracy"] = _accuracy(model, Xt, yt)
             row["drop_points"] = 100 * (full_acc - row["accuracy"])
+            row["agreement_with_full"] = float(np.mean(np.asarray(model.predict(Xt)) == full_pred))
             record["rows"].append(row)
+            extra = "".join(f" {k} {row[k]}" for k in ("layout", "n_iter", "best_iteration") if k in row)
             print(f"  {f:5.0%} n={n:5d} {method:9s} acc {row['accuracy']:.4f} "
-                  f"(drop {row['drop_points']:+.2f} pp) fit {row['fit_s']:.1f} s", flush=True)
+                  f"(drop {row['drop_points']:+.2f} pp, agreement {row['agreement_with_full']:.4f}) "
+                  f"fit {row['fit_s']:.1f} s (cpu {row.get('fit_cpu_s', float('nan')):.1f} s, load "
+                  f"{_load():.1f}){extra}", flush=True)
             if method == "cvm" and f in timing_fractions:
                 record["timing"].append(_timing(name, f, model, full_exp, full, Xt))
     return record
@@ -233,7 +251,7 @@ def circle_figure(path, iterations=(0, 5, 10, 20, 50, 200)):
 
 COLUMNS = [("dataset", "dataset", "s"), ("fraction", "% SV", ".0%"), ("n_sv_budget", "n", "d"),
            ("method", "method", "s"), ("accuracy", "test acc", ".4f"), ("drop_points", "drop (pp)", "+.2f"),
-           ("fit_s", "fit s", ".1f")]
+           ("agreement_with_full", "agree", ".4f"), ("fit_s", "fit s", ".1f"), ("fit_cpu_s", "cpu s", ".1f")]
 TIMING_COLUMNS = [("dataset", "dataset", "s"), ("fraction", "% SV", ".0%"), ("n_sv", "n", "d"),
                   ("compressed_s", "compressed s", ".4f"), ("full_leansvm_s", "full leansvm s", ".3f"),
                   ("full_libsvm_s", "LIBSVM predict s", ".3f"),
@@ -245,11 +263,12 @@ def main(argv=None):
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
     parser.add_argument("--fractions", nargs="+", type=float, default=list(FRACTIONS))
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
-    parser.add_argument("--max-iter", type=int, default=100, help="L-BFGS iterations of the gradient step")
+    parser.add_argument("--max-iter", type=int, default=None,
+                        help="L-BFGS iterations of the gradient step (default: compress's automatic choice)")
     parser.add_argument("--timing-fractions", nargs="+", type=float, default=[0.02, 0.10])
-    parser.add_argument("--fit-on", choices=("sv", "train"), default="sv",
-                        help="fitting points of compress: the full model's SVs (default) or the training "
-                             "set (at most 20,000 of it, as the paper's eq. 10)")
+    parser.add_argument("--fit-on", choices=("sv", "train"), default="train",
+                        help="fitting points of compress: the training set (default; at most 20,000 of it, "
+                             "as the paper's eq. 10) or the full model's SVs")
     parser.add_argument("--loss", choices=("squared", "margin"), default="margin",
                         help="gradient step's loss (compress(loss=...))")
     parser.add_argument("--layout", choices=("auto", "shared", "libsvm"), default="auto",
@@ -283,7 +302,7 @@ def main(argv=None):
             payload["datasets"].append({"dataset": name, "error": str(exc)})
             continue
         payload["datasets"].append(record)
-        suffix = ("" if args.fit_on == "sv" else "_fit-train") + ("" if args.layout == "auto" else f"_{args.layout}")
+        suffix = ("" if args.fit_on == "train" else "_fit-sv") + ("" if args.layout == "auto" else f"_{args.layout}")
         plot_dataset(record, RESULTS_DIR / f"compression_{name}{suffix}.png")
         write_json_atomic(out, payload)
     rows = [r for rec in payload["datasets"] for r in rec.get("rows", [])]

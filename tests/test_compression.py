@@ -276,6 +276,16 @@ def test_multiclass_shared_pool_serves_every_pair(multiclass):
     np.testing.assert_allclose(twin.decision_function(Xt), c.decision_function(Xt), atol=1e-10)
 
 
+def test_auto_layout_is_libsvm_from_four_vectors_per_pair(multiclass):
+    model = multiclass[0]                              # 4 classes, 6 pairs
+    small = compress(model, n_sv=23, method="lars")
+    big = compress(model, n_sv=24, method="lars")
+    assert small.compression_["layout"] == "shared" and big.compression_["layout"] == "libsvm"
+    assert np.count_nonzero(small.expansion_.coef) == small.expansion_.coef.size
+    assert np.count_nonzero(big.expansion_.coef) <= 3 * big.expansion_.n_support   # k-1 pairs per vector
+    assert big.libsvm_equivalent() is big
+
+
 def test_multiclass_ovr_model(multiclass):
     _, X, y, Xt, yt = multiclass
     model = SVC(C=10, gamma=0.4, multiclass="ovr").fit(X, y)
