@@ -342,12 +342,15 @@ def run_side(args):
             name = f"{name} (train subsample {args.max_train})"
         contenders = {}
         for B in [int(b) for b in args.budgets.split(",")]:
+            rel = not args.absolute_tol
             for norm in ("l1", "l2"):
                 contenders[f"BudgetSVC-{norm}"] = (B, lambda B=B, norm=norm: leansvm.BudgetSVC(
-                    budget=B, C=ds.C, gamma=ds.gamma, norm=norm, cache_size=args.cache_size))
-            # the heat map's lesson: a smaller budget whose unpruned solution has about s SVs, pruned to s = B
-            contenders[f"BudgetSVC-l1 B={max(1, B // 5)}, s={B}"] = (B, lambda B=B: leansvm.BudgetSVC(
-                budget=max(1, B // 5), n_keep=B, C=ds.C, gamma=ds.gamma, cache_size=args.cache_size))
+                    budget=B, C=ds.C, gamma=ds.gamma, norm=norm, cache_size=args.cache_size, relative_tol=rel))
+            if not args.no_small_budget:
+                # the heat map's lesson: a smaller budget whose unpruned solution has about s SVs, pruned to s = B
+                contenders[f"BudgetSVC-l1 B={max(1, B // 5)}, s={B}"] = (B, lambda B=B: leansvm.BudgetSVC(
+                    budget=max(1, B // 5), n_keep=B, C=ds.C, gamma=ds.gamma, cache_size=args.cache_size,
+                    relative_tol=rel))
             if bsgd is not None:
                 contenders["BSGDClassifier"] = (B, lambda B=B: bsgd(budget=B, C=ds.C, gamma=ds.gamma,
                                                                     random_state=0))
@@ -370,7 +373,7 @@ def run_side(args):
 
 SIDE_COLS = [("dataset", "dataset", "s"), ("method", "method", "s"), ("budget", "B", "d"),
              ("n_sv", "#SV/landmarks", "d"), ("accuracy", "test acc", ".4f"), ("fit_s", "fit s", ".1f"),
-             ("note", "note", "s")]
+             ("fit_cpu_s", "fit CPU s", ".1f"), ("load", "load", "s"), ("note", "note", "s")]
 
 
 def _side_row(name, label, budget, make, ds, libsvm=False):
@@ -378,9 +381,9 @@ def _side_row(name, label, budget, make, ds, libsvm=False):
     model = make()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         model.fit(X_tr, ds.y_train)
-        fit_s = time.perf_counter() - t0
+        fit_s, fit_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     acc = float(np.mean(model.predict(X_te) == ds.y_test))
     if hasattr(model, "expansion_"):
         n_sv = int(model.expansion_.n_support)
@@ -392,9 +395,12 @@ def _side_row(name, label, budget, make, ds, libsvm=False):
     if hasattr(model, "unpruned_expansion_"):
         raw = model.unpruned_expansion_.decision_function(X_te)[:, 0]
         unpruned_acc = float(np.mean(model.classes_[(raw >= 0).astype(int)] == ds.y_test))
-        note = f"unpruned: {model.unpruned_expansion_.n_support} SV, acc {unpruned_acc:.4f}"
+        note = (f"unpruned: {model.unpruned_expansion_.n_support} SV, acc {unpruned_acc:.4f}; "
+                f"rho {model.sum_multiplier_[0]:.6f}, {int(model.n_iter_.sum())} pair steps, "
+                f"{'relative' if model.relative_tol else 'absolute'} tol")
     conv = [str(w.message)[:60] for w in caught if issubclass(w.category, Warning)]
     return {"dataset": name, "method": label, "budget": budget, "n_sv": n_sv, "accuracy": acc, "fit_s": fit_s,
+            "fit_cpu_s": fit_cpu_s, "load": " ".join(open("/proc/loadavg").read().split()[:3]),
             "note": note, "warnings": conv}
 
 
@@ -427,6 +433,9 @@ def main(argv=None):
     s.add_argument("--budgets", default="500")
     s.add_argument("--cache-size", type=float, default=1000.0)
     s.add_argument("--no-libsvm", action="store_true")
+    s.add_argument("--absolute-tol", action="store_true",
+                   help="BudgetSVC(relative_tol=False): LIBSVM's absolute KKT tol")
+    s.add_argument("--no-small-budget", action="store_true", help="skip the B/5, s = B contender")
     s.add_argument("--max-train", type=int, default=0,
                    help="train on a stratified subsample of this many examples (0: all)")
     s.add_argument("--markdown", action="store_true")

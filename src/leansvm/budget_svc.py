@@ -90,8 +90,10 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
     Parameters follow ``leansvm.SVC`` where they exist; in addition
     ``budget`` (B), ``norm``, ``prune``, ``n_keep`` (s), ``relative_tol`` (stop
     at KKT violation <= tol x margin level 1 - rho, the default; False:
-    LIBSVM's absolute tol, much faster when rho is near 1), ``working_set_size``
-    (decomposition when the kernel matrix does not fit ``cache_size``) and
+    LIBSVM's absolute tol, much faster when rho is near 1), ``shrinking``
+    (LIBSVM-style active set; kernel rows beyond ``cache_size`` come from a
+    float32 row cache), ``working_set_size`` (decomposition for
+    ``l2_solver='paper'`` when the kernel matrix does not fit ``cache_size``) and
     ``l2_solver`` ('multiplier', exact; 'paper', the plain SMO with the chord
     (13), which can stall on the 2-norm sphere).
 
@@ -105,7 +107,7 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
 
     def __init__(self, budget=100, C=1.0, norm="l1", kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  tol=1e-3, relative_tol=True, max_iter=-1, prune=True, n_keep=None, refit_bias="kkt",
-                 cache_size=200.0,
+                 cache_size=200.0, shrinking=True,
                  working_set_size=DEFAULT_WORKING_SET, l2_solver="multiplier", multiclass="ovo",
                  decision_function_shape="ovr", n_jobs=None, verbose=False):
         self.budget = budget
@@ -122,6 +124,7 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
         self.n_keep = n_keep
         self.refit_bias = refit_bias
         self.cache_size = cache_size
+        self.shrinking = shrinking
         self.working_set_size = working_set_size
         self.l2_solver = l2_solver
         self.multiclass = multiclass
@@ -168,7 +171,8 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
             fit = solve_budget_smo(Xb, yb, Cb, kernel, budget=budget, norm=self.norm, tol=self.tol,
                                    max_iter=self.max_iter, cache_size=self.cache_size,
                                    working_set_size=self.working_set_size, l2_solver=self.l2_solver,
-                                   relative_tol=bool(self.relative_tol), verbose=self.verbose)
+                                   relative_tol=bool(self.relative_tol), shrinking=bool(self.shrinking),
+                                   verbose=self.verbose)
             if self.prune:
                 fit = prune_binary_fit(fit, Xb, yb, Cb, kernel, n_keep, budget, self.norm, self.refit_bias)
             return fit
