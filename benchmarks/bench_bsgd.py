@@ -14,6 +14,7 @@ Sections
            Nystroem(B) + LinearSVC (scikit-learn's advice for kernel SVMs on large data).
   scaling  fit time vs n at B = 200 (synth and checker, 20k ... 1M).
   letter   26 classes at B = 500 (one-vs-rest and one-vs-one).
+  letter_cs  letter with one shared budget (Crammer-Singer), plain and with the refit.
   mvs2     the criterion "M in {3,4,5} no less accurate than M = 2 by more than 0.5 points": per
            budget, mean and standard error over seeds of the paired difference (same random
            order), plain and with the convex refit of the same run, cascades 'ranked' and 'greedy'.
@@ -185,7 +186,7 @@ def mvs2(args):
     out = Path(args.out)
     old = json.loads(out.read_text()).get("mvs2", {}) if out.exists() else {}
     raw = list(old.get("runs", []))
-    done = {(r["dataset"], r["budget"], r["M"], r["cascade"], r["seed"]) for r in raw}
+    done = {(r["dataset"], r["budget"], r["M"], r["cascade"], r.get("guard", 0.0), r["seed"]) for r in raw}
     for name in args.datasets:
         ds = load(name)
         nsv = LIBSVM_NSV.get(name) or _libsvm_nsv_from_file(name)
@@ -193,14 +194,15 @@ def mvs2(args):
             B = max(10, int(round(frac * nsv)))
             if B > args.max_budget:
                 continue
-            configs = [(2, "ranked")] + [(M, c) for c in args.cascades for M in args.merges if M > 2]
+            configs = [(2, "ranked", 0.0)] + [(M, c, g) for c in args.cascades for g in args.guards
+                                               for M in args.merges if M > 2]
             for seed in range(args.seeds):
-                for M, cascade in configs:
-                    if (name, B, M, cascade, seed) in done:
+                for M, cascade, guard in configs:
+                    if (name, B, M, cascade, guard, seed) in done:
                         continue
-                    raw.append(_plain_and_refit(ds, B, M, cascade, seed, frac, args))
+                    raw.append(_plain_and_refit(ds, B, M, cascade, seed, frac, args, merge_guard=guard))
                     r = raw[-1]
-                    print(f"  {name} B={B} M={M} {cascade} seed={seed}: acc {r['acc']:.4f} "
+                    print(f"  {name} B={B} M={M} {cascade} guard={guard:g} seed={seed}: acc {r['acc']:.4f} "
                           f"refit {r.get('acc_refit', float('nan')):.4f} fit {r['fit_s']:.2f} s "
                           f"(cpu {r['cpu_s']:.2f}) load {r['load1']:.1f}", flush=True)
             results = json.loads(out.read_text()) if out.exists() else {}
@@ -209,7 +211,8 @@ def mvs2(args):
             write_json_atomic(out, results)
     rows = _paired_summary(raw)
     print(format_table(rows, [("dataset", "dataset", "s"), ("budget", "B", "d"), ("M", "M", "d"),
-                              ("cascade", "cascade", "s"), ("n", "seeds", "d"), ("acc", "acc", ".4f"),
+                              ("cascade", "cascade", "s"), ("guard", "guard", "g"), ("n", "seeds", "d"),
+                              ("acc", "acc", ".4f"),
                               ("diff", "- M=2", "+.4f"), ("diff_se", "se", ".4f"), ("verdict", "0.5 pt", "s"),
                               ("acc_refit", "acc refit", ".4f"), ("diff_refit", "- M=2", "+.4f"),
                               ("diff_refit_se", "se", ".4f"), ("verdict_refit", "0.5 pt", "s"),
@@ -217,19 +220,20 @@ def mvs2(args):
     return {"summary": rows, "runs": raw}
 
 
-def _plain_and_refit(ds, B, M, cascade, seed, frac, args):
-    clf = BSGDClassifier(budget=B, C=ds.C, gamma=ds.gamma, n_merge=M, merge_solver=args.solver,
-                         cascade=cascade, random_state=seed)
+def _plain_and_refit(ds, B, M, cascade, seed, frac, args, **params):
+    params = {"C": ds.C, "merge_solver": args.solver, **params}
+    clf = BSGDClassifier(budget=B, gamma=ds.gamma, n_merge=M, cascade=cascade, random_state=seed, **params)
     t0, c0 = time.perf_counter(), time.process_time()
     clf.fit(ds.X_train, ds.y_train)
     r = {"dataset": ds.name, "budget": B, "fraction": frac, "M": M, "cascade": cascade, "seed": seed,
+         "guard": float(params.get("merge_guard", 0.0)),
          "fit_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
          "acc": float(np.mean(clf.predict(ds.X_test) == ds.y_test)),
          "maint_frac": clf.fit_stats_["maintenance_fraction"], "load1": os.getloadavg()[0]}
     if B <= args.refit_max_budget:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         clf.refit_coefficients(ds.X_train, ds.y_train)
-        r["refit_s"] = time.perf_counter() - t0
+        r["refit_s"], r["refit_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
         r["acc_refit"] = float(np.mean(clf.predict(ds.X_test) == ds.y_test))
     return r
 
@@ -254,12 +258,12 @@ def _verdict(diffs):
 def _paired_summary(raw):
     groups = {}
     for r in raw:
-        groups.setdefault((r["dataset"], r["budget"], r["M"], r["cascade"]), []).append(r)
+        groups.setdefault((r["dataset"], r["budget"], r["M"], r["cascade"], r.get("guard", 0.0)), []).append(r)
     rows = []
-    for (name, B, M, cascade), runs in groups.items():
-        base = {q["seed"]: q for q in groups[(name, B, 2, "ranked")]}
+    for (name, B, M, cascade, guard), runs in groups.items():
+        base = {q["seed"]: q for q in groups[(name, B, 2, "ranked", 0.0)]}
         runs = sorted((q for q in runs if q["seed"] in base), key=lambda q: q["seed"])
-        row = {"dataset": name, "budget": B, "fraction": runs[0]["fraction"], "M": M, "cascade": cascade,
+        row = {"dataset": name, "budget": B, "fraction": runs[0]["fraction"], "M": M, "cascade": cascade, "guard": guard,
                "n": len(runs), "acc": float(np.mean([q["acc"] for q in runs])),
                "acc_se": float(np.std([q["acc"] for q in runs], ddof=1) / np.sqrt(len(runs))) if len(runs) > 1 else None,
                "fit_s": float(np.mean([q["fit_s"] for q in runs])), "cpu_s": float(np.mean([q["cpu_s"] for q in runs])),
@@ -391,6 +395,20 @@ def letter(args):
     return rows
 
 
+def letter_cs(args):
+    """letter, one shared budget of 500 vectors (Crammer-Singer, M=2 golden, one epoch, C=0.625,
+    i.e. lambda = 1e-4), plain and with the one-vs-rest convex refit of the same run."""
+    ds = load("letter")
+    rows = []
+    for seed in range(args.seeds):
+        r = _plain_and_refit(ds, 500, 2, "ranked", seed, None, args, C=0.625, merge_solver="golden",
+                             multiclass="crammer_singer")
+        rows.append(r)
+        print(f"  letter CS seed={seed}: acc {r['acc']:.4f} fit {r['fit_s']:.2f} s (cpu {r['cpu_s']:.2f}), "
+              f"refit acc {r['acc_refit']:.4f} in {r['refit_s']:.1f} s (cpu {r['refit_cpu_s']:.1f})", flush=True)
+    return rows
+
+
 def warm_up():
     """Compile (or load from numba's cache) every code path before anything is timed."""
     rng = np.random.default_rng(0)
@@ -406,7 +424,7 @@ def warm_up():
         BSGDClassifier(budget=10, gamma=0.5, multiclass="crammer_singer", **kw).fit(X, y3)
 
 
-SECTIONS = {"table1": table1, "fig1": fig1, "fig23": fig23, "mvs2": mvs2, "peers": peers, "scaling": scaling, "letter": letter}
+SECTIONS = {"table1": table1, "fig1": fig1, "fig23": fig23, "mvs2": mvs2, "letter_cs": letter_cs, "peers": peers, "scaling": scaling, "letter": letter}
 
 
 def main(argv=None):
@@ -421,7 +439,7 @@ def main(argv=None):
     p.add_argument("--skip-slow-libsvm", action="store_true", help="no LIBSVM on synth-200k unless saved")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--seeds", type=int, default=1, help="fig23 / letter: mean over this many random orders")
-    p.add_argument("--guards", default="0", help="fig23: merge_guard values (0 = the paper's cascade)")
+    p.add_argument("--guards", default="0", help="fig23 / mvs2: merge_guard values (0 = the paper's cascade)")
     p.add_argument("--merges", default="2,3,4,5,10", help="fig23: values of M")
     p.add_argument("--cascade", default="ranked", help="fig23: 'ranked' (the paper) or 'greedy' partners")
     p.add_argument("--cascades", default="ranked,greedy", help="mvs2: cascades compared with M=2")
