@@ -11,7 +11,8 @@ from .expansion import KernelExpansion
 from .kernels import Kernel
 from .lean import fit_lean
 from .model_selection import SVCCV, svm_path
+from .solvers.linear_screening import linear_path
 
 __all__ = ["BSGDClassifier", "BudgetSVC", "CompressedSVC", "compress", "SVC", "Kernel", "KernelExpansion", "KernelClassifierMixin", "fit_lean",
-           "SVCCV", "svm_path"]
+           "SVCCV", "svm_path", "linear_path"]
 __version__ = "0.1.0"
