@@ -23,8 +23,8 @@ L held at C c_i):
 * ``"cd"``: liblinear's dual coordinate descent (Hsieh et al. 2008, Alg. 1
   with shrinking; random order per epoch) compiled with numba, on the active
   samples only, warm-started from the reference (at-bound SVs moved to the
-  new C, as the kernel path does). It keeps a (the dual point), which the
-  next reference needs, and the duality gap.
+  new C, as the kernel path does). It returns the dual point a, from which
+  the next reference (and its duality gap, the rules' safeguard) is built.
 * ``"liblinear"``: scikit-learn's ``LinearSVC`` on the rows not in R (it has
   no way to hold samples at C or to warm-start, so L rows stay in the
   problem; the optimum is the same since only R rows are removed).
