@@ -4,6 +4,7 @@
     python benchmarks/bench_budget_svc.py heatmap --problems 5 --step 100   # quick look
     python benchmarks/bench_budget_svc.py side               # magic and a9a at equal budget
     python benchmarks/bench_budget_svc.py side --datasets a9a --max-train 8000   # reduced a9a
+    python benchmarks/bench_budget_svc.py tol --dataset magic --max-train 2000 --budget 200   # relative_tol cost
 
 heatmap (the paper's Figure 1)
     50 random binary problems per dataset: the 10 digit classes split at random
@@ -332,13 +333,7 @@ def run_side(args):
     for name in args.datasets.split(","):
         ds = datasets.load(name)
         if args.max_train and ds.X_train.shape[0] > args.max_train:
-            from dataclasses import replace
-
-            from sklearn.model_selection import train_test_split
-            keep, _ = train_test_split(np.arange(ds.X_train.shape[0]), train_size=args.max_train,
-                                       random_state=0, stratify=np.asarray(ds.y_train))
-            keep = np.sort(keep)
-            ds = replace(ds, X_train=ds.X_train[keep], y_train=np.asarray(ds.y_train)[keep])
+            ds = _subsample(ds, args.max_train)
             name = f"{name} (train subsample {args.max_train})"
         contenders = {}
         for B in [int(b) for b in args.budgets.split(",")]:
@@ -369,6 +364,52 @@ def run_side(args):
     print("\n" + (markdown_table if args.markdown else format_table)(payload["rows"], SIDE_COLS))
     write_json_atomic(out_path, payload)
     print(f"wrote {out_path}")
+
+
+def run_tol(args):
+    """Cost of the margin-relative stop: BudgetSVC(prune=False) with relative_tol True / False (and shrinking)."""
+    from leansvm import datasets
+
+    ds = _subsample(datasets.load(args.dataset), args.max_train)
+    rows = []
+    out_path = RESULTS_DIR / f"budget_svc_tol-{datetime.now():%Y%m%d-%H%M%S}.json"
+    for norm in ("l1", "l2"):
+        for shrinking in ([True, False] if args.compare_shrinking else [True]):
+            for rel in (False, True):
+                model = leansvm.BudgetSVC(budget=args.budget, C=ds.C, gamma=ds.gamma, norm=norm, prune=False,
+                                          relative_tol=rel, shrinking=shrinking, cache_size=args.cache_size)
+                t0, c0 = time.perf_counter(), time.process_time()
+                model.fit(ds.X_train, ds.y_train)
+                rows.append({"dataset": f"{args.dataset} ({ds.X_train.shape[0]} train)", "norm": norm,
+                             "shrinking": shrinking, "relative_tol": rel, "pair_steps": int(model.n_iter_.sum()),
+                             "fit_s": time.perf_counter() - t0, "fit_cpu_s": time.process_time() - c0,
+                             "rho": float(model.sum_multiplier_[0]), "n_sv": int(model.expansion_.n_support),
+                             "accuracy": float(model.score(ds.X_test, ds.y_test)),
+                             "load": " ".join(open("/proc/loadavg").read().split()[:3])})
+                print(format_table(rows[-1:], TOL_COLS), flush=True)
+                write_json_atomic(out_path, {"experiment": "relative_tol cost", "budget": args.budget,
+                                             "machine": machine_info(), "rows": rows})
+    print("\n" + markdown_table(rows, TOL_COLS))
+    print(f"wrote {out_path}")
+
+
+TOL_COLS = [("dataset", "dataset", "s"), ("norm", "norm", "s"), ("shrinking", "shrinking", "s"),
+            ("relative_tol", "relative tol", "s"), ("pair_steps", "pair steps", "d"), ("fit_s", "fit s", ".1f"),
+            ("fit_cpu_s", "CPU s", ".1f"), ("rho", "rho", ".6f"), ("n_sv", "#SV", "d"),
+            ("accuracy", "test acc", ".4f"), ("load", "load", "s")]
+
+
+def _subsample(ds, max_train):
+    """The dataset with a stratified training subsample of ``max_train`` rows (0: unchanged)."""
+    if not max_train or ds.X_train.shape[0] <= max_train:
+        return ds
+    from dataclasses import replace
+
+    from sklearn.model_selection import train_test_split
+    keep, _ = train_test_split(np.arange(ds.X_train.shape[0]), train_size=max_train, random_state=0,
+                               stratify=np.asarray(ds.y_train))
+    keep = np.sort(keep)
+    return replace(ds, X_train=ds.X_train[keep], y_train=np.asarray(ds.y_train)[keep])
 
 
 SIDE_COLS = [("dataset", "dataset", "s"), ("method", "method", "s"), ("budget", "B", "d"),
@@ -440,6 +481,13 @@ def main(argv=None):
                    help="train on a stratified subsample of this many examples (0: all)")
     s.add_argument("--markdown", action="store_true")
     s.set_defaults(func=run_side)
+    t = sub.add_parser("tol", help="cost of relative_tol (unpruned BudgetSVC, both tols)")
+    t.add_argument("--dataset", default="magic")
+    t.add_argument("--max-train", type=int, default=2000)
+    t.add_argument("--budget", type=int, default=200)
+    t.add_argument("--cache-size", type=float, default=1000.0)
+    t.add_argument("--compare-shrinking", action="store_true", help="also without shrinking")
+    t.set_defaults(func=run_tol)
     args = parser.parse_args(argv)
     args.func(args)
 

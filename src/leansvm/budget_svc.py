@@ -88,9 +88,11 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
     B = 100 gives 2760 SVs); ``prune=False`` gives the exact budget-SVM.
 
     Parameters follow ``leansvm.SVC`` where they exist; in addition
-    ``budget`` (B), ``norm``, ``prune``, ``n_keep`` (s), ``relative_tol`` (stop
-    at KKT violation <= tol x margin level 1 - rho, the default; False:
-    LIBSVM's absolute tol, much faster when rho is near 1), ``shrinking``
+    ``budget`` (B), ``norm``, ``prune``, ``n_keep`` (s), ``relative_tol``
+    (False, the default: LIBSVM's absolute KKT tol, as its nu-SVC uses for
+    the same problem; True: stop at violation <= tol x margin level 1 - rho,
+    exact when rho is near 1 but 8-70x more pair steps on magic for <= 0.006
+    test accuracy, BENCHMARKS.md), ``shrinking``
     (LIBSVM-style active set; kernel rows beyond ``cache_size`` come from a
     float32 row cache), ``working_set_size`` (decomposition for
     ``l2_solver='paper'`` when the kernel matrix does not fit ``cache_size``) and
@@ -106,7 +108,7 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, budget=100, C=1.0, norm="l1", kernel="rbf", degree=3, gamma="scale", coef0=0.0,
-                 tol=1e-3, relative_tol=True, max_iter=-1, prune=True, n_keep=None, refit_bias="kkt",
+                 tol=1e-3, relative_tol=False, max_iter=-1, prune=True, n_keep=None, refit_bias="kkt",
                  cache_size=200.0, shrinking=True,
                  working_set_size=DEFAULT_WORKING_SET, l2_solver="multiplier", multiclass="ovo",
                  decision_function_shape="ovr", n_jobs=None, verbose=False):

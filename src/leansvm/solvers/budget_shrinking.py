@@ -43,7 +43,7 @@ import numba
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .budget_smo import _SNAP, _TAU, CONVERGED, MAX_ITER, SIGMA, STALLED, _level, max_violation
+from .budget_smo import _TAU, CONVERGED, MAX_ITER, SIGMA, STALLED, _apply_pair, _scan_set, max_violation
 
 #: status codes beyond CONVERGED, MAX_ITER, STALLED: a kernel row is missing / time to unshrink /
 #: periodic check of the whole set
@@ -74,35 +74,9 @@ def _smo_shrinking(slab, slot_of, active, m, y, alpha, G, U, diag, slack, eta, t
     L = recent.shape[0]
     n_iter = 0
     while True:
-        up_max0 = -np.inf
-        up_max1 = -np.inf
-        low_min0 = np.inf
-        low_min1 = np.inf
-        up_arg0 = -1
-        up_arg1 = -1
-        for p in range(m):
-            t = active[p]
-            v = -y[t] * G[t]
-            if y[t] > 0:
-                if alpha[t] < U[t] and v > up_max0:
-                    up_max0 = v
-                    up_arg0 = t
-                if alpha[t] > 0 and v < low_min0:
-                    low_min0 = v
-            else:
-                if alpha[t] > 0 and v > up_max1:
-                    up_max1 = v
-                    up_arg1 = t
-                if alpha[t] < U[t] and v < low_min1:
-                    low_min1 = v
+        viol, scale, up_arg0, up_arg1, up_max0, up_max1, low_min0, low_min1 = _scan_set(
+            alpha, y, G, U, slack, floor, active, m)
         sum_active = slack <= 0.0
-        viol = max(up_max0 - low_min0, up_max1 - low_min1, up_max1 - low_min0)
-        if not sum_active:
-            viol = max(viol, up_max0 - low_min1)
-        scale = 1.0 - 0.5 * (_level(up_max0, low_min0) - _level(up_max1, low_min1))
-        if not scale == scale:
-            scale = 1.0
-        scale = min(1.0, max(floor, scale))
         if viol <= tol * scale:
             return n_iter, m, slack, viol, CONVERGED, -1, n_recent
         if n_iter >= max_iter:
@@ -174,32 +148,13 @@ def _smo_shrinking(slab, slot_of, active, m, y, alpha, G, U, diag, slack, eta, t
         step = (-y[i] * G[i] + y[j] * G[j]) / a           # (9)
         t_max = U[i] - alpha[i] if y[i] > 0 else alpha[i]  # (10), (11)
         t_max = min(t_max, alpha[j] if y[j] > 0 else U[j] - alpha[j])
-        sum_bound = np.inf
         if y[i] > 0 and y[j] < 0:                          # (12)
-            sum_bound = 0.5 * slack
-            t_max = min(t_max, sum_bound)
+            t_max = min(t_max, 0.5 * slack)
         if step > t_max:
             step = t_max
         if step <= 0.0:
             return n_iter, m, slack, viol, STALLED, -1, n_recent
-        old_i = alpha[i]
-        old_j = alpha[j]
-        alpha[i] += y[i] * step
-        alpha[j] -= y[j] * step
-        for k in (i, j):
-            if alpha[k] <= _SNAP * U[k]:
-                alpha[k] = 0.0
-            elif alpha[k] >= U[k] * (1.0 - _SNAP):
-                alpha[k] = U[k]
-        d_i = alpha[i] - old_i
-        d_j = alpha[j] - old_j
-        if y[i] != y[j]:
-            if step >= sum_bound:
-                slack = 0.0
-            else:
-                slack -= d_i + d_j
-                if slack < _SNAP * (U[i] + U[j]):
-                    slack = 0.0
+        d_i, d_j, slack = _apply_pair(alpha, y, U, i, j, step, slack)
         ci = y[i] * d_i
         cj = y[j] * d_j
         for p in range(m):

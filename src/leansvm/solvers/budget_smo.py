@@ -135,9 +135,10 @@ def _smo_block(K, y, alpha, G, U, slack, eta, ball_sq, sumsq, tol, max_iter, flo
     (iterations, slack, sumsq, final maximal violation, status).
     """
     q = y.shape[0]
+    everyone = np.arange(q)
     n_iter = 0
     while True:
-        viol, scale, up_arg0, up_arg1 = _scan(alpha, y, G, U, slack, floor)
+        viol, scale, up_arg0, up_arg1, _, _, _, _ = _scan_set(alpha, y, G, U, slack, floor, everyone, q)
         sum_active = slack <= 0.0
         if viol <= tol * scale:
             return n_iter, slack, sumsq, viol, CONVERGED
@@ -191,29 +192,13 @@ def _smo_block(K, y, alpha, G, U, slack, eta, ball_sq, sumsq, tol, max_iter, flo
             a = _TAU
         step = (-y[i] * G[i] + y[j] * G[j]) / a          # (9)
         t_max = _pair_limit(alpha, y, U, i, j, slack, ball_sq, sumsq)
-        sum_bound = 0.5 * slack if (y[i] > 0 and y[j] < 0) else np.inf
         if step > t_max:
             step = t_max
         if step <= 0.0:
             return n_iter, slack, sumsq, viol, STALLED
         old_i = alpha[i]
         old_j = alpha[j]
-        alpha[i] += y[i] * step
-        alpha[j] -= y[j] * step
-        for k in (i, j):                                      # exact bounds after clipping
-            if alpha[k] <= _SNAP * U[k]:
-                alpha[k] = 0.0
-            elif alpha[k] >= U[k] * (1.0 - _SNAP):
-                alpha[k] = U[k]
-        d_i = alpha[i] - old_i
-        d_j = alpha[j] - old_j
-        if y[i] != y[j]:                                  # same class: 1'a unchanged
-            if step >= sum_bound:
-                slack = 0.0
-            else:
-                slack -= d_i + d_j
-                if slack < _SNAP * (U[i] + U[j]):
-                    slack = 0.0
+        d_i, d_j, slack = _apply_pair(alpha, y, U, i, j, step, slack)
         sumsq += (alpha[i] * alpha[i] - old_i * old_i) + (alpha[j] * alpha[j] - old_j * old_j)
         ci = y[i] * d_i
         cj = y[j] * d_j
@@ -225,8 +210,9 @@ def _smo_block(K, y, alpha, G, U, slack, eta, ball_sq, sumsq, tol, max_iter, flo
 
 
 @numba.njit(cache=True)
-def _scan(alpha, y, G, U, slack, floor):
-    """(maximal violation over allowed pairs, margin scale, best I_up index of each class).
+def _scan_set(alpha, y, G, U, slack, floor, active, m):
+    """Over the samples ``active[:m]``: (maximal violation over allowed pairs, margin scale,
+    best I_up index of each class, up_max+, up_max-, low_min+, low_min-) with v = -y G.
 
     The margin scale is the level 1 - rho shared by the free SVs
     (y_i (f_i + b) = 1 - rho): per class the free SVs have -y_i G_i = rho + b
@@ -240,7 +226,8 @@ def _scan(alpha, y, G, U, slack, floor):
     low_min1 = np.inf
     up_arg0 = -1
     up_arg1 = -1
-    for t in range(y.shape[0]):
+    for p in range(m):
+        t = active[p]
         v = -y[t] * G[t]
         if y[t] > 0:
             if alpha[t] < U[t] and v > up_max0:
@@ -260,7 +247,33 @@ def _scan(alpha, y, G, U, slack, floor):
     scale = 1.0 - 0.5 * (_level(up_max0, low_min0) - _level(up_max1, low_min1))
     if not scale == scale:                                 # a class without a finite level
         scale = 1.0
-    return viol, min(1.0, max(floor, scale)), up_arg0, up_arg1
+    return (viol, min(1.0, max(floor, scale)), up_arg0, up_arg1, up_max0, up_max1, low_min0, low_min1)
+
+
+@numba.njit(cache=True)
+def _apply_pair(alpha, y, U, i, j, step, slack):
+    """a_i += y_i t, a_j -= y_j t (t = ``step``, already clipped), bounds snapped exactly;
+    returns (d_i, d_j, new slack of 1'a <= S): a step stopped by (12) makes the sum exactly active."""
+    sum_bound = 0.5 * slack if (y[i] > 0 and y[j] < 0) else np.inf
+    old_i = alpha[i]
+    old_j = alpha[j]
+    alpha[i] += y[i] * step
+    alpha[j] -= y[j] * step
+    for k in (i, j):                                      # exact bounds after clipping
+        if alpha[k] <= _SNAP * U[k]:
+            alpha[k] = 0.0
+        elif alpha[k] >= U[k] * (1.0 - _SNAP):
+            alpha[k] = U[k]
+    d_i = alpha[i] - old_i
+    d_j = alpha[j] - old_j
+    if y[i] != y[j]:                                  # same class: 1'a unchanged
+        if step >= sum_bound:
+            slack = 0.0
+        else:
+            slack -= d_i + d_j
+            if slack < _SNAP * (U[i] + U[j]):
+                slack = 0.0
+    return d_i, d_j, slack
 
 
 @numba.njit(cache=True)
@@ -308,12 +321,12 @@ def _bound_masks(alpha, y, U):
 
 def max_violation(alpha, y, G, U, slack) -> float:
     """Maximal KKT violation over allowed pairs (see the module docstring)."""
-    return float(_scan(alpha, y, G, U, float(slack), 1.0)[0])
+    return float(_scan_set(alpha, y, G, U, float(slack), 1.0, np.arange(y.size), y.size)[0])
 
 
 def violation_and_scale(alpha, y, G, U, slack, floor=MARGIN_FLOOR):
     """(maximal violation, margin scale): the solver stops when violation <= tol * scale."""
-    viol, scale, _, _ = _scan(alpha, y, G, U, float(slack), float(floor))
+    viol, scale = _scan_set(alpha, y, G, U, float(slack), float(floor), np.arange(y.size), y.size)[:2]
     return float(viol), float(scale)
 
 
