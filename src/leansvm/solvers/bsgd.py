@@ -2,7 +2,7 @@
 
 Primal objective (Qaadan & Glasmachers, arXiv:1806.10179, eq. (1)):
 
-    P(w, b) = lambda/2 ||w||^2 + 1/n sum_i max(0, 1 - y_i (<w, phi(x_i)> + b)),   w = sum_j alpha_j phi(sv_j)
+    P(w, b) = lambda/2 ||w||^2 + 1/n sum_i max(0, 1 - y_i (w'phi(x_i) + b)),   w = sum_j alpha_j phi(sv_j)
 
 Pegasos step t (learning rate eta_t = 1 / (lambda t)): alpha <- (1 - 1/t) alpha; when
 y_t f(x_t) < 1 the point joins the model with alpha = eta_t y_t. The unregularised bias b is held
@@ -184,7 +184,7 @@ def _dots_sparse(SV, n_sv, data, indices, lo, hi, out):
 
 @njit(cache=True)
 def _dots_row(Xd, data, indices, indptr, sparse, i, SV, n_sv, out):
-    """out[j] = <sv_j, x_i> for the first n_sv vectors (x_i a dense row or a CSR row)."""
+    """out[j] = sv_j'x_i for the first n_sv vectors (x_i a dense row or a CSR row)."""
     if sparse:
         _dots_sparse(SV, n_sv, data, indices, indptr[i], indptr[i + 1], out)
     else:
