@@ -43,7 +43,7 @@ import numba
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .budget_smo import _TAU, CONVERGED, MAX_ITER, SIGMA, STALLED, _apply_pair, _scan_set, max_violation
+from .budget_smo import _TAU, CONVERGED, MAX_ITER, SIGMA, STALLED, _apply_pair, _low_partner, _scan_set, max_violation
 
 #: status codes beyond CONVERGED, MAX_ITER, STALLED: a kernel row is missing / time to unshrink /
 #: periodic check of the whole set
@@ -113,14 +113,8 @@ def _smo_shrinking(slab, slot_of, active, m, y, alpha, G, U, diag, slack, eta, t
             Kii = diag[i]
             for p in range(m):
                 t = active[p]
-                if y[t] > 0:
-                    if not alpha[t] > 0:
-                        continue
-                else:
-                    if not alpha[t] < U[t]:
-                        continue
-                    if ci == 0 and sum_active:
-                        continue
+                if not _low_partner(alpha, y, U, t, ci == 0 and sum_active):
+                    continue
                 b = vi + y[t] * G[t]
                 if b < threshold or b <= 0.0:
                     continue

@@ -156,14 +156,8 @@ def _smo_block(K, y, alpha, G, U, slack, eta, ball_sq, sumsq, tol, max_iter, flo
             vi = -y[i] * G[i]
             Kii = K[i, i]
             for t in range(q):
-                if y[t] > 0:
-                    if not alpha[t] > 0:
-                        continue
-                else:
-                    if not alpha[t] < U[t]:
-                        continue
-                    if ci == 0 and sum_active:
-                        continue
+                if not _low_partner(alpha, y, U, t, ci == 0 and sum_active):
+                    continue
                 b = vi + y[t] * G[t]
                 if b <= 0.0 or (b < threshold and ball_sq == np.inf):
                     continue
@@ -248,6 +242,15 @@ def _scan_set(alpha, y, G, U, slack, floor, active, m):
     if not scale == scale:                                 # a class without a finite level
         scale = 1.0
     return (viol, min(1.0, max(floor, scale)), up_arg0, up_arg1, up_max0, up_max1, low_min0, low_min1)
+
+
+@numba.njit(cache=True, inline="always")
+def _low_partner(alpha, y, U, t, positive_only):
+    """Is t in I_low (a_t > 0 for y = +1, a_t < U for y = -1), and of class +1 when ``positive_only``
+    (an I_up sample of class +1 while the sum constraint is active: (+ up, - low) would raise 1'a)?"""
+    if y[t] > 0:
+        return alpha[t] > 0
+    return alpha[t] < U[t] and not positive_only
 
 
 @numba.njit(cache=True)
