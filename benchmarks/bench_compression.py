@@ -43,6 +43,8 @@ from leansvm.compare import expansion_from_sklearn  # noqa: E402
 DATASETS = ("magic", "letter", "page-blocks0", "banana", "satimage", "a9a")
 FRACTIONS = (0.01, 0.02, 0.05, 0.10, 0.20)
 METHODS = ("cvm", "lars", "random", "nystroem", "bsgd")
+#: methods that do not depend on compress (``--plot-only --baselines``)
+BASELINES = ("nystroem", "bsgd")
 
 
 def _cpu_s():
@@ -156,6 +158,29 @@ def _timing(name, f, compressed, full_exp, full, Xt):
           f"{best['full_leansvm']:.3f} s ({row['speedup_vs_full_same_engine']:.1f}x), LIBSVM predict "
           f"{best['full_libsvm']:.3f} s ({row['speedup_vs_libsvm']:.1f}x)", flush=True)
     return row
+
+
+def _records_with_baselines(result_files, baseline_files):
+    """Dataset records of ``result_files``, plus the Nystroem / BSGD rows they lack from ``baseline_files``
+    (same dataset and full model size only: those rows do not depend on compress's defaults)."""
+    import json
+
+    def records(files):
+        for path in files:
+            with open(path) as fh:
+                yield from (r for r in json.load(fh)["datasets"] if "rows" in r)
+
+    base = list(records(baseline_files))
+    out = []
+    for record in records(result_files):
+        have = {r["method"] for r in record["rows"]}
+        for old in base:
+            if old["dataset"] == record["dataset"] and old["full_n_sv"] == record["full_n_sv"]:
+                extra = [r for r in old["rows"] if r["method"] in BASELINES and r["method"] not in have]
+                record["rows"] += extra
+                have |= {r["method"] for r in extra}
+        out.append(record)
+    return out
 
 
 def plot_dataset(record, path):
@@ -274,12 +299,21 @@ def main(argv=None):
     parser.add_argument("--layout", choices=("auto", "shared", "libsvm"), default="auto",
                         help="multi-class vector layout (compress(layout=...))")
     parser.add_argument("--circle", action="store_true", help="only draw the paper's Figure 2")
+    parser.add_argument("--plot-only", nargs="+", metavar="JSON",
+                        help="redraw compression_<dataset>.png from these result files (no runs)")
+    parser.add_argument("--baselines", nargs="+", metavar="JSON", default=[],
+                        help="with --plot-only: nystroem / bsgd rows missing from the results, taken from "
+                             "these earlier result files of the same dataset and full model")
     parser.add_argument("--shared-vs-separate", action="store_true",
                         help="multi-class only: one shared pool vs each pair compressed separately")
     args = parser.parse_args(argv)
     RESULTS_DIR.mkdir(exist_ok=True)
     if args.circle:
         circle_figure(RESULTS_DIR / "cvm_circle.png")
+        return 0
+    if args.plot_only:
+        for record in _records_with_baselines(args.plot_only, args.baselines):
+            plot_dataset(record, RESULTS_DIR / f"compression_{record['dataset']}.png")
         return 0
     stamp = time.strftime("%Y%m%d-%H%M%S")
     if args.shared_vs_separate:
