@@ -229,6 +229,26 @@ def test_auto_solver_hands_over_to_irwls_with_the_same_optima(binary, monkeypatc
             np.testing.assert_allclose(p.fit.stats["margins"], Q @ p.fit.alpha, rtol=1e-9, atol=1e-9)
 
 
+def test_path_with_shrinking_and_irwls_without_going_back_reaches_the_optima(binary, monkeypatch):
+    """Large-problem settings forced on a small one: CD shrinks at every C and, once IRWLS has
+    taken over, it keeps every later C; every C still reaches the exact box-QP optimum."""
+    import leansvm.solvers.path as path_module
+    monkeypatch.setattr(path_module, "SHRINK_MIN_ACTIVE", 0)
+    monkeypatch.setattr(path_module, "SWITCH_STEPS_PER_SAMPLE", 0.5)
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    Q = gram(X, y, kernel)
+    points = binary_path(X, y, CS, kernel, screening="it", tol=1e-6, solver="auto",
+                         solver_options={"random_state": 0, "cache_size": 10.0})
+    solvers = [p.fit.stats.get("solver", "cd") for p in points]
+    assert solvers[0] == "cd" and "irwls" in solvers
+    first = solvers.index("irwls")
+    assert all(s == "irwls" for s in solvers[first:])
+    for p in points:
+        a = exact_box_qp(Q, np.full(y.size, p.C))
+        assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
+
+
 def test_gap_rule_and_dynamic_screening_with_the_unregularised_bias(binary):
     """LIBSVM's formulation: a path screened by the gap rule, statically and during each solve,
     reaches LIBSVM's dual objective at every C."""
