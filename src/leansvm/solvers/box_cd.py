@@ -30,6 +30,7 @@ import warnings
 
 import numba
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..kernels import Kernel, KernelRowCache
@@ -55,6 +56,40 @@ class PathKernelCache(KernelRowCache):
     row computed once serves every C and every sub-problem that contains the
     sample. LIBSVM's grid recomputes them at every C.
     """
+
+    #: rows computed per GEMM when filling never-used slots in place (64 MB of float32 rows at n = 15,000)
+    FILL_BLOCK_ROWS = 1024
+
+    def _store_new(self, samples) -> bool:
+        """Compute rows K[samples, :] straight into never-used slots (dense X, exact dtype): no
+        temporary block, no copy. The generic path computes a block of up to half the cache and
+        copies it in; on magic (15,216 rows, 926 MB) that copy and the fresh temporary's page
+        faults cost 2.3 s CPU of the first C's 3.1 s. Returns False where it does not apply."""
+        k = samples.size
+        if sp.issparse(self.X) or self.X.dtype != self.dtype or self._filled + k > self.capacity:
+            return False
+        start = self._filled
+        for a in range(0, k, self.FILL_BLOCK_ROWS):
+            rows = samples[a:a + self.FILL_BLOCK_ROWS]
+            out = self._slab[start + a:start + a + rows.size]
+            np.dot(self.X[rows], self.X.T, out=out)
+            self.kernel.transform_inner(out, x_norms=self.norms[rows], y_norms=self.norms)
+        free = np.arange(start, start + k)
+        self._filled += k
+        self._owner[free] = samples
+        self._slot_of[samples] = free
+        self._stamp[free] = self._clock
+        return True
+
+    def slots(self, idx) -> np.ndarray:
+        """``KernelRowCache.slots``, missing rows computed in place while never-used slots remain."""
+        idx = np.asarray(idx, dtype=np.intp)
+        if idx.size <= self.capacity:
+            missing = idx[self._slot_of[idx] < 0]
+            if missing.size and self._store_new(missing):
+                self.misses += missing.size
+                self.hits -= missing.size          # counted as misses above; super() sees them as hits
+        return super().slots(idx)
 
     def resident_slots(self, idx) -> np.ndarray:
         """Slot in ``slab`` of each global row of ``idx``, -1 where the row is not cached (no side effect)."""
