@@ -134,6 +134,21 @@ def test_shrinking_gives_the_same_solution_and_kkt(norm, B, cache_size):
     assert abs(on.intercept - off.intercept) < 1e-2 * max(1.0, abs(off.intercept))
 
 
+def test_shrinking_stopped_early_reports_the_whole_set():
+    """max_iter on a shrunk active set: the gradient is reconstructed before returning, so the
+    reported violation and objective are those of the whole set (degenerate budget, rho -> 1)."""
+    X, y, _ = _random_problem(3, n=500, noise=0.5)
+    kernel = Kernel("rbf", 0.5)
+    with pytest.warns(ConvergenceWarning):
+        fit = solve_budget_smo(X, y, 1.0, kernel, budget=10, tol=1e-4, max_iter=20000)
+    assert fit.stats["min_active"] < y.size and fit.stats["reconstructions"] >= 1
+    G = y * (kernel(X) @ (fit.alpha * y)) - 1
+    slack = 10.0 - fit.alpha.sum()
+    exact = max_violation(fit.alpha, y, G, np.ones(y.size), slack if slack > 1e-9 else 0.0)
+    assert fit.stats["max_violation"] == pytest.approx(exact, rel=1e-6, abs=1e-12)
+    assert fit.dual_objective == pytest.approx(0.5 * fit.alpha @ (G + 1) - fit.alpha.sum(), rel=1e-9)
+
+
 def test_float32_row_cache_matches_float64():
     X, y, _ = _random_problem(3, n=500, noise=0.5)
     kernel = Kernel("rbf", 0.5)
