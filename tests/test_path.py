@@ -249,6 +249,26 @@ def test_path_with_shrinking_and_irwls_without_going_back_reaches_the_optima(bin
         assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
 
 
+def test_large_problems_get_the_large_irwls_working_set_unless_one_is_given(binary, monkeypatch):
+    import leansvm.solvers.path as path_module
+    seen = []
+    real = path_module.solve_irwls
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("working_set_size"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(path_module, "solve_irwls", spy)
+    monkeypatch.setattr(path_module, "LARGE_PROBLEM", 10)
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    for given, expected in ((None, path_module.LARGE_WORKING_SET), (64, 64)):
+        seen.clear()
+        binary_path(X, y, CS[:2], kernel, solver="irwls", tol=1e-4,
+                    solver_options={"working_set_size": given, "cache_size": 10.0})
+        assert seen and set(seen) == {expected}
+
+
 def test_gap_rule_and_dynamic_screening_with_the_unregularised_bias(binary):
     """LIBSVM's formulation: a path screened by the gap rule, statically and during each solve,
     reaches LIBSVM's dual objective at every C."""

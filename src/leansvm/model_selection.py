@@ -160,7 +160,7 @@ def _model_at(k, C, X, y_enc, classes, weights, kernel, pair_points, bias, param
 
 def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
              screening="it", fit_intercept=True, tol=1e-3, class_weight=None, sample_weight=None,
-             trivial_start=False, solver="auto", cache_size=200.0, working_set_size=DEFAULT_WORKING_SET,
+             trivial_start=False, solver="auto", cache_size=200.0, working_set_size=None,
              max_iter=-1,
              random_state=0, n_jobs=None, progress=None, kernel_cache=None, dynamic=False,
              build_models=True) -> SVMPath:
@@ -177,8 +177,9 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     ``solver``: 'cd' (greedy coordinate descent on the box QP, LIBSVM-like
     cost per step, only the unscreened samples, on the shared kernel rows),
     'irwls' (the exact IRWLS solver with samples fixed at their bounds) or
-    'auto' (CD, handing over to IRWLS from the first C where a CD solve needs
-    more than 8 steps per sample); 'equality' always uses IRWLS.
+    'auto' (CD, handing over to IRWLS for the rest of the path from the first C where a CD
+    solve needs more than 2 steps per active sample); 'equality' always uses IRWLS.
+    ``working_set_size``: IRWLS's working set (None: 512 from 10,000 samples, IRWLS's 128 below).
     Returns an :class:`SVMPath` (models, per-C screening rate, rule and solve
     seconds, #SV, dual objectives). ``progress``: a bar with the time left over
     the (C, binary problem) fits; None shows it on a terminal (:mod:`leansvm.progress`).
@@ -211,7 +212,8 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                                            dynamic=dynamic)
     params = {"kernel": kernel, "gamma": kern.gamma, "degree": degree, "coef0": coef0, "tol": tol,
               "cache_size": cache_size, "class_weight": class_weight,
-              "working_set_size": working_set_size, "max_iter": max_iter, "random_state": random_state}
+              "working_set_size": DEFAULT_WORKING_SET if working_set_size is None else working_set_size,
+              "max_iter": max_iter, "random_state": random_state}
     models = [_model_at(k, C, X, y_enc, classes, weights, kern, pair_points, bias, params)
               for k, C in enumerate(Cs)] if build_models else []
     # #SV: samples with a_i > 0 in any binary problem (the shared one-vs-one pool)
@@ -307,7 +309,7 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
 
     def __init__(self, Cs=None, gammas=("scale",), kernel="rbf", degree=3, coef0=0.0, cv=5,
                  scoring=None, screening="it", fit_intercept=True, tol=1e-3, class_weight=None,
-                 solver="auto", cache_size=200.0, working_set_size=DEFAULT_WORKING_SET, max_iter=-1, refit=True,
+                 solver="auto", cache_size=200.0, working_set_size=None, max_iter=-1, refit=True,
                  n_jobs=None,
                  random_state=0, decision_function_shape="ovr", verbose=0):
         self.Cs = Cs
