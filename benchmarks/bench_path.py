@@ -137,6 +137,7 @@ def _warm_up():
     X = rng.normal(size=(200, 4))
     y = np.where(X[:, 0] > 0, 1, -1)
     svm_path(X, y, [0.5, 1.0], gamma=0.5, screening="it")
+    svm_path(X, y, [0.5, 1.0], gamma=0.5, screening="it", solver="irwls")   # IRWLS's compiled loops too
     svm_path(X, y, [0.5, 1.0], kernel="linear", screening="it")
 
 
