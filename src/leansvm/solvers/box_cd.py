@@ -105,8 +105,24 @@ class PathKernelCache(KernelRowCache):
         step = max(1, self.capacity // 2)
         for start in range(0, idx.size, step):
             block = idx[start:start + step]
-            sub._store(np.arange(start, start + block.size), self.slab[np.ix_(self.slots(block), idx)])
+            # gathered straight into the new slab (satimage's 15 pairs: 0.4 s CPU for np.ix_ plus the copy)
+            free = np.arange(start, start + block.size)
+            _gather_rows(self.slab, self.slots(block).astype(np.int64), idx.astype(np.int64), sub._slab[free[0]:free[-1] + 1])
+            sub._filled += block.size
+            sub._owner[free] = free
+            sub._slot_of[free] = free
+            sub._stamp[free] = sub._clock
         return sub
+
+
+@numba.njit(cache=True)
+def _gather_rows(slab, slots, cols, out):
+    """out[r, k] = slab[slots[r], cols[k]]."""
+    for r in range(slots.size):
+        row = slab[slots[r]]
+        dst = out[r]
+        for k in range(cols.size):
+            dst[k] = row[cols[k]]
 
 
 @numba.njit(cache=True)
