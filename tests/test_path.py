@@ -210,31 +210,14 @@ def test_pairs_share_one_row_cache_with_the_same_optima():
         np.testing.assert_allclose(a, b, rtol=1e-3)
 
 
-def test_auto_solver_hands_over_to_irwls_with_the_same_optima(binary, monkeypatch):
-    """solver='auto' leaves CD for IRWLS (forced here from the second C on); the optima,
-    the margins the next screening reference reads, and the screening stay exact."""
+@pytest.mark.parametrize("switch_steps,shrink_min", [(0.0, 5000), (0.5, 0)], ids=["switch-at-once", "shrinking"])
+def test_auto_solver_hands_over_to_irwls_with_the_same_optima(binary, monkeypatch, switch_steps, shrink_min):
+    """solver='auto' leaves CD for IRWLS (forced here early; with CD shrinking at every C in the
+    second case) and keeps IRWLS for every later C; the optima, the margins the next screening
+    reference reads, and the screening stay exact."""
     import leansvm.solvers.path as path_module
-    monkeypatch.setattr(path_module, "SWITCH_STEPS_PER_SAMPLE", 0.0)
-    X, y = binary
-    kernel = Kernel("rbf", gamma=0.4)
-    Q = gram(X, y, kernel)
-    points = binary_path(X, y, CS, kernel, screening="it", tol=1e-6, solver="auto",
-                         solver_options={"random_state": 0, "cache_size": 10.0})
-    assert points[0].fit.stats.get("solver") != "irwls"
-    assert any(p.fit.stats.get("solver") == "irwls" for p in points[1:])
-    for p in points:
-        a = exact_box_qp(Q, np.full(y.size, p.C))
-        assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
-        if p.fit.stats.get("solver") == "irwls":
-            np.testing.assert_allclose(p.fit.stats["margins"], Q @ p.fit.alpha, rtol=1e-9, atol=1e-9)
-
-
-def test_path_with_shrinking_and_irwls_without_going_back_reaches_the_optima(binary, monkeypatch):
-    """Large-problem settings forced on a small one: CD shrinks at every C and, once IRWLS has
-    taken over, it keeps every later C; every C still reaches the exact box-QP optimum."""
-    import leansvm.solvers.path as path_module
-    monkeypatch.setattr(path_module, "SHRINK_MIN_ACTIVE", 0)
-    monkeypatch.setattr(path_module, "SWITCH_STEPS_PER_SAMPLE", 0.5)
+    monkeypatch.setattr(path_module, "SWITCH_STEPS_PER_SAMPLE", switch_steps)
+    monkeypatch.setattr(path_module, "SHRINK_MIN_ACTIVE", shrink_min)
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     Q = gram(X, y, kernel)
@@ -242,11 +225,12 @@ def test_path_with_shrinking_and_irwls_without_going_back_reaches_the_optima(bin
                          solver_options={"random_state": 0, "cache_size": 10.0})
     solvers = [p.fit.stats.get("solver", "cd") for p in points]
     assert solvers[0] == "cd" and "irwls" in solvers
-    first = solvers.index("irwls")
-    assert all(s == "irwls" for s in solvers[first:])
+    assert all(s == "irwls" for s in solvers[solvers.index("irwls"):])
     for p in points:
         a = exact_box_qp(Q, np.full(y.size, p.C))
         assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
+        if p.fit.stats.get("solver") == "irwls":
+            np.testing.assert_allclose(p.fit.stats["margins"], Q @ p.fit.alpha, rtol=1e-9, atol=1e-9)
 
 
 def test_large_problems_get_the_large_irwls_working_set_unless_one_is_given(binary, monkeypatch):
