@@ -77,7 +77,6 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from .estimators import KernelClassifierMixin
 from .expansion import KernelExpansion
@@ -85,6 +84,7 @@ from .io import DENSE_FRACTION, register_estimator
 from .multiclass import ovo_pairs, predict_index
 from .progress import Progress
 from .solvers import cvm
+from .threads import one_blas_thread
 
 METHODS = ("cvm", "lars", "random")
 LAYOUTS = ("auto", "shared", "libsvm")
@@ -346,7 +346,7 @@ class _Compressor:
             patience = max(MIN_PATIENCE, int(PATIENCE_SHARE * max_iter))
             # one BLAS thread: the products are skinny (r columns) and threads cost more than they give on
             # a loaded machine (letter 2 %, 100 iterations: 238 s with threads at load 10, 14 s with one)
-            with threadpool_limits(1, user_api="blas"):
+            with one_blas_thread():
                 Z, B, c, res = cvm.optimise_vectors(problem, Z, B, c, max_iter=max_iter, callback=callback,
                                                     monitor=monitor, check_every=CHECK_EVERY, patience=patience,
                                                     n_validation=0 if self.X_val is None else self.X_val.shape[0])

@@ -54,8 +54,8 @@ def _blas_threads(n_samples):
     (a 455 x 455 RBF block, wdbc: 18.5 ms on 2 threads vs 3.8 ms on 1, 2 cores at load 7)."""
     from contextlib import nullcontext
 
-    from .solvers.irwls import _blas_controller
-    return _blas_controller().limit(limits=1, user_api="blas") if n_samples < SMALL_PROBLEM else nullcontext()
+    from .threads import one_blas_thread
+    return one_blas_thread() if n_samples < SMALL_PROBLEM else nullcontext()
 
 
 def default_C_grid(n: int = 20, low: float = 1e-2, high: float = 1e2) -> np.ndarray:

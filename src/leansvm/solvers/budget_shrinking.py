@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from ..threads import one_blas_thread
 from .budget_smo import _TAU, CONVERGED, MAX_ITER, SIGMA, STALLED, _apply_pair, _low_partner, _scan_set, max_violation
 
 #: status codes beyond CONVERGED, MAX_ITER, STALLED: a kernel row is missing / time to unshrink /
@@ -265,7 +265,7 @@ def solve_shrinking(full, cache, y, alpha, G, U, slack, eta, tol, max_iter, floo
     active = np.arange(n, dtype=np.intp)
     countdown = np.array([min(n, SHRINK_EVERY), 0], dtype=np.int64)
     info = {"row_requests": 0, "reconstructions": 0, "min_active": n}
-    with threadpool_limits(1, user_api="blas"):     # few-row products: BLAS threads only add latency
+    with one_blas_thread():     # few-row products: BLAS threads only add latency
         return _loop(slab, slot_of, source, cache, active, y, alpha, G, U, slack, eta, tol, max_iter, floor, diag,
                      shrinking, recent, ring, countdown, info)
 

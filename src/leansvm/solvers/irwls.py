@@ -69,17 +69,16 @@ the outputs and to the equality constraint.
 
 from __future__ import annotations
 
-import functools
 import time
 import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from threadpoolctl import ThreadpoolController
 
 from ..expansion import KernelExpansion
 from ..kernels import Kernel, KernelRowCache, SubsetRowCache
 from ..multiclass import BinaryFit
+from ..threads import one_blas_thread
 from .irwls_chunk import select_working_set, solve_chunk
 from .irwls_subproblem import violation
 
@@ -175,12 +174,6 @@ def _select_working_set(y, f, alpha, C, b, q, rng, tol, equality=True, slot_of=N
 
 
 BIAS_MODES = ("equality", "augmented", "none")
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_controller() -> ThreadpoolController:
-    """One controller per process: building it scans the loaded libraries (milliseconds)."""
-    return ThreadpoolController()
 
 
 def _expansion_outputs(kernel, X_eval, X_src, coef, offset):
@@ -291,7 +284,7 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     f = _outputs(kernel, X, shared, A, nz, y[nz] * alpha[nz], offset)
     c_fixed = float(y[fixedC] @ C[fixedC])                 # fixed part of y'a
     # one BLAS thread: the loop's products are small, and threads only wait on each other
-    with _blas_controller().limit(limits=1, user_api="blas"):
+    with one_blas_thread():
         aA, gap, n_iter, converged, loop_stats = _chunk_loop(
             XA, yA, CA, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
             cache_size, max_iter, max_inner, random_state, verbose, start,
