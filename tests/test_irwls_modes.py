@@ -7,6 +7,7 @@ from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
 from leansvm.kernels import Kernel
+from leansvm.solvers.box_cd import box_start
 from leansvm.solvers.irwls import box_violation, solve_irwls
 
 
@@ -104,6 +105,24 @@ def test_bad_arguments_are_named(problem):
     both[0] = True
     with pytest.raises(ValueError, match="both"):
         solve_irwls(X, y, C, kernel, fixed_at_zero=both, fixed_at_C=both)
+    with pytest.raises(ValueError, match="alpha_init"):
+        solve_irwls(X, y, C, kernel, alpha_init=np.full(y.size, np.nan))
     # every positive sample held at C: y'a = 0 cannot hold
     with pytest.raises(ValueError, match="feasible"):
         solve_irwls(X, y, C, kernel, fixed_at_C=y > 0, fixed_at_zero=y < 0)
+
+
+def test_box_solvers_share_the_screened_start_checks():
+    """box_start (coordinate descent, linear screening) names the same bad inputs as IRWLS."""
+    C = np.ones(5)
+    both = np.array([True, False, False, False, False])
+    with pytest.raises(ValueError, match="fixed_at_C must be a boolean mask of length 5"):
+        box_start(C, fixed_at_C=np.ones(4, bool))
+    with pytest.raises(ValueError, match="both"):
+        box_start(C, fixed_at_zero=both, fixed_at_C=both)
+    with pytest.raises(ValueError, match="alpha_init"):
+        box_start(C, alpha_init=np.ones(4))
+    active, alpha = box_start(C, alpha_init=np.full(5, 2.0), fixed_at_zero=both,
+                              fixed_at_C=np.roll(both, 1))
+    np.testing.assert_array_equal(active, [False, False, True, True, True])
+    np.testing.assert_array_equal(alpha, [0.0, 1.0, 1.0, 1.0, 1.0])     # fixed, then clipped to C

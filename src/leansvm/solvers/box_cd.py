@@ -35,6 +35,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..kernels import Kernel, KernelRowCache
 from ..multiclass import BinaryFit
+from .screened_start import screened_start
 
 
 @numba.njit(cache=True)
@@ -381,19 +382,8 @@ def _fetch_rows(cache, cols, need, alpha, upper, grad, diag, used, batch, active
 def box_start(C, alpha_init=None, fixed_at_zero=None, fixed_at_C=None):
     """(active mask, starting alpha) of a box QP 0 <= a <= C with screened samples: those fixed at 0
     or at C_i take that value, the others ``alpha_init`` clipped to the box (0 without it)."""
-    n = C.size
-    fixed0 = np.zeros(n, bool) if fixed_at_zero is None else np.asarray(fixed_at_zero, bool)
-    fixedC = np.zeros(n, bool) if fixed_at_C is None else np.asarray(fixed_at_C, bool)
-    if fixed0.shape != (n,) or fixedC.shape != (n,) or (fixed0 & fixedC).any():
-        raise ValueError("fixed_at_zero / fixed_at_C must be disjoint boolean masks of length n")
-    active = ~(fixed0 | fixedC)
-    alpha = np.where(fixedC, C, 0.0)
-    if alpha_init is not None:
-        alpha_init = np.asarray(alpha_init, dtype=np.float64)
-        if alpha_init.shape != (n,) or not np.all(np.isfinite(alpha_init)):
-            raise ValueError(f"alpha_init must be {n} finite values")
-        alpha[active] = np.clip(alpha_init[active], 0.0, C[active])
-    return active, alpha
+    fixed0, fixedC, alpha = screened_start(C, alpha_init, fixed_at_zero, fixed_at_C)
+    return ~(fixed0 | fixedC), alpha
 
 
 def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="augmented",

@@ -81,6 +81,7 @@ from ..multiclass import BinaryFit
 from ..threads import one_blas_thread
 from .irwls_chunk import select_working_set, solve_chunk
 from .irwls_subproblem import violation
+from .screened_start import screened_start
 
 DEFAULT_WORKING_SET = 128      # chosen by the q sweep in BENCHMARKS.md
 DEFAULT_MAX_INNER = 3
@@ -212,15 +213,6 @@ def _restore_equality(alpha, y, C, free):
         alpha[up] += (C[up] - alpha[up]) * (r_left / room)
 
 
-def _mask(mask, n, name):
-    if mask is None:
-        return np.zeros(n, dtype=bool)
-    mask = np.asarray(mask, dtype=bool)
-    if mask.shape != (n,):
-        raise ValueError(f"{name} must be a boolean mask of length {n}, got shape {mask.shape}")
-    return mask
-
-
 def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_WORKING_SET,
                 cache_size=200.0, max_iter=-1, max_inner=DEFAULT_MAX_INNER, random_state=None,
                 verbose=False, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
@@ -262,17 +254,8 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     y = np.asarray(y, dtype=np.float64)
     C = np.asarray(C, dtype=np.float64)
     n = y.size
-    fixed0 = _mask(fixed_at_zero, n, "fixed_at_zero")
-    fixedC = _mask(fixed_at_C, n, "fixed_at_C")
-    if (fixed0 & fixedC).any():
-        raise ValueError("a sample cannot be fixed both at 0 and at C")
+    fixed0, fixedC, alpha = screened_start(C, alpha_init, fixed_at_zero, fixed_at_C)
     active = ~(fixed0 | fixedC)
-    alpha = np.where(fixedC, C, 0.0)
-    if alpha_init is not None:
-        alpha_init = np.asarray(alpha_init, dtype=np.float64)
-        if alpha_init.shape != (n,) or not np.all(np.isfinite(alpha_init)):
-            raise ValueError(f"alpha_init must be {n} finite values, got shape {alpha_init.shape}")
-        alpha[active] = np.clip(alpha_init[active], 0.0, C[active])
     if equality:
         _restore_equality(alpha, y, C, active)
 
