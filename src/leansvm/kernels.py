@@ -268,10 +268,13 @@ class KernelRowCache:
         self.hits += n_hit
         self.misses += idx.size - n_hit
         if n_hit < idx.size:
-            new_idx = idx[~hit]
-            self._store(new_idx, self._compute(new_idx))
+            self._fill(idx[~hit])
             slots = self._slot_of[idx]
         return slots
+
+    def _fill(self, samples):
+        """Compute the missing rows K[samples, :] into the cache (a subclass may compute in place)."""
+        self._store(samples, self._compute(samples))
 
     def _compute(self, idx) -> np.ndarray:
         """K[idx, :] computed (one GEMM and an element-wise transform)."""
@@ -299,6 +302,11 @@ class KernelRowCache:
 
     def _store(self, samples, rows):
         """Put rows into the least recently used slots (empty slots first)."""
+        self._slab[self._claim(samples)] = rows
+
+    def _claim(self, samples) -> np.ndarray:
+        """Slots for ``samples``: never-used ones in order (contiguous), else the least recently
+        used (their old rows evicted); bookkeeping only, the caller writes the rows."""
         k = samples.size
         if self._filled + k <= self.capacity:          # never-used slots: no eviction
             free = np.arange(self._filled, self._filled + k)
@@ -312,7 +320,7 @@ class KernelRowCache:
         self._owner[free] = samples
         self._slot_of[samples] = free
         self._stamp[free] = self._clock
-        self._slab[free] = rows
+        return free
 
 
 class SubsetRowCache(KernelRowCache):

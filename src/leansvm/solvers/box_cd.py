@@ -61,36 +61,19 @@ class PathKernelCache(KernelRowCache):
     #: rows computed per GEMM when filling never-used slots in place (64 MB of float32 rows at n = 15,000)
     FILL_BLOCK_ROWS = 1024
 
-    def _store_new(self, samples) -> bool:
+    def _fill(self, samples):
         """Compute rows K[samples, :] straight into never-used slots (dense X, exact dtype): no
         temporary block, no copy. The generic path computes a block of up to half the cache and
         copies it in; on magic (15,216 rows, 926 MB) that copy and the fresh temporary's page
-        faults cost 2.3 s CPU of the first C's 3.1 s. Returns False where it does not apply."""
-        k = samples.size
-        if sp.issparse(self.X) or self.X.dtype != self.dtype or self._filled + k > self.capacity:
-            return False
-        start = self._filled
-        for a in range(0, k, self.FILL_BLOCK_ROWS):
+        faults cost 2.3 s CPU of the first C's 3.1 s. Elsewhere the generic path."""
+        if sp.issparse(self.X) or self.X.dtype != self.dtype or self._filled + samples.size > self.capacity:
+            return super()._fill(samples)
+        start = self._claim(samples)[0]              # never-used slots: contiguous, in order
+        for a in range(0, samples.size, self.FILL_BLOCK_ROWS):
             rows = samples[a:a + self.FILL_BLOCK_ROWS]
             out = self._slab[start + a:start + a + rows.size]
             np.dot(self.X[rows], self.X.T, out=out)
             self.kernel.transform_inner(out, x_norms=self.norms[rows], y_norms=self.norms)
-        free = np.arange(start, start + k)
-        self._filled += k
-        self._owner[free] = samples
-        self._slot_of[samples] = free
-        self._stamp[free] = self._clock
-        return True
-
-    def slots(self, idx) -> np.ndarray:
-        """``KernelRowCache.slots``, missing rows computed in place while never-used slots remain."""
-        idx = np.asarray(idx, dtype=np.intp)
-        if idx.size <= self.capacity:
-            missing = idx[self._slot_of[idx] < 0]
-            if missing.size and self._store_new(missing):
-                self.misses += missing.size
-                self.hits -= missing.size          # counted as misses above; super() sees them as hits
-        return super().slots(idx)
 
     def resident_slots(self, idx) -> np.ndarray:
         """Slot in ``slab`` of each global row of ``idx``, -1 where the row is not cached (no side effect)."""
@@ -107,12 +90,9 @@ class PathKernelCache(KernelRowCache):
         for start in range(0, idx.size, step):
             block = idx[start:start + step]
             # gathered straight into the new slab (satimage's 15 pairs: 0.4 s CPU for np.ix_ plus the copy)
-            free = np.arange(start, start + block.size)
-            _gather_rows(self.slab, self.slots(block).astype(np.int64), idx.astype(np.int64), sub._slab[free[0]:free[-1] + 1])
-            sub._filled += block.size
-            sub._owner[free] = free
-            sub._slot_of[free] = free
-            sub._stamp[free] = sub._clock
+            free = sub._claim(np.arange(start, start + block.size))   # a fresh cache: in order
+            _gather_rows(self.slab, self.slots(block).astype(np.int64), idx.astype(np.int64),
+                         sub._slab[free[0]:free[-1] + 1])
         return sub
 
 
