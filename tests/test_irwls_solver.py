@@ -164,6 +164,8 @@ def test_subset_row_cache_reads_the_parents_rows():
     rows, cols = rng.choice(300, 50, replace=False), rng.choice(300, 70, replace=False)
     np.testing.assert_allclose(parent.outputs(rows, coef, cols), coef @ kernel(X[rows], X[cols]),
                                rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(parent.outputs(rows, coef, cols, offset=1.0),
+                               coef @ (kernel(X[rows], X[cols]) + 1.0), rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match="row numbers"):
         irwls.SubsetRowCache(parent, [0, 300])
 

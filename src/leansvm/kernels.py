@@ -18,6 +18,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -184,6 +185,16 @@ class Kernel:
         return self.block(X, Y, dtype=dtype)
 
 
+@numba.njit(cache=True)
+def _accumulate_rows(slab, slots, coef, cols, out):
+    """out[k] += sum_r coef[r] slab[slots[r], cols[k]]."""
+    for r in range(slots.size):
+        c = coef[r]
+        row = slab[slots[r]]
+        for k in range(cols.size):
+            out[k] += c * row[cols[k]]
+
+
 class KernelRowCache:
     """Least-recently-used cache of kernel rows k(x_i, X) over the training set.
 
@@ -281,23 +292,25 @@ class KernelRowCache:
         return self.kernel.block(self.X[idx], self.X, x_norms=self.norms[idx], y_norms=self.norms,
                                  dtype=self.dtype)
 
-    def outputs(self, rows, coef, cols, max_mb=DEFAULT_BLOCK_MB) -> np.ndarray:
-        """sum_r coef_r K[rows_r, cols_k] for every k, read from (and filling) the cache.
+    def outputs(self, rows, coef, cols, offset=0.0) -> np.ndarray:
+        """sum_r coef_r (K[rows_r, cols_k] + offset) for every k, read from (and filling) the cache.
 
         Rows are fetched in batches of at most half the cache, so that a batch
-        never evicts itself, and gathered over ``cols`` in blocks under ``max_mb``.
+        never evicts itself, and summed in float64 straight from the slab (no
+        gathered copy of the rows).
         """
         rows = np.asarray(rows, dtype=np.intp)
-        cols = np.asarray(cols, dtype=np.intp)
+        cols = np.asarray(cols, dtype=np.int64)
         coef = np.asarray(coef, dtype=np.float64)
         out = np.zeros(cols.size)
         if rows.size == 0 or cols.size == 0:
             return out
-        step = max(1, min(self.capacity // 2,
-                          rows_per_block(cols.size, max_mb, self.dtype.itemsize)))
+        step = max(1, self.capacity // 2)
         for start in range(0, rows.size, step):
             slots = self.slots(rows[start:start + step])
-            out += coef[start:start + step] @ self._slab[np.ix_(slots, cols)]
+            _accumulate_rows(self._slab, slots.astype(np.int64), coef[start:start + step], cols, out)
+        if offset:
+            out += offset * coef.sum()
         return out
 
     def _store(self, samples, rows):

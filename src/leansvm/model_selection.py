@@ -39,7 +39,6 @@ from .kernels import Kernel
 from .multiclass import fit_ovo
 from .progress import Progress
 from .solvers.irwls import DEFAULT_WORKING_SET
-from .solvers.box_cd import cached_outputs
 from .solvers.path import BIAS_MODES, binary_path, check_grid, check_screening, row_cache
 
 __all__ = ["svm_path", "SVMPath", "SVCCV", "default_C_grid", "svc_from_solution"]
@@ -251,7 +250,7 @@ def _cached_accuracy(path, cache, train, test, y):
         for p, ((idx, y_pm), points) in enumerate(zip(problems, path.binary_points)):
             fit = points[k].fit
             sv = np.flatnonzero(fit.alpha > 0)
-            decision[:, p] = cached_outputs(cache, rows[idx[sv]], y_pm[sv] * fit.alpha[sv], cols, 0.0) \
+            decision[:, p] = cache.outputs(rows[idx[sv]], y_pm[sv] * fit.alpha[sv], cols) \
                 + fit.intercept
         scores[k] = np.mean(np.argmax(ovo_votes(decision, classes.size), axis=1) == y_test)
     return scores

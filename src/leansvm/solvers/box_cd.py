@@ -107,39 +107,6 @@ def _gather_rows(slab, slots, cols, out):
 
 
 @numba.njit(cache=True)
-def _accumulate(slab, slots, coef, cols, offset, out):
-    """out[k] += sum_r coef[r] (slab[slots[r], cols[k]] + offset)."""
-    total = 0.0
-    for r in range(slots.size):
-        c = coef[r]
-        total += c
-        row = slab[slots[r]]
-        for k in range(cols.size):
-            out[k] += c * row[cols[k]]
-    if offset != 0.0:
-        for k in range(cols.size):
-            out[k] += offset * total
-
-
-def cached_outputs(cache: PathKernelCache, rows, coef, cols, offset) -> np.ndarray:
-    """sum_r coef_r (k(x_rows[r], x_cols[k]) + offset) for every k, from (and into) the shared cache."""
-    rows = np.asarray(rows, dtype=np.intp)
-    cols = np.asarray(cols, dtype=np.intp)
-    out = np.zeros(cols.size)
-    if rows.size == 0 or cols.size == 0:
-        return out
-    step = max(1, cache.capacity // 2)
-    coef = np.asarray(coef, dtype=np.float64)
-    for start in range(0, rows.size, step):
-        block = rows[start:start + step]
-        slots = cache.slots(block)
-        _accumulate(cache.slab, slots.astype(np.int64), coef[start:start + step], cols, 0.0, out)
-    if offset:
-        out += offset * coef.sum()
-    return out
-
-
-@numba.njit(cache=True)
 def _shrink(alpha, upper, grad, act, n_act):
     """LIBSVM/liblinear shrinking without the equality: a sample at 0 whose gradient exceeds the
     largest projected gradient, or at C_i below the smallest, leaves the active set (moved behind
@@ -404,7 +371,7 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
             raise ValueError(f"initial_margins must have shape ({n},)")
     else:
         nz = np.flatnonzero(alpha)
-        margins = y * cached_outputs(cache, index[nz], y[nz] * alpha[nz], index, offset)
+        margins = y * cache.outputs(index[nz], y[nz] * alpha[nz], index, offset)
     alpha_start = alpha.copy()
     A = np.flatnonzero(active)
     cols = index[A].astype(np.int64)
@@ -428,8 +395,8 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
         """Exact gradients of the shrunk positions: start value plus the columns that moved."""
         out = act[state[0]:]
         moved = np.flatnonzero(aA != a_start)
-        grad[out] = grad_start[out] + yA[out] * cached_outputs(
-            cache, cols[moved], yA[moved] * (aA[moved] - a_start[moved]), cols[out], offset)
+        grad[out] = grad_start[out] + yA[out] * cache.outputs(
+            cols[moved], yA[moved] * (aA[moved] - a_start[moved]), cols[out], offset)
         state[0] = A.size
 
     while A.size:
@@ -463,7 +430,7 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
     changed = np.flatnonzero(alpha != alpha_start)
     if F.size and changed.size:
         d_coef = y[changed] * (alpha[changed] - alpha_start[changed])
-        margins[F] += y[F] * cached_outputs(cache, index[changed], d_coef, index[F], offset)
+        margins[F] += y[F] * cache.outputs(index[changed], d_coef, index[F], offset)
     objective = float(alpha @ (margins / 2 - 1.0))
     return BinaryFit(alpha=alpha, intercept=offset * float(y @ alpha), dual_objective=objective,
                      n_iter=int(it), converged=bool(converged),

@@ -323,7 +323,7 @@ def _outputs(kernel, X, shared, eval_idx, src_idx, coef, offset):
     if shared is None or eval_idx.size == 0:
         return _expansion_outputs(kernel, X[eval_idx], X[src_idx], coef, offset)
     cache, rows = shared
-    return cache.outputs(rows[src_idx], coef, rows[eval_idx]) + offset * float(np.sum(coef))
+    return cache.outputs(rows[src_idx], coef, rows[eval_idx], offset)
 
 
 def _shrinkable(s, alpha, y, C, equality):

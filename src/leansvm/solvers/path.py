@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from ..kernels import Kernel
 from ..multiclass import BinaryFit
-from .box_cd import PathKernelCache, cached_outputs, solve_box_cd_cached
+from .box_cd import PathKernelCache, solve_box_cd_cached
 from .irwls import solve_irwls
 from .screening import RULES, ScreeningReference, _kernel_products, gap_screen, gap_screen_from_reference, screen
 
@@ -123,7 +123,7 @@ def _products(X, kernel, shared, columns, coef, offset) -> np.ndarray:
     """
     if shared is not None:
         cache, index = shared
-        return cached_outputs(cache, index[columns], coef, index, offset)
+        return cache.outputs(index[columns], coef, index, offset)
     return _kernel_products(kernel, X, columns, np.asarray(coef)[:, None], offset)[:, 0]
 
 
