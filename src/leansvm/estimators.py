@@ -157,7 +157,10 @@ class SVC(KernelClassifierMixin, BaseEstimator):
                                   cache_size=self.cache_size, max_iter=self.max_iter,
                                   random_state=self.random_state, verbose=int(self.verbose),
                                   shrinking=bool(self.shrinking), callback=tracker)
-                tracker.finish() if tracker is not None else bar.update()
+                if tracker is not None:
+                    tracker.finish()
+                else:
+                    bar.update()
                 return fit
 
             reduce = fit_ovr if self.multiclass == "ovr" else fit_ovo

@@ -186,6 +186,16 @@ class Kernel:
 
 
 @numba.njit(cache=True)
+def gather_rows(slab, slots, cols, out):
+    """out[r, k] = slab[slots[r], cols[k]]: cached rows restricted to columns, no temporary."""
+    for r in range(slots.size):
+        row = slab[slots[r]]
+        dst = out[r]
+        for k in range(cols.size):
+            dst[k] = row[cols[k]]
+
+
+@numba.njit(cache=True)
 def _accumulate_rows(slab, slots, coef, cols, out):
     """out[k] += sum_r coef[r] slab[slots[r], cols[k]]."""
     for r in range(slots.size):
@@ -352,6 +362,7 @@ class SubsetRowCache(KernelRowCache):
                 self.index.min() < 0 or self.index.max() >= parent.n)):
             raise ValueError(f"index must be row numbers of the parent cache (0 .. {parent.n - 1})")
         self.kernel = parent.kernel
+        self._columns = self.index.astype(np.int64)
         self.X = None                                  # rows come from the parent
         self.norms = None
         self._allocate(self.index.size, cache_size, parent.dtype if dtype is None else dtype)
@@ -362,5 +373,5 @@ class SubsetRowCache(KernelRowCache):
         step = max(1, self.parent.capacity // 2)
         for start in range(0, rows.size, step):
             slots = self.parent.slots(rows[start:start + step])
-            out[start:start + step] = self.parent.slab[np.ix_(slots, self.index)]
+            gather_rows(self.parent.slab, slots.astype(np.int64), self._columns, out[start:start + step])
         return out

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ..kernels import Kernel, KernelRowCache
+from ..kernels import Kernel, KernelRowCache, gather_rows
 from ..multiclass import BinaryFit
 from .screened_start import screened_start
 
@@ -91,19 +91,9 @@ class PathKernelCache(KernelRowCache):
             block = idx[start:start + step]
             # gathered straight into the new slab (satimage's 15 pairs: 0.4 s CPU for np.ix_ plus the copy)
             free = sub._claim(np.arange(start, start + block.size))   # a fresh cache: in order
-            _gather_rows(self.slab, self.slots(block).astype(np.int64), idx.astype(np.int64),
-                         sub._slab[free[0]:free[-1] + 1])
+            gather_rows(self.slab, self.slots(block).astype(np.int64), idx.astype(np.int64),
+                        sub._slab[free[0]:free[-1] + 1])
         return sub
-
-
-@numba.njit(cache=True)
-def _gather_rows(slab, slots, cols, out):
-    """out[r, k] = slab[slots[r], cols[k]]."""
-    for r in range(slots.size):
-        row = slab[slots[r]]
-        dst = out[r]
-        for k in range(cols.size):
-            dst[k] = row[cols[k]]
 
 
 @numba.njit(cache=True)
