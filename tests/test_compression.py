@@ -25,7 +25,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceW
 def binary():
     X, y = make_classification(n_samples=500, n_features=6, n_informative=4, flip_y=0.03, random_state=3)
     X = StandardScaler().fit_transform(X)
-    model = SVC(C=10, gamma=0.3).fit(X[:350], y[:350])
+    model = SVC(C=10, gamma=0.3, random_state=0).fit(X[:350], y[:350])
     return model, X[:350], y[:350], X[350:], y[350:]
 
 
@@ -35,7 +35,7 @@ def multiclass():
                                n_clusters_per_class=1, random_state=5)
     X = StandardScaler().fit_transform(X)
     y = y + 1   # labels 1..4
-    model = SVC(C=10, gamma=0.4).fit(X[:400], y[:400])
+    model = SVC(C=10, gamma=0.4, random_state=0).fit(X[:400], y[:400])
     return model, X[:400], y[:400], X[400:], y[400:]
 
 
@@ -210,7 +210,9 @@ def test_large_pool_selects_among_a_subsample(binary):
 def test_binary_compression_respects_budget_and_cvm_improves_on_lars(binary):
     model, X, y, Xt, yt = binary
     m = model.expansion_.n_support
-    n = max(2, m // 10)
+    # 1/5 of the vectors: at 1/10 (5 of 58) the non-convex fit is chaotic, a 1e-9 change of X moves
+    # test agreement between 0.92 and 0.99; at 1/5 it stays in 0.96-0.99 (CI failed at 1/10 once)
+    n = max(2, m // 5)
     lars = compress(model, n_sv=n, method="lars", loss="squared")
     full_cvm = compress(model, n_sv=n, method="cvm", max_iter=150, loss="squared")   # the paper's eq. 10
     for c in (lars, full_cvm):
@@ -220,8 +222,8 @@ def test_binary_compression_respects_budget_and_cvm_improves_on_lars(binary):
     assert full_cvm.compression_["loss_cvm"] < 0.8 * full_cvm.compression_["loss_lars"]
     assert full_cvm.compression_["loss_lars"] == pytest.approx(lars.compression_["loss_lars"])
     agree = np.mean(full_cvm.predict(Xt) == model.predict(Xt))
-    assert agree >= 0.93
-    assert abs(full_cvm.score(Xt, yt) - model.score(Xt, yt)) <= 0.05
+    assert agree >= 0.94
+    assert abs(full_cvm.score(Xt, yt) - model.score(Xt, yt)) <= 0.04
     # binary files: vectors grouped by the class their coefficient favours
     coef = full_cvm.expansion_.coef[:, 0]
     k0 = full_cvm.n_support_[0]
