@@ -176,8 +176,8 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     ``solver``: 'cd' (greedy coordinate descent on the box QP, LIBSVM-like
     cost per step, only the unscreened samples, on the shared kernel rows),
     'irwls' (the exact IRWLS solver with samples fixed at their bounds) or
-    'auto' (CD, handing over to IRWLS for the rest of the path from the first C where a CD
-    solve needs more than 2 steps per active sample); 'equality' always uses IRWLS.
+    'auto' (CD, handing over to IRWLS for the rest of the path once a CD solve costs more than
+    IRWLS is expected to, by a cost model on step and chunk counts); 'equality' always uses IRWLS.
     ``working_set_size``: IRWLS's working set (None: 512 from 10,000 samples, IRWLS's 128 below).
     Returns an :class:`SVMPath` (models, per-C screening rate, rule and solve
     seconds, #SV, dual objectives). ``progress``: a bar with the time left over

@@ -153,34 +153,89 @@ def _gap_drop(alpha, upper, grad, znorm, act, n_act, err, slack):
 
 
 @numba.njit(cache=True)
-def _select(alpha, upper, grad, diag, act, n_act):
-    """Greedy first index over act[:n_act]: (i, best PG^2/Q_ii, min PG, max PG)."""
-    pg_min = 0.0
-    pg_max = 0.0
-    i = -1
-    best = 0.0
-    for t in range(n_act):
-        k = act[t]
-        pg = _pg(alpha[k], upper[k], grad[k])
-        if pg < pg_min:
-            pg_min = pg
-        if pg > pg_max:
-            pg_max = pg
-        score = pg * pg / diag[k]
-        if score > best:
-            best = score
-            i = k
-    return i, best, pg_min, pg_max
+def _bound_flag(a, u):
+    """Which case of the projected gradient a sample is in: 0 free, 1 at 0, 2 at its bound u."""
+    if a <= 0.0:
+        return 1
+    if a >= u:
+        return 2
+    return 0
+
+
+@numba.njit(cache=True)
+def _flag_pg(flag, g):
+    """:func:`_pg` from the sample's :func:`_bound_flag` (one byte read instead of a and u)."""
+    if flag == 1:
+        return min(g, 0.0)
+    if flag == 2:
+        return max(g, 0.0)
+    return g
+
+
+@numba.njit(cache=True, inline="always")
+def _visit(k, g, flag, inv_diag, cand, acc):
+    """One sample of a selection pass: list it as a candidate second index (PG != 0), track
+    min / max PG and the greedy first index. ``acc`` = (i, best PG^2/Q_ii, min PG, max PG, #cand)."""
+    i, best, pg_min, pg_max, n_cand = acc
+    pg = _flag_pg(flag[k], g)
+    cand[n_cand] = k
+    n_cand += pg != 0.0
+    score = pg * pg * inv_diag[k]
+    if score > best:
+        best = score
+        i = k
+    return i, best, min(pg_min, pg), max(pg_max, pg), n_cand
+
+
+@numba.njit(cache=True)
+def _select(flag, grad, inv_diag, act, n_act, ident, cand):
+    """Greedy first index over act[:n_act] (``ident``: act is the identity): (i, best PG^2/Q_ii,
+    min PG, max PG, number of candidates), the candidates (PG != 0, the only possible second
+    indices) written to ``cand``."""
+    acc = (-1, 0.0, 0.0, 0.0, 0)
+    if ident:
+        for k in range(n_act):
+            acc = _visit(k, grad[k], flag, inv_diag, cand, acc)
+    else:
+        for t in range(n_act):
+            acc = _visit(act[t], grad[act[t]], flag, inv_diag, cand, acc)
+    return acc
+
+
+@numba.njit(cache=True)
+def _update_select(si, row_i, sj, row_j, both, cols, y, grad, flag, inv_diag, act, n_act, ident, cand):
+    """g_k += y_k (s_i K_ik + s_j K_jk + (s_i + s_j) offset) over the active set, fused with the
+    next :func:`_select` (one pass over the rows instead of two is the point). Reading act[t]
+    when it is the identity costs 30 % (satimage pairs), hence the two loops."""
+    acc = (-1, 0.0, 0.0, 0.0, 0)
+    if ident:
+        for k in range(n_act):
+            c = cols[k]
+            g = grad[k] + y[k] * (si * row_i[c] + sj * row_j[c] + both)
+            grad[k] = g
+            acc = _visit(k, g, flag, inv_diag, cand, acc)
+    else:
+        for t in range(n_act):
+            k = act[t]
+            c = cols[k]
+            g = grad[k] + y[k] * (si * row_i[c] + sj * row_j[c] + both)
+            grad[k] = g
+            acc = _visit(k, g, flag, inv_diag, cand, acc)
+    return acc
 
 
 @numba.njit(cache=True)
 def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol, it, max_iter, used,
                       act, state, shrink_every, znorm, err):
-    """:func:`_greedy_cd` on cached rows, Q_ik = y_i y_k (slab[slot[i], cols[k]] + offset), over the
+    """Greedy CD on cached rows, Q_ik = y_i y_k (slab[slot[i], cols[k]] + offset), over the
     active positions act[:state[0]] (shrinking every ``shrink_every`` steps while state[2] = 1;
     state[1] counts steps since the last shrink; state[3] = 1: dynamic gap screening
     instead, :func:`_gap_drop` with ``znorm`` ||z_i|| and margin error ``err``). The
-    gradient update and the next first-index selection share one pass over the active set.
+    gradient update and the next first-index selection share one pass over the active set,
+    which also lists the samples with a non-zero projected gradient: the second index is
+    searched among those only (on data with many bounded SVs, most samples at a bound have
+    PG = 0). Per sample the passes read a one-byte bound flag instead of a_i and C_i (the loop
+    is bound by memory traffic: 1.5-1.8x faster than reading both, same iterates).
 
     Returns (iterations so far, gap, code): code >= 0 is an active sample whose
     row is not resident (the caller caches it and calls again); -2: converged
@@ -188,8 +243,16 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
     -1: converged on every sample, or ``max_iter`` reached.
     """
     n = y.size
+    inv_diag = np.empty(n)
+    flag = np.empty(n, dtype=np.int8)
+    for k in range(n):
+        inv_diag[k] = 1.0 / diag[k]
+        flag[k] = _bound_flag(alpha[k], upper[k])
+    cand = np.empty(n, dtype=np.int64)
+    n_cand = 0
+    ident = state[2] == 0 and state[3] == 0 and state[0] == n   # act never changes: skip reading it
     gap = np.inf
-    fresh = False              # (i, best_score, pg_min, pg_max) from the last update pass
+    fresh = False              # (i, best_score, pg_min, pg_max, cand) from the last update pass
     i = -1
     best_score = 0.0
     pg_min = 0.0
@@ -205,7 +268,7 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
             fresh = False
         n_act = state[0]
         if not fresh:
-            i, best_score, pg_min, pg_max = _select(alpha, upper, grad, diag, act, n_act)
+            i, best_score, pg_min, pg_max, n_cand = _select(flag, grad, inv_diag, act, n_act, ident, cand)
         fresh = False
         gap = pg_max - pg_min
         if gap <= tol or i < 0:
@@ -215,16 +278,14 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
         row_i = slab[slot[i]]
         gi = grad[i]
         qii = diag[i]
+        yi = y[i]
         j = -1
         best_gain = best_score / 2.0
-        for t in range(n_act):
-            k = act[t]
+        for t in range(n_cand):
+            k = cand[t]
             if k == i:
                 continue
-            pk = _pg(alpha[k], upper[k], grad[k])
-            if pk == 0.0:
-                continue
-            qik = y[i] * y[k] * (row_i[cols[k]] + offset)
+            qik = yi * y[k] * (row_i[cols[k]] + offset)
             det = qii * diag[k] - qik * qik
             if det <= 1e-12 * qii * diag[k]:
                 continue
@@ -270,27 +331,11 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
             alpha[j] = aj + dj
             si = di * y[i]
             sj = dj * y[j]
+            flag[j] = _bound_flag(alpha[j], upper[j])
+        flag[i] = _bound_flag(alpha[i], upper[i])
         both = (si + sj) * offset
-        # gradient update fused with the next selection (the loop body of _select, repeated on
-        # purpose: one pass over the rows instead of two is the point)
-        i = -1
-        best_score = 0.0
-        pg_min = 0.0
-        pg_max = 0.0
-        for t in range(n_act):
-            k = act[t]
-            c = cols[k]
-            g = grad[k] + y[k] * (si * row_i[c] + sj * row_j[c] + both)
-            grad[k] = g
-            pg = _pg(alpha[k], upper[k], g)
-            if pg < pg_min:
-                pg_min = pg
-            if pg > pg_max:
-                pg_max = pg
-            score = pg * pg / diag[k]
-            if score > best_score:
-                best_score = score
-                i = k
+        i, best_score, pg_min, pg_max, n_cand = _update_select(si, row_i, sj, row_j, both, cols, y, grad, flag,
+                                                                inv_diag, act, n_act, ident, cand)
         fresh = True
         it += 1
         state[1] += 1

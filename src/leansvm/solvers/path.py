@@ -47,8 +47,16 @@ BIAS_MODES = ("augmented", "none", "equality")
 #: a sub-problem with at most this share of a shared cache's rows copies its block K[idx, idx] out
 SUBSET_SHARE = 0.75
 SOLVERS = ("auto", "cd", "irwls")
-#: solver="auto" tries IRWLS once a CD solve takes more steps per active sample than this
-SWITCH_STEPS_PER_SAMPLE = 2.0
+#: solver="auto"'s cost model, in microseconds of one thread (fitted to CD steps and IRWLS chunks on folds
+#: of banana, magic, satimage, mushroom, wdbc, session 5): a CD step costs ~CD_STEP_NS per active sample
+#: (5-10 ns), an IRWLS chunk IRWLS_CHUNK_US + IRWLS_CHUNK_NS per active sample (q = 96-128:
+#: 250-350 us at n = 500-1600, ~1 ms at 4000). Counts, not clocks: the choice, hence the solution, is
+#: the same on every run whatever the load.
+CD_STEP_NS = 7.0
+IRWLS_CHUNK_US = 150.0
+IRWLS_CHUNK_NS = 200.0
+#: IRWLS chunks assumed before any IRWLS solve of the path was seen (warm IRWLS solves took 4-100)
+IRWLS_PRIOR_CHUNKS = 20
 #: the path's CD shrinks (LIBSVM-style, ``solve_box_cd_cached(shrinking=True)``) from this many active
 #: samples: magic (15,216), CPU per C at C = 2 .. 8.9: 0.29-0.99 s vs 0.84-2.60 s without (load 5);
 #: below it shrinking saved nothing (3000 samples: +15 % steps; satimage pairs: 1.9 vs 2.0 s per path)
@@ -222,18 +230,33 @@ def _first_start(X, y, C, weights, kernel, augmented, shared):
     return C * weights, C * Qc
 
 
+def _cd_cost(n_steps, n_active) -> float:
+    """Modelled CPU microseconds of a CD solve (:data:`CD_STEP_NS`)."""
+    return n_steps * n_active * CD_STEP_NS / 1000.0
+
+
+def _irwls_cost(n_chunks, n_active) -> float:
+    """Modelled CPU microseconds of an IRWLS solve (:data:`IRWLS_CHUNK_US`, :data:`IRWLS_CHUNK_NS`)."""
+    return n_chunks * (IRWLS_CHUNK_US + IRWLS_CHUNK_NS * n_active / 1000.0)
+
+
 class _CachedSolver:
     """``solve_box_cd``'s call signature on the rows ``index`` of a shared :class:`PathKernelCache`.
 
-    With ``irwls_options`` (solver='auto') it tries IRWLS (chunked,
-    shrinking; its own kernel rows) on the next C once one CD solve took more
-    than ``SWITCH_STEPS_PER_SAMPLE`` steps per active sample, and keeps it for
-    the rest of the path (C only grows, and CD's cost grows faster: an earlier
-    rule that went back to CD when IRWLS cost more than twice the last CD solve
-    fired on magic at C = 61.6, a 5.6 s CPU CD solve (shrinking) between IRWLS solves of
-    1.8 and 3.2 s; without shrinking one such CD solve at C = 100 took 60 s). At large C on hard data (magic, C >= 10) greedy CD needs
-    ~15 n steps while IRWLS converges in a few hundred chunks (measured 2.6x
-    less CPU at C = 100 on 5000 magic samples, warm). The IRWLS solution's
+    With ``irwls_options`` (solver='auto') it tries IRWLS (chunked, on the
+    same rows) on the next C once a CD solve cost more than an IRWLS solve is
+    expected to (cost model of :func:`_cd_cost` / :func:`_irwls_cost` on the
+    step and chunk counts; :data:`IRWLS_PRIOR_CHUNKS` chunks until one IRWLS
+    solve was seen). If that trial IRWLS solve cost no more than the last CD
+    solve, IRWLS is kept for the rest of the path (C only grows, and CD's cost
+    grows faster: an earlier rule that went back to CD later fired on magic at
+    C = 61.6, a 5.6 s CPU CD solve between IRWLS solves of 1.8 and 3.2 s);
+    otherwise CD goes on, and IRWLS is tried again once a CD solve costs more
+    than that trial did. Greedy CD moves two samples a step, so on data with
+    many bounded SVs it needs steps where IRWLS moves whole chunks: banana
+    folds (1,600 samples, ~20 free SVs) at C = 12.9 took 5,031 CD steps (34 ms)
+    against 12 ms for IRWLS; on small problems (wdbc folds, 364 samples)
+    IRWLS's per-chunk overhead loses and CD stays. The IRWLS solution's
     margins (which the references and warm starts need) are read from the
     shared cache (one product over its SVs).
     """
@@ -243,6 +266,8 @@ class _CachedSolver:
         self.irwls_options = irwls_options
         self.irwls_only = irwls_only           # bias='equality': IRWLS on the shared rows at every C
         self.use_irwls = irwls_only
+        self.irwls_chunks = IRWLS_PRIOR_CHUNKS  # expected chunks of an IRWLS solve (the last trial's)
+        self.trial_against = None              # modelled cost of the CD solve an IRWLS trial must beat
 
     def __call__(self, X, y, C, kernel, *, tol, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
                  bias="augmented", initial_margins=None, max_iter=-1, dynamic=False, **_):
@@ -252,9 +277,11 @@ class _CachedSolver:
                                       fixed_at_zero=fixed_at_zero, fixed_at_C=fixed_at_C,
                                       initial_margins=initial_margins, max_iter=max_iter, dynamic=dynamic,
                                       shrinking=n_free >= SHRINK_MIN_ACTIVE)
-            if self.irwls_options is not None and \
-                    fit.n_iter > SWITCH_STEPS_PER_SAMPLE * max(fit.stats["n_active"], 1):
+            n_active = max(fit.stats["n_active"], 1)
+            cost = _cd_cost(fit.n_iter, n_active)
+            if self.irwls_options is not None and cost > _irwls_cost(self.irwls_chunks, n_active):
                 self.use_irwls = True
+                self.trial_against = cost
             return fit
         fit = solve_irwls(X, y, C, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed_at_zero,
                           fixed_at_C=fixed_at_C, bias=bias, kernel_cache=(self.cache, self.index),
@@ -262,6 +289,12 @@ class _CachedSolver:
         # y_i f_i without the unregularised bias (with the augmented one, f includes it)
         fit.stats["margins"] = y * fit.stats["outputs"]
         fit.stats["solver"] = "irwls"
+        if self.trial_against is not None:     # the first IRWLS solve after CD: keep IRWLS if it paid
+            # (at least one chunk: the set-up of a solve that found the start optimal costs too)
+            if _irwls_cost(max(fit.n_iter, 1), max(fit.stats["n_active"], 1)) > self.trial_against:
+                self.use_irwls = False
+                self.irwls_chunks = max(fit.n_iter, 1)
+            self.trial_against = None
         return fit
 
 
