@@ -171,6 +171,25 @@ def test_start_margins_from_the_reference_are_exact(binary):
                                rtol=1e-10, atol=1e-10)
 
 
+def test_rescaled_margins_without_a_reference_are_exact(binary):
+    """The warm start's margins when no screening reference was built: the bounded SVs' part scales
+    with C (product over the free SVs only), then the screened samples' columns."""
+    from leansvm.solvers.box_cd import solve_box_cd
+    from leansvm.solvers.path import _rescaled_margins
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    fit = solve_box_cd(X, y, np.full(y.size, 0.5), kernel, tol=1e-6)
+    at_upper = fit.alpha >= 0.5
+    assert at_upper.sum() >= 5 and np.sum((fit.alpha > 0) & ~at_upper) >= 5
+    start = np.where(at_upper, 0.8, fit.alpha)
+    start[:5] = 0.0                                        # screened samples held at a bound
+    start[5:8] = 0.8
+    Q = gram(X, y, kernel)
+    got = _rescaled_margins(fit.stats["margins"], fit.alpha, at_upper, 0.8 / 0.5, np.full(y.size, 0.8), start,
+                            X, y, kernel, True, None)
+    np.testing.assert_allclose(got, Q @ start, rtol=1e-10, atol=1e-10)
+
+
 @pytest.mark.parametrize("cache_mb,shrinking", [(50.0, False), (0.02, False), (50.0, True)],
                          ids=["whole-cache", "tiny-cache", "shrinking"])
 def test_cached_solver_on_a_subset_of_shared_rows(binary, cache_mb, shrinking):

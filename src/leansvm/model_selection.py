@@ -198,6 +198,19 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     weights = per_sample_C(1.0, class_weight, classes, y_enc, sample_weight)
     if np.any(weights <= 0):
         raise ValueError("svm_path needs positive class and sample weights")
+    return _fit_path(X, classes, y_enc, weights, Cs, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                     screening=screening, bias=bias, tol=tol, class_weight=class_weight,
+                     trivial_start=trivial_start, solver=solver, cache_size=cache_size,
+                     working_set_size=working_set_size, max_iter=max_iter, random_state=random_state,
+                     n_jobs=n_jobs, progress=progress, kernel_cache=kernel_cache, dynamic=dynamic,
+                     build_models=build_models)
+
+
+def _fit_path(X, classes, y_enc, weights, Cs, *, kernel, gamma, degree, coef0, screening, bias, tol,
+              class_weight, trivial_start, solver, cache_size, working_set_size, max_iter, random_state,
+              n_jobs, progress, kernel_cache, dynamic, build_models) -> SVMPath:
+    """:func:`svm_path` on validated data (X checked, labels encoded, per-sample weights, grid checked):
+    the folds of :class:`SVCCV` come here directly, their data checked once by ``SVCCV.fit``."""
     kern = Kernel.from_params(kernel, gamma, degree, coef0, X)
     if kernel_cache is not None and kernel_cache[0].kernel != kern:
         kernel_cache = None      # e.g. gamma='scale' resolved on this part of the data: rows differ
@@ -264,8 +277,14 @@ def _score_path(X, y, train, test, Cs, gamma, scoring, path_options, kernel_cach
     start = time.perf_counter()
     shared = None if kernel_cache is None else (kernel_cache, train)
     fast = shared is not None and scoring in (None, "accuracy")
-    path = svm_path(X[train], y[train], Cs, gamma=gamma, kernel_cache=shared, build_models=not fast,
-                    **path_options)
+    options = dict(path_options)
+    classes, y_enc = np.unique(y[train], return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(f"SVCCV: a training fold holds only one class ({classes[0]!r}); use fewer folds")
+    weights = per_sample_C(1.0, options.pop("class_weight"), classes, y_enc, np.ones(y_enc.size))
+    path = _fit_path(X[train], classes, y_enc, weights, Cs, gamma=gamma, kernel_cache=shared,
+                     build_models=not fast, bias=_bias_mode(options.pop("fit_intercept")), trivial_start=False,
+                     n_jobs=None, dynamic=False, class_weight=path_options["class_weight"], **options)
     fit_seconds = time.perf_counter() - start
     if fast:
         scores = _cached_accuracy(path, kernel_cache, train, test, y)
