@@ -59,9 +59,9 @@ def run_bsgd(ds, budget, n_merge=2, solver="golden", maintenance="merge", refit=
     clf = BSGDClassifier(budget=budget, C=C, gamma=ds.gamma, maintenance=maintenance, n_merge=n_merge,
                          merge_solver=solver, refit=refit, random_state=seed, multiclass=multiclass,
                          epochs=epochs, merge_guard=guard, cascade=cascade)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     clf.fit(ds.X_train, ds.y_train)
-    fit = time.perf_counter() - t0
+    fit, cpu = time.perf_counter() - t0, time.process_time() - c0
     acc = float(np.mean(clf.predict(ds.X_test) == ds.y_test))
     st = clf.fit_stats_
     return {"dataset": ds.name, "method": f"BSGD {maintenance}" + (f" M={n_merge} {solver}" if maintenance == "merge" else "")
@@ -73,7 +73,9 @@ def run_bsgd(ds, budget, n_merge=2, solver="golden", maintenance="merge", refit=
             "maintenance": maintenance, "refit": refit, "fit_s": fit, "acc": acc,
             "maint_s": st["maintenance_time_s"], "maint_frac": st["maintenance_time_s"] / fit,
             "n_maint": st["n_maintenance"], "n_merges": st["n_binary_merges"],
-            "deg_mean": st["degradation_mean"], "n_sv": int(clf.expansion_.n_support)}
+            "deg_mean": st["degradation_mean"], "n_sv": int(clf.expansion_.n_support), "cpu_s": cpu,
+            "cascade": cascade, "unmerged_fraction": st["unmerged_fraction"],
+            "merge_mass_kept": st["merge_mass_kept"]}
 
 
 def run_libsvm(ds):
@@ -282,6 +284,39 @@ def _paired_summary(raw):
     return rows
 
 
+def mechanism(args):
+    """Why M > 2 loses accuracy at small budgets: per (dataset, budget, M, cascade, seed) the share
+    of budget slots holding never-merged vectors (weight 1/(lambda t), the latest violators) and
+    the coefficient mass merges keep, next to accuracy and CPU time (fit_stats_)."""
+    rows = []
+    for name in args.datasets:
+        ds = load(name)
+        nsv = LIBSVM_NSV.get(name) or _libsvm_nsv_from_file(name)
+        for frac in args.fractions:
+            B = max(10, int(round(frac * nsv)))
+            if B > args.max_budget:
+                continue
+            configs = [(2, "ranked")] + [(M, c) for c in args.cascades for M in args.merges if M > 2]
+            for M, cascade in configs:
+                runs = [run_bsgd(ds, B, n_merge=M, solver=args.solver, seed=seed, cascade=cascade)
+                        for seed in range(args.seeds)]
+                r = dict(runs[0], fraction=frac, seeds=args.seeds, acc_all=[q["acc"] for q in runs],
+                         **{k: float(np.mean([q[k] for q in runs])) for k in
+                            ("acc", "fit_s", "cpu_s", "unmerged_fraction", "merge_mass_kept")})
+                rows.append(r)
+                print(f"  {name} B={B} M={M} {cascade}: acc {r['acc']:.4f} unmerged {r['unmerged_fraction']:.2f} "
+                      f"mass kept {r['merge_mass_kept']:.3f} cpu {r['cpu_s']:.2f} s load {r['load1']:.1f}", flush=True)
+    base = {(r["dataset"], r["budget"]): r for r in rows if r["M"] == 2}
+    for r in rows:
+        r["acc_vs_m2"] = r["acc"] - base[(r["dataset"], r["budget"])]["acc"]
+        r["cpu_speedup_vs_m2"] = base[(r["dataset"], r["budget"])]["cpu_s"] / r["cpu_s"]
+    print(format_table(rows, [("dataset", "dataset", "s"), ("budget", "B", "d"), ("M", "M", "d"),
+                              ("cascade", "cascade", "s"), ("acc", "acc", ".4f"), ("acc_vs_m2", "- M=2", "+.4f"),
+                              ("unmerged_fraction", "unmerged", ".2f"), ("merge_mass_kept", "mass kept", ".3f"),
+                              ("cpu_s", "cpu s", ".2f"), ("cpu_speedup_vs_m2", "M=2 cpu / cpu", ".2f")]))
+    return rows
+
+
 def _libsvm_nsv_from_file(name):
     path = RESULTS_DIR / f"bsgd_libsvm_{name}.json"
     if path.exists():
@@ -424,7 +459,7 @@ def warm_up():
         BSGDClassifier(budget=10, gamma=0.5, multiclass="crammer_singer", **kw).fit(X, y3)
 
 
-SECTIONS = {"table1": table1, "fig1": fig1, "fig23": fig23, "mvs2": mvs2, "letter_cs": letter_cs, "peers": peers, "scaling": scaling, "letter": letter}
+SECTIONS = {"table1": table1, "fig1": fig1, "fig23": fig23, "mvs2": mvs2, "mechanism": mechanism, "letter_cs": letter_cs, "peers": peers, "scaling": scaling, "letter": letter}
 
 
 def main(argv=None):

@@ -50,9 +50,16 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
       (``'gradient'``, Algorithm 2 MM-GD). M = 2 is the classic BSGD merge. ``merge_guard`` = tau
       > 0 (beyond the paper; 0 = off): a cascade stops before a partner whose degradation
       against the merged point exceeds tau times the first merge's (fewer than M merged then).
-      ``cascade='greedy'`` (beyond the paper; default 'ranked' = the paper): after the first
-      partner, each next one is the candidate (of the 3(M-1) best ranked) whose merge with the
-      current merged point degrades least (binary problems; golden or lookup merges).
+      ``cascade='greedy'`` (beyond the paper; 'ranked' = the paper's Algorithm 1): after the
+      first partner, each next one is the candidate (of the 10(M-1) best ranked) whose merge with
+      the current merged point degrades least (binary problems; golden or lookup merges).
+      The default 'auto' is 'greedy' for binary, one-vs-rest and one-vs-one problems and
+      'ranked' for the shared budget (``multiclass='crammer_singer'``, which has no greedy
+      cascade); M = 2 is the same either way. Why multi-merge loses accuracy at small budgets:
+      every unmerged vector carries the same, smallest weight 1/(lambda t), so an M-merge
+      absorbs one new violator and M-2 heavier neighbours while the other new violators stay
+      unmerged; ``fit_stats_['unmerged_fraction']`` and ``['merge_mass_kept']`` measure it
+      (BENCHMARKS.md, issue 5).
 
     The unregularised bias (``fit_intercept``) is fixed during a pass and then set to its exact
     minimiser of (1) with w fixed (on at most 20,000 rows of the pass). ``refit=True`` finally
@@ -84,12 +91,13 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
     merged vectors are assigned to the class their coefficient's sign points to), ``support_``
     (empty: merged vectors are not training points), ``multiclass_``; plus ``states_``,
     ``fit_stats_`` (time in budget maintenance vs the rest, number of maintenance steps and
-    binary merges, weight degradation per maintenance step) and ``t_`` (SGD steps per problem).
+    binary merges, weight degradation per maintenance step, the coefficient mass merges keep,
+    the share of vectors never merged) and ``t_`` (SGD steps per problem).
     """
 
     def __init__(self, budget=500, C=None, lambda_=None, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, maintenance="merge", n_merge=2, merge_solver="golden", epochs=1,
-                 fit_intercept=True, multiclass="ovr", refit=False, merge_guard=0.0, cascade="ranked",
+                 fit_intercept=True, multiclass="ovr", refit=False, merge_guard=0.0, cascade="auto",
                  random_state=None, verbose=False, decision_function_shape="ovr"):
         self.budget = budget
         self.C = C
@@ -135,10 +143,13 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
                              f"got {self.decision_function_shape!r}")
 
     def _config(self, kernel: Kernel) -> bsgd.BudgetConfig:
+        cascade = self.cascade
+        if isinstance(cascade, str) and cascade == "auto":
+            cascade = "ranked" if self._shared_budget() else "greedy"
         return bsgd.BudgetConfig(budget=self.budget, maintenance=self.maintenance, n_merge=self.n_merge,
                                  merge_solver=self.merge_solver, kernel=kernel.name, gamma=kernel.gamma,
                                  coef0=kernel.coef0, degree=kernel.degree, merge_guard=self.merge_guard,
-                                 cascade=self.cascade)
+                                 cascade=cascade)
 
     def _lambda(self, n_rows: int) -> float:
         if self.lambda_ is not None:
@@ -451,6 +462,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         degs = np.concatenate(degs) if degs else np.zeros(0)
         total = self._fit_time
         maint = float(stats[bsgd.ST_MAINT_TIME])
+        n_vectors = sum(s.n_support for s in self.states_ if s is not None and s.alpha.ndim == 1)
         self.fit_stats_ = {
             "fit_time_s": total,
             "maintenance_time_s": maint,
@@ -462,6 +474,13 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             "n_binary_merges": int(stats[bsgd.ST_MERGES]),
             "n_removals": int(stats[bsgd.ST_REMOVED]),
             "n_gradient_iterations": int(stats[bsgd.ST_GD_ITER]),
+            # multi-merge diagnostics (binary problems): the share of coefficient mass a merge
+            # keeps, sum |alpha_z| / sum_m |alpha_m|, and the share of budget slots holding a
+            # vector never merged (weight 1 / (lambda t), the latest violators)
+            "merge_mass_kept": (float(stats[bsgd.ST_MASS_OUT] / stats[bsgd.ST_MASS_IN])
+                                if stats[bsgd.ST_MASS_IN] > 0 else float("nan")),
+            "unmerged_fraction": (float(stats[bsgd.ST_UNMERGED]) / n_vectors if n_vectors
+                                  else float("nan")),
             "degradation_total": float(degs.sum()),
             "degradation_mean": float(degs.mean()) if degs.size else 0.0,
             "degradations": degs,
