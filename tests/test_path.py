@@ -229,17 +229,17 @@ def test_pairs_share_one_row_cache_with_the_same_optima():
         np.testing.assert_allclose(a, b, rtol=1e-3)
 
 
-@pytest.mark.parametrize("cd_step_ns,shrink_min,kept", [(1e6, 5000, True), (1e6, 0, True), (1e-6, 5000, False)],
+@pytest.mark.parametrize("cd_visit_ns,shrink_min,kept", [(1e6, 5000, True), (1e6, 0, True), (1e-6, 5000, False)],
                          ids=["irwls-kept", "shrinking", "back-to-cd"])
-def test_auto_solver_hands_over_to_irwls_with_the_same_optima(binary, monkeypatch, cd_step_ns, shrink_min, kept):
+def test_auto_solver_hands_over_to_irwls_with_the_same_optima(binary, monkeypatch, cd_visit_ns, shrink_min, kept):
     """solver='auto' tries IRWLS once its cost model says a CD solve cost more than IRWLS would
-    (forced here at the first C; with CD shrinking at every C in the second case). A trial that
+    (forced here from the second C; with CD shrinking at every C in the second case). A trial that
     costs less than the last CD solve keeps IRWLS for every later C; one that costs more (CD
     made nearly free) goes back to CD for good, as no later CD solve costs more than the trial.
     The optima, the margins the next screening reference reads, and the screening stay exact."""
     import leansvm.solvers.path as path_module
     monkeypatch.setattr(path_module, "IRWLS_PRIOR_CHUNKS", 0)
-    monkeypatch.setattr(path_module, "CD_STEP_NS", cd_step_ns)
+    monkeypatch.setattr(path_module, "CD_VISIT_NS", cd_visit_ns)
     monkeypatch.setattr(path_module, "SHRINK_MIN_ACTIVE", shrink_min)
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
@@ -247,11 +247,11 @@ def test_auto_solver_hands_over_to_irwls_with_the_same_optima(binary, monkeypatc
     points = binary_path(X, y, CS, kernel, screening="it", tol=1e-6, solver="auto",
                          solver_options={"random_state": 0, "cache_size": 10.0})
     solvers = [p.fit.stats.get("solver", "cd") for p in points]
-    assert solvers[:2] == ["cd", "irwls"]
+    assert solvers[:3] == ["cd", "cd", "irwls"]          # the first, cold, CD solve decides nothing
     if kept:
-        assert all(s == "irwls" for s in solvers[1:])
+        assert all(s == "irwls" for s in solvers[2:])
     else:
-        assert solvers[2:] == ["cd"] * (len(CS) - 2)
+        assert solvers[3:] == ["cd"] * (len(CS) - 3)
     for p in points:
         a = exact_box_qp(Q, np.full(y.size, p.C))
         assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)

@@ -230,7 +230,8 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
     """Greedy CD on cached rows, Q_ik = y_i y_k (slab[slot[i], cols[k]] + offset), over the
     active positions act[:state[0]] (shrinking every ``shrink_every`` steps while state[2] = 1;
     state[1] counts steps since the last shrink; state[3] = 1: dynamic gap screening
-    instead, :func:`_gap_drop` with ``znorm`` ||z_i|| and margin error ``err``). The
+    instead, :func:`_gap_drop` with ``znorm`` ||z_i|| and margin error ``err``; state[4] sums
+    the active-set sizes of the steps, the work the path's solver choice reads). The
     gradient update and the next first-index selection share one pass over the active set,
     which also lists the samples with a non-zero projected gradient: the second index is
     searched among those only (on data with many bounded SVs, most samples at a bound have
@@ -339,6 +340,7 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
         fresh = True
         it += 1
         state[1] += 1
+        state[4] += n_act
     return it, gap, -1
 
 
@@ -419,7 +421,7 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
     it, gap, need = 0, (0.0 if A.size == 0 else np.inf), -1
     slot = cache.resident_slots(cols).astype(np.int64)
     act = np.arange(A.size, dtype=np.int64)
-    state = np.array([A.size, 0, 1 if shrinking and not dynamic else 0, 1 if dynamic else 0], dtype=np.int64)
+    state = np.array([A.size, 0, 1 if shrinking and not dynamic else 0, 1 if dynamic else 0, 0], dtype=np.int64)
     znorm = np.sqrt(diag)
     # |error| of a margin accumulated from float32 rows (relative 2^-23 per kernel value), with a 10x margin
     err = (1.2e-6 if cache.dtype == np.float32 else 1e-14) * float(diag.max(initial=1.0)) * (float(CA.sum()) + 1.0)
@@ -433,6 +435,7 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
         grad[out] = grad_start[out] + yA[out] * cache.outputs(
             cols[moved], yA[moved] * (aA[moved] - a_start[moved]), cols[out], offset)
         state[0] = A.size
+        state[4] += moved.size * out.size // 2      # kernel entries read, each ~half a step's visit
 
     while A.size:
         it, gap, need = _greedy_cd_cached(cache.slab, slot, cols, yA, CA, aA, grad, diag, offset,
@@ -471,7 +474,7 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
                      n_iter=int(it), converged=bool(converged),
                      stats={"violation": float(gap), "n_active": int(A.size), "active": A,
                             "active_margins": margins[A], "margins": margins, "row_fetches": n_fetch,
-                            "n_restore": n_restore, "dynamic_screened": n_dynamic,
+                            "n_restore": n_restore, "dynamic_screened": n_dynamic, "visits": int(state[4]),
                             "seconds": time.perf_counter() - start})
 
 

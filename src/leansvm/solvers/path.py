@@ -40,23 +40,32 @@ import scipy.sparse as sp
 from ..kernels import Kernel
 from ..multiclass import BinaryFit
 from .box_cd import PathKernelCache, solve_box_cd_cached
-from .irwls import solve_irwls
+from .irwls import DEFAULT_WORKING_SET, SMALL_PROBLEM_Q, solve_irwls
+from .irwls import SMALL_PROBLEM as IRWLS_SMALL_PROBLEM
 from .screening import RULES, ScreeningReference, _kernel_products, gap_screen, gap_screen_from_reference, screen
 
 BIAS_MODES = ("augmented", "none", "equality")
 #: a sub-problem with at most this share of a shared cache's rows copies its block K[idx, idx] out
 SUBSET_SHARE = 0.75
 SOLVERS = ("auto", "cd", "irwls")
-#: solver="auto"'s cost model, in microseconds of one thread (fitted to CD steps and IRWLS chunks on folds
-#: of banana, magic, satimage, mushroom, wdbc, session 5): a CD step costs ~CD_STEP_NS per active sample
-#: (5-10 ns), an IRWLS chunk IRWLS_CHUNK_US + IRWLS_CHUNK_NS per active sample (q = 96-128:
-#: 250-350 us at n = 500-1600, ~1 ms at 4000). Counts, not clocks: the choice, hence the solution, is
-#: the same on every run whatever the load.
-CD_STEP_NS = 7.0
-IRWLS_CHUNK_US = 150.0
-IRWLS_CHUNK_NS = 200.0
-#: IRWLS chunks assumed before any IRWLS solve of the path was seen (warm IRWLS solves took 4-100)
-IRWLS_PRIOR_CHUNKS = 20
+#: solver="auto"'s cost model, in microseconds of one thread (fitted to warm solves on folds of banana,
+#: satimage pairs, wdbc and the whole of magic, session 5, load 5-6): a CD step costs CD_VISIT_NS per
+#: active sample it visits (2.3-2.7 ns; with shrinking the active set shrinks, magic at C = 8.9: 32,852
+#: steps in 0.48 s), an IRWLS chunk IRWLS_CHUNK_US + IRWLS_QN_NS per (working-set sample x active
+#: sample) (q = 96, n = 1,063: 340-370 us; q = 512, n = 15,216: ~22 ms). Counts, not clocks: the
+#: choice, hence the solution, is the same on every run whatever the load.
+CD_VISIT_NS = 2.5
+#: ... on cached rows of up to this many entries; longer rows cost proportionally more per visit (the
+#: descent gathers K[i, active] from rows that no longer fit the CPU caches: magic's 15,216-entry rows,
+#: 5-11 ns per visit, shrinking's scattered active set included)
+CD_ROW_ENTRIES = 4096
+IRWLS_CHUNK_US = 100.0
+IRWLS_QN_NS = 2.5
+#: IRWLS chunks assumed before any IRWLS solve of the path was seen (warm IRWLS solves took 6-100;
+#: magic at C = 3.4 .. 8.9: 9-13, where a path with 20 kept CD 0.6 s CPU longer)
+IRWLS_PRIOR_CHUNKS = 10
+#: after an IRWLS trial lost to CD, the next trial waits for a CD solve this many times the trial's cost
+TRIAL_GROWTH = 2
 #: the path's CD shrinks (LIBSVM-style, ``solve_box_cd_cached(shrinking=True)``) from this many active
 #: samples: magic (15,216), CPU per C at C = 2 .. 8.9: 0.29-0.99 s vs 0.84-2.60 s without (load 5);
 #: below it shrinking saved nothing (3000 samples: +15 % steps; satimage pairs: 1.9 vs 2.0 s per path)
@@ -244,14 +253,17 @@ def _first_start(X, y, C, weights, kernel, augmented, shared):
     return C * weights, C * Qc
 
 
-def _cd_cost(n_steps, n_active) -> float:
-    """Modelled CPU microseconds of a CD solve (:data:`CD_STEP_NS`)."""
-    return n_steps * n_active * CD_STEP_NS / 1000.0
+def _cd_cost(fit, row_entries) -> float:
+    """Modelled CPU microseconds of a CD solve: :data:`CD_VISIT_NS` per active sample per step,
+    scaled up for cached rows longer than :data:`CD_ROW_ENTRIES`."""
+    return fit.stats["visits"] * CD_VISIT_NS * max(1.0, row_entries / CD_ROW_ENTRIES) / 1000.0
 
 
-def _irwls_cost(n_chunks, n_active) -> float:
-    """Modelled CPU microseconds of an IRWLS solve (:data:`IRWLS_CHUNK_US`, :data:`IRWLS_CHUNK_NS`)."""
-    return n_chunks * (IRWLS_CHUNK_US + IRWLS_CHUNK_NS * n_active / 1000.0)
+def _irwls_cost(n_chunks, n_active, working_set) -> float:
+    """Modelled CPU microseconds of an IRWLS solve of ``n_chunks`` chunks (:data:`IRWLS_CHUNK_US`,
+    :data:`IRWLS_QN_NS`); the working set as IRWLS sizes it (3/4 of it on small problems)."""
+    q = min(working_set * (SMALL_PROBLEM_Q if n_active < IRWLS_SMALL_PROBLEM else 1.0), n_active)
+    return n_chunks * (IRWLS_CHUNK_US + IRWLS_QN_NS * q * n_active / 1000.0)
 
 
 class _CachedSolver:
@@ -260,13 +272,13 @@ class _CachedSolver:
     With ``irwls_options`` (solver='auto') it tries IRWLS (chunked, on the
     same rows) on the next C once a CD solve cost more than an IRWLS solve is
     expected to (cost model of :func:`_cd_cost` / :func:`_irwls_cost` on the
-    step and chunk counts; :data:`IRWLS_PRIOR_CHUNKS` chunks until one IRWLS
-    solve was seen). If that trial IRWLS solve cost no more than the last CD
+    CD steps' active-set sizes and IRWLS's chunks and working set;
+    :data:`IRWLS_PRIOR_CHUNKS` chunks until one IRWLS solve was seen). If that trial IRWLS solve cost no more than the last CD
     solve, IRWLS is kept for the rest of the path (C only grows, and CD's cost
     grows faster: an earlier rule that went back to CD later fired on magic at
     C = 61.6, a 5.6 s CPU CD solve between IRWLS solves of 1.8 and 3.2 s);
-    otherwise CD goes on, and IRWLS is tried again once a CD solve costs more
-    than that trial did. Greedy CD moves two samples a step, so on data with
+    otherwise CD goes on, and IRWLS is tried again once a CD solve costs
+    :data:`TRIAL_GROWTH` times what that trial did. The path's first (cold) CD solve decides nothing. Greedy CD moves two samples a step, so on data with
     many bounded SVs it needs steps where IRWLS moves whole chunks: banana
     folds (1,600 samples, ~20 free SVs) at C = 12.9 took 5,031 CD steps (34 ms)
     against 12 ms for IRWLS; on small problems (wdbc folds, 364 samples)
@@ -282,6 +294,10 @@ class _CachedSolver:
         self.use_irwls = irwls_only
         self.irwls_chunks = IRWLS_PRIOR_CHUNKS  # expected chunks of an IRWLS solve (the last trial's)
         self.trial_against = None              # modelled cost of the CD solve an IRWLS trial must beat
+        self.cd_solves = 0
+
+    def _irwls_cost(self, n_chunks, n_active):
+        return _irwls_cost(n_chunks, max(n_active, 1), self.irwls_options.get("working_set_size", DEFAULT_WORKING_SET))
 
     def __call__(self, X, y, C, kernel, *, tol, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
                  bias="augmented", initial_margins=None, max_iter=-1, dynamic=False, **_):
@@ -291,9 +307,10 @@ class _CachedSolver:
                                       fixed_at_zero=fixed_at_zero, fixed_at_C=fixed_at_C,
                                       initial_margins=initial_margins, max_iter=max_iter, dynamic=dynamic,
                                       shrinking=n_free >= SHRINK_MIN_ACTIVE)
-            n_active = max(fit.stats["n_active"], 1)
-            cost = _cd_cost(fit.n_iter, n_active)
-            if self.irwls_options is not None and cost > _irwls_cost(self.irwls_chunks, n_active):
+            cost = _cd_cost(fit, self.cache.n)
+            self.cd_solves += 1                # the first solve starts cold (magic: 5,367 steps, the next 666)
+            if self.irwls_options is not None and self.cd_solves > 1 and \
+                    cost > self._irwls_cost(self.irwls_chunks, fit.stats["n_active"]):
                 self.use_irwls = True
                 self.trial_against = cost
             return fit
@@ -305,9 +322,11 @@ class _CachedSolver:
         fit.stats["solver"] = "irwls"
         if self.trial_against is not None:     # the first IRWLS solve after CD: keep IRWLS if it paid
             # (at least one chunk: the set-up of a solve that found the start optimal costs too)
-            if _irwls_cost(max(fit.n_iter, 1), max(fit.stats["n_active"], 1)) > self.trial_against:
+            if self._irwls_cost(max(fit.n_iter, 1), fit.stats["n_active"]) > self.trial_against:
                 self.use_irwls = False
-                self.irwls_chunks = max(fit.n_iter, 1)
+                # IRWLS's chunks grow along the path too: without the factor, satimage pairs alternated
+                # CD / IRWLS trial at every C from C ~ 20 on (trials of 39, 80, 150 chunks, each lost)
+                self.irwls_chunks = TRIAL_GROWTH * max(fit.n_iter, 1)
             self.trial_against = None
         return fit
 
