@@ -30,16 +30,51 @@ def moons_result(moons):
 
 def test_chosen_model_is_smallest_within_the_drop(moons_result):
     r = moons_result
-    best = max(c.validation_accuracy for c in r.candidates if c.kind != "compressed")
+    validated = [c for c in r.candidates if c.kind != "refit"]
+    best = max(c.validation_accuracy for c in validated if c.kind != "compressed")
     assert r.chosen.validation_accuracy >= r.chosen.required_accuracy - 1e-12 >= best - 0.01 - 2e-12
-    smaller = [c for c in r.candidates if c.n_support < r.chosen.n_support]
+    smaller = [c for c in validated if c.n_support < r.chosen.n_support]
     assert all(c.validation_accuracy < c.required_accuracy for c in smaller)
-    assert r.model is r.chosen.model
     assert r.route == "exact"
     kinds = {c.kind for c in r.candidates}
-    assert {"exact", "budget"} <= kinds
-    # the chosen model predicts the test data well (moons at noise 0.25: ~95%)
-    assert r.chosen.test_accuracy > 0.9
+    assert {"exact", "budget", "refit"} <= kinds
+    # the returned model: the chosen kind and size trained again on all rows (training + validation)
+    assert r.final.kind == "refit" and r.model is r.final.model and r.final is not r.chosen
+    assert r.final.n_support <= r.chosen.n_support and np.isnan(r.final.validation_accuracy)
+    assert any(s.stage == "refit" and "returned" in s.choice for s in r.steps)
+    # both predict the test data well (moons at noise 0.25: ~95%)
+    assert r.chosen.test_accuracy > 0.9 and r.final.test_accuracy > 0.9
+
+
+def test_refit_trains_the_choice_again_on_all_rows(moons):
+    from leansvm.lean import _Log, refit_on_all_rows, train_exact
+
+    X, y, Xt, _ = moons
+    n_fit = 280
+    exact = train_exact(X[:n_fit], y[:n_fit], 10.0, 0.5)
+    final = refit_on_all_rows(exact, X, y, 10.0, 0.5)
+    reference = leansvm.SVC(C=10.0, gamma=0.5, random_state=0).fit(X, y)     # the same solve on all rows
+    np.testing.assert_allclose(final.model.decision_function(Xt), reference.decision_function(Xt), atol=1e-3)
+    assert final.kind == "refit" and "all 350 rows" in final.name
+    if getattr(leansvm, "compress", None) is not None:
+        small = Candidate("compressed 12 SV", "compressed", None, 12, 1.0)
+        final = refit_on_all_rows(small, X, y, 10.0, 0.5, min_points=100)
+        assert final.n_support <= 12 and final.model.expansion_.n_support == final.n_support
+    log = _Log(False)
+    assert refit_on_all_rows(Candidate("BSGD B=10", "budget", None, 10, 1.0), X, y, 1.0, 0.5, log=log) is None
+    assert "budget model" in log.steps[-1].reason
+    # over the time limit: the validated model is returned
+    assert refit_on_all_rows(exact, X, y, 10.0, 0.5, time_limit=1e-9, log=log, n_fit=n_fit) is None
+    assert "over the limit" in log.steps[-1].reason
+
+
+def test_without_refit_the_validated_choice_is_returned(moons):
+    X, y, Xt, yt = moons
+    r = fit_lean(X, y, X_test=Xt, y_test=yt, Cs=[1.0], gammas=[0.5], size_fractions=(), refit=False,
+                 libsvm_reference_model=False)
+    assert r.final is r.chosen and r.model is r.chosen.model
+    assert not any(c.kind == "refit" for c in r.candidates)
+    assert format_table(r).endswith("(* = chosen model)")
 
 
 def test_compression_search_stops_at_the_first_size_within_the_drop(moons_result):
@@ -49,9 +84,9 @@ def test_compression_search_stops_at_the_first_size_within_the_drop(moons_result
     exact = next(c for c in r.candidates if c.kind == "exact")
     compressed = [c for c in r.candidates if c.kind == "compressed"]
     assert compressed and all(c.n_support < exact.n_support for c in compressed)
-    target = max(c.validation_accuracy for c in r.candidates if c.kind != "compressed") - r.max_accuracy_drop
+    target = max(c.validation_accuracy for c in r.candidates if c.kind in ("exact", "budget")) - r.max_accuracy_drop
     # the margin: every requirement is the target plus one paired standard error (>= 0)
-    assert all(c.required_accuracy >= target - 1e-12 for c in r.candidates)
+    assert all(c.required_accuracy >= target - 1e-12 for c in r.candidates if c.kind != "refit")
     reached = [c.n_support for c in compressed if c.validation_accuracy >= c.required_accuracy - 1e-12]
     if reached:  # doubling stops at the first hit: nothing tried beyond it
         assert max(c.n_support for c in compressed) == min(reached) or \
@@ -75,7 +110,7 @@ def test_compression_search_respects_its_time_limit(moons_result):
 
 def test_each_stage_states_its_choice_and_fallbacks_are_honest(moons_result):
     stages = [s.stage for s in moons_result.steps]
-    for stage in ("data", "split", "select", "route", "train", "budget", "compress", "choose", "measure"):
+    for stage in ("data", "split", "select", "route", "train", "budget", "compress", "choose", "refit", "measure"):
         assert stage in stages
     by_stage = {s.stage: s for s in moons_result.steps}
     # a fallback is recorded exactly when the intended component is missing
@@ -96,7 +131,7 @@ def test_selection_surface_and_reference_measurements(moons_result):
     assert abs(moons_result.libsvm_n_support - exact.n_support) <= max(2, exact.n_support // 50)
     assert all(c.seconds_per_1000 > 0 for c in moons_result.candidates)
     assert moons_result.libsvm_seconds_per_1000 > 0
-    assert "(* = chosen model)" in format_table(moons_result)
+    assert "(* = chosen model; ** = returned: the chosen model refit on all rows)" in format_table(moons_result)
 
 
 def test_selection_avoids_a_useless_gamma():

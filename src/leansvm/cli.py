@@ -132,6 +132,9 @@ def _fit_parser(sub):
     p.add_argument("--C-grid", type=float, nargs="+", metavar="C", help="C values to search")
     p.add_argument("--gamma-grid", type=float, nargs="+", metavar="G", help="gamma values to search")
     p.add_argument("--selection-size", type=int, default=2000, help="samples used to select C, gamma (2000)")
+    p.add_argument("--no-refit", dest="refit", action="store_false",
+                   help="write the model chosen on the validation part, not the same kind and size "
+                        "trained again on all rows")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=cmd_fit)
 
@@ -157,7 +160,7 @@ def cmd_fit(args) -> int:
         print(f"leansvm fit: {described}")
     result = fit_lean(X, y, X_test=X_test, y_test=y_test, max_accuracy_drop=args.max_accuracy_drop / 100,
                       budget_seconds=args.budget_seconds, Cs=args.C_grid, gammas=args.gamma_grid,
-                      selection_size=args.selection_size, verbose=not args.quiet,
+                      selection_size=args.selection_size, refit=args.refit, verbose=not args.quiet,
                       progress=False if args.quiet else progress_enabled(None))   # bars on a terminal
     path = save_result_model(result, args.model)
     if args.report:

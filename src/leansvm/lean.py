@@ -17,7 +17,11 @@ The pipeline is a chain of stages, each a function with one contract:
 7. :func:`choose_model`            -- the model with the fewest support vectors whose
    validation accuracy is within ``max_accuracy_drop`` (a fraction) of the best,
    by a margin of ``margin_sd`` standard errors (:func:`required_accuracy`).
-8. :func:`measure_prediction_cost` -- seconds per 1000 predictions of every model,
+8. :func:`refit_on_all_rows`       -- the choice trained again on every training row
+   (the validation part included), as ``GridSearchCV(refit=True)`` does: the
+   exact SVC at the chosen (C, gamma) and, for a compressed choice, its
+   compression to the chosen size. This is the returned model.
+9. :func:`measure_prediction_cost` -- seconds per 1000 predictions of every model,
    and of LIBSVM's full model (scikit-learn ``SVC``) at the chosen (C, gamma).
 
 Every stage appends a :class:`Step` (what it chose, why, how long, and a
@@ -98,7 +102,7 @@ class Candidate:
     """A trained model with its size, accuracies and test-time cost."""
 
     name: str
-    kind: str                     # 'exact' | 'compressed' | 'budget'
+    kind: str                     # 'exact' | 'compressed' | 'budget' | 'refit'
     model: object
     n_support: int
     fit_seconds: float
@@ -113,7 +117,11 @@ class Candidate:
 
 @dataclass
 class LeanResult:
-    """Everything ``fit_lean`` decided and measured; ``model`` is the chosen estimator."""
+    """Everything ``fit_lean`` decided and measured; ``model`` is the returned estimator.
+
+    ``chosen`` is the candidate the validation part chose; ``final`` the model
+    returned: ``chosen`` refit on all training rows (kind 'refit', see
+    :func:`refit_on_all_rows`), or ``chosen`` itself when not refit."""
 
     model: object
     chosen: Candidate
@@ -129,6 +137,11 @@ class LeanResult:
     data_2d: tuple | None = None  # (X, y) for decision-boundary plots when d == 2
     classes: np.ndarray = field(default_factory=lambda: np.empty(0))
     seconds: float = 0.0
+    final: Candidate | None = None
+
+    def __post_init__(self):
+        if self.final is None:
+            self.final = self.chosen
 
 
 # -- a kernel expansion over landmarks (the honest budget fallback) ---------------------
@@ -598,6 +611,55 @@ def choose_model(candidates, max_accuracy_drop, log=None, margin_sd=0.0) -> Cand
     return chosen
 
 
+def refit_on_all_rows(chosen: Candidate, X, y, C, gamma, min_points=None, time_limit=None, random_state=0,
+                      log=None, progress=None, n_fit=None) -> Candidate | None:
+    """The chosen model trained again on all rows ``X, y`` (training and validation parts together).
+
+    After the validation part has chosen the kind and size, the returned model
+    should use every labelled row, as scikit-learn's ``GridSearchCV(refit=True)``
+    does: the exact SVC at the chosen (C, gamma) on all rows and, for a
+    compressed choice, ``compress`` of it to the chosen size, fitted to its
+    outputs on all rows (at least ``min_points``, ``POINTS_PER_VECTOR`` per
+    vector, as :func:`compress_models`). Measured on letter (16,000 rows, 1,040
+    vectors): test accuracy 0.9702 compressed from the 12,800-row model, 0.9738
+    from the 16,000-row one. The result has no validation accuracy (it has seen
+    the validation part); its test accuracy is measured like the others'.
+    Budget models are not refit (returns None); nor is anything when the
+    estimated time (the chosen model's fit and compression times scaled by the
+    row ratio, n^1.5) exceeds ``time_limit`` seconds.
+    """
+    log = log or _Log(False)
+    if chosen.kind not in ("exact", "compressed"):
+        log.step("refit", "not refit", f"the chosen model is a {chosen.kind} model; it is returned as validated")
+        return None
+    exact = chosen if chosen.kind == "exact" else None
+    if time_limit is not None and n_fit:
+        estimate = chosen.fit_seconds * (X.shape[0] / n_fit) ** 1.5
+        if estimate > time_limit:
+            log.step("refit", "not refit", f"refitting on all {X.shape[0]} rows is estimated at {estimate:.0f} s, "
+                                           f"over the limit of {time_limit:g} s; the validated model is returned")
+            return None
+    start = time.perf_counter()
+    exact = train_exact(X, y, C, gamma, random_state)
+    model, what = exact.model, f"exact SVC at C = {C:g}, gamma = {gamma:g}"
+    if chosen.kind == "compressed":
+        compress = _optional("compress")
+        n_points = X.shape[0] if min_points is None else max(min_points, POINTS_PER_VECTOR * chosen.n_support)
+        X_pts, y_pts = _subsample(X, y, n_points, random_state)
+        with _QuietConvergence():
+            model = compress(exact.model, n_sv=chosen.n_support, X=X_pts, y=y_pts, max_iter=None,
+                             random_state=random_state, progress=progress)
+        what += f" ({exact.n_support} SV), compressed to {model.expansion_.n_support} SV on {X_pts.shape[0]} rows"
+    seconds = time.perf_counter() - start
+    n_sv = model.expansion_.n_support
+    base = "exact SVC" if chosen.kind == "exact" else f"compressed {n_sv} SV"
+    final = Candidate(f"{base}, refit on all {X.shape[0]} rows", "refit", model, n_sv, seconds,
+                      note=f"the chosen {chosen.name} trained again on the training and validation parts")
+    log.step("refit", f"{final.name} (returned)", f"{what}: the chosen kind and size, trained on every row "
+                                                  "(as GridSearchCV's refit); no validation accuracy", seconds)
+    return final
+
+
 def seconds_per_1000(predict, X, repeats=5) -> float:
     """Best-of-``repeats`` wall time of ``predict(X)``, per 1000 rows."""
     best = np.inf
@@ -644,7 +706,7 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds, margin_sd=0.0):
 def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_seconds=None,
              Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=2000,
              size_fractions=DEFAULT_SIZE_FRACTIONS, compression_points=20000, libsvm_reference_model=True,
-             random_state=0, verbose=False, progress=None, margin_sd=1.0) -> LeanResult:
+             random_state=0, verbose=False, progress=None, margin_sd=1.0, refit=True) -> LeanResult:
     """From data to the cheapest accurate model; see the module docstring for the stages.
 
     ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
@@ -673,7 +735,9 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     0, magic's 113-vector model was 0.39 points below on validation but 1.19
     on test; with 1, a9a's compressed models (0.4-0.5 points below on
     validation) do not qualify. ``verbose``: print
-    every step. ``progress``: progress bars (with the time left) of the long
+    every step. ``refit``: return the choice trained again on all training
+    rows (:func:`refit_on_all_rows`; exact route only); False returns the
+    validated model itself. ``progress``: progress bars (with the time left) of the long
     operations inside (path search, compression, budget training); None: when
     ``verbose`` or on a terminal (:mod:`leansvm.progress`). Ctrl-C stops it with
     a line naming the last finished step; ``KeyboardInterrupt`` propagates.
@@ -742,6 +806,17 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
                                           random_state=random_state, log=log, best=best, margin_sd=margin_sd)
 
             chosen = choose_model(candidates, max_accuracy_drop, log, margin_sd)
+            final = None
+            if refit and route == "exact":
+                final = refit_on_all_rows(chosen, X, y, C, gamma, compression_points,
+                                          None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds,
+                                          random_state, log, n_fit=X_fit.shape[0])
+            elif refit:
+                log.step("refit", "not refit", "the exact solver does not fit the time budget on all rows; "
+                                               "the validated model is returned")
+            if final is not None:
+                candidates.append(final)
+            final = final or chosen
 
             # measurements (never used for a choice): test accuracy and test-time cost
             X_measure = X_test if X_test is not None else X_val
@@ -772,9 +847,9 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
             data_2d = None
             if X.shape[1] == 2:
                 data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)
-            return LeanResult(chosen.model, chosen, candidates, selection, route, log.steps, summary,
+            return LeanResult(final.model, chosen, candidates, selection, route, log.steps, summary,
                               max_accuracy_drop, libsvm_seconds, libsvm_n_sv, libsvm_acc, data_2d,
-                              np.unique(y), time.perf_counter() - start)
+                              np.unique(y), time.perf_counter() - start, final)
     except KeyboardInterrupt:
         last = log.steps[-1].stage if log.steps else "none"
         print(f"leansvm fit: interrupted (Ctrl-C) after {time.perf_counter() - start:.0f} s; "
@@ -786,9 +861,9 @@ def format_table(result: LeanResult) -> str:
     """The final table: model, #SV, validation / test accuracy, prediction cost vs LIBSVM."""
     rows = [("model", "#SV", "val acc", "test acc", "ms/1000 pred", "speed vs LIBSVM")]
     lib = result.libsvm_seconds_per_1000
-    for c in sorted(result.candidates, key=lambda c: (c.kind != "exact", c.n_support)):
-        mark = " *" if c is result.chosen else ""
-        rows.append((c.name + mark, str(c.n_support), f"{c.validation_accuracy:.4f}",
+    for c in sorted(result.candidates, key=lambda c: (c.kind != "exact", c.kind == "refit", c.n_support)):
+        mark = " *" if c is result.chosen else (" **" if c is result.final else "")
+        rows.append((c.name + mark, str(c.n_support), _accuracy_cell(c.validation_accuracy),
                      "-" if c.test_accuracy is None else f"{c.test_accuracy:.4f}",
                      f"{1000 * c.seconds_per_1000:.2f}",
                      "-" if lib is None else f"{lib / c.seconds_per_1000:.1f}x"))
@@ -799,7 +874,13 @@ def format_table(result: LeanResult) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
              for r in rows]
-    return "\n".join(lines + ["(* = chosen model)"])
+    legend = "(* = chosen model" + ("; ** = returned: the chosen model refit on all rows)"
+                                    if result.final is not result.chosen else ")")
+    return "\n".join(lines + [legend])
+
+
+def _accuracy_cell(value) -> str:
+    return "-" if value is None or not np.isfinite(value) else f"{value:.4f}"
 
 
 def save_result_model(result: LeanResult, path) -> str:

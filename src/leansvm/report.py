@@ -25,7 +25,15 @@ import numpy as np
 
 _NUMBER = re.compile(r"[-+]?[0-9.]+(e[-+]?[0-9]+)?x?")
 
-KIND_STYLE = {"exact": ("tab:blue", "o"), "compressed": ("tab:green", "s"), "budget": ("tab:orange", "^")}
+KIND_STYLE = {"exact": ("tab:blue", "o"), "compressed": ("tab:green", "s"), "budget": ("tab:orange", "^"),
+              "refit": ("tab:purple", "D")}   # refit: the choice trained again on all rows (no validation accuracy)
+
+
+def _label(c, result) -> str:
+    """A model's name with its role: chosen on validation, and/or returned."""
+    if c is result.chosen:
+        return c.name + " (chosen)"
+    return c.name + (" (returned)" if c is result.final else "")
 
 
 def _pyplot():
@@ -82,7 +90,7 @@ def plot_accuracy_vs_size(result) -> str:
         if all(c.test_accuracy is not None for c in models):
             ax.plot(sizes, [c.test_accuracy for c in models], marker=marker, color=color,
                     linestyle="--", markerfacecolor="none", label=f"{kind} (test)")
-    best = max(c.validation_accuracy for c in result.candidates)
+    best = np.nanmax([c.validation_accuracy for c in result.candidates])   # refit models have none
     ax.axhline(best - result.max_accuracy_drop, color="grey", linestyle=":",
                label=f"best - {100 * result.max_accuracy_drop:g} points")
     ax.scatter([result.chosen.n_support], [result.chosen.validation_accuracy], s=250, facecolors="none",
@@ -103,7 +111,7 @@ def plot_prediction_cost(result) -> str:
     """Horizontal bars: milliseconds per 1000 predictions, LIBSVM's full model included."""
     plt = _pyplot()
     models = sorted(result.candidates, key=lambda c: c.seconds_per_1000)
-    names = [c.name + (" (chosen)" if c is result.chosen else "") for c in models]
+    names = [_label(c, result) for c in models]
     values = [1000 * c.seconds_per_1000 for c in models]
     colors = [KIND_STYLE[c.kind][0] for c in models]
     if result.libsvm_seconds_per_1000 is not None:
@@ -237,11 +245,12 @@ def _models_section(result) -> str:
     models = sorted(result.candidates, key=lambda c: (c.kind != "exact", c.kind, c.n_support))
     rows, classes = [], []
     for c in models:
-        rows.append((c.name + (" (chosen)" if c is result.chosen else ""), c.kind, c.n_support,
-                     f"{c.validation_accuracy:.4f}", "-" if c.test_accuracy is None else f"{c.test_accuracy:.4f}",
+        rows.append((_label(c, result), c.kind, c.n_support,
+                     "-" if not np.isfinite(c.validation_accuracy) else f"{c.validation_accuracy:.4f}",
+                     "-" if c.test_accuracy is None else f"{c.test_accuracy:.4f}",
                      f"{c.fit_seconds:.2f}", f"{1000 * c.seconds_per_1000:.3f}",
                      "-" if lib is None else f"{lib / c.seconds_per_1000:.1f}x"))
-        classes.append("chosen" if c is result.chosen else "")
+        classes.append("chosen" if c is result.chosen or c is result.final else "")
     if lib is not None:
         rows.append(("LIBSVM full model (scikit-learn SVC)", "reference", result.libsvm_n_support, "-",
                      "-" if result.libsvm_test_accuracy is None else f"{result.libsvm_test_accuracy:.4f}",
@@ -283,6 +292,11 @@ def render_report(result, title="leansvm fit report") -> tuple[str, list[str]]:
     headline = (f"Chosen: <b>{_esc(chosen.name)}</b> with {chosen.n_support} support vectors, "
                 f"validation accuracy {chosen.validation_accuracy:.4f}"
                 + (f", test accuracy {chosen.test_accuracy:.4f}" if chosen.test_accuracy is not None else "") + ".")
+    final = result.final
+    if final is not None and final is not chosen:
+        headline += (f" Returned: <b>{_esc(final.name)}</b> ({final.n_support} support vectors"
+                     + (f", test accuracy {final.test_accuracy:.4f}" if final.test_accuracy is not None else "")
+                     + "), the same kind and size trained again on the training and validation parts.")
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
