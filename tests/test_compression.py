@@ -150,7 +150,7 @@ def test_iterate_choice_keeps_the_start_when_it_labels_held_out_points_clearly_b
 
 def test_gradient_step_holds_out_points_and_learns_gamma(binary):
     model, X, y, Xt, _ = binary
-    c = compress(model, n_sv=8, X=X, y=y, max_iter=80)
+    c = compress(model, n_sv=8, X=X, y=y, max_iter=80, validation_fraction=0.2)
     st = c.compression_
     assert st["n_validation_points"] == 70 and st["n_fit_points"] == 280   # 20 % of 350 held out
     assert 0 <= st["best_iteration"] <= st["n_iter"] <= 80 and 0 <= st["validation_agreement"] <= 1
@@ -158,8 +158,9 @@ def test_gradient_step_holds_out_points_and_learns_gamma(binary):
     fixed = compress(model, n_sv=8, X=X, y=y, max_iter=80, learn_gamma=False, validation_fraction=0)
     assert fixed.expansion_.kernel.gamma == model.expansion_.kernel.gamma
     assert fixed.compression_["n_validation_points"] == 0 and fixed.compression_["n_fit_points"] == 350
-    # max_iter=None: iterations scaled to the problem, within the range
+    # defaults: no hold-out (every fitting point is fitted), max_iter=None: iterations scaled to the problem
     auto = compress(model, n_sv=8, X=X, y=y)
+    assert auto.compression_["n_validation_points"] == 0 and auto.compression_["n_fit_points"] == 350
     assert compression.ITERATION_RANGE[0] <= auto.compression_["max_iter"] <= compression.ITERATION_RANGE[1]
     assert np.mean(auto.predict(Xt) == model.predict(Xt)) >= 0.9
 

@@ -93,11 +93,11 @@ SIZE_GROWTH = 1.25
 #: layout='auto' (one-vs-one, k > 2): shared vectors below this many vectors per pair, LIBSVM's layout from it
 SHARED_VECTORS_PER_PAIR = 4
 #: share of the fitting points held out to choose the gradient step's iterate (``validation_fraction``)
-VALIDATION_FRACTION = 0.2
+VALIDATION_FRACTION = 0.0
 #: no hold-out when either part would have fewer points than this
 MIN_VALIDATION_POINTS = 50
 #: ``max_iter=None``: about this many multiply-adds of gradient evaluations, within ITERATION_RANGE
-ITERATION_WORK = 3e10
+ITERATION_WORK = 1e11
 ITERATION_RANGE = (100, 3000)
 #: held-out checks every this many iterations; stop after PATIENCE_SHARE of max_iter (at least
 #: MIN_PATIENCE) iterations without a better held-out agreement
