@@ -61,6 +61,36 @@ class PathKernelCache(KernelRowCache):
     #: rows computed per GEMM when filling never-used slots in place (64 MB of float32 rows at n = 15,000)
     FILL_BLOCK_ROWS = 1024
 
+    @property
+    def entry_error(self) -> float:
+        """A bound on |K_stored[i, j] - k(x_i, x_j)| over every entry (the exact kernel of the float64 data).
+
+        float32 rows are computed from float32 data by a float32 GEMM and
+        transform (:meth:`_fill`), so the error is not 2^-23 relative to
+        k: with u = 2^-24, s = max ||x_i||^2 and p features, rounding x to
+        float32 moves ||x_i - x_j||^2 by <= 8 u s, the GEMM by <= 2 p u s
+        (the dot-product bound gamma_p), the float32 norms and the two sums
+        by <= 10 u s; the RBF value moves by <= gamma x that (|d exp(-t)/dt| <= 1)
+        plus 6 u for the products, the exp and the float32 store. Linear:
+        (p + 4) u s; poly/sigmoid through their derivative on |gamma <x, x'> + coef0|.
+        float64 rows: the same with u = 2^-53 (GEMM error only). A 1.1 factor covers the
+        second-order terms. Measured in ``tests/test_screening_float32.py``."""
+        u = 2.0 ** -24 if self.dtype == np.float32 else 2.0 ** -53
+        p = float(self.X.shape[1])
+        s = float(self.norms.max(initial=0.0))
+        dot = (2.0 * p + 18.0) * u * s               # bound on the error of 2 <x, x'> and of ||x - x'||^2
+        k = self.kernel
+        if k.name == "rbf":
+            bound = k.gamma * dot + 6.0 * u
+        elif k.name == "linear":
+            bound = (p + 4.0) * u * s
+        else:
+            t = k.gamma * s + abs(k.coef0)         # |gamma <x, x'> + coef0| <= t
+            slope = k.degree * t ** (k.degree - 1) if k.name == "poly" else 1.0
+            value = t ** k.degree if k.name == "poly" else 1.0
+            bound = slope * k.gamma * dot + (k.degree + 3.0) * u * value
+        return 1.1 * bound
+
     def _fill(self, samples):
         """Compute rows K[samples, :] straight into never-used slots (dense X, exact dtype): no
         temporary block, no copy. The generic path computes a block of up to half the cache and
@@ -423,8 +453,8 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
     act = np.arange(A.size, dtype=np.int64)
     state = np.array([A.size, 0, 1 if shrinking and not dynamic else 0, 1 if dynamic else 0, 0], dtype=np.int64)
     znorm = np.sqrt(diag)
-    # |error| of a margin accumulated from float32 rows (relative 2^-23 per kernel value), with a 10x margin
-    err = (1.2e-6 if cache.dtype == np.float32 else 1e-14) * float(diag.max(initial=1.0)) * (float(CA.sum()) + 1.0)
+    # |error| of a margin accumulated from the cached rows (PathKernelCache.entry_error per unit of a, x 2)
+    err = 2.0 * cache.entry_error * (float(CA.sum()) + 1.0)
     grad_start, a_start = grad.copy(), aA.copy()
     n_fetch = n_restore = 0
 

@@ -115,6 +115,10 @@ class ScreeningReference:
     wu: float
     gap: float
     seconds: float = 0.0
+    #: bounds on |error| of every computed g_i and z_i'u (e.g. float32 kernel rows: entry error x sum a~);
+    #: the rules then widen every bound by what the errors can move it (:func:`bounds`)
+    margin_error: float = 0.0
+    free_error: float = 0.0
 
     @classmethod
     def from_solution(cls, X, y, C, alpha, kernel: Kernel, *, augmented=True, weights=None,
@@ -249,25 +253,39 @@ class ScreeningResult:
 
 # -- the two balls ---------------------------------------------------------------------------
 def ball1(ref: ScreeningReference, C: float):
-    """BT1: (z_i'm1 for all i, R1): the safeguarded ball of NC1 + NC2 (module docstring)."""
+    """BT1: (z_i'm1 for all i, R1): the safeguarded ball of NC1 + NC2 (module docstring).
+
+    With ``ref.margin_error`` e > 0 the radius is that of the worst ||w~||^2 and G the errors allow
+    (R1 grows with both; |error| of a'g <= e sum a~, of G <= e sum C~ c_i)."""
     rho = C / ref.C
-    w = ref.w_norm
-    eps = np.sqrt(2.0 * ref.gap)
-    r2 = ((rho - 1) / 2) ** 2 * ref.w_norm2 + rho * abs(rho - 1) / 2 * w * eps \
-        + max(rho * rho / 4 - rho / 2, 0.0) * eps * eps + rho * ref.gap
+    e = ref.margin_error
+    w_norm2 = ref.w_norm2 + e * float(ref.alpha.sum())
+    gap = ref.gap + e * ref.C * float(ref.weights.sum())
+    w = np.sqrt(w_norm2)
+    eps = np.sqrt(2.0 * gap)
+    r2 = ((rho - 1) / 2) ** 2 * w_norm2 + rho * abs(rho - 1) / 2 * w * eps \
+        + max(rho * rho / 4 - rho / 2, 0.0) * eps * eps + rho * gap
     radius = np.sqrt(max(r2, 0.0)) + rho * eps / 2
     return (1 + rho) / 2 * ref.margins, radius
 
 
 def ball2(ref: ScreeningReference, C: float):
-    """BT2: (z_i'm2 for all i, r2): the ball of NC1 + NC3 with s = {a~_i = C~ c_i}."""
+    """BT2: (z_i'm2 for all i, r2): the ball of NC1 + NC3 with s = {a~_i = C~ c_i}.
+
+    With margin errors (e on g, e_F on z'u) the radius is the largest the errors allow: each of
+    ||w~||^2, w~'u, ||u||^2 and the excess moves by at most e or e_F times a sum of a~ or c."""
     rho = C / ref.C
     s, c, g = ref.at_upper, ref.weights, ref.margins
     zv = (g - ref.free_margins) / ref.C                  # z_i'v, v = (w~ - u) / C~
     centre = (g + C * zv) / 2
+    e, e_free = ref.margin_error, ref.free_error
+    sum_free = float(ref.alpha[(ref.alpha > 0) & ~s].sum()) if e or e_free else 0.0
     # ||w~ - C v||^2 = ||(1 - rho) w~ + rho u||^2
-    diff2 = (1 - rho) ** 2 * ref.w_norm2 + 2 * rho * (1 - rho) * ref.wu + rho * rho * ref.u_norm2
-    excess = float(np.sum(np.where(s, c * np.maximum(g - 1, 0.0), c * np.maximum(1 - g, 0.0))))
+    diff2 = (1 - rho) ** 2 * (ref.w_norm2 + e * float(ref.alpha.sum())) \
+        + 2 * rho * (1 - rho) * ref.wu + 2 * rho * abs(1 - rho) * e * sum_free \
+        + rho * rho * (ref.u_norm2 + e_free * sum_free)
+    excess = float(np.sum(np.where(s, c * np.maximum(g - 1, 0.0), c * np.maximum(1 - g, 0.0)))) \
+        + e * float(c.sum())
     radius = np.sqrt(max(diff2 / 4 + C * excess, 0.0))
     return centre, radius
 
@@ -298,15 +316,23 @@ def bounds(ref: ScreeningReference, C: float, rule: str = "it"):
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     nz = ref.z_norms
+    rho = C / ref.C
+    # |error| of the computed centres z_i'm1 = (1 + rho)/2 g_i and z_i'm2 = ((1 + rho) g_i - rho z_i'u)/2
+    err1 = (1 + rho) / 2 * ref.margin_error
+    err2 = ((1 + rho) * ref.margin_error + rho * ref.free_error) / 2
     if rule in ("bt1", "it"):
         a, r1 = ball1(ref, C)
         if rule == "bt1":
-            return a - r1 * nz, a + r1 * nz
+            return a - r1 * nz - err1, a + r1 * nz + err1
     b, r2 = ball2(ref, C)
     if rule == "bt2":
-        return b - r2 * nz, b + r2 * nz
+        return b - r2 * nz - err2, b + r2 * nz + err2
+    if err1 or err2:
+        # inexact centres: the bounds of each ball, widened; w* lies in both, so the tighter of the
+        # two is safe (the closed form on the circle is not evaluated with perturbed inputs)
+        return (np.maximum(a - r1 * nz - err1, b - r2 * nz - err2),
+                np.minimum(a + r1 * nz + err1, b + r2 * nz + err2))
     # m2 - m1 = -(rho / 2) u, so D = rho ||u|| / 2 and z'(m2 - m1)/D = -z'u / ||u||
-    rho = C / ref.C
     u = np.sqrt(ref.u_norm2)
     D = rho * u / 2
     p = -ref.free_margins / u if u > 0 else np.zeros_like(nz)
