@@ -30,7 +30,8 @@ def run_one(name, budget_seconds, drop, margin_sd=1.0):
     data = datasets.load(name)
     start = time.perf_counter()
     result = fit_lean(data.X_train, np.asarray(data.y_train), X_test=data.X_test, y_test=np.asarray(data.y_test),
-                      max_accuracy_drop=drop, budget_seconds=budget_seconds, margin_sd=margin_sd, verbose=True)
+                      max_accuracy_drop=drop, budget_seconds=budget_seconds, margin_sd=margin_sd, verbose=True,
+                      progress=False)   # the step lines, without bars filling the log
     wall = time.perf_counter() - start
     stamp = time.strftime("%Y%m%d-%H%M%S")
     report = RESULTS / f"fit-{name}-{stamp}.html"
