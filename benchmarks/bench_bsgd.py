@@ -18,6 +18,8 @@ Sections
   mvs2     the criterion "M in {3,4,5} no less accurate than M = 2 by more than 0.5 points": per
            budget, mean and standard error over seeds of the paired difference (same random
            order), plain and with the convex refit of the same run, cascades 'ranked' and 'greedy'.
+  mechanism  why M > 2 loses at small budgets: share of never-merged vectors in the budget and
+           the coefficient mass merges keep (fit_stats_), next to accuracy and CPU time.
 
 Every timing is one fit on a shared, loaded 2-core machine (load average recorded in the JSON);
 ratios between rows of one table are the meaningful figures. Results: benchmarks/results/bsgd.json.
@@ -180,6 +182,17 @@ def _accuracy_vs_m2(rows):
             r["speedup_vs_m2"] = b["fit_s"] / r["fit_s"]
 
 
+def _budgets(args):
+    """(dataset, fraction, B) for every dataset and budget fraction of LIBSVM's #SV (B <= --max-budget)."""
+    for name in args.datasets:
+        ds = load(name)
+        nsv = LIBSVM_NSV.get(name) or _libsvm_nsv_from_file(name)
+        for frac in args.fractions:
+            B = max(10, int(round(frac * nsv)))
+            if B <= args.max_budget:
+                yield ds, frac, B
+
+
 def mvs2(args):
     """M in {3, 4, 5} vs M = 2, paired over seeds (the same random order for every M), without and
     with the convex refit (applied to the same SGD run), for each cascade; a criterion verdict.
@@ -189,28 +202,22 @@ def mvs2(args):
     old = json.loads(out.read_text()).get("mvs2", {}) if out.exists() else {}
     raw = list(old.get("runs", []))
     done = {(r["dataset"], r["budget"], r["M"], r["cascade"], r.get("guard", 0.0), r["seed"]) for r in raw}
-    for name in args.datasets:
-        ds = load(name)
-        nsv = LIBSVM_NSV.get(name) or _libsvm_nsv_from_file(name)
-        for frac in args.fractions:
-            B = max(10, int(round(frac * nsv)))
-            if B > args.max_budget:
-                continue
-            configs = [(2, "ranked", 0.0)] + [(M, c, g) for c in args.cascades for g in args.guards
-                                               for M in args.merges if M > 2]
-            for seed in range(args.seeds):
-                for M, cascade, guard in configs:
-                    if (name, B, M, cascade, guard, seed) in done:
-                        continue
-                    raw.append(_plain_and_refit(ds, B, M, cascade, seed, frac, args, merge_guard=guard))
-                    r = raw[-1]
-                    print(f"  {name} B={B} M={M} {cascade} guard={guard:g} seed={seed}: acc {r['acc']:.4f} "
-                          f"refit {r.get('acc_refit', float('nan')):.4f} fit {r['fit_s']:.2f} s "
-                          f"(cpu {r['cpu_s']:.2f}) load {r['load1']:.1f}", flush=True)
-            results = json.loads(out.read_text()) if out.exists() else {}
-            results["mvs2"] = {"summary": _paired_summary(raw), "runs": raw, "partial": True,
-                               "command": " ".join(sys.argv)}
-            write_json_atomic(out, results)
+    for ds, frac, B in _budgets(args):
+        configs = [(2, "ranked", 0.0)] + [(M, c, g) for c in args.cascades for g in args.guards
+                                           for M in args.merges if M > 2]
+        for seed in range(args.seeds):
+            for M, cascade, guard in configs:
+                if (ds.name, B, M, cascade, guard, seed) in done:
+                    continue
+                raw.append(_plain_and_refit(ds, B, M, cascade, seed, frac, args, merge_guard=guard))
+                r = raw[-1]
+                print(f"  {ds.name} B={B} M={M} {cascade} guard={guard:g} seed={seed}: acc {r['acc']:.4f} "
+                      f"refit {r.get('acc_refit', float('nan')):.4f} fit {r['fit_s']:.2f} s "
+                      f"(cpu {r['cpu_s']:.2f}) load {r['load1']:.1f}", flush=True)
+        results = json.loads(out.read_text()) if out.exists() else {}
+        results["mvs2"] = {"summary": _paired_summary(raw), "runs": raw, "partial": True,
+                           "command": " ".join(sys.argv)}
+        write_json_atomic(out, results)
     rows = _paired_summary(raw)
     print(format_table(rows, [("dataset", "dataset", "s"), ("budget", "B", "d"), ("M", "M", "d"),
                               ("cascade", "cascade", "s"), ("guard", "guard", "g"), ("n", "seeds", "d"),
@@ -289,23 +296,17 @@ def mechanism(args):
     of budget slots holding never-merged vectors (weight 1/(lambda t), the latest violators) and
     the coefficient mass merges keep, next to accuracy and CPU time (fit_stats_)."""
     rows = []
-    for name in args.datasets:
-        ds = load(name)
-        nsv = LIBSVM_NSV.get(name) or _libsvm_nsv_from_file(name)
-        for frac in args.fractions:
-            B = max(10, int(round(frac * nsv)))
-            if B > args.max_budget:
-                continue
-            configs = [(2, "ranked")] + [(M, c) for c in args.cascades for M in args.merges if M > 2]
-            for M, cascade in configs:
-                runs = [run_bsgd(ds, B, n_merge=M, solver=args.solver, seed=seed, cascade=cascade)
-                        for seed in range(args.seeds)]
-                r = dict(runs[0], fraction=frac, seeds=args.seeds, acc_all=[q["acc"] for q in runs],
-                         **{k: float(np.mean([q[k] for q in runs])) for k in
-                            ("acc", "fit_s", "cpu_s", "unmerged_fraction", "merge_mass_kept")})
-                rows.append(r)
-                print(f"  {name} B={B} M={M} {cascade}: acc {r['acc']:.4f} unmerged {r['unmerged_fraction']:.2f} "
-                      f"mass kept {r['merge_mass_kept']:.3f} cpu {r['cpu_s']:.2f} s load {r['load1']:.1f}", flush=True)
+    for ds, frac, B in _budgets(args):
+        configs = [(2, "ranked")] + [(M, c) for c in args.cascades for M in args.merges if M > 2]
+        for M, cascade in configs:
+            runs = [run_bsgd(ds, B, n_merge=M, solver=args.solver, seed=seed, cascade=cascade)
+                    for seed in range(args.seeds)]
+            r = dict(runs[0], fraction=frac, seeds=args.seeds, acc_all=[q["acc"] for q in runs],
+                     **{k: float(np.mean([q[k] for q in runs])) for k in
+                        ("acc", "fit_s", "cpu_s", "unmerged_fraction", "merge_mass_kept")})
+            rows.append(r)
+            print(f"  {ds.name} B={B} M={M} {cascade}: acc {r['acc']:.4f} unmerged {r['unmerged_fraction']:.2f} "
+                  f"mass kept {r['merge_mass_kept']:.3f} cpu {r['cpu_s']:.2f} s load {r['load1']:.1f}", flush=True)
     base = {(r["dataset"], r["budget"]): r for r in rows if r["M"] == 2}
     for r in rows:
         r["acc_vs_m2"] = r["acc"] - base[(r["dataset"], r["budget"])]["acc"]

@@ -172,7 +172,7 @@ def _kernel_value(dot, xsq, ysq, kcode, gamma, coef0, degree):
     return np.tanh(gamma * dot + coef0)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"reassoc", "contract", "arcp", "nsz"})
 def _dots_dense(SV, n_sv, x, out):
     d = x.shape[0]
     for j in range(n_sv):
@@ -230,27 +230,13 @@ def rbf_margin(dots, sv_sq, alpha, n_sv, x_sq, gamma, bias):
     return f
 
 
-@njit(cache=True, fastmath=_FAST)
-def _dots_dense_fast(SV, n_sv, x, out):
-    d = x.shape[0]
-    for j in range(n_sv):
-        s = 0.0
-        for k in range(d):
-            s += SV[j, k] * x[k]
-        out[j] = s
-
-
 @njit(cache=True)
 def _margin(Xd, data, indices, indptr, sparse, x_sq, i, SV, sv_sq, alpha, n_sv, kbuf, kcode, gamma,
             coef0, degree, bias):
     """f(x_i) = bias + sum_j alpha_j k(sv_j, x_i) with the current model (kbuf: the dots)."""
-    if kcode == 2:
-        if sparse:
-            _dots_sparse(SV, n_sv, data, indices, indptr[i], indptr[i + 1], kbuf)
-        else:
-            _dots_dense_fast(SV, n_sv, Xd[i], kbuf)
-        return rbf_margin(kbuf, sv_sq, alpha, n_sv, x_sq[i], gamma, bias)
     _dots_row(Xd, data, indices, indptr, sparse, i, SV, n_sv, kbuf)
+    if kcode == 2:
+        return rbf_margin(kbuf, sv_sq, alpha, n_sv, x_sq[i], gamma, bias)
     f = bias
     for j in range(n_sv):
         f += alpha[j] * _kernel_value(kbuf[j], sv_sq[j], x_sq[i], kcode, gamma, coef0, degree)
