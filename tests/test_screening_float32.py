@@ -44,8 +44,8 @@ def _float32_rows(kernel, X):
     return cache, rows, Kernel(kernel.name, kernel.gamma, kernel.degree, kernel.coef0)(Xd)
 
 
-KERNELS = [Kernel("rbf", gamma=g) for g in (0.003, 0.03, 0.3)] + [Kernel("linear"), Kernel("poly", gamma=0.01,
-                                                                                           degree=2, coef0=1.0)]
+KERNELS = [Kernel("rbf", gamma=g) for g in (0.003, 0.03, 0.3)] + [
+    Kernel("linear"), Kernel("poly", gamma=0.01, degree=2, coef0=1.0), Kernel("sigmoid", gamma=0.001, coef0=0.5)]
 
 
 @pytest.mark.parametrize("kind", ["standardised", "unscaled", "binary"])

@@ -86,7 +86,7 @@ class PathKernelCache(KernelRowCache):
             bound = (p + 4.0) * u * s
         else:
             t = k.gamma * s + abs(k.coef0)         # |gamma <x, x'> + coef0| <= t
-            slope = k.degree * t ** (k.degree - 1) if k.name == "poly" else 1.0
+            slope = (k.degree * t ** (k.degree - 1) if k.degree >= 1 else 0.0) if k.name == "poly" else 1.0
             value = t ** k.degree if k.name == "poly" else 1.0
             bound = slope * k.gamma * dot + (k.degree + 3.0) * u * value
         return 1.1 * bound
