@@ -42,6 +42,7 @@ def load_base(commit: str):
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("bsgd_base", path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod                    # dataclasses look their module up there
     spec.loader.exec_module(mod)
     return mod
 
