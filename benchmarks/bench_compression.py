@@ -161,8 +161,9 @@ def _timing(name, f, compressed, full_exp, full, Xt):
 
 
 def _records_with_baselines(result_files, baseline_files):
-    """Dataset records of ``result_files``, plus the Nystroem / BSGD rows they lack from ``baseline_files``
-    (same dataset and full model size only: those rows do not depend on compress's defaults)."""
+    """Dataset records of ``result_files`` (one per dataset: a later file's rows replace the same method and
+    size of earlier ones), plus the Nystroem / BSGD rows they lack from ``baseline_files`` (same dataset and
+    full model size only: those rows do not depend on compress's defaults)."""
     import json
 
     def records(files):
@@ -171,8 +172,15 @@ def _records_with_baselines(result_files, baseline_files):
                 yield from (r for r in json.load(fh)["datasets"] if "rows" in r)
 
     base = list(records(baseline_files))
-    out = []
+    merged = {}   # one record per dataset: rows of later files replace earlier rows of the same method and size
     for record in records(result_files):
+        key = (record["dataset"], record["full_n_sv"])
+        if key in merged:
+            new = {(r["method"], r["fraction"]) for r in record["rows"]}
+            record["rows"] = [r for r in merged[key]["rows"] if (r["method"], r["fraction"]) not in new] + record["rows"]
+        merged[key] = record
+    out = []
+    for record in merged.values():
         have = {r["method"] for r in record["rows"]}
         for old in base:
             if old["dataset"] == record["dataset"] and old["full_n_sv"] == record["full_n_sv"]:
@@ -190,7 +198,7 @@ def plot_dataset(record, path):
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for method, marker in zip(METHODS, "osv^D"):
-        rows = [r for r in record["rows"] if r["method"] == method]
+        rows = sorted((r for r in record["rows"] if r["method"] == method), key=lambda r: r["n_sv_budget"])
         if rows:
             ax.plot([r["n_sv_budget"] for r in rows], [r["accuracy"] for r in rows], marker=marker,
                     label=method)
