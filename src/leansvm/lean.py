@@ -506,9 +506,9 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     reference's outputs on training points ``X_fit`` (never on the validation
     part, which only measures), so each tried size is an honest point of the
     accuracy-against-#SV curve. ``max_iter`` bounds the L-BFGS iterations of
-    the gradient support vectors (None: compress's own choice, scaled to the
-    problem and stopped on held-out agreement; letter at 1,040 vectors: 0.9745
-    on test against 0.9720 with 50 iterations, the full model 0.9768).
+    the gradient support vectors (None: compress's own choice, 100-3000
+    scaled to the problem; letter at 1,040 vectors: 0.9745 on test against
+    0.9720 with 50 iterations, the full model 0.9768).
     ``time_limit`` (seconds): no new size is tried when the next one (about
     twice the last one's time) would end past it. Cost: about 2.5 times the compression at the
     final size (``compress(max_accuracy_drop=...)`` grows sizes by 1.25 and
