@@ -93,6 +93,36 @@ def test_infeasible_warm_start_is_restored_to_the_equality(problem):
     assert fit.dual_objective == pytest.approx(ref.dual_objective, rel=1e-7)
 
 
+@pytest.mark.parametrize("bias,offset", [("equality", 0.0), ("augmented", 1.0)])
+def test_known_start_outputs_give_the_same_optimum(problem, bias, offset):
+    """initial_outputs (f at alpha_init) replaces the start-up product; samples whose start moves
+    (screened to a bound, clipped, shifted to y'a = 0) are corrected with their own columns."""
+    X, y = problem
+    kernel = Kernel("rbf", gamma=0.3)
+    C = np.full(y.size, 2.0)
+    full = solve_irwls(X, y, C, kernel, tol=1e-7, bias=bias, random_state=0)
+    fixed0 = (full.alpha == 0) & (np.arange(y.size) % 2 == 0)
+    fixedC = (full.alpha == C) & (np.arange(y.size) % 2 == 0)
+    assert fixed0.sum() > 5 and fixedC.sum() > 5
+    start = np.where(y > 0, 0.9, 0.3) * np.random.default_rng(0).random(y.size) * 3.0   # some above C
+    f0 = (kernel(X) + offset) @ (y * start)
+    args = dict(tol=1e-7, bias=bias, random_state=0, alpha_init=start, fixed_at_zero=fixed0, fixed_at_C=fixedC)
+    plain = solve_irwls(X, y, C, kernel, **args)
+    known = solve_irwls(X, y, C, kernel, initial_outputs=f0, **args)
+    assert known.converged
+    assert known.dual_objective == pytest.approx(plain.dual_objective, rel=1e-8)
+    assert known.dual_objective == pytest.approx(full.dual_objective, rel=1e-7)
+    np.testing.assert_allclose(known.alpha, plain.alpha, atol=1e-6)
+    np.testing.assert_allclose(known.stats["outputs"], (kernel(X) + offset) @ (y * known.alpha), atol=1e-8)
+    # the given outputs are what the solve starts from (not recomputed): shifted ones move the solution
+    shifted = solve_irwls(X, y, C, kernel, initial_outputs=f0 + 0.5 * y, **args)
+    assert np.abs(shifted.alpha - plain.alpha).max() > 1e-3
+    with pytest.raises(ValueError, match="alpha_init"):
+        solve_irwls(X, y, C, kernel, bias=bias, initial_outputs=f0)
+    with pytest.raises(ValueError, match="initial_outputs"):
+        solve_irwls(X, y, C, kernel, bias=bias, alpha_init=start, initial_outputs=f0[:-1])
+
+
 def test_bad_arguments_are_named(problem):
     X, y = problem
     kernel = Kernel("rbf", gamma=0.3)

@@ -217,7 +217,7 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
                 cache_size=200.0, max_iter=-1, max_inner=DEFAULT_MAX_INNER, random_state=None,
                 verbose=False, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
                 bias="equality", n_pair=None, cache_dtype=None,
-                shrinking=True, kernel_cache=None, callback=None) -> BinaryFit:
+                shrinking=True, kernel_cache=None, callback=None, initial_outputs=None) -> BinaryFit:
     """Solve the binary C-SVC dual by chunked IRWLS; returns alpha, b and statistics.
 
     ``y`` holds +1/-1, ``C`` the per-sample upper bounds (class and sample
@@ -239,6 +239,9 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     it when missing) instead of from the kernel: rows shared by every C of a path
     and by every fold. Its dtype replaces ``cache_dtype``. ``stats["outputs"]``
     holds the final f_i = sum_j y_j a_j (k_ij + offset) of every sample.
+    ``initial_outputs``: f_i = sum_j y_j a_j (k_ij + offset) of every sample at ``alpha_init``
+    (e.g. known along a path): the start-up product then runs only over the samples whose
+    start differs from ``alpha_init`` (clipped, screened, moved to y'a = 0), not over every SV.
     ``callback(violation)`` is called before each chunk iteration (progress reports).
     ``verbose`` (2 or more) prints the violation every 10 chunk iterations.
     """
@@ -263,8 +266,11 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     A = np.flatnonzero(active)
     XA, yA, CA = X[A], y[A], C[A]
     # outputs of the active samples: fixed-at-C samples and the warm start, computed once
-    nz = np.flatnonzero(alpha)
-    f = _outputs(kernel, X, shared, A, nz, y[nz] * alpha[nz], offset)
+    if initial_outputs is None:
+        nz = np.flatnonzero(alpha)
+        f = _outputs(kernel, X, shared, A, nz, y[nz] * alpha[nz], offset)
+    else:
+        f = _start_outputs(kernel, X, shared, A, y, alpha, alpha_init, initial_outputs, offset)
     c_fixed = float(y[fixedC] @ C[fixedC])                 # fixed part of y'a
     # one BLAS thread: the loop's products are small, and threads only wait on each other
     with one_blas_thread():
@@ -324,6 +330,23 @@ def _outputs(kernel, X, shared, eval_idx, src_idx, coef, offset):
         return _expansion_outputs(kernel, X[eval_idx], X[src_idx], coef, offset)
     cache, rows = shared
     return cache.outputs(rows[src_idx], coef, rows[eval_idx], offset)
+
+
+def _start_outputs(kernel, X, shared, A, y, alpha, alpha_init, initial_outputs, offset):
+    """Outputs of the samples ``A`` at ``alpha`` from the known ``initial_outputs`` at ``alpha_init``:
+    f + sum over the samples that moved of y_j (a_j - a_init_j) (k_ij + offset)."""
+    n = y.size
+    if alpha_init is None:
+        raise ValueError("initial_outputs needs alpha_init (the point where the outputs were computed)")
+    f0 = np.asarray(initial_outputs, dtype=np.float64)
+    if f0.shape != (n,) or not np.all(np.isfinite(f0)):
+        raise ValueError(f"initial_outputs must be {n} finite values, got shape {f0.shape}")
+    a0 = np.asarray(alpha_init, dtype=np.float64)
+    moved = np.flatnonzero(alpha != a0)
+    f = f0[A].copy()
+    if moved.size:
+        f += _outputs(kernel, X, shared, A, moved, y[moved] * (alpha[moved] - a0[moved]), offset)
+    return f
 
 
 def _shrinkable(s, alpha, y, C, equality):

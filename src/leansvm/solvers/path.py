@@ -319,8 +319,11 @@ class _CachedSolver:
                 self.use_irwls = True
                 self.trial_against = cost
             return fit
+        # outputs at the warm start from the path's margins (free SVs and moved samples only)
+        start = None if initial_margins is None or alpha_init is None else y * initial_margins
         fit = solve_irwls(X, y, C, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed_at_zero,
                           fixed_at_C=fixed_at_C, bias=bias, kernel_cache=(self.cache, self.index),
+                          initial_outputs=start,
                           **{"max_iter": max_iter, **self.irwls_options})
         # y_i f_i without the unregularised bias (with the augmented one, f includes it)
         fit.stats["margins"] = y * fit.stats["outputs"]
@@ -500,11 +503,12 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             alpha_init, margins = _first_start(X, y, C, weights, kernel, augmented, shared)
             if alpha_init is not None:
                 extra["initial_margins"] = margins
-        if cached and not solve.use_irwls and warm_start and prev is not None:   # IRWLS computes its own
+        if cached and warm_start and prev is not None:
             alpha_start = alpha_init.copy()
             if fixed0 is not None:
                 alpha_start[fixed0] = 0.0
                 alpha_start[fixedC] = upper[fixedC]
+            alpha_init = alpha_start           # the solvers hold screened samples there anyway
             if ref is not None:
                 extra["initial_margins"] = start_margins(ref, C, alpha_start, X, y, kernel, augmented, shared)
             elif "margins" in prev.stats:
