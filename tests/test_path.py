@@ -304,3 +304,24 @@ def test_dynamic_screening_keeps_the_exact_optima(binary, screening):
         assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
         dynamic += p.extra["dynamic"]
     assert dynamic > 0
+
+
+@pytest.mark.parametrize("cache_mb", [50.0, 0.02], ids=["whole-cache", "tiny-cache"])
+def test_whole_row_outputs_equal_the_gathered_ones(binary, cache_mb):
+    """PathKernelCache.outputs over every column in order (no column gather) gives exactly what
+    the generic gathered sum gives, with rows evicted between batches too (tiny cache)."""
+    from leansvm.kernels import KernelRowCache
+    from leansvm.solvers.box_cd import PathKernelCache
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    rng = np.random.default_rng(0)
+    rows = rng.permutation(y.size)[: y.size // 2 + 3]
+    coef = rng.normal(size=rows.size)
+    cols = np.arange(y.size)
+    fast = PathKernelCache(kernel, X, cache_mb, np.float32)
+    plain = PathKernelCache(kernel, X, cache_mb, np.float32)
+    got = fast.outputs(rows, coef, cols, 1.0)
+    want = KernelRowCache.outputs(plain, rows, coef, cols, 1.0)
+    np.testing.assert_array_equal(got, want)
+    K = kernel(X) + 1.0
+    np.testing.assert_allclose(got, K[rows].T @ coef, rtol=1e-5, atol=1e-5 * np.abs(coef).sum())
