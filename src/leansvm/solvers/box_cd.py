@@ -105,25 +105,6 @@ class PathKernelCache(KernelRowCache):
             np.dot(self.X[rows], self.X.T, out=out)
             self.kernel.transform_inner(out, x_norms=self.norms[rows], y_norms=self.norms)
 
-    def outputs(self, rows, coef, cols, offset=0.0) -> np.ndarray:
-        """:meth:`KernelRowCache.outputs`; over every column in order (the start products of a pair
-        or fold block copied out by :meth:`subset`) the rows are summed without the column
-        gather, which vectorises: the same operations in the same order, identical results."""
-        cols = np.asarray(cols)
-        if cols.size == 0 or cols.size != self.n or cols[0] != 0 or cols[-1] != self.n - 1 \
-                or not np.array_equal(cols, np.arange(self.n)):
-            return super().outputs(rows, coef, cols, offset)
-        rows = np.asarray(rows, dtype=np.intp)
-        coef = np.asarray(coef, dtype=np.float64)
-        out = np.zeros(self.n)
-        step = max(1, self.capacity // 2)
-        for start in range(0, rows.size, step):
-            slots = self.slots(rows[start:start + step])
-            _accumulate_whole_rows(self._slab, slots.astype(np.int64), coef[start:start + step], out)
-        if offset and rows.size:
-            out += offset * coef.sum()
-        return out
-
     def resident_slots(self, idx) -> np.ndarray:
         """Slot in ``slab`` of each global row of ``idx``, -1 where the row is not cached (no side effect)."""
         return self._slot_of[np.asarray(idx, dtype=np.intp)]
@@ -143,16 +124,6 @@ class PathKernelCache(KernelRowCache):
             gather_rows(self.slab, self.slots(block).astype(np.int64), idx.astype(np.int64),
                         sub._slab[free[0]:free[-1] + 1])
         return sub
-
-
-@numba.njit(cache=True)
-def _accumulate_whole_rows(slab, slots, coef, out):
-    """out[k] += sum_r coef[r] slab[slots[r], k] (``kernels._accumulate_rows`` over every column)."""
-    for r in range(slots.size):
-        c = coef[r]
-        row = slab[slots[r]]
-        for k in range(out.size):
-            out[k] += c * row[k]
 
 
 @numba.njit(cache=True)
