@@ -534,8 +534,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
 
     def attempt(size):
         nonlocal n_unconverged
-        n_points = X_fit.shape[0] if min_points is None else max(min_points, points_per_vector * int(size))
-        X_pts, y_pts = _subsample(X_fit, y_fit, n_points, random_state)
+        X_pts, y_pts = _fitting_points(X_fit, y_fit, size, min_points, points_per_vector, random_state)
         try:
             with _QuietConvergence() as quiet:
                 model, seconds = _timed(compress, reference.model, n_sv=int(size), X=X_pts, y=y_pts,
@@ -587,6 +586,13 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     return out
 
 
+def _fitting_points(X, y, n_sv, min_points, points_per_vector, random_state):
+    """Rows a compression to ``n_sv`` vectors is fitted on: all of ``X`` (``min_points`` None), else a
+    stratified subsample of at least ``min_points`` rows and ``points_per_vector`` per vector."""
+    n_points = X.shape[0] if min_points is None else max(min_points, points_per_vector * int(n_sv))
+    return _subsample(X, y, n_points, random_state)
+
+
 def choose_model(candidates, max_accuracy_drop, log=None, margin_sd=0.0) -> Candidate:
     """The candidate with the fewest support vectors whose validation accuracy is within the drop of the
     best, by the margin of :func:`required_accuracy` (``margin_sd`` standard errors; 0: the plain rule).
@@ -625,14 +631,14 @@ def refit_on_all_rows(chosen: Candidate, X, y, C, gamma, min_points=None, time_l
     from the 16,000-row one. The result has no validation accuracy (it has seen
     the validation part); its test accuracy is measured like the others'.
     Budget models are not refit (returns None); nor is anything when the
-    estimated time (the chosen model's fit and compression times scaled by the
-    row ratio, n^1.5) exceeds ``time_limit`` seconds.
+    estimated time (the chosen model's own fit time, for a compressed choice
+    its compression, scaled by the row ratio ``X.shape[0] / n_fit`` to the
+    power 1.5) exceeds ``time_limit`` seconds.
     """
     log = log or _Log(False)
     if chosen.kind not in ("exact", "compressed"):
         log.step("refit", "not refit", f"the chosen model is a {chosen.kind} model; it is returned as validated")
         return None
-    exact = chosen if chosen.kind == "exact" else None
     if time_limit is not None and n_fit:
         estimate = chosen.fit_seconds * (X.shape[0] / n_fit) ** 1.5
         if estimate > time_limit:
@@ -644,8 +650,7 @@ def refit_on_all_rows(chosen: Candidate, X, y, C, gamma, min_points=None, time_l
     model, what = exact.model, f"exact SVC at C = {C:g}, gamma = {gamma:g}"
     if chosen.kind == "compressed":
         compress = _optional("compress")
-        n_points = X.shape[0] if min_points is None else max(min_points, POINTS_PER_VECTOR * chosen.n_support)
-        X_pts, y_pts = _subsample(X, y, n_points, random_state)
+        X_pts, y_pts = _fitting_points(X, y, chosen.n_support, min_points, POINTS_PER_VECTOR, random_state)
         with _QuietConvergence():
             model = compress(exact.model, n_sv=chosen.n_support, X=X_pts, y=y_pts, max_iter=None,
                              random_state=random_state, progress=progress)

@@ -293,7 +293,7 @@ def render_report(result, title="leansvm fit report") -> tuple[str, list[str]]:
                 f"validation accuracy {chosen.validation_accuracy:.4f}"
                 + (f", test accuracy {chosen.test_accuracy:.4f}" if chosen.test_accuracy is not None else "") + ".")
     final = result.final
-    if final is not None and final is not chosen:
+    if final is not chosen:                  # refit: LeanResult.final defaults to the chosen candidate
         headline += (f" Returned: <b>{_esc(final.name)}</b> ({final.n_support} support vectors"
                      + (f", test accuracy {final.test_accuracy:.4f}" if final.test_accuracy is not None else "")
                      + "), the same kind and size trained again on the training and validation parts.")
