@@ -805,16 +805,16 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
                 _validate(c, X_val, y_val)
             best = max(candidates, key=lambda c: c.validation_accuracy)
             target = best.validation_accuracy - max_accuracy_drop
+            # the size search, and the refit after it, each stop at this many seconds
+            compression_limit = None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds
             candidates += compress_models(reference, X_fit, y_fit, X_val, y_val, target,
-                                          min_points=compression_points,
-                                          time_limit=None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds,
+                                          min_points=compression_points, time_limit=compression_limit,
                                           random_state=random_state, log=log, best=best, margin_sd=margin_sd)
 
             chosen = choose_model(candidates, max_accuracy_drop, log, margin_sd)
             final = None
             if refit and route == "exact":
-                final = refit_on_all_rows(chosen, X, y, C, gamma, compression_points,
-                                          None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds,
+                final = refit_on_all_rows(chosen, X, y, C, gamma, compression_points, compression_limit,
                                           random_state, log, n_fit=X_fit.shape[0])
             elif refit:
                 log.step("refit", "not refit", "the exact solver does not fit the time budget on all rows; "
