@@ -18,6 +18,14 @@ of the full model, measured side by side (interleaved, best of 3).
     python benchmarks/bench_compression.py --datasets banana magic --fractions 0.02 0.1
     python benchmarks/bench_compression.py --circle             # the paper's Figure 2 only
     python benchmarks/bench_compression.py --shared-vs-separate --datasets satimage --fractions 0.02 0.1
+    python benchmarks/bench_compression.py --datasets magic --fractions 0.1 --methods cvm lars --random-states 0 1 2
+
+Models with more than ``cvm.EIG_MAX`` SVs (binary) or more than
+``max_fit_points`` training points select / fit on random subsamples, so one
+run is one draw: ``--random-states`` repeats each size per seed and prints,
+for cvm vs lars of the same seed, the test points where their labels differ
+(how many only one of them gets right, the two-sided sign test) and the mean
+and sd over seeds of the accuracy difference.
 
 Writes ``benchmarks/results/compression-<time>.json``, one
 ``compression_<dataset>.png`` per dataset and ``cvm_circle.png``.
@@ -85,7 +93,26 @@ def _bsgd(ds, n, X, y):
     return model, time.perf_counter() - t0
 
 
-def run_dataset(name, fractions, methods, max_iter, timing_fractions, fit_on="sv", options=None):
+def paired_comparison(pred_a, pred_b, y, full_pred):
+    """Test points where two models' labels differ: how many each gets right there, and the sign test.
+
+    ``a_only`` / ``b_only``: points only a / only b labels correctly (the discordant pairs of a
+    McNemar / sign test); ``p_sign``: two-sided exact binomial test of a_only vs b_only at 1/2.
+    """
+    from scipy.stats import binomtest
+
+    a_ok, b_ok = pred_a == y, pred_b == y
+    a_only, b_only = int(np.sum(a_ok & ~b_ok)), int(np.sum(b_ok & ~a_ok))
+    n = a_only + b_only
+    return {"a_correct": int(a_ok.sum()), "b_correct": int(b_ok.sum()), "a_only": a_only, "b_only": b_only,
+            "labels_differ": int(np.sum(pred_a != pred_b)),
+            "a_differs_from_full": int(np.sum(pred_a != full_pred)),
+            "b_differs_from_full": int(np.sum(pred_b != full_pred)),
+            "p_sign": float(binomtest(a_only, n, 0.5).pvalue) if n else 1.0}
+
+
+def run_dataset(name, fractions, methods, max_iter, timing_fractions, fit_on="sv", options=None,
+                random_states=(0,)):
     from sklearn.svm import SVC as LibSVC
 
     ds = datasets.load(name)
@@ -100,18 +127,19 @@ def run_dataset(name, fractions, methods, max_iter, timing_fractions, fit_on="sv
           f"test accuracy {full_acc:.4f}, fit {fit_s:.1f} s", flush=True)
     record = {"dataset": name, "n_train": X.shape[0], "n_test": Xt.shape[0], "d": X.shape[1],
               "n_classes": len(full.classes_), "C": ds.C, "gamma": ds.gamma, "full_n_sv": m,
-              "full_accuracy": full_acc, "full_fit_s": fit_s, "rows": [], "timing": []}
+              "full_accuracy": full_acc, "full_fit_s": fit_s, "rows": [], "timing": [], "paired": []}
     full_exp = expansion_from_sklearn(full)
-    for f in fractions:
+    for f, seed in [(f, s) for f in fractions for s in random_states]:
         n = max(1, int(round(f * m)))
+        predictions = {}
         for method in methods:
-            row = {"dataset": name, "fraction": f, "method": method, "n_sv_budget": n}
+            row = {"dataset": name, "fraction": f, "method": method, "n_sv_budget": n, "random_state": seed}
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 if method in ("cvm", "lars", "random"):
                     t0, c0 = time.perf_counter(), _cpu_s()
                     fit_points = dict(X=X, y=y) if fit_on == "train" else {}
-                    model = compress(full, n_sv=n, method=method, max_iter=max_iter, random_state=0,
+                    model = compress(full, n_sv=n, method=method, max_iter=max_iter, random_state=seed,
                                      progress=False, **fit_points, **(options or {}))
                     row["fit_s"] = time.perf_counter() - t0
                     row["fit_cpu_s"] = _cpu_s() - c0
@@ -129,18 +157,49 @@ def run_dataset(name, fractions, methods, max_iter, timing_fractions, fit_on="sv
                     if model is None:
                         continue
                     row["n_sv"] = model.expansion_.n_support
-            row["accuracy"] = _accuracy(model, Xt, yt)
+            predictions[method] = pred = np.asarray(model.predict(Xt))
+            row["accuracy"] = float(np.mean(pred == yt))
             row["drop_points"] = 100 * (full_acc - row["accuracy"])
-            row["agreement_with_full"] = float(np.mean(np.asarray(model.predict(Xt)) == full_pred))
+            row["agreement_with_full"] = float(np.mean(pred == full_pred))
             record["rows"].append(row)
             extra = "".join(f" {k} {row[k]}" for k in ("layout", "n_iter", "best_iteration") if k in row)
-            print(f"  {f:5.0%} n={n:5d} {method:9s} acc {row['accuracy']:.4f} "
+            print(f"  {f:5.0%} n={n:5d} seed {seed} {method:9s} acc {row['accuracy']:.4f} "
                   f"(drop {row['drop_points']:+.2f} pp, agreement {row['agreement_with_full']:.4f}) "
                   f"fit {row['fit_s']:.1f} s (cpu {row.get('fit_cpu_s', float('nan')):.1f} s, load "
                   f"{_load():.1f}){extra}", flush=True)
-            if method == "cvm" and f in timing_fractions:
+            if method == "cvm" and f in timing_fractions and seed == random_states[0]:
                 record["timing"].append(_timing(name, f, model, full_exp, full, Xt))
+        if "cvm" in predictions and "lars" in predictions:   # a = cvm, b = lars, same seed
+            pair = {"fraction": f, "n_sv_budget": n, "random_state": seed,
+                    **paired_comparison(predictions["cvm"], predictions["lars"], yt, full_pred)}
+            record["paired"].append(pair)
+            print(f"  {f:5.0%} seed {seed} cvm vs lars: {pair['a_correct']} vs {pair['b_correct']} correct, "
+                  f"labels differ at {pair['labels_differ']}, only cvm right {pair['a_only']}, only lars right "
+                  f"{pair['b_only']} (sign test p {pair['p_sign']:.2f}); differ from full {pair['a_differs_from_full']}"
+                  f" vs {pair['b_differs_from_full']}", flush=True)
+    record["seed_summary"] = _seed_summary(record, random_states)
     return record
+
+
+def _seed_summary(record, random_states):
+    """Per size with several seeds: mean and sample sd over seeds of (cvm - lars) test accuracy, in points."""
+    out = []
+    for f in sorted({p["fraction"] for p in record["paired"]}):
+        pairs = [p for p in record["paired"] if p["fraction"] == f]
+        if len(pairs) < 2:
+            continue
+        diff = np.array([100 * (p["a_correct"] - p["b_correct"]) / record["n_test"] for p in pairs])
+        a_only, b_only = sum(p["a_only"] for p in pairs), sum(p["b_only"] for p in pairs)
+        summary = {"fraction": f, "random_states": [p["random_state"] for p in pairs],
+                   "cvm_minus_lars_points": diff.tolist(), "mean": float(diff.mean()),
+                   "sd": float(diff.std(ddof=1)), "cvm_below_lars": int(np.sum(diff < 0)),
+                   "a_only_total": a_only, "b_only_total": b_only}
+        out.append(summary)
+        print(f"  {record['dataset']} {f:.0%} over seeds {summary['random_states']}: cvm - lars "
+              f"{summary['mean']:+.3f} +- {summary['sd']:.3f} points (sd over seeds), cvm below lars in "
+              f"{summary['cvm_below_lars']} of {len(pairs)}; discordant totals cvm-only {a_only}, lars-only {b_only}",
+              flush=True)
+    return out
 
 
 def _timing(name, f, compressed, full_exp, full, Xt):
@@ -176,8 +235,8 @@ def _records_with_baselines(result_files, baseline_files):
     for record in records(result_files):
         key = (record["dataset"], record["full_n_sv"])
         if key in merged:
-            new = {(r["method"], r["fraction"]) for r in record["rows"]}
-            record["rows"] = [r for r in merged[key]["rows"] if (r["method"], r["fraction"]) not in new] + record["rows"]
+            new = {_row_key(r) for r in record["rows"]}
+            record["rows"] = [r for r in merged[key]["rows"] if _row_key(r) not in new] + record["rows"]
         merged[key] = record
     out = []
     for record in merged.values():
@@ -191,14 +250,20 @@ def _records_with_baselines(result_files, baseline_files):
     return out
 
 
+def _row_key(row):
+    return row["method"], row["fraction"], row.get("random_state", 0)
+
+
 def plot_dataset(record, path):
+    """Test accuracy against size per method (random_state 0 rows: one draw per cell, as the table)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for method, marker in zip(METHODS, "osv^D"):
-        rows = sorted((r for r in record["rows"] if r["method"] == method), key=lambda r: r["n_sv_budget"])
+        rows = sorted((r for r in record["rows"] if r["method"] == method and r.get("random_state", 0) == 0),
+                      key=lambda r: r["n_sv_budget"])
         if rows:
             ax.plot([r["n_sv_budget"] for r in rows], [r["accuracy"] for r in rows], marker=marker,
                     label=method)
@@ -283,7 +348,7 @@ def circle_figure(path, iterations=(0, 5, 10, 20, 50, 200)):
 
 
 COLUMNS = [("dataset", "dataset", "s"), ("fraction", "% SV", ".0%"), ("n_sv_budget", "n", "d"),
-           ("method", "method", "s"), ("accuracy", "test acc", ".4f"), ("drop_points", "drop (pp)", "+.2f"),
+           ("method", "method", "s"), ("random_state", "seed", "d"), ("accuracy", "test acc", ".4f"), ("drop_points", "drop (pp)", "+.2f"),
            ("agreement_with_full", "agree", ".4f"), ("fit_s", "fit s", ".1f"), ("fit_cpu_s", "cpu s", ".1f")]
 TIMING_COLUMNS = [("dataset", "dataset", "s"), ("fraction", "% SV", ".0%"), ("n_sv", "n", "d"),
                   ("compressed_s", "compressed s", ".4f"), ("full_leansvm_s", "full leansvm s", ".3f"),
@@ -306,6 +371,9 @@ def main(argv=None):
                         help="gradient step's loss (compress(loss=...))")
     parser.add_argument("--layout", choices=("auto", "shared", "libsvm"), default="auto",
                         help="multi-class vector layout (compress(layout=...))")
+    parser.add_argument("--random-states", nargs="+", type=int, default=[0],
+                        help="compress(random_state=...) values, each size run once per value; with cvm and "
+                             "lars the paired test-point comparison and the mean / sd over seeds are printed")
     parser.add_argument("--circle", action="store_true", help="only draw the paper's Figure 2")
     parser.add_argument("--plot-only", nargs="+", metavar="JSON",
                         help="redraw compression_<dataset>.png from these result files (no runs)")
@@ -338,7 +406,8 @@ def main(argv=None):
     for name in args.datasets:
         try:
             record = run_dataset(name, args.fractions, args.methods, args.max_iter, args.timing_fractions,
-                                 args.fit_on, options={"loss": args.loss, "layout": args.layout})
+                                 args.fit_on, options={"loss": args.loss, "layout": args.layout},
+                                 random_states=args.random_states)
         except (FileNotFoundError, ImportError, ValueError) as exc:
             print(f"{name}: skipped ({exc})")
             payload["datasets"].append({"dataset": name, "error": str(exc)})
