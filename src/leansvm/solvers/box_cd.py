@@ -35,6 +35,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..kernels import Kernel, KernelRowCache, gather_rows
 from ..multiclass import BinaryFit
+from .irwls_subproblem import box_pair_step
 from .screened_start import screened_start
 
 
@@ -358,16 +359,7 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
             qjj = diag[j]
             gj = grad[j]
             aj = alpha[j]
-            di = 0.0
-            dj = 0.0
-            for _ in range(20):   # exact alternating minimisation of the 2 x 2 box QP
-                ni = min(max(ai - (gi + qij * dj) / qii, 0.0), upper[i]) - ai
-                nj = min(max(aj - (gj + qij * ni) / qjj, 0.0), upper[j]) - aj
-                done = abs(ni - di) <= 1e-15 * (1.0 + abs(ai)) and abs(nj - dj) <= 1e-15 * (1.0 + abs(aj))
-                di = ni
-                dj = nj
-                if done:
-                    break
+            di, dj = box_pair_step(ai, upper[i], gi, qii, aj, upper[j], gj, qjj, qij)   # exact 2 x 2 box QP
             if di == 0.0 and dj == 0.0:
                 return it, gap, (-2 if n_act < n else -1)
             alpha[i] = ai + di
