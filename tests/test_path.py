@@ -190,8 +190,9 @@ def test_rescaled_margins_without_a_reference_are_exact(binary):
     np.testing.assert_allclose(got, Q @ start, rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("cache_mb,shrinking", [(50.0, False), (0.02, False), (50.0, True)],
-                         ids=["whole-cache", "tiny-cache", "shrinking"])
+@pytest.mark.parametrize("cache_mb,shrinking", [(50.0, False), (0.02, False), (50.0, True), (50.0, "compact"),
+                                              (0.02, "compact")],
+                         ids=["whole-cache", "tiny-cache", "shrinking", "compact", "compact-tiny-cache"])
 def test_cached_solver_on_a_subset_of_shared_rows(binary, cache_mb, shrinking):
     """The descent on a shared row cache (rows over a larger set, the problem a subset of them)
     reaches the exact optimum, with rows evicted and fetched again (tiny cache) or shrinking."""
@@ -211,6 +212,12 @@ def test_cached_solver_on_a_subset_of_shared_rows(binary, cache_mb, shrinking):
     exact = 0.5 * a @ Q @ a - a.sum()
     fit = solve_box_cd_cached(cache, index, y, C, tol=1e-7, shrinking=shrinking)
     assert fit.converged and fit.dual_objective == pytest.approx(exact, rel=1e-7)
+    if shrinking:
+        assert fit.stats["n_restore"] > 0                  # samples were shrunk and brought back
+    if shrinking == "compact":                             # work counted as without shrinking (solver choice)
+        assert fit.stats["visits"] == fit.n_iter * y.size
+    if cache_mb < 1:
+        assert fit.stats["row_fetches"] > 0
     np.testing.assert_allclose(fit.stats["margins"], Q @ fit.alpha, rtol=1e-8, atol=1e-8)
     held0 = (a == 0) & (np.arange(y.size) % 2 == 0)
     warm = solve_box_cd_cached(cache, index, y, C, tol=1e-7, alpha_init=0.5 * a, fixed_at_zero=held0,

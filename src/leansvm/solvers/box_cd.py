@@ -378,6 +378,69 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
     return it, gap, -1
 
 
+@numba.njit(cache=True)
+def _greedy_cd_compacted(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol, it, max_iter, used,
+                         act, state, shrink_every, znorm, err):
+    """:func:`_greedy_cd_cached` with shrinking on compacted copies: the active samples are moved
+    to the front of local arrays (LIBSVM's swap_index), so the descent runs in segments of
+    ``shrink_every`` steps over a contiguous prefix (rows read through ``cols``) instead of through
+    ``act[]``; after each segment the samples firmly at a bound (:func:`_shrink`'s rule) move
+    behind the prefix. Same arguments, results and return codes; on return ``act`` lists the
+    active positions first (state[0] of them) and alpha, grad and used are written back.
+    state[4] counts n visits per step, as without shrinking: the path's solver choice
+    (:class:`.path._CachedSolver`) reads the same work counts with and without it."""
+    n = y.size
+    order = act.copy()
+    l_cols, l_y, l_upper, l_alpha = cols[order], y[order], upper[order], alpha[order]
+    l_grad, l_diag, l_slot, l_used, l_znorm = grad[order], diag[order], slot[order], used[order], znorm[order]
+    n_act = state[0]
+    code = -1
+    gap = np.inf
+    while True:
+        budget = min(max_iter, it + max(shrink_every - state[1], 1))
+        inner = np.array([n_act, 0, 0, 0, 0], dtype=np.int64)
+        start = it
+        it, gap, code = _greedy_cd_cached(slab, l_slot[:n_act], l_cols[:n_act], l_y[:n_act], l_upper[:n_act],
+                                          l_alpha[:n_act], l_grad[:n_act], l_diag[:n_act], offset, tol, it,
+                                          budget, l_used[:n_act], np.arange(n_act), inner, shrink_every,
+                                          l_znorm[:n_act], err)
+        state[4] += (it - start) * n           # the work count of the same steps without shrinking
+        state[1] += it - start
+        if code >= 0:                      # a row to fetch: its position in the caller's arrays
+            code = order[code]
+            break
+        if it < budget or it >= max_iter:  # converged (or stalled) on the prefix, or out of steps
+            code = -2 if n_act < n else -1
+            break
+        state[1] = 0
+        leave = np.zeros(n_act, dtype=np.bool_)
+        pg_max = 0.0
+        pg_min = 0.0
+        for k in range(n_act):
+            pg = _pg(l_alpha[k], l_upper[k], l_grad[k])
+            pg_max = max(pg_max, pg)
+            pg_min = min(pg_min, pg)
+        for k in range(n_act):
+            leave[k] = (l_alpha[k] <= 0.0 and l_grad[k] > pg_max) or (l_alpha[k] >= l_upper[k] and l_grad[k] < pg_min)
+        perm = np.concatenate((np.flatnonzero(~leave), np.flatnonzero(leave)))
+        for arr in (l_cols, l_slot, order):
+            arr[:n_act] = arr[:n_act][perm]
+        for arr in (l_y, l_upper, l_alpha, l_grad, l_diag, l_znorm):
+            arr[:n_act] = arr[:n_act][perm]
+        l_used[:n_act] = l_used[:n_act][perm]
+        n_act -= int(leave.sum())
+    alpha[order] = l_alpha
+    grad[order] = l_grad
+    used[order] = l_used
+    act[:] = order
+    state[0] = n_act
+    return it, gap, code
+
+
+#: steps between two shrinking passes of ``shrinking='compact'`` (:func:`_greedy_cd_compacted`)
+COMPACT_SHRINK_EVERY = 300
+
+
 def _fetch_rows(cache, cols, need, alpha, upper, grad, diag, used, batch, active):
     """Cache the needed row plus the ``batch - 1`` uncached rows most likely to be needed next
     (largest single-step gain), and refresh the LRU stamps of the rows the descent used."""
@@ -455,6 +518,9 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
     it, gap, need = 0, (0.0 if A.size == 0 else np.inf), -1
     slot = cache.resident_slots(cols).astype(np.int64)
     act = np.arange(A.size, dtype=np.int64)
+    if shrinking not in (False, True, "compact"):
+        raise ValueError(f"shrinking must be False, True or 'compact', got {shrinking!r}")
+    compact = shrinking == "compact" and not dynamic
     state = np.array([A.size, 0, 1 if shrinking and not dynamic else 0, 1 if dynamic else 0, 0], dtype=np.int64)
     znorm = np.sqrt(diag)
     # |error| of a margin accumulated from the cached rows (PathKernelCache.entry_error per unit of a, x 2)
@@ -469,12 +535,14 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
         grad[out] = grad_start[out] + yA[out] * cache.outputs(
             cols[moved], yA[moved] * (aA[moved] - a_start[moved]), cols[out], offset)
         state[0] = A.size
-        state[4] += moved.size * out.size // 2      # kernel entries read, each ~half a step's visit
+        if not compact:
+            state[4] += moved.size * out.size // 2  # kernel entries read, each ~half a step's visit
 
     while A.size:
-        it, gap, need = _greedy_cd_cached(cache.slab, slot, cols, yA, CA, aA, grad, diag, offset,
-                                          float(tol), it, limit, used, act, state,
-                                          max(50, A.size // 8) if dynamic else min(A.size, 1000), znorm, err)
+        descent = _greedy_cd_compacted if compact and state[2] == 1 else _greedy_cd_cached
+        every = max(50, A.size // 8) if dynamic else min(A.size, COMPACT_SHRINK_EVERY if compact else 1000)
+        it, gap, need = descent(cache.slab, slot, cols, yA, CA, aA, grad, diag, offset,
+                                float(tol), it, limit, used, act, state, every, znorm, err)
         if need == -2 and dynamic:
             break                              # the samples out of the active set are proven at their bound
         if need == -2 and n_restore < 3 * A.size:

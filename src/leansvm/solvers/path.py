@@ -71,6 +71,10 @@ TRIAL_GROWTH = 2
 #: samples: magic (15,216), CPU per C at C = 2 .. 8.9: 0.29-0.99 s vs 0.84-2.60 s without (load 5);
 #: below it shrinking saved nothing (3000 samples: +15 % steps; satimage pairs: 1.9 vs 2.0 s per path)
 SHRINK_MIN_ACTIVE = 5000
+#: from this many active samples (below SHRINK_MIN_ACTIVE) the CD shrinks on compacted copies
+#: (``shrinking='compact'``: contiguous active prefix, shrinking every 300 steps, work counted as
+#: without shrinking, so the solver choice is unchanged)
+COMPACT_MIN_ACTIVE = 1000
 #: IRWLS working set on the path when none is given: 512 from LARGE_PROBLEM samples (magic, C = 14 .. 100:
 #: 7.8 / 8.1 s CPU in two runs vs 10.5 s with 128; 256: 10.4 s, 1024: 11.3 s; load 6-7), IRWLS's default below
 LARGE_PROBLEM = 10_000
@@ -312,7 +316,8 @@ class _CachedSolver:
             fit = solve_box_cd_cached(self.cache, self.index, y, C, tol=tol, bias=bias, alpha_init=alpha_init,
                                       fixed_at_zero=fixed_at_zero, fixed_at_C=fixed_at_C,
                                       initial_margins=initial_margins, max_iter=max_iter, dynamic=dynamic,
-                                      shrinking=n_free >= SHRINK_MIN_ACTIVE)
+                                      shrinking=True if n_free >= SHRINK_MIN_ACTIVE else
+                                      "compact" if n_free >= COMPACT_MIN_ACTIVE else False)
             cost = _cd_cost(fit, self.cache.n)
             self.cd_solves += 1                # the first solve starts cold (magic: 5,367 steps, the next 666)
             if self.irwls_options is not None and self.cd_solves > 1 and \
