@@ -128,10 +128,10 @@ class PathKernelCache(KernelRowCache):
 
 
 @numba.njit(cache=True)
-def _shrink(alpha, upper, grad, act, n_act):
-    """LIBSVM/liblinear shrinking without the equality: a sample at 0 whose gradient exceeds the
-    largest projected gradient, or at C_i below the smallest, leaves the active set (moved behind
-    it in ``act``). Returns the new active count."""
+def _firm(alpha, upper, grad, act, n_act):
+    """LIBSVM/liblinear shrinking without the equality: which of the positions act[:n_act] are
+    firmly at a bound (at 0 with a gradient above the largest projected gradient, or at C_i below
+    the smallest)."""
     pg_max = 0.0
     pg_min = 0.0
     for t in range(n_act):
@@ -143,7 +143,14 @@ def _shrink(alpha, upper, grad, act, n_act):
     for t in range(n_act):
         k = act[t]
         leave[t] = (alpha[k] <= 0.0 and grad[k] > pg_max) or (alpha[k] >= upper[k] and grad[k] < pg_min)
-    return _compact(act, n_act, leave)
+    return leave
+
+
+@numba.njit(cache=True)
+def _shrink(alpha, upper, grad, act, n_act):
+    """The samples firmly at a bound (:func:`_firm`) leave the active set (moved behind it in
+    ``act``). Returns the new active count."""
+    return _compact(act, n_act, _firm(alpha, upper, grad, act, n_act))
 
 
 @numba.njit(cache=True)
@@ -413,15 +420,7 @@ def _greedy_cd_compacted(slab, slot, cols, y, upper, alpha, grad, diag, offset, 
             code = -2 if n_act < n else -1
             break
         state[1] = 0
-        leave = np.zeros(n_act, dtype=np.bool_)
-        pg_max = 0.0
-        pg_min = 0.0
-        for k in range(n_act):
-            pg = _pg(l_alpha[k], l_upper[k], l_grad[k])
-            pg_max = max(pg_max, pg)
-            pg_min = min(pg_min, pg)
-        for k in range(n_act):
-            leave[k] = (l_alpha[k] <= 0.0 and l_grad[k] > pg_max) or (l_alpha[k] >= l_upper[k] and l_grad[k] < pg_min)
+        leave = _firm(l_alpha, l_upper, l_grad, np.arange(n_act), n_act)
         perm = np.concatenate((np.flatnonzero(~leave), np.flatnonzero(leave)))
         for arr in (l_cols, l_slot, order):
             arr[:n_act] = arr[:n_act][perm]
