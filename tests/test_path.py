@@ -226,6 +226,25 @@ def test_cached_solver_on_a_subset_of_shared_rows(binary, cache_mb, shrinking):
     np.testing.assert_allclose(warm.stats["margins"], Q @ warm.alpha, rtol=1e-8, atol=1e-8)
 
 
+def test_compact_shrinking_out_of_steps_warns_and_stays_feasible(binary):
+    """max_iter reached while samples are shrunk: ConvergenceWarning, a point in the box, and exact
+    margins (the shrunk gradients restored)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from leansvm.solvers.box_cd import PathKernelCache, solve_box_cd_cached
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    cache = PathKernelCache(kernel, X, 50.0, np.float64)
+    C = np.full(y.size, 50.0)
+    with pytest.warns(ConvergenceWarning):
+        fit = solve_box_cd_cached(cache, np.arange(y.size), y, C, tol=1e-9, shrinking="compact", max_iter=200)
+    assert not fit.converged and fit.n_iter == 200 and fit.stats["n_restore"] > 0   # stopped while shrunk
+    assert np.all(fit.alpha >= 0) and np.all(fit.alpha <= C)
+    np.testing.assert_allclose(fit.stats["margins"], gram(X, y, kernel) @ fit.alpha, rtol=1e-8, atol=1e-8)
+    with pytest.raises(ValueError, match="shrinking"):
+        solve_box_cd_cached(cache, np.arange(y.size), y, C, shrinking="sometimes")
+
+
 def test_pairs_share_one_row_cache_with_the_same_optima():
     """svm_path's shared cache (one for all pairs, float32 rows) gives the optima of separate paths."""
     X, y = make_classification(n_samples=150, n_features=5, n_informative=3, n_classes=3,
