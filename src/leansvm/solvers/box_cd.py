@@ -106,6 +106,13 @@ class PathKernelCache(KernelRowCache):
             np.dot(self.X[rows], self.X.T, out=out)
             self.kernel.transform_inner(out, x_norms=self.norms[rows], y_norms=self.norms)
 
+    @property
+    def row_diagonal(self) -> np.ndarray:
+        """k(x_i, x_i) of every row of X, computed once (each solve of a path reads its part)."""
+        if getattr(self, "_row_diagonal", None) is None:
+            self._row_diagonal = self.kernel.diagonal(self.X)
+        return self._row_diagonal
+
     def resident_slots(self, idx) -> np.ndarray:
         """Slot in ``slab`` of each global row of ``idx``, -1 where the row is not cached (no side effect)."""
         return self._slot_of[np.asarray(idx, dtype=np.intp)]
@@ -511,7 +518,7 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
     yA, CA = y[A], C[A]
     aA = alpha[A].copy()
     grad = margins[A] - 1.0
-    diag = np.maximum(cache.kernel.diagonal(cache.X[cols]) + offset, 1e-12)
+    diag = np.maximum(cache.row_diagonal[cols] + offset, 1e-12)
     limit = int(max_iter) if max_iter and max_iter > 0 else 100 * max(n, 1000) + 100_000
     used = np.zeros(A.size, dtype=np.bool_)
     it, gap, need = 0, (0.0 if A.size == 0 else np.inf), -1

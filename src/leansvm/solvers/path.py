@@ -459,7 +459,7 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
         elif n <= SUBSET_SHARE * cache.n and n * n * cache.dtype.itemsize <= cache.capacity * cache.row_bytes:
             cache, index = cache.subset(index), np.arange(n)    # short contiguous rows for this pair
         shared = (cache, np.asarray(index, dtype=np.intp))
-        z_norms = np.sqrt(np.maximum(kernel.diagonal(cache.X[shared[1]]) + (1.0 if augmented else 0.0), 0.0))
+        z_norms = np.sqrt(np.maximum(cache.row_diagonal[shared[1]] + (1.0 if augmented else 0.0), 0.0))
         irwls_options = {k: v for k, v in options.items() if k != "max_iter"} if solver != "cd" else None
         options = {k: v for k, v in options.items() if k == "max_iter"}
         solve = _CachedSolver(*shared, irwls_options, irwls_only)
