@@ -15,9 +15,10 @@ the docstring of :mod:`leansvm.solvers.irwls`):
 3. the safeguard: a <- a + eta (beta - a) with the exact minimising step on
    the dual D, clipped to the box (D never increases), and a
    Levenberg-Marquardt rule for the proximal weight mu;
-4. one SMO pair step on W's maximal violating pair (second-order choice of
-   the partner, Fan, Chen & Lin 2005), or a coordinate Newton step when there
-   is no equality constraint. This step guarantees convergence.
+4. SMO pair steps on W's maximal violating pair (second-order choice of
+   the partner, Fan, Chen & Lin 2005); without the equality constraint,
+   two-coordinate greedy descent steps (second-order partner, exact 2 x 2 box
+   step, :func:`box_pair_step`). These steps guarantee convergence.
 
 All routines work in place on ``alpha`` and ``f`` (outputs without bias).
 """
@@ -239,18 +240,11 @@ def _step_towards(K, y, C, alpha, f, target, mu, mu_floor):
 
 
 @njit(cache=True, nogil=True)
-def _pair_step(K, y, C, alpha, f, i, j, equality):
-    """SMO step on (i, j') with j' by the second-order rule (WSS 2), or a coordinate step."""
+def _pair_step(K, y, C, alpha, f, i, j):
+    """SMO step (with y'a = 0) on (i, j') with j' by the second-order rule (WSS 2); without the
+    equality :func:`_pair_descent` takes the steps."""
     q = y.size
     d = np.zeros(q)
-    if not equality:
-        # coordinate Newton step on the larger projected-gradient violation
-        k = i if -projected_gradient(y, f, alpha, C, i) >= projected_gradient(y, f, alpha, C, j) else j
-        g = y[k] * f[k] - 1.0
-        new = min(max(alpha[k] - g / max(K[k, k], 1e-12), 0.0), C[k])
-        d[k] = new - alpha[k]
-        _move(alpha, f, d, y[k] * d[k] * K[:, k], C)
-        return
     s_i = y[i] - f[i]
     best, jj = np.inf, j
     for k in range(q):
@@ -402,7 +396,8 @@ def solve_working_set(K, y, C, alpha, f, c_out, b, mu, delta, tol, max_inner, eq
                       n_pair=1, mu_floor=0.0):
     """IRWLS on W until its violation is <= tol or ``max_inner`` iterations; returns (b, mu, n).
 
-    After each IRWLS step, up to ``n_pair`` SMO pair steps (at least one).
+    After each IRWLS step, up to ``n_pair`` SMO pair steps (at least one; without y'a = 0 the
+    two-coordinate steps of :func:`_pair_descent`).
     ``counts`` accumulates [linear solves, pair steps, ridged solves]. ``mu_floor``
     keeps a minimal proximal weight (it does not move the fixed point) for kernel
     blocks stored in float32, whose rounding can make K_11 + D^{-1} indefinite.
@@ -426,7 +421,7 @@ def solve_working_set(K, y, C, alpha, f, c_out, b, mu, delta, tol, max_inner, eq
             _pair_descent(K, y, C, alpha, f, tol, n_pair, counts)
             continue
         for _ in range(n_pair):
-            _pair_step(K, y, C, alpha, f, i, j, equality)
+            _pair_step(K, y, C, alpha, f, i, j)
             counts[1] += 1
             gap, i, j = violation(y, f, alpha, C, equality)
             if gap <= tol:
