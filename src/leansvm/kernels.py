@@ -162,9 +162,9 @@ class Kernel:
 
     def diagonal(self, X) -> np.ndarray:
         """k(x_i, x_i) for every row."""
-        norms = squared_row_norms(X)
         if self.name == "rbf":
-            return np.ones(X.shape[0])
+            return np.ones(X.shape[0])                  # exp(-gamma ||x - x||^2): no norms needed
+        norms = squared_row_norms(X)
         if self.name == "linear":
             return norms
         t = self.gamma * norms + self.coef0
