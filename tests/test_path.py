@@ -352,3 +352,18 @@ def test_whole_row_outputs_equal_the_gathered_ones(binary, cache_mb):
     np.testing.assert_array_equal(got, want)
     K = kernel(X) + 1.0
     np.testing.assert_allclose(got, K[rows].T @ coef, rtol=1e-5, atol=1e-5 * np.abs(coef).sum())
+
+
+def test_cold_start_on_a_kernel_larger_than_the_cache_uses_irwls(binary):
+    """A path whose rows do not all fit the cache solves its first (cold) C with IRWLS, then goes on
+    with the 'auto' choice; every C reaches the optimum of the path with the whole kernel cached."""
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    small_mb = 0.5 * y.size * y.size * 8 / 2**20            # about half the rows (float64 rows at tol < 1e-4)
+    small = binary_path(X, y, CS, kernel, screening="it", tol=1e-5, solver_options={"cache_size": small_mb})
+    whole = binary_path(X, y, CS, kernel, screening="it", tol=1e-5, solver_options={"cache_size": 100.0})
+    assert small[0].fit.stats.get("solver") == "irwls"
+    assert whole[0].fit.stats.get("solver", "cd") == "cd"
+    assert small[1].fit.stats.get("solver", "cd") == "cd"     # the warm-started C are CD's again
+    for a, b in zip(small, whole):
+        assert a.fit.dual_objective == pytest.approx(b.fit.dual_objective, rel=1e-6)

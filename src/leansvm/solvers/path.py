@@ -305,13 +305,18 @@ class _CachedSolver:
         self.irwls_chunks = IRWLS_PRIOR_CHUNKS  # expected chunks of an IRWLS solve (the last trial's)
         self.trial_against = None              # modelled cost of the CD solve an IRWLS trial must beat
         self.cd_solves = 0
+        # the first (cold) solve by IRWLS when the problem's rows do not all fit the cache: its chunks
+        # reuse their rows, while each greedy CD step wants another one (full a9a at C = 0.01, 7.6k of
+        # 32.6k rows cached: IRWLS 7.8 s, CD 152 s, LIBSVM 45 s); the next C go on as 'auto' says
+        self.irwls_first = irwls_options is not None and cache.capacity < index.size
 
     def _irwls_cost(self, n_chunks, n_active):
         return _irwls_cost(n_chunks, max(n_active, 1), self.irwls_options.get("working_set_size", DEFAULT_WORKING_SET))
 
     def __call__(self, X, y, C, kernel, *, tol, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
                  bias="augmented", initial_margins=None, max_iter=-1, dynamic=False, **_):
-        if not self.use_irwls:
+        cold_irwls, self.irwls_first = self.irwls_first, False
+        if not self.use_irwls and not cold_irwls:
             n_free = y.size - sum(int(np.count_nonzero(m)) for m in (fixed_at_zero, fixed_at_C) if m is not None)
             fit = solve_box_cd_cached(self.cache, self.index, y, C, tol=tol, bias=bias, alpha_init=alpha_init,
                                       fixed_at_zero=fixed_at_zero, fixed_at_C=fixed_at_C,
@@ -524,7 +529,7 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
         if dynamic and not solve.use_irwls:    # CD: gap screening inside the descent
             fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
                         fixed_at_C=fixedC, bias=bias, dynamic=True, **options, **extra)
-            dyn = {"dynamic": fit.stats["dynamic_screened"]}
+            dyn = {"dynamic": fit.stats.get("dynamic_screened", 0)}   # 0: a cold IRWLS solve
         elif dynamic:                          # IRWLS: gap screening between tolerance stages
             fit, dyn = _dynamic_solve(solve, X, y, upper, kernel, tol, alpha_init, fixed0, fixedC, bias, options,
                                       extra, phi_norms, row_error, shared, not irwls_only)
