@@ -40,7 +40,7 @@ import scipy.sparse as sp
 from ..kernels import Kernel
 from ..multiclass import BinaryFit
 from .box_cd import PathKernelCache, solve_box_cd_cached
-from .irwls import DEFAULT_WORKING_SET, SMALL_PROBLEM_Q, solve_irwls
+from .irwls import DEFAULT_WORKING_SET, SMALL_PROBLEM_Q, _start_outputs, solve_irwls
 from .irwls import SMALL_PROBLEM as IRWLS_SMALL_PROBLEM
 from .screening import RULES, ScreeningReference, _kernel_products, gap_screen, gap_screen_from_reference, screen
 
@@ -182,12 +182,11 @@ def _rescaled_margins(margins, alpha, at_upper, rho, upper, alpha_start, X, y, k
 
 
 def _moved_margins(margins, alpha_from, alpha_to, X, y, kernel, augmented, shared) -> np.ndarray:
-    """Margins after the dual point moves from ``alpha_from`` to ``alpha_to`` (columns that changed only)."""
-    diff = np.flatnonzero(alpha_to != alpha_from)
-    if diff.size == 0:
-        return margins.copy()
-    coef = y[diff] * (alpha_to[diff] - alpha_from[diff])
-    return margins + y * _products(X, kernel, shared, diff, coef, 1.0 if augmented else 0.0)
+    """Margins after the dual point moves from ``alpha_from`` to ``alpha_to``: IRWLS's warm-start
+    update of the outputs f = y g (:func:`.irwls._start_outputs`, columns that changed only)."""
+    outputs = _start_outputs(kernel, X, shared, np.arange(y.size), y, alpha_to, alpha_from, y * margins,
+                             1.0 if augmented else 0.0)
+    return y * outputs
 
 
 def _reference_from_fit(X, y, C, fit, kernel, weights, augmented, shared=None, z_norms=None):
