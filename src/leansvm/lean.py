@@ -46,6 +46,7 @@ from .estimators import SVC, KernelClassifierMixin
 from .expansion import KernelExpansion
 from .kernels import Kernel, resolve_gamma
 from .progress import Progress, default_progress, progress_enabled
+from .report import accuracy_cell
 from .solvers.cvm import reuse_eigendecompositions
 
 __all__ = ["fit_lean", "LeanResult", "Candidate", "Step", "Selection", "LandmarkSVC"]
@@ -868,13 +869,13 @@ def format_table(result: LeanResult) -> str:
     lib = result.libsvm_seconds_per_1000
     for c in sorted(result.candidates, key=lambda c: (c.kind != "exact", c.kind == "refit", c.n_support)):
         mark = " *" if c is result.chosen else (" **" if c is result.final else "")
-        rows.append((c.name + mark, str(c.n_support), _accuracy_cell(c.validation_accuracy),
-                     "-" if c.test_accuracy is None else f"{c.test_accuracy:.4f}",
+        rows.append((c.name + mark, str(c.n_support), accuracy_cell(c.validation_accuracy),
+                     accuracy_cell(c.test_accuracy),
                      f"{1000 * c.seconds_per_1000:.2f}",
                      "-" if lib is None else f"{lib / c.seconds_per_1000:.1f}x"))
     if lib is not None:
         rows.append(("LIBSVM full (sklearn SVC)", str(result.libsvm_n_support), "-",
-                     "-" if result.libsvm_test_accuracy is None else f"{result.libsvm_test_accuracy:.4f}",
+                     accuracy_cell(result.libsvm_test_accuracy),
                      f"{1000 * lib:.2f}", "1.0x"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
@@ -882,10 +883,6 @@ def format_table(result: LeanResult) -> str:
     legend = "(* = chosen model" + ("; ** = returned: the chosen model refit on all rows)"
                                     if result.final is not result.chosen else ")")
     return "\n".join(lines + [legend])
-
-
-def _accuracy_cell(value) -> str:
-    return "-" if value is None or not np.isfinite(value) else f"{value:.4f}"
 
 
 def save_result_model(result: LeanResult, path) -> str:

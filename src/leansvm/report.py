@@ -29,6 +29,12 @@ KIND_STYLE = {"exact": ("tab:blue", "o"), "compressed": ("tab:green", "s"), "bud
               "refit": ("tab:purple", "D")}   # refit: the choice trained again on all rows (no validation accuracy)
 
 
+def accuracy_cell(value) -> str:
+    """An accuracy as a table cell: four decimals, '-' where there is none (None; NaN: a model refit
+    on all rows has no validation accuracy)."""
+    return "-" if value is None or not np.isfinite(value) else f"{value:.4f}"
+
+
 def _label(c, result) -> str:
     """A model's name with its role: chosen on validation, and/or returned."""
     if c is result.chosen:
@@ -246,14 +252,13 @@ def _models_section(result) -> str:
     rows, classes = [], []
     for c in models:
         rows.append((_label(c, result), c.kind, c.n_support,
-                     "-" if not np.isfinite(c.validation_accuracy) else f"{c.validation_accuracy:.4f}",
-                     "-" if c.test_accuracy is None else f"{c.test_accuracy:.4f}",
+                     accuracy_cell(c.validation_accuracy), accuracy_cell(c.test_accuracy),
                      f"{c.fit_seconds:.2f}", f"{1000 * c.seconds_per_1000:.3f}",
                      "-" if lib is None else f"{lib / c.seconds_per_1000:.1f}x"))
         classes.append("chosen" if c is result.chosen or c is result.final else "")
     if lib is not None:
         rows.append(("LIBSVM full model (scikit-learn SVC)", "reference", result.libsvm_n_support, "-",
-                     "-" if result.libsvm_test_accuracy is None else f"{result.libsvm_test_accuracy:.4f}",
+                     accuracy_cell(result.libsvm_test_accuracy),
                      "-", f"{1000 * lib:.3f}", "1.0x"))
         classes.append("")
     return ("<h2>Models</h2>"
