@@ -278,3 +278,28 @@ def test_convergence_progress_is_monotone_and_log_scaled():
     tracker(1.0)
     tracker(1e-1)
     assert bar.n == 33                          # a third of the way in log scale
+
+
+def test_a_ctrl_c_dropped_in_a_c_callback_stops_at_the_next_progress_step():
+    """Python cannot raise a KeyboardInterrupt out of a callback from C (numba writes its cache
+    through a ctypes callback while it compiles): it reports it as unraisable and the work goes on.
+    Inside ``keep_dropped_interrupts`` (the ``leansvm`` command) the next progress step raises it."""
+    import ctypes
+
+    from leansvm.progress import Progress, keep_dropped_interrupts
+
+    @ctypes.CFUNCTYPE(None)
+    def callback():
+        raise KeyboardInterrupt
+
+    with Progress(total=3, enabled=False) as bar:
+        bar.update()
+        callback()                                  # dropped: nothing raised here
+        bar.update()                                # outside the block nothing is remembered
+    with keep_dropped_interrupts():
+        with Progress(total=3, enabled=False) as bar:
+            bar.update()
+            callback()
+            with pytest.raises(KeyboardInterrupt):
+                bar.update()
+            bar.update()                            # raised once, not again

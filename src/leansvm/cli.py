@@ -28,6 +28,7 @@ import scipy.sparse as sp
 
 from . import io
 from .kernels import LIBSVM_KERNEL_CODES
+from .progress import keep_dropped_interrupts
 
 _KERNEL_FROM_CODE = {code: name for name, code in LIBSVM_KERNEL_CODES.items()}
 
@@ -557,22 +558,23 @@ def cmd_info(args) -> int:
 def main(argv=None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 error, 2 bad command line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = build_parser().parse_args(_expand_weight_options(argv))
-        return args.func(args)
-    except UsageError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # --help, --version
-        return exc.code if isinstance(exc.code, int) else 0
-    except KeyboardInterrupt:
-        print("leansvm: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:
-        if os.environ.get("LEANSVM_DEBUG"):
-            raise
-        print(f"leansvm: error: {_one_line(exc)}", file=sys.stderr)
-        return 1
+    with keep_dropped_interrupts():           # a Ctrl-C during numba's cache write still stops us
+        try:
+            args = build_parser().parse_args(_expand_weight_options(argv))
+            return args.func(args)
+        except UsageError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        except SystemExit as exc:  # --help, --version
+            return exc.code if isinstance(exc.code, int) else 0
+        except KeyboardInterrupt:
+            print("leansvm: interrupted", file=sys.stderr)
+            return 130
+        except Exception as exc:
+            if os.environ.get("LEANSVM_DEBUG"):
+                raise
+            print(f"leansvm: error: {_one_line(exc)}", file=sys.stderr)
+            return 1
 
 
 def _one_line(exc: BaseException) -> str:

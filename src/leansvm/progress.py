@@ -37,7 +37,37 @@ import time
 
 import numpy as np
 
-__all__ = ["Progress", "ConvergenceProgress", "progress_enabled", "default_progress", "ENV_VARIABLE"]
+__all__ = ["Progress", "ConvergenceProgress", "progress_enabled", "default_progress", "ENV_VARIABLE",
+           "keep_dropped_interrupts"]
+
+#: a Ctrl-C that Python could not raise: it landed in a callback from C (numba writes its cache
+#: through a ctypes callback while it compiles), where the exception is "unraisable", printed and
+#: dropped, and the operation ran on. :func:`keep_dropped_interrupts` records it here, and the next
+#: :meth:`Progress.update` raises it.
+_dropped_interrupt = False
+
+
+@contextlib.contextmanager
+def keep_dropped_interrupts():
+    """Within the block, a ``sys.unraisablehook`` remembers a dropped ``KeyboardInterrupt`` instead
+    of printing it (other unraisable exceptions go to the hook before). The ``leansvm`` command
+    runs inside one."""
+    global _dropped_interrupt
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        global _dropped_interrupt
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _dropped_interrupt = True
+        else:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+        _dropped_interrupt = False
 
 ENV_VARIABLE = "LEANSVM_PROGRESS"
 _ON, _OFF = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
@@ -140,6 +170,10 @@ class Progress:
         return line + (f", about {_seconds(eta)} left" if eta is not None and self.n < self.total else "")
 
     def update(self, n=1):
+        global _dropped_interrupt
+        if _dropped_interrupt:                 # a Ctrl-C dropped in a C callback: stop here
+            _dropped_interrupt = False
+            raise KeyboardInterrupt
         self.n += n
         if self._bar is not None:
             self._bar.update(n)
