@@ -452,21 +452,18 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
         if n >= LARGE_PROBLEM:
             options["working_set_size"] = LARGE_WORKING_SET
     augmented = bias == "augmented"
-    shared = z_norms = None
-    cached = True
     irwls_only = solver == "irwls" or bias == "equality"
-    if cached:
-        if cache is None:
-            cache, index = row_cache(kernel, X, options.get("cache_size", 200.0), tol), np.arange(n)
-        elif index is None or np.shape(index) != (n,):
-            raise ValueError(f"index must give the {n} rows of this problem in the shared cache")
-        elif n <= SUBSET_SHARE * cache.n and n * n * cache.dtype.itemsize <= cache.capacity * cache.row_bytes:
-            cache, index = cache.subset(index), np.arange(n)    # short contiguous rows for this pair
-        shared = (cache, np.asarray(index, dtype=np.intp))
-        z_norms = np.sqrt(np.maximum(cache.row_diagonal[shared[1]] + (1.0 if augmented else 0.0), 0.0))
-        irwls_options = {k: v for k, v in options.items() if k != "max_iter"} if solver != "cd" else None
-        options = {k: v for k, v in options.items() if k == "max_iter"}
-        solve = _CachedSolver(*shared, irwls_options, irwls_only)
+    if cache is None:
+        cache, index = row_cache(kernel, X, options.get("cache_size", 200.0), tol), np.arange(n)
+    elif index is None or np.shape(index) != (n,):
+        raise ValueError(f"index must give the {n} rows of this problem in the shared cache")
+    elif n <= SUBSET_SHARE * cache.n and n * n * cache.dtype.itemsize <= cache.capacity * cache.row_bytes:
+        cache, index = cache.subset(index), np.arange(n)    # short contiguous rows for this pair
+    shared = (cache, np.asarray(index, dtype=np.intp))
+    z_norms = np.sqrt(np.maximum(cache.row_diagonal[shared[1]] + (1.0 if augmented else 0.0), 0.0))
+    irwls_options = {k: v for k, v in options.items() if k != "max_iter"} if solver != "cd" else None
+    options = {k: v for k, v in options.items() if k == "max_iter"}
+    solve = _CachedSolver(*shared, irwls_options, irwls_only)
     # |error| of a margin read from the cached rows, per unit of sum a (PathKernelCache.entry_error: float32
     # rows are off by far more than 2^-23 k, e.g. 7.7e-6 on satimage's RBF rows; x 2 for the accumulation)
     row_error = 2.0 * shared[0].entry_error
@@ -509,11 +506,11 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             alpha_init = np.where((prev.alpha >= prev_upper) & (prev.alpha > 0), upper, prev.alpha)
         t0 = time.perf_counter()
         extra = {}
-        if cached and not irwls_only and warm_start and prev is None and not (fixed0 is not None and fixed0.any()):
+        if not irwls_only and warm_start and prev is None and not (fixed0 is not None and fixed0.any()):
             alpha_init, margins = _first_start(X, y, C, weights, kernel, augmented, shared)
             if alpha_init is not None:
                 extra["initial_margins"] = margins
-        if cached and warm_start and prev is not None:
+        if warm_start and prev is not None:
             alpha_start = alpha_init.copy()
             if fixed0 is not None:
                 alpha_start[fixed0] = 0.0
@@ -542,7 +539,7 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
         if screening in RULES and k + 1 < Cs.size and probe:
             fit, ref, polish_seconds, potential = _reference(
                 X, y, C, Cs[k + 1], fit, kernel, weights, augmented, solve, tol, fixed0, fixedC, bias,
-                options, polish=polish_reference and cached, rule=screening, shared=shared,
+                options, polish=polish_reference, rule=screening, shared=shared,
                 z_norms=z_norms)
             useful = potential >= 0.01
             solve_seconds += polish_seconds
