@@ -51,15 +51,8 @@ def _oracle_first(SV, sv_sq, alpha, n_sv, m, gamma, solver, table, iterations, s
     d = SV.shape[1]
     for r0 in range(n_sv):
         ar = alpha[r0]
-        x_r = SV[r0].copy()
-        for j in range(n_sv):
-            if j == r0 or (same_sign and alpha[j] * ar < 0.0):
-                buf_deg[j] = np.inf
-                continue
-            lnk = ln_kappa(SV, j, x_r, sv_sq[r0], sv_sq[j], gamma)
-            buf_lnk[j] = lnk
-            h = _pair_h(ar, alpha[j], lnk, solver, table, iterations)
-            buf_deg[j] = merge_degradation(h, ar, alpha[j], lnk)
+        pair_degradations(SV, sv_sq, alpha, n_sv, r0, same_sign, m, solver, gamma, table, iterations,
+                          buf_lnk, buf_deg)
         ranked = np.argsort(buf_deg[:n_sv], kind="mergesort")    # O(B log B); ties: lower index
         n_cand = n_sv - 1
         while n_cand > 0 and not np.isfinite(buf_deg[ranked[n_cand - 1]]):

@@ -538,6 +538,28 @@ def ln_kappa(SV, i, z, zsq, svsq_i, gamma):
 
 
 @njit(cache=True)
+def pair_degradations(SV, sv_sq, alpha, n_sv, r, same_sign, n_merge, solver, gamma, table, iterations,
+                      buf_lnk, buf_deg):
+    """For every j < n_sv: buf_lnk[j] = ln k(sv_r, sv_j) and buf_deg[j] = the weight degradation
+    ||a_r phi(sv_r) + a_j phi(sv_j) - a_z phi(z)||^2 of their best binary merge (inf for j = r and,
+    with ``same_sign``, for partners of the other sign): the partner ranking of every merge."""
+    ar = alpha[r]
+    x_r = SV[r].copy()
+    for j in range(n_sv):
+        if j == r or (same_sign and alpha[j] * ar < 0.0):
+            buf_deg[j] = np.inf
+            continue
+        lnk = ln_kappa(SV, j, x_r, sv_sq[r], sv_sq[j], gamma)
+        buf_lnk[j] = lnk
+        if solver == 2 and n_merge > 2:
+            # MM-GD ranks partners by the same pairwise degradation (golden-section search)
+            h = golden_h(ar, alpha[j], lnk, iterations)
+        else:
+            h = _pair_h(ar, alpha[j], lnk, solver, table, iterations)
+        buf_deg[j] = merge_degradation(h, ar, alpha[j], lnk)
+
+
+@njit(cache=True)
 def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, gamma, coef0, degree,
               table, iterations, same_sign, guard, greedy, stats, buf_lnk, buf_deg):
     """One budget-maintenance step on the first ``n_sv`` rows; returns (new n_sv, weight degradation)."""
@@ -564,19 +586,8 @@ def _maintain(SV, sv_sq, alpha, P, n_sv, maintenance, n_merge, solver, kcode, ga
     # merge: pairwise degradation of r with every other vector (vectorised over the budget)
     d = SV.shape[1]
     ar = alpha[r]
-    x_r = SV[r].copy()
-    for j in range(n_sv):
-        if j == r or (same_sign and alpha[j] * ar < 0.0):
-            buf_deg[j] = np.inf
-            continue
-        lnk = ln_kappa(SV, j, x_r, sv_sq[r], sv_sq[j], gamma)
-        buf_lnk[j] = lnk
-        if solver == 2 and n_merge > 2:
-            # MM-GD ranks partners by the same pairwise degradation (golden-section search)
-            h = golden_h(ar, alpha[j], lnk, iterations)
-        else:
-            h = _pair_h(ar, alpha[j], lnk, solver, table, iterations)
-        buf_deg[j] = merge_degradation(h, ar, alpha[j], lnk)
+    pair_degradations(SV, sv_sq, alpha, n_sv, r, same_sign, n_merge, solver, gamma, table, iterations,
+                      buf_lnk, buf_deg)
     m = min(n_merge, n_sv)
     use_greedy = greedy and m > 2 and solver != 2
     ranked = k_smallest(buf_deg, n_sv, GREEDY_POOL * (m - 1) if use_greedy else m - 1)
