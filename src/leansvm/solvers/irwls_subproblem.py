@@ -129,12 +129,18 @@ def _cho_solve(L, B):
 def _move(alpha, f, d_alpha, d_f, C):
     for k in range(alpha.size):
         alpha[k] += d_alpha[k]
-        # snap to the bounds what is within rounding of them
-        if alpha[k] < BOUND_RTOL * C[k]:
-            alpha[k] = 0.0
-        elif alpha[k] > C[k] * (1 - BOUND_RTOL):
-            alpha[k] = C[k]
+        _snap(alpha, C, k)
     f += d_f
+
+
+@njit(cache=True, nogil=True)
+def _snap(alpha, C, k):
+    """Snap a_k to its bound when it is within rounding of it (0 below BOUND_RTOL C_k, C_k above
+    (1 - BOUND_RTOL) C_k): every update of a in this module ends with it."""
+    if alpha[k] < BOUND_RTOL * C[k]:
+        alpha[k] = 0.0
+    elif alpha[k] > C[k] * (1 - BOUND_RTOL):
+        alpha[k] = C[k]
 
 
 @njit(cache=True, nogil=True)
@@ -267,15 +273,6 @@ def _pair_step(K, y, C, alpha, f, i, j):
 
 
 @njit(cache=True, nogil=True)
-def _snap(alpha, C, k):
-    """Snap a_k to its bound when it is within rounding of it (as :func:`_move`)."""
-    if alpha[k] < BOUND_RTOL * C[k]:
-        alpha[k] = 0.0
-    elif alpha[k] > C[k] * (1 - BOUND_RTOL):
-        alpha[k] = C[k]
-
-
-@njit(cache=True, nogil=True)
 def _scan(y, C, alpha, f, inv_diag, cand, si, row_i, sj, row_j):
     """One pass over W: f += si K_i + sj K_j (the last step's rows; si = sj = 0: none), then the
     first index i of the next step (largest PG_i^2 / Q_ii), min and max PG (the violation), and
@@ -339,7 +336,7 @@ def _pair_descent(K, y, C, alpha, f, tol, n_steps, counts):
     update of f and the next selection share one pass over W; no temporaries. Stops when the
     violation on W is <= tol (or no step moves)."""
     q = y.size
-    for k in range(q):                    # the snap of every entry that _move does
+    for k in range(q):                    # every entry snapped, as _move leaves them
         _snap(alpha, C, k)
     cand = np.empty(q, dtype=np.int64)
     diag = np.empty(q)
