@@ -1,18 +1,48 @@
 """leansvm: kernel SVMs that are cheap to train, cheap to keep and cheap to evaluate.
 
-Every model is a :class:`~leansvm.expansion.KernelExpansion`; see ``DESIGN.md``.
+Every model is a :class:`~leansvm.expansion.KernelExpansion`; see README.md.
+
+The names below are loaded on first use (PEP 562), so that ``import leansvm``
+and the ``leansvm`` command start without NumPy, SciPy and numba: the command
+installs its Ctrl-C handler before those imports (:mod:`leansvm.interrupts`).
+Submodules (``leansvm.io``, ``leansvm.datasets``, ...) load the same way.
 """
 
-from .bsgd_classifier import BSGDClassifier
-from .budget_svc import BudgetSVC
-from .compression import CompressedSVC, compress
-from .estimators import SVC, KernelClassifierMixin
-from .expansion import KernelExpansion
-from .kernels import Kernel
-from .lean import fit_lean
-from .model_selection import SVCCV, svm_path
-from .solvers.linear_screening import linear_path
+import importlib
 
-__all__ = ["BSGDClassifier", "BudgetSVC", "CompressedSVC", "compress", "SVC", "Kernel", "KernelExpansion", "KernelClassifierMixin", "fit_lean",
-           "SVCCV", "svm_path", "linear_path"]
+#: public name -> the submodule that defines it
+_EXPORTS = {
+    "BSGDClassifier": "bsgd_classifier",
+    "BudgetSVC": "budget_svc",
+    "CompressedSVC": "compression",
+    "compress": "compression",
+    "SVC": "estimators",
+    "KernelClassifierMixin": "estimators",
+    "KernelExpansion": "expansion",
+    "Kernel": "kernels",
+    "fit_lean": "lean",
+    "SVCCV": "model_selection",
+    "svm_path": "model_selection",
+    "linear_path": "solvers.linear_screening",
+}
+
+__all__ = list(_EXPORTS)
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    else:
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise                                  # the submodule exists; something it needs does not
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

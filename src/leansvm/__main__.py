@@ -1,7 +1,6 @@
-"""``python -m leansvm``: the ``leansvm`` command (see :mod:`leansvm.cli`)."""
+"""``python -m leansvm``: the ``leansvm`` command (see :mod:`leansvm.cli`), run as the console
+script runs it: the Ctrl-C handler before the heavy imports (:func:`leansvm.interrupts.run_command`)."""
 
-import sys
+from .interrupts import run_command
 
-from .cli import main
-
-sys.exit(main())
+run_command()

@@ -12,7 +12,9 @@ string labels). Every output file is written atomically.
 
 Errors print one line to stderr: exit status 2 for a bad command line, 1 for
 anything else (missing file, corrupt model, ...). ``LEANSVM_DEBUG=1`` shows
-the traceback instead.
+the traceback instead. Ctrl-C: one line (``leansvm: interrupted (Ctrl-C): ...``
+saying where it stopped), exit status 130, no file written
+(:mod:`leansvm.interrupts`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import scipy.sparse as sp
 
 from . import io
 from .kernels import LIBSVM_KERNEL_CODES
-from .progress import keep_dropped_interrupts
+from . import interrupts
 
 _KERNEL_FROM_CODE = {code: name for name, code in LIBSVM_KERNEL_CODES.items()}
 
@@ -556,21 +558,26 @@ def cmd_info(args) -> int:
 
 # -- entry point -----------------------------------------------------------------------
 def main(argv=None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 error, 2 bad command line)."""
+    """Run the command line; returns the exit status (0 ok, 1 error, 2 bad command line, 130
+    interrupted). Ctrl-C is handled by :mod:`leansvm.interrupts`: one message line, status 130,
+    also when the interrupt surfaced as another error or was dropped on the way."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    with keep_dropped_interrupts():           # a Ctrl-C during numba's cache write still stops us
+    with interrupts.handled():
         try:
             args = build_parser().parse_args(_expand_weight_options(argv))
-            return args.func(args)
+            status = args.func(args)
+            interrupts.check()                # a Ctrl-C that was dropped on the way still counts
+            return status
         except UsageError as exc:
             print(exc, file=sys.stderr)
             return 2
         except SystemExit as exc:  # --help, --version
             return exc.code if isinstance(exc.code, int) else 0
-        except KeyboardInterrupt:
-            print("leansvm: interrupted", file=sys.stderr)
-            return 130
+        except KeyboardInterrupt as exc:
+            return interrupts.report(exc)
         except Exception as exc:
+            if interrupts.pending():          # the error a Ctrl-C caused, not the user's problem
+                return interrupts.report()
             if os.environ.get("LEANSVM_DEBUG"):
                 raise
             print(f"leansvm: error: {_one_line(exc)}", file=sys.stderr)

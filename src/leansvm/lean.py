@@ -42,6 +42,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
+from . import interrupts
 from .estimators import SVC, KernelClassifierMixin
 from .expansion import KernelExpansion
 from .kernels import Kernel, resolve_gamma
@@ -208,6 +209,7 @@ class _Log:
             print(message, file=sys.stdout, flush=True)
 
     def step(self, stage, choice, reason, seconds=0.0, fallback=None):
+        interrupts.check()                     # between stages: a recorded Ctrl-C stops here
         self.steps.append(Step(stage, choice, reason, seconds, fallback))
         line = f"[{stage}] {choice} -- {reason}"
         if fallback:
@@ -856,10 +858,14 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
             return LeanResult(final.model, chosen, candidates, selection, route, log.steps, summary,
                               max_accuracy_drop, libsvm_seconds, libsvm_n_sv, libsvm_acc, data_2d,
                               np.unique(y), time.perf_counter() - start, final)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         last = log.steps[-1].stage if log.steps else "none"
-        print(f"leansvm fit: interrupted (Ctrl-C) after {time.perf_counter() - start:.0f} s; "
-              f"last finished step: {last}", file=sys.stderr, flush=True)
+        where = f"leansvm fit after {time.perf_counter() - start:.0f} s, last finished step: {last}"
+        if interrupts.active():                # the command prints it on its one line
+            interrupts.add_context(exc, where)
+        else:
+            print(f"leansvm fit: interrupted (Ctrl-C) after {time.perf_counter() - start:.0f} s; "
+                  f"last finished step: {last}", file=sys.stderr, flush=True)
         raise
 
 
