@@ -47,6 +47,7 @@ import zipfile
 import numpy as np
 import scipy.sparse as sp
 
+from . import interrupts
 from .expansion import KernelExpansion
 from .kernels import Kernel
 from .multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense
@@ -112,9 +113,11 @@ def atomic_write(path, mode: str = "w", encoding: str | None = "ascii"):
             os.fsync(f.fileno())
         os.chmod(tmp, _new_file_mode(path))
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, KeyboardInterrupt):
+            interrupts.add_context(exc, f"{path} not written")
         raise
 
 

@@ -1,0 +1,145 @@
+"""Ctrl-C at any moment of a command (issue 25): status 130, one message line, no traceback,
+no file written, and a numba cache that the next run uses.
+
+Every case runs the real command in a child process (``tests/sigint_at.py``), which sends itself
+SIGINT at a named stage: the result does not depend on timing. Cold-cache cases give the child
+an empty ``NUMBA_CACHE_DIR`` of their own.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sklearn.datasets import dump_svmlight_file, make_moons
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+
+DRIVER = Path(__file__).with_name("sigint_at.py")
+
+#: the commands of the issue, on a 600-point problem: (arguments, the file the command writes)
+COMMANDS = {
+    "path": (["path", "{data}", "--n-c", "5", "--gamma", "5"], None),
+    "train": (["train", "-c", "10", "-g", "5", "{data}", "{out}"], "{out}"),
+    "fit": (["fit", "{data}", "-o", "{out}", "--selection-size", "300"], "{out}"),
+    "compress": (["compress", "{model}", "{out}", "--ratio", "0.2"], "{out}"),
+}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A data file and a trained model (for ``compress``); the model's run warms the default cache."""
+    folder = tmp_path_factory.mktemp("sigint")
+    X, y = make_moons(600, noise=0.3, random_state=0)
+    data = folder / "moons.svm"
+    dump_svmlight_file(X, y, str(data), zero_based=False)
+    model = folder / "moons.model"
+    done = subprocess.run([sys.executable, "-m", "leansvm", "train", "-q", "-c", "10", "-g", "5",
+                           str(data), str(model)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return {"data": str(data), "model": str(model)}
+
+
+def run(stage, command, files, tmp_path, cache=None):
+    """(return code, stderr, the output file or None) of ``leansvm COMMAND`` with SIGINT at STAGE."""
+    args, output = COMMANDS[command]
+    names = dict(files, out=str(tmp_path / f"{command}-{stage}.model"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LEANSVM_", "NUMBA_CACHE_DIR"))}
+    if cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache)
+    done = subprocess.run([sys.executable, str(DRIVER), stage] + [a.format(**names) for a in args],
+                          capture_output=True, text=True, env=env, timeout=600, stdin=subprocess.DEVNULL)
+    return done.returncode, done.stderr, output and Path(output.format(**names))
+
+
+def assert_interrupted(code, err, output):
+    """Status 130, the one message line last, nothing else said about it, no file written."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 130, err[-3000:]
+    assert "Traceback" not in err and "leansvm: error" not in err, err[-3000:]
+    assert lines[-1].startswith("leansvm: interrupted (Ctrl-C)"), err[-3000:]
+    assert sum("interrupt" in line.lower() for line in lines) == 1, err[-3000:]
+    if output is not None:
+        assert not output.exists()
+        assert not list(output.parent.glob(f".{output.name}.*")), "a temporary file was left"
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_ctrl_c_while_the_command_is_still_importing(command, files, tmp_path):
+    assert_interrupted(*run("import", command, files, tmp_path))
+
+
+def test_ctrl_c_while_numba_compiles_on_a_cold_cache_then_the_same_cache_works(files, tmp_path):
+    """On one cache, empty at first: each run is stopped at the first function it has to compile
+    (a second Ctrl-C there, a Ctrl-C during numba's cache write, then the first compilation of
+    ``path``, ``train`` and ``fit``). The first Ctrl-C waits for the compilation and its cache
+    entry, a second one stops the compiler itself; either way status 130 and one line. Then every
+    command runs to its end with that cache. (``compress`` compiles nothing.) One cache for all
+    runs: together they compile each function once, as one cold run does."""
+    cache = tmp_path / "numba-cache"
+    for stage, command in [("compile-twice", "path"), ("cache-write", "path"), ("compile", "path"),
+                           ("compile", "train"), ("compile", "fit")]:
+        before = set(cache.rglob("*.nbi"))
+        code, err, output = run(stage, command, files, tmp_path, cache=cache)
+        assert_interrupted(code, err, output)
+        if stage != "compile-twice":          # the compilation finished and its entry was written
+            assert set(cache.rglob("*.nbi")) > before, (stage, command)
+    for command in ("path", "train", "fit"):
+        code, err, output = run("none", command, files, tmp_path, cache=cache)
+        assert code == 0, (command, err[-3000:])
+        assert output is None or output.exists()
+
+
+@pytest.mark.parametrize("command", ["path", "train", "fit"])
+def test_ctrl_c_inside_a_compiled_solver_call(command, files, tmp_path):
+    assert_interrupted(*run("compiled-call", command, files, tmp_path))
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_ctrl_c_during_a_progress_step_names_the_operation(command, files, tmp_path):
+    code, err, output = run("progress", command, files, tmp_path)
+    assert_interrupted(code, err, output)
+    assert " after 0/" in err.splitlines()[-1]          # which operation stopped, and how far it got
+
+
+@pytest.mark.parametrize("command", ["train", "fit", "compress"])
+def test_ctrl_c_while_the_model_file_is_written_leaves_no_file(command, files, tmp_path):
+    code, err, output = run("write", command, files, tmp_path)
+    assert_interrupted(code, err, output)
+    assert "not written" in err.splitlines()[-1]
+
+
+def test_an_error_caused_by_a_pending_ctrl_c_is_reported_as_the_interrupt(capsys, monkeypatch):
+    """Whatever a Ctrl-C breaks on its way out (here: a RuntimeError raised after it arrived, as
+    numba raised for a half-built library) is reported as the interrupt."""
+    from leansvm import cli, interrupts
+
+    def broken(args):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            pass                                  # swallowed by some library on the way
+        raise RuntimeError("no compiled object yet for <Library>")
+
+    monkeypatch.setattr(cli, "cmd_info", broken)
+    assert cli.main(["info", "whatever.model"]) == 130
+    err = capsys.readouterr().err
+    assert err == "leansvm: interrupted (Ctrl-C)\n"
+    assert not interrupts.pending()
+
+
+def test_a_ctrl_c_swallowed_on_the_way_still_ends_the_command_with_130(capsys, monkeypatch):
+    from leansvm import cli
+
+    def swallowing(args):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            pass
+        return 0
+
+    monkeypatch.setattr(cli, "cmd_info", swallowing)
+    assert cli.main(["info", "whatever.model"]) == 130
+    assert capsys.readouterr().err == "leansvm: interrupted (Ctrl-C)\n"
