@@ -56,6 +56,12 @@ def _expand_weight_options(argv: list[str]) -> list[str]:
     return out
 
 
+def _add_zero_based(p):
+    p.add_argument("--zero-based", choices=("auto", "yes", "no"), default="auto",
+                   help="feature indices of svmlight data files: 0-based (scikit-learn's "
+                        "dump_svmlight_file), 1-based (LIBSVM), or auto: 0-based when index 0 occurs")
+
+
 def _train_parser(sub):
     # add_help=False: -h is LIBSVM's shrinking option; --help is added below
     p = sub.add_parser("train", add_help=False, help="train a C-SVC and write a model file",
@@ -97,6 +103,7 @@ def _train_parser(sub):
     p.add_argument("--merge-solver", dest="merge_solver", choices=("golden", "lookup", "gradient"),
                    default="golden", help="bsgd: golden-section search, lookup table or gradient merge")
     p.add_argument("--epochs", type=int, default=1, help="bsgd: passes over the data (1)")
+    _add_zero_based(p)
     p.set_defaults(func=cmd_train)
 
 
@@ -108,6 +115,7 @@ def _predict_parser(sub):
     p.add_argument("model", metavar="MODEL", help="LIBSVM model file or leansvm .npz")
     p.add_argument("output", metavar="OUTPUT", help="file to write the predicted labels to")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the accuracy")
+    _add_zero_based(p)
     p.set_defaults(func=cmd_predict)
 
 
@@ -139,6 +147,7 @@ def _fit_parser(sub):
                    help="write the model chosen on the validation part, not the same kind and size "
                         "trained again on all rows")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    _add_zero_based(p)
     p.set_defaults(func=cmd_fit)
 
 
@@ -149,10 +158,10 @@ def cmd_fit(args) -> int:
     if not 0 <= args.max_accuracy_drop < 100:
         raise UsageError(f"leansvm fit: error: --max-accuracy-drop is in percentage points, "
                          f"got {args.max_accuracy_drop}")
-    X, y, described, ds = load_data(args.data, "train")
+    X, y, described, ds = load_data(args.data, "train", args)
     X_test = y_test = None
     if args.test is not None:
-        X_test, y_test, _, _ = load_data(args.test, "test")
+        X_test, y_test, _, _ = load_data(args.test, "test", args)
     elif ds is not None:
         X_test, y_test = ds.X_test, np.asarray(ds.y_test)
     if X_test is not None and X_test.shape[1] != X.shape[1]:
@@ -201,6 +210,7 @@ def _compress_parser(sub):
     p.add_argument("--loss", choices=("margin", "squared"), default="margin",
                    help="gradient step: outputs matched up to the margin (margin, default) or exactly")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    _add_zero_based(p)
     p.set_defaults(func=cmd_compress)
 
 
@@ -216,7 +226,7 @@ def cmd_compress(args) -> int:
     model = load_any_model(args.model)
     X = y = None
     if args.data is not None:
-        X, y, _, _ = load_data(args.data, "test")
+        X, y, _, _ = load_data(args.data, "test", args)
         model, X = match_features(model, X)
     drop = None if args.max_accuracy_drop is None else args.max_accuracy_drop / 100
     start = time.perf_counter()
@@ -292,6 +302,7 @@ def _path_parser(sub):
     p.add_argument("--screening", choices=("it", "bt1", "bt2", "gap", "none"), default="it")
     p.add_argument("--dynamic", action="store_true", help="also screen during each solve (duality-gap rule)")
     p.add_argument("--tol", type=float, default=1e-3)
+    _add_zero_based(p)
     p.set_defaults(func=cmd_path)
 
 
@@ -300,8 +311,8 @@ def cmd_path(args) -> int:
 
     if not (0 < args.c_min <= args.c_max) or args.n_c < 1:
         raise UsageError("leansvm path: error: need 0 < --c-min <= --c-max and --n-c >= 1")
-    X, y, description, ds = load_data(args.data, "train")
-    test = load_data(args.test, "test")[:2] if args.test else (
+    X, y, description, ds = load_data(args.data, "train", args)
+    test = load_data(args.test, "test", args)[:2] if args.test else (
         (ds.X_test, np.asarray(ds.y_test)) if ds is not None else None)
     gamma = args.gamma if args.gamma is not None else (ds.gamma if ds is not None else "scale")
     gamma = gamma if gamma in ("scale", "auto") else float(gamma)
@@ -321,10 +332,20 @@ def cmd_path(args) -> int:
 
 
 # -- data and models -------------------------------------------------------------------
-def load_data(spec: str, part: str):
-    """(X, y, description, dataset or None): a data file, else a named dataset's train/test part."""
+def load_data(spec: str, part: str, args=None):
+    """(X, y, description, dataset or None): a data file, else a named dataset's train/test part.
+
+    ``args.zero_based`` is ``--zero-based`` (auto, yes, no); what the reader decided is said on
+    stderr. A file that "auto" read as 0-based sets it to "yes" for the command's later files: a
+    test file is read as its training file was, even when its own first column has no entry."""
     if os.path.exists(spec):
-        X, y = io.load_svmlight(spec)
+        notes = []
+        choice = getattr(args, "zero_based", "auto")
+        X, y = io.load_svmlight(spec, zero_based={"yes": True, "no": False}.get(choice, "auto"), notes=notes)
+        for note in notes:
+            print(f"leansvm: note: {note}", file=sys.stderr)
+            if io.ZERO_BASED_NOTE in note and args is not None:
+                args.zero_based = "yes"
         return X, y, spec, None
     try:
         from . import datasets
@@ -445,7 +466,7 @@ def _train_options(args, X, y, ds):
 def cmd_train(args) -> int:
     from .estimators import SVC
 
-    X, y, described, ds = load_data(args.data, "train")
+    X, y, described, ds = load_data(args.data, "train", args)
     params = _train_options(args, X, y, ds)
     _check_integer_labels(y, args.model)
     start = time.perf_counter()
@@ -511,7 +532,7 @@ def _print_train_summary(model, X, described, elapsed, path):
 
 def cmd_predict(args) -> int:
     model = load_any_model(args.model)
-    X, y, _, _ = load_data(args.data, "test")
+    X, y, _, _ = load_data(args.data, "test", args)
     model, X = match_features(model, X)
     pred = model.predict(X)
     with io.atomic_write(args.output, "w", encoding="utf-8") as f:
