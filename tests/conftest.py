@@ -1,5 +1,6 @@
 """Shared fixtures and reference helpers (LIBSVM through scikit-learn's SVC)."""
 
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -24,3 +25,14 @@ def multiclass_problem():
     X, y = make_classification(n_samples=450, n_features=6, n_informative=4, n_classes=4,
                                n_clusters_per_class=1, random_state=2)
     return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture
+def interactive_sigint():
+    """SIGINT as at a terminal for the test (Python's KeyboardInterrupt handler), also when the test
+    run itself ignores it (a run started in the background by a script inherits SIG_IGN, which
+    Python and the ``leansvm`` command respect). Its value, given to ``subprocess`` as
+    ``preexec_fn``, does the same in a child process."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, previous)

@@ -19,6 +19,12 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a chi
 
 DRIVER = Path(__file__).with_name("sigint_at.py")
 
+
+def _interactive():
+    """In the child: SIGINT as at a terminal, also when the test run itself ignores it (a test
+    run started in the background by a script inherits SIG_IGN, which the command respects)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 #: the commands of the issue, on a 600-point problem: (arguments, the file the command writes)
 COMMANDS = {
     "path": (["path", "{data}", "--n-c", "5", "--gamma", "5"], None),
@@ -50,8 +56,19 @@ def run(stage, command, files, tmp_path, cache=None):
     if cache is not None:
         env["NUMBA_CACHE_DIR"] = str(cache)
     done = subprocess.run([sys.executable, str(DRIVER), stage] + [a.format(**names) for a in args],
-                          capture_output=True, text=True, env=env, timeout=600, stdin=subprocess.DEVNULL)
+                          capture_output=True, text=True, env=env, timeout=600, stdin=subprocess.DEVNULL,
+                          preexec_fn=_interactive)
     return done.returncode, done.stderr, output and Path(output.format(**names))
+
+
+def test_a_command_that_inherits_an_ignored_sigint_keeps_ignoring_it(files, tmp_path):
+    """A job started with `cmd &` by a shell script ignores the terminal's Ctrl-C: so does leansvm."""
+    args, _ = COMMANDS["path"]
+    done = subprocess.run([sys.executable, str(DRIVER), "progress"] + [a.format(**files) for a in args],
+                          capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "interrupted" not in done.stderr
 
 
 def assert_interrupted(code, err, output):
@@ -111,7 +128,7 @@ def test_ctrl_c_while_the_model_file_is_written_leaves_no_file(command, files, t
     assert "not written" in err.splitlines()[-1]
 
 
-def test_an_error_caused_by_a_pending_ctrl_c_is_reported_as_the_interrupt(capsys, monkeypatch):
+def test_an_error_caused_by_a_pending_ctrl_c_is_reported_as_the_interrupt(capsys, monkeypatch, interactive_sigint):
     """Whatever a Ctrl-C breaks on its way out (here: a RuntimeError raised after it arrived, as
     numba raised for a half-built library) is reported as the interrupt."""
     from leansvm import cli, interrupts
@@ -130,7 +147,7 @@ def test_an_error_caused_by_a_pending_ctrl_c_is_reported_as_the_interrupt(capsys
     assert not interrupts.pending()
 
 
-def test_a_ctrl_c_swallowed_on_the_way_still_ends_the_command_with_130(capsys, monkeypatch):
+def test_a_ctrl_c_swallowed_on_the_way_still_ends_the_command_with_130(capsys, monkeypatch, interactive_sigint):
     from leansvm import cli
 
     def swallowing(args):

@@ -111,10 +111,13 @@ def _quiet_unraisable(previous):
 def handled(leave=None):
     """Within the block, SIGINT is recorded and raised as described in the module docstring.
 
-    Only the outermost block of the main thread installs anything; elsewhere it is a no-op. On
-    leaving it, SIGINT gets ``leave`` (default: the handler it had before)."""
+    Only the outermost block of the main thread installs anything; elsewhere it is a no-op, and
+    so is a block where SIGINT is ignored (a job started in the background by a shell script
+    ignores the terminal's Ctrl-C; Python keeps that, and so does the command). On leaving it,
+    SIGINT gets ``leave`` (default: the handler it had before)."""
     global _active, _ctrl_c, _deferred, _compiling
-    if _active or threading.current_thread() is not threading.main_thread():
+    if _active or threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:   # ignored by the parent (a `cmd &`)
         _active += 1
         try:
             yield
@@ -173,7 +176,7 @@ def run_command():
     installation (importing this package's ``__init__`` and this module: standard library only).
     On the way out SIGINT is ignored: the command is over."""
     try:
-        with handled(leave=signal.SIG_IGN):
+        with handled(leave=None if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else signal.SIG_IGN):
             from .cli import main
             status = main()
     except KeyboardInterrupt as exc:
