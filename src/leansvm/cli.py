@@ -24,13 +24,14 @@ import os
 import re
 import sys
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from . import io
+from . import interrupts, io
 from .kernels import LIBSVM_KERNEL_CODES
-from . import interrupts
+from .tabular import is_table_file
 
 _KERNEL_FROM_CODE = {code: name for name, code in LIBSVM_KERNEL_CODES.items()}
 
@@ -54,6 +55,15 @@ def _expand_weight_options(argv: list[str]) -> list[str]:
         match = re.fullmatch(r"-w(.+)", token)
         out += ["--weight", match.group(1)] if match else [token]
     return out
+
+
+def _add_table_options(p, impute=True):
+    p.add_argument("--target", metavar="COLUMN",
+                   help="CSV/TSV/Parquet data: the label column (default: the last column)")
+    if impute:
+        p.add_argument("--impute", choices=("median", "most_frequent"),
+                       help="CSV/TSV/Parquet data: fill missing values (numeric columns by the median or "
+                            "most frequent value, categorical by the most frequent); default: refuse them")
 
 
 def _add_zero_based(p):
@@ -104,18 +114,26 @@ def _train_parser(sub):
                    default="golden", help="bsgd: golden-section search, lookup table or gradient merge")
     p.add_argument("--epochs", type=int, default=1, help="bsgd: passes over the data (1)")
     _add_zero_based(p)
+    _add_table_options(p)
     p.set_defaults(func=cmd_train)
 
 
 def _predict_parser(sub):
     p = sub.add_parser("predict", help="predict labels with a model file",
                        description="Predict DATA with MODEL, write one label per line to OUTPUT "
-                                   "and print the accuracy as svm-predict does.")
-    p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, or a named dataset (test part)")
+                                   "and print the accuracy as svm-predict does. For CSV/TSV/Parquet "
+                                   "data: a CSV with a 'prediction' column (and one probability column "
+                                   "per class with --probability), on standard output without OUTPUT.")
+    p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, CSV/TSV/Parquet table, or a "
+                                                "named dataset (test part)")
     p.add_argument("model", metavar="MODEL", help="LIBSVM model file or leansvm .npz")
-    p.add_argument("output", metavar="OUTPUT", help="file to write the predicted labels to")
+    p.add_argument("output", metavar="OUTPUT", nargs="?",
+                   help="file to write the predicted labels to (optional for tables: standard output)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the accuracy")
+    p.add_argument("--probability", action="store_true",
+                   help="tables: add the class probabilities (the model must have them)")
     _add_zero_based(p)
+    _add_table_options(p, impute=False)
     p.set_defaults(func=cmd_predict)
 
 
@@ -148,6 +166,7 @@ def _fit_parser(sub):
                         "trained again on all rows")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     _add_zero_based(p)
+    _add_table_options(p)
     p.set_defaults(func=cmd_fit)
 
 
@@ -164,13 +183,16 @@ def cmd_fit(args) -> int:
         X_test, y_test, _, _ = load_data(args.test, "test", args)
     elif ds is not None:
         X_test, y_test = ds.X_test, np.asarray(ds.y_test)
-    if X_test is not None and X_test.shape[1] != X.shape[1]:
+    if args.test is not None and is_table_file(args.test) != is_table_file(args.data):
+        raise ValueError(f"{args.data} and {args.test} must both be tables or both svmlight files")
+    if X_test is not None and not is_table_file(args.data) and X_test.shape[1] != X.shape[1]:
         d = max(X.shape[1], X_test.shape[1])
         X, X_test = (sp.csr_matrix((M.data, M.indices, M.indptr), shape=(M.shape[0], d)) if sp.issparse(M)
                      else np.hstack([M, np.zeros((M.shape[0], d - M.shape[1]))]) for M in (X, X_test))
     if not args.quiet:
         print(f"leansvm fit: {described}")
-    result = fit_lean(X, y, X_test=X_test, y_test=y_test, max_accuracy_drop=args.max_accuracy_drop / 100,
+    result = fit_lean(X, y, X_test=X_test, y_test=y_test, impute=args.impute,
+                      max_accuracy_drop=args.max_accuracy_drop / 100,
                       budget_seconds=args.budget_seconds, Cs=args.C_grid, gammas=args.gamma_grid,
                       selection_size=args.selection_size, refit=args.refit, verbose=not args.quiet,
                       progress=False if args.quiet else progress_enabled(None))   # bars on a terminal
@@ -338,6 +360,8 @@ def load_data(spec: str, part: str, args=None):
     ``args.zero_based`` is ``--zero-based`` (auto, yes, no); what the reader decided is said on
     stderr. A file that "auto" read as 0-based sets it to "yes" for the command's later files: a
     test file is read as its training file was, even when its own first column has no entry."""
+    if os.path.exists(spec) and is_table_file(spec):
+        return _load_table(spec, args)
     if os.path.exists(spec):
         notes = []
         choice = getattr(args, "zero_based", "auto")
@@ -365,6 +389,21 @@ def load_data(spec: str, part: str, args=None):
     return ds.X_test, np.asarray(ds.y_test), f"dataset {ds.name} (test part)", ds
 
 
+def _load_table(spec, args):
+    """(features DataFrame, labels or None, description, None) of a CSV/TSV/Parquet file."""
+    from .tabular import read_table, split_target
+
+    if getattr(args, "func", None) not in (cmd_fit, cmd_train, cmd_predict):
+        raise ValueError(f"{spec}: tables (CSV/TSV/Parquet) are read by leansvm fit, train and predict; "
+                         "this command takes svmlight/LIBSVM data files")
+    frame = read_table(spec)
+    target = getattr(args, "target", None)
+    if args.func is cmd_predict and (target is None or target not in frame.columns):
+        return frame, None, spec, None               # cmd_predict finds the labels, if any, itself
+    features, labels = split_target(frame, target)
+    return features, labels, f"{spec} (target column {target or frame.columns[-1]!r})", None
+
+
 def load_any_model(path):
     """A LIBSVM model file or a native ``.npz``, told apart by the file's first bytes."""
     return io.load_model(path) if io.is_native_model_file(path) else io.load_libsvm_model(path)
@@ -374,8 +413,8 @@ def save_any_model(model, path):
     """Native format for ``*.npz`` names, LIBSVM format otherwise."""
     if os.fspath(path).lower().endswith(".npz"):
         io.save_model(model, path)
-    else:
-        io.save_libsvm_model(model, path)
+        return
+    io.save_libsvm_model(model, path)
 
 
 def match_features(model, X):
@@ -471,15 +510,22 @@ def cmd_train(args) -> int:
     _check_integer_labels(y, args.model)
     start = time.perf_counter()
     if args.algorithm in ("budget-l1", "budget-l2"):
-        model = _budget_model(args, params).fit(X, y)
+        model = _budget_model(args, params)
     elif args.algorithm == "bsgd":
-        model = _bsgd_model(args, params).fit(X, y)
+        model = _bsgd_model(args, params)
     else:
-        model = SVC(random_state=0, **params).fit(X, y)  # reproducible, as svm-train
+        model = SVC(random_state=0, **params)  # reproducible, as svm-train
+    if is_table_file(args.data):              # impute, one-hot encode, scale: kept with the model
+        from .tabular import TableModel
+        model = TableModel(model=model, impute=args.impute).fit(X, y)
+        if not args.quiet:
+            print(f"preprocessing: {model.preprocessor_.describe()}")
+    else:
+        model = model.fit(X, y)
     elapsed = time.perf_counter() - start
     save_any_model(model, args.model)
     if not args.quiet:
-        _print_train_summary(model, X, described, elapsed, args.model)
+        _print_train_summary(getattr(model, "model_", model), X, described, elapsed, args.model)
     return 0
 
 
@@ -533,16 +579,60 @@ def _print_train_summary(model, X, described, elapsed, path):
 def cmd_predict(args) -> int:
     model = load_any_model(args.model)
     X, y, _, _ = load_data(args.data, "test", args)
-    model, X = match_features(model, X)
+    table = is_table_file(args.data)
+    if table != hasattr(model, "preprocessor_"):
+        raise ValueError(f"{args.model} was trained on {'a table' if not table else 'svmlight data'}; "
+                         f"{args.data} is {'a table' if table else 'svmlight data'}: give data of the same kind")
+    if table:
+        X, y = _table_labels(X, y, model)
+    else:
+        if args.output is None:
+            raise UsageError("leansvm predict: error: OUTPUT is required for svmlight data")
+        model, X = match_features(model, X)
     pred = model.predict(X)
-    with io.atomic_write(args.output, "w", encoding="utf-8") as f:
-        f.write(_format_labels(pred))
-    if not args.quiet:
+    if table:
+        _write_predictions_csv(model, X, pred, args)
+    else:
+        with io.atomic_write(args.output, "w", encoding="utf-8") as f:
+            f.write(_format_labels(pred))
+    if not args.quiet and y is not None:
         total = len(y)
         correct = int(np.sum(_equal_labels(pred, y)))
         accuracy = 100.0 * correct / total if total else 0.0
-        print("Accuracy = %g%% (%d/%d) (classification)" % (accuracy, correct, total))
+        print("Accuracy = %g%% (%d/%d) (classification)" % (accuracy, correct, total),
+              file=sys.stdout if args.output else sys.stderr)
     return 0
+
+
+def _table_labels(frame, y, model):
+    """(features, labels or None): without --target, the one column the model does not take,
+    if there is one, holds the labels (only measured)."""
+    if y is not None:
+        return frame, y
+    extra = [c for c in frame.columns if c not in set(model.preprocessor_.feature_names_in_)]
+    if len(extra) == 1:
+        return frame.drop(columns=extra), frame[extra[0]].to_numpy()
+    return frame, None
+
+
+def _write_predictions_csv(model, X, pred, args):
+    """A CSV with a ``prediction`` column (and ``probability_<class>`` columns) to OUTPUT or stdout."""
+    import pandas as pd
+
+    columns = {"prediction": pred}
+    if args.probability:
+        try:
+            probabilities = model.predict_proba(X)
+        except AttributeError as exc:
+            raise ValueError(f"{args.model}: no probability estimates ({exc}); train it with -b 1") from None
+        for label, column in zip(model.classes_, probabilities.T):
+            columns[f"probability_{label}"] = column
+    text = pd.DataFrame(columns).to_csv(index=False)
+    if args.output is None:
+        sys.stdout.write(text)
+        return
+    with io.atomic_write(args.output, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def _equal_labels(pred, y):
@@ -555,6 +645,8 @@ def _equal_labels(pred, y):
 def cmd_info(args) -> int:
     native = io.is_native_model_file(args.model)
     model = io.load_model(args.model) if native else io.load_libsvm_model(args.model)
+    table = getattr(model, "preprocessor_", None)     # a model of a table: its columns, then the kernel model
+    model = getattr(model, "model_", model)
     kernel = model.expansion_.kernel
     params = {"linear": [], "rbf": ["gamma"], "poly": ["gamma", "degree", "coef0"],
               "sigmoid": ["gamma", "coef0"]}[kernel.name]
@@ -562,7 +654,10 @@ def cmd_info(args) -> int:
     classes = model.classes_.tolist()
     n_support = getattr(model, "n_support_", None)
     print(f"model: {args.model} ({'leansvm native' if native else 'LIBSVM'} format, "
-          f"{type(model).__name__})")
+          f"{'TableModel of ' if table else ''}{type(model).__name__})")
+    if table is not None:
+        print(f"input columns: {', '.join(map(str, table.feature_names_in_))}")
+        print(f"preprocessing: {table.describe()}")
     print(f"kernel: {kernel.name}" + (f" ({described})" if described else ""))
     print(f"classes: {len(classes)} ({' '.join(io._format_label(c) for c in classes)})")
     print(f"multi-class: {model.multiclass_}, {model.expansion_.n_outputs} output(s)")
@@ -583,7 +678,8 @@ def main(argv=None) -> int:
     interrupted). Ctrl-C is handled by :mod:`leansvm.interrupts`: one message line, status 130,
     also when the interrupt surfaced as another error or was dropped on the way."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    with interrupts.handled():
+    with interrupts.handled(), warnings.catch_warnings():
+        warnings.showwarning = _show_warning
         try:
             args = build_parser().parse_args(_expand_weight_options(argv))
             status = args.func(args)
@@ -603,6 +699,11 @@ def main(argv=None) -> int:
                 raise
             print(f"leansvm: error: {_one_line(exc)}", file=sys.stderr)
             return 1
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning on the command line: one line, ``leansvm: warning: ...`` (no source location)."""
+    print(f"leansvm: warning: {' '.join(str(message).split())}", file=sys.stderr if file is None else file)
 
 
 def _one_line(exc: BaseException) -> str:

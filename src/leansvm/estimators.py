@@ -211,12 +211,21 @@ class SVC(KernelClassifierMixin, BaseEstimator):
 
     @available_if(_check_proba)
     def predict_proba(self, X):
-        """Platt-scaled class probabilities (needs probability=True at fit time)."""
+        """Platt-scaled class probabilities (needs probability=True at fit time).
+
+        A loaded binary model uses its stored probA/probB by LIBSVM's rule: P(classes_[0]) =
+        clip(1 / (1 + exp(A dec + B)), 1e-7, 1 - 1e-7) with LIBSVM's dec = -decision_function."""
         check_is_fitted(self, "expansion_")
-        if not hasattr(self, "calibrator_"):
-            raise AttributeError("predict_proba needs a model trained here with probability=True "
-                                 "(LIBSVM's probA/probB of a loaded model are not used yet)")
-        return self.calibrator_.predict_proba(X)
+        if hasattr(self, "calibrator_"):
+            return self.calibrator_.predict_proba(X)
+        prob_a, prob_b = getattr(self, "probA_", None), getattr(self, "probB_", None)
+        if len(self.classes_) == 2 and prob_a is not None and prob_b is not None and np.size(prob_a) == 1:
+            first = 1.0 / (1.0 + np.exp(float(np.ravel(prob_a)[0]) * -self.decision_function(X)
+                                        + float(np.ravel(prob_b)[0])))
+            first = np.clip(first, 1e-7, 1 - 1e-7)
+            return np.column_stack([first, 1.0 - first])
+        raise AttributeError("predict_proba needs a model trained here with probability=True, or a loaded "
+                             "binary model with probA/probB (multi-class LIBSVM coupling is not implemented)")
 
     @available_if(_check_proba)
     def predict_log_proba(self, X):

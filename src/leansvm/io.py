@@ -36,12 +36,14 @@ renames it over the target, so a failed write leaves an existing file intact.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import numbers
 import os
 import re
 import tempfile
 import threading
+import warnings
 import zipfile
 
 import numpy as np
@@ -280,8 +282,14 @@ def save_libsvm_model(estimator, path) -> None:
 
     Raises ``ValueError`` for models LIBSVM cannot represent: one-vs-rest with
     more than two classes, non-integer labels, coefficients outside LIBSVM's
-    one-vs-one pattern.
+    one-vs-one pattern. A :class:`leansvm.tabular.TableModel` is written as its kernel model on
+    the transformed columns, with a warning: its preprocessing is kept only by :func:`save_model`.
     """
+    if hasattr(estimator, "preprocessor_"):
+        warnings.warn(f"{os.fspath(path)} holds the kernel model on the transformed columns; the "
+                      "preprocessing (imputation, one-hot encoding, scaling) is kept only in leansvm's "
+                      "native .npz format, which predicts raw tables", UserWarning, stacklevel=2)
+        estimator = estimator.model_
     if hasattr(estimator, "libsvm_equivalent"):   # CompressedSVC: shared vectors repeated per class
         estimator = estimator.libsvm_equivalent()
     labels, n_support, sv_coef, rho = _libsvm_layout(estimator)
@@ -601,10 +609,17 @@ def register_estimator(cls, name: str | None = None):
     return cls
 
 
+#: the modules whose estimators :func:`load_model` restores; each registers its classes when
+#: imported (``import leansvm`` imports nothing, so a fresh process loads them here)
+_ESTIMATOR_MODULES = ("estimators", "budget_svc", "compression", "bsgd_classifier", "lean")
+
+
 def _registry() -> dict[str, type]:
     if "SVC" not in ESTIMATORS:
         from .estimators import SVC
         register_estimator(SVC)
+        for module in _ESTIMATOR_MODULES:
+            importlib.import_module(f"{__package__}.{module}")
     return ESTIMATORS
 
 
@@ -652,6 +667,9 @@ def _native_arrays(estimator) -> tuple[dict, dict]:
                       ("probA_", "probA"), ("probB_", "probB")):
         if getattr(estimator, attr, None) is not None:
             arrays[key] = np.asarray(getattr(estimator, attr))
+    platt = _binary_platt_from_calibrator(estimator)   # a binary SVC(probability=True) fitted here
+    if platt is not None and "probA" not in arrays:
+        arrays["probA"], arrays["probB"] = platt
     kernel = exp.kernel
     meta = {
         "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
@@ -680,9 +698,15 @@ def save_model(estimator, path) -> None:
     others, such as a ``class_weight`` dict, load as their defaults),
     ``kernel`` (name, gamma, degree, coef0), ``multiclass``, ``n_support``,
     ``decision_function_shape``, ``n_features``, ``sv_shape``, ``sparse``,
-    ``fit_status``.
+    ``fit_status`` and, for a :class:`leansvm.tabular.TableModel`, ``preprocessing``
+    (its columns, imputed values, means, scales and categories: ``TablePreprocessor.to_json``).
     """
+    preprocessing = None
+    if hasattr(estimator, "preprocessor_"):        # a tabular.TableModel: the kernel model + its columns
+        preprocessing, estimator = estimator.preprocessor_.to_json(), estimator.model_
     arrays, meta = _native_arrays(estimator)
+    if preprocessing is not None:
+        meta["preprocessing"] = preprocessing
     arrays["metadata"] = np.array(json.dumps(meta))
     with atomic_write(path, "wb") as f:
         np.savez_compressed(f, **arrays)
@@ -881,6 +905,16 @@ def load_model(path, max_bytes: int | None = None):
     est.fit_status_ = int(meta.get("fit_status", 0))
     if "probA" in arrays and "probB" in arrays:
         est.probA_, est.probB_ = arrays["probA"], arrays["probB"]
+    if "preprocessing" in meta:
+        from .tabular import TableModel, TablePreprocessor
+        try:
+            prep = TablePreprocessor.from_json(meta["preprocessing"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: inconsistent preprocessing in the model file ({exc})") from None
+        if len(prep.feature_names_out_) != est.n_features_in_:
+            raise ValueError(f"{name}: the preprocessing makes {len(prep.feature_names_out_)} columns, "
+                             f"the model takes {est.n_features_in_}")
+        return TableModel.of(prep, est)
     return est
 
 

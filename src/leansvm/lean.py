@@ -140,6 +140,7 @@ class LeanResult:
     classes: np.ndarray = field(default_factory=lambda: np.empty(0))
     seconds: float = 0.0
     final: Candidate | None = None
+    preprocessing: str | None = None    # TablePreprocessor.describe() when the data was a table
 
     def __post_init__(self):
         if self.final is None:
@@ -711,11 +712,39 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds, margin_sd=0.0):
     return X, y
 
 
-def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_seconds=None,
-             Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=2000,
+def prepare_table(X, y, X_test, y_test, target, impute, log):
+    """Stage 0, for a pandas DataFrame: the target column split off (``target``, else ``y``),
+    numeric columns imputed and standardised, categorical ones one-hot encoded
+    (:class:`leansvm.tabular.TablePreprocessor`, fitted on the training rows and kept with the
+    returned model). Anything else passes through. Returns (X, y, X_test, y_test, preprocessor)."""
+    if not hasattr(X, "columns") or not hasattr(X, "iloc"):
+        if target is not None:
+            raise ValueError("target names a column of a DataFrame; X is not a DataFrame")
+        return X, y, X_test, y_test, None
+    from .tabular import TablePreprocessor, split_target
+
+    if y is not None and target is not None:
+        raise ValueError("give the labels as y or as a target column, not both")
+    if y is None:
+        X, y = split_target(X, target)
+        if X_test is not None and y_test is None and target in getattr(X_test, "columns", ()):
+            X_test, y_test = split_target(X_test, target)
+    prep = TablePreprocessor(impute=impute).fit(X)
+    log.step("preprocess", prep.describe(), "fitted on the training rows, kept with the model")
+    return prep.transform(X), y, None if X_test is None else prep.transform(X_test), y_test, prep
+
+
+def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, max_accuracy_drop=0.005,
+             budget_seconds=None, Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=2000,
              size_fractions=DEFAULT_SIZE_FRACTIONS, compression_points=20000, libsvm_reference_model=True,
              random_state=0, verbose=False, progress=None, margin_sd=1.0, refit=True) -> LeanResult:
     """From data to the cheapest accurate model; see the module docstring for the stages.
+
+    ``X`` is a matrix (dense or sparse) with labels ``y``, or a pandas DataFrame
+    of raw columns (numeric, categorical, with missing values when ``impute``
+    is "median" or "most_frequent"): then the labels are ``y`` or the column
+    named ``target``, and the returned model (a :class:`leansvm.tabular.TableModel`)
+    predicts on DataFrames of the same columns (:func:`prepare_table`).
 
     ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
     ``compress``. ``budget_seconds`` bounds the estimated exact training time
@@ -754,6 +783,7 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
     start = time.perf_counter()
     try:
         with default_progress(progress_enabled(True if progress is None and verbose else progress)):
+            X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
             X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds, margin_sd)
             summary = summarize_data(X, y, X_test, y_test)
             log.step("data", f"{summary['n_train']} samples x {summary['n_features']} features, "
@@ -855,9 +885,14 @@ def fit_lean(X, y, *, X_test=None, y_test=None, max_accuracy_drop=0.005, budget_
             data_2d = None
             if X.shape[1] == 2:
                 data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)
-            return LeanResult(final.model, chosen, candidates, selection, route, log.steps, summary,
+            model = final.model
+            if preprocessor is not None:
+                from .tabular import TableModel
+                model = TableModel.of(preprocessor, final.model)
+            return LeanResult(model, chosen, candidates, selection, route, log.steps, summary,
                               max_accuracy_drop, libsvm_seconds, libsvm_n_sv, libsvm_acc, data_2d,
-                              np.unique(y), time.perf_counter() - start, final)
+                              np.unique(y), time.perf_counter() - start, final,
+                              None if preprocessor is None else preprocessor.describe())
     except KeyboardInterrupt as exc:
         last = log.steps[-1].stage if log.steps else "none"
         where = f"leansvm fit after {time.perf_counter() - start:.0f} s, last finished step: {last}"

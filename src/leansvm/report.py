@@ -229,6 +229,7 @@ def _summary_section(result) -> str:
     classes = ", ".join(f"{_esc(c)} ({n})" for c, n in zip(s["classes"], s["class_counts"]))
     rows = [("training samples", s["n_train"]), ("test samples", s["n_test"] or "none"),
             ("features", s["n_features"]),
+            ("preprocessing", getattr(result, "preprocessing", None) or "none (numeric data used as given)"),
             ("storage", "sparse (density %.3f)" % s["density"] if s["sparse"] else "dense"),
             ("classes (count)", classes), ("route", result.route),
             ("max accuracy drop", f"{100 * result.max_accuracy_drop:g} percentage points"),
