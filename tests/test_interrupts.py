@@ -160,3 +160,27 @@ def test_a_ctrl_c_swallowed_on_the_way_still_ends_the_command_with_130(capsys, m
     monkeypatch.setattr(cli, "cmd_info", swallowing)
     assert cli.main(["info", "whatever.model"]) == 130
     assert capsys.readouterr().err == "leansvm: interrupted (Ctrl-C)\n"
+
+
+def test_import_leansvm_loads_nothing_heavy_and_every_public_name_resolves():
+    """The command installs its handler before NumPy and numba load: ``import leansvm`` (and the
+    ``interrupts`` module) must not import them; the public names load on first use."""
+    code = ("import sys, leansvm, leansvm.interrupts; "
+            "heavy = [m for m in ('numpy', 'scipy', 'sklearn', 'numba') if m in sys.modules]; "
+            "assert not heavy, heavy; "
+            "assert all(getattr(leansvm, name) for name in leansvm.__all__); print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_the_lazy_names_and_the_type_checking_imports_agree():
+    """``leansvm/__init__.py`` lists its public names twice: for the lazy loader and, under
+    TYPE_CHECKING, for type checkers and the API documentation. They must say the same."""
+    import ast
+
+    import leansvm
+
+    tree = ast.parse(Path(leansvm.__file__).read_text())
+    imported = {alias.name: node.module for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.level == 1 for alias in node.names}
+    assert imported == leansvm._EXPORTS

@@ -9,6 +9,18 @@ Submodules (``leansvm.io``, ``leansvm.datasets``, ...) load the same way.
 """
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for type checkers and the API documentation (griffe reads these statically)
+    from .bsgd_classifier import BSGDClassifier
+    from .budget_svc import BudgetSVC
+    from .compression import CompressedSVC, compress
+    from .estimators import SVC, KernelClassifierMixin
+    from .expansion import KernelExpansion
+    from .kernels import Kernel
+    from .lean import fit_lean
+    from .model_selection import SVCCV, svm_path
+    from .solvers.linear_screening import linear_path
 
 #: public name -> the submodule that defines it
 _EXPORTS = {
