@@ -197,3 +197,15 @@ def test_tsv_is_read_with_tabs(table, tmp_path):
     table.to_csv(path, sep="\t", index=False)
     frame = read_table(path)
     assert list(frame.columns) == list(table.columns) and len(frame) == len(table)
+
+
+def test_parquet_is_read_when_pyarrow_is_installed(table, tmp_path):
+    """Parquet is optional (pyarrow, 170 MB, is not in the test extras): skipped without it."""
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "t.parquet"
+    table.to_parquet(path, index=False)
+    frame = read_table(path)
+    pd.testing.assert_frame_equal(frame, table)
+    model = tmp_path / "m.npz"
+    assert main(["train", "-q", "--impute", "median", "--target", "label", str(path), str(model)]) == 0
+    assert main(["predict", "-q", str(path), str(model), str(tmp_path / "p.csv")]) == 0
