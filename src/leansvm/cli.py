@@ -4,9 +4,11 @@
     leansvm predict [-q] DATA MODEL OUTPUT  one predicted label per line, print accuracy
     leansvm info MODEL                      kernel, parameters, classes, support vectors
 
-DATA is an svmlight/LIBSVM data file or, when no such file exists, a named
-benchmark dataset (``leansvm.datasets.NAMES``: train uses its training part,
-predict its test part). MODEL is a LIBSVM model file (real LIBSVM reads it),
+DATA is an svmlight/LIBSVM data file (0- or 1-based indices, ``--zero-based``),
+for ``fit``, ``train`` and ``predict`` also a CSV/TSV/Parquet table
+(``--target``, ``--impute``; :mod:`leansvm.tabular`), or, when no such file
+exists, a named benchmark dataset (``leansvm.datasets.NAMES``: train uses its
+training part, predict its test part). MODEL is a LIBSVM model file (real LIBSVM reads it),
 or leansvm's native format when its name ends in ``.npz`` (needed for
 string labels). Every output file is written atomically.
 
