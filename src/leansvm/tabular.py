@@ -5,9 +5,9 @@ column, numeric and categorical columns and missing values.
 
 * numeric columns: missing values imputed (median or most frequent), then standardised,
   z = (x - mean) / std, with the training rows' mean and std;
-* categorical columns (object, string, category, bool dtypes): missing values imputed (most
-  frequent), then one-hot encoded over the categories seen in training; a category not seen
-  in training encodes as all zeros, with a warning;
+* categorical columns (object, string, category, bool dtypes): values compared as text,
+  missing values imputed (most frequent), then one-hot encoded over the categories seen in
+  training; a category not seen in training encodes as all zeros, with a warning;
 * without ``impute``, a missing value is an error naming the columns and rows;
 * a constant column is dropped, with a warning; a column with no value at all is an error.
 
@@ -93,13 +93,15 @@ def _rows(positions, shown=5) -> str:
     return ("row " if len(positions) == 1 else "rows ") + ", ".join(numbers) + more
 
 
-def _json_value(value):
-    """A category as a JSON scalar (str, int, float, bool)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, (str, bool, int, float)):
-        return value
-    return str(value)
+def _as_text(column):
+    """A categorical column as strings (missing values kept missing): categories of any type,
+    mixed ones included, compare, sort and store in JSON alike."""
+    return column.astype(object).where(column.notna(), None).map(lambda v: None if v is None else str(v))
+
+
+def _string_columns(frame):
+    """The frame with its column names as strings (KEEL files and NumPy-made frames use ints)."""
+    return frame.rename(columns=str) if any(not isinstance(c, str) for c in frame.columns) else frame
 
 
 class TablePreprocessor(TransformerMixin, BaseEstimator):
@@ -126,6 +128,7 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
             raise ValueError(f"impute must be None, 'median' or 'most_frequent', got {self.impute!r}")
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(f"TablePreprocessor takes a pandas DataFrame, got {type(frame).__name__}")
+        frame = _string_columns(frame)
         self._check_missing(frame)
         usable = []
         self.dropped_columns_ = []
@@ -134,7 +137,7 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
             if values.empty:
                 raise ValueError(f"column {column!r} has no value at all; drop it")
             if values.nunique() == 1:
-                warnings.warn(f"column {column!r} is constant ({_json_value(values.iloc[0])!r}): dropped, it carries "
+                warnings.warn(f"column {column!r} is constant ({str(values.iloc[0])!r}): dropped, it carries "
                               "no information", UserWarning, stacklevel=2)
                 self.dropped_columns_.append(column)
             else:
@@ -150,7 +153,7 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
             ("categorical", make_pipeline(SimpleImputer(strategy="most_frequent"),
                                           OneHotEncoder(handle_unknown="ignore", sparse_output=False)),
              categorical)])
-        table = frame[usable].astype({c: object for c in categorical})
+        table = frame[usable].assign(**{c: _as_text(frame[c]) for c in categorical})
         transformer.fit(table.where(table.notna(), np.nan))       # pd.NA too: what SimpleImputer sees
         self.numeric_columns_, self.categorical_columns_ = numeric, categorical
         if numeric:
@@ -161,8 +164,8 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
             self.fill_ = self.mean_ = self.scale_ = np.empty(0)
         if categorical:
             imputer, encoder = transformer.named_transformers_["categorical"].steps
-            self.category_fill_ = [_json_value(v) for v in imputer[1].statistics_]
-            self.categories_ = [[_json_value(v) for v in cats] for cats in encoder[1].categories_]
+            self.category_fill_ = [str(v) for v in imputer[1].statistics_]
+            self.categories_ = [[str(v) for v in cats] for cats in encoder[1].categories_]
         else:
             self.category_fill_, self.categories_ = [], []
         self.feature_names_out_ = list(numeric) + [f"{c}={v}" for c, cats in zip(categorical, self.categories_)
@@ -188,6 +191,7 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
         pd = _pandas()
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(f"TablePreprocessor takes a pandas DataFrame, got {type(frame).__name__}")
+        frame = _string_columns(frame)
         absent = [c for c in self.numeric_columns_ + self.categorical_columns_ if c not in frame.columns]
         if absent:
             raise ValueError(f"column(s) {', '.join(repr(c) for c in absent)} missing from the data")
@@ -201,7 +205,7 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
             values = np.where(np.isnan(values), self.fill_, values)
             parts.append((values - self.mean_) / self.scale_)
         for column, fill, categories in zip(self.categorical_columns_, self.category_fill_, self.categories_):
-            values = frame[column].astype(object).where(frame[column].notna(), fill).map(_json_value).to_numpy()
+            values = _as_text(frame[column]).fillna(fill).to_numpy()
             onehot = values[:, None] == np.asarray(categories, dtype=object)[None, :]
             unseen = ~onehot.any(axis=1)
             if unseen.any():
