@@ -13,7 +13,7 @@ from leansvm.lean import (Candidate, LandmarkSVC, choose_model, fit_lean, format
                           select_hyperparameters)
 from leansvm.report import render_report
 
-GRID = dict(Cs=[1.0, 10.0], gammas=[0.5, 2.0], size_fractions=(0.05, 0.2))
+GRID = dict(Cs=[1.0, 10.0], gammas=[0.5, 2.0], size_fractions=(0.05, 0.2), scale=False)   # gammas in raw units
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ def test_refit_trains_the_choice_again_on_all_rows(moons):
 
 def test_without_refit_the_validated_choice_is_returned(moons):
     X, y, Xt, yt = moons
-    r = fit_lean(X, y, X_test=Xt, y_test=yt, Cs=[1.0], gammas=[0.5], size_fractions=(), refit=False,
+    r = fit_lean(X, y, X_test=Xt, y_test=yt, Cs=[1.0], gammas=[0.5], size_fractions=(), refit=False, scale=False,
                  libsvm_reference_model=False)
     assert r.final is r.chosen and r.model is r.chosen.model
     assert not any(c.kind == "refit" for c in r.candidates)
@@ -302,14 +302,29 @@ def test_cli_fit_writes_a_libsvm_model_and_a_report(tmp_path, moons, capsys):
     assert status == 0
     assert "[select]" in out and "[choose]" in out and "model written to" in out
     assert "1 points of the best" in out          # percentage points on the command line
+    assert "[scale]" in out
+    # the kernel model is on scaled features; svm-scale's range file beside it says how (issue 19)
+    lines = (tmp_path / "m.model.range").read_text().split("\n")
+    assert lines[0] == "x" and lines[1].split() == ["-1", "1"]
+    feature = {int(i): (float(lo), float(hi)) for i, lo, hi in (line.split() for line in lines[2:] if line)}
+
+    def svm_scale(rows):        # svm-scale -r, written from its documented formula, not leansvm's code
+        return [{i: -1 + 2 * (v - feature[i][0]) / (feature[i][1] - feature[i][0])
+                 for i, v in enumerate(row, 1) if i in feature} for row in rows.tolist()]
+
     loaded = io.load_libsvm_model(model)
-    assert (loaded.predict(Xt) == 2 * yt - 1).mean() > 0.85
+    scaled = np.array([[r[i] for i in sorted(r)] for r in svm_scale(Xt)])
+    assert (loaded.predict(scaled) == 2 * yt - 1).mean() > 0.85
     assert "1 percentage points" in report.read_text()
-    # LIBSVM itself reads the file and predicts the same labels
+    # `leansvm predict` applies the range file by itself
+    assert cli.main(["predict", str(test), str(model), str(tmp_path / "p.txt")]) == 0
+    assert "scaling the data by" in capsys.readouterr().err
+    np.testing.assert_array_equal(np.loadtxt(tmp_path / "p.txt"), loaded.predict(scaled))
+    # LIBSVM itself reads the file and, on svm-scale'd data, predicts the same labels
     svmutil = pytest.importorskip("libsvm.svmutil")
     m = svmutil.svm_load_model(str(model))
-    pred, _, _ = svmutil.svm_predict(list(2 * yt - 1), [dict(enumerate(row, 1)) for row in Xt.tolist()], m, "-q")
-    np.testing.assert_array_equal(np.array(pred), loaded.predict(Xt))
+    pred, _, _ = svmutil.svm_predict(list(2 * yt - 1), svm_scale(Xt), m, "-q")
+    np.testing.assert_array_equal(np.array(pred), loaded.predict(scaled))
 
 
 def test_cli_fit_rejects_a_drop_that_is_not_in_points(tmp_path, capsys):

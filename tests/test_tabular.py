@@ -11,7 +11,9 @@ pd = pytest.importorskip("pandas")
 
 from leansvm import SVC, fit_lean, io  # noqa: E402
 from leansvm.cli import main  # noqa: E402
-from leansvm.tabular import TableModel, TablePreprocessor, read_table, split_target  # noqa: E402
+from sklearn.pipeline import Pipeline, make_pipeline  # noqa: E402
+
+from leansvm.tabular import TablePreprocessor, read_table, split_target  # noqa: E402
 
 
 def mixed_table(n=400, missing=0.03, seed=0):
@@ -94,14 +96,15 @@ def test_fit_lean_takes_a_dataframe_and_the_model_predicts_raw_frames(table, tmp
     result = fit_lean(train, target="label", X_test=test, impute="median", Cs=[1, 10], gammas=[0.1, 0.3],
                       libsvm_reference_model=False)
     model = result.model
-    assert isinstance(model, TableModel) and set(model.classes_) == {"no", "yes"}
+    assert isinstance(model, Pipeline) and isinstance(model[0], TablePreprocessor)
+    assert set(model.classes_) == {"no", "yes"}
     assert "one-hot encoded" in result.preprocessing and result.steps[0].stage == "preprocess"
     X_test, y_test = split_target(test, "label")
     assert np.mean(model.predict(X_test) == y_test) > 0.7
     path = tmp_path / "table.npz"
     io.save_model(model, path)
     loaded = io.load_model(path)
-    assert isinstance(loaded, TableModel)
+    assert isinstance(loaded, Pipeline) and isinstance(loaded[0], TablePreprocessor)
     np.testing.assert_array_equal(loaded.decision_function(X_test), model.decision_function(X_test))
     # the same with the labels given separately
     X_train, y_train = split_target(train, "label")
@@ -109,11 +112,11 @@ def test_fit_lean_takes_a_dataframe_and_the_model_predicts_raw_frames(table, tmp
     np.testing.assert_array_equal(other.model.predict(X_test), model.predict(X_test))
 
 
-def test_table_model_wraps_any_estimator(table):
+def test_the_preprocessor_goes_in_a_scikit_learn_pipeline(table):
     X, y = split_target(table, "label")
-    model = TableModel(model=SVC(C=10, gamma=0.2), impute="median").fit(X, y)
+    model = make_pipeline(TablePreprocessor(impute="median"), SVC(C=10, gamma=0.2)).fit(X, y)
     assert model.score(X, y) > 0.8
-    assert model.expansion_.n_features == len(model.preprocessor_.feature_names_out_)
+    assert model[-1].expansion_.n_features == len(model[0].feature_names_out_)
 
 
 @pytest.fixture(scope="module")
@@ -181,15 +184,17 @@ def test_command_line_bad_tables(csv_files, tmp_path, capsys):
         assert message in capsys.readouterr().err, argv
 
 
-def test_a_fresh_process_loads_a_table_model_and_a_compressed_model(csv_files, tmp_path):
-    """``import leansvm`` loads nothing: load_model must find every estimator class by itself."""
+def test_a_fresh_process_loads_the_model_of_a_table(csv_files, tmp_path):
+    """``import leansvm`` loads nothing: load_model must find every estimator class by itself
+    (the chosen model here is a BSGDClassifier or a CompressedSVC)."""
     train, test = csv_files
     model = tmp_path / "model.npz"
     assert main(["fit", str(train), "--target", "label", "--impute", "median", "-o", str(model), "-q",
                  "--C-grid", "1", "10", "--gamma-grid", "0.1", "0.3"]) == 0
     done = subprocess.run([sys.executable, "-m", "leansvm", "info", str(model)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "TableModel of" in done.stdout and "preprocessing: 3 numeric column(s) standardised" in done.stdout
+    assert "with preprocessing)" in done.stdout
+    assert "preprocessing: 3 numeric column(s) standardised" in done.stdout
 
 
 def test_tsv_is_read_with_tabs(table, tmp_path):
@@ -217,8 +222,8 @@ def test_integer_column_names_and_mixed_type_categories_survive_the_file(table, 
     Both are compared as text, so the model predicts the same before and after its file."""
     X, y = split_target(table, "label")
     X = X.assign(size=X["size"].where(X["size"] != "XL", 42)).set_axis(range(X.shape[1]), axis=1)
-    model = TableModel(model=SVC(C=10, gamma=0.2), impute="median").fit(X, y)
-    assert "4=42" in model.preprocessor_.feature_names_out_
+    model = make_pipeline(TablePreprocessor(impute="median"), SVC(C=10, gamma=0.2)).fit(X, y)
+    assert "4=42" in model[0].feature_names_out_
     io.save_model(model, tmp_path / "m.npz")
     loaded = io.load_model(tmp_path / "m.npz")
     np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))

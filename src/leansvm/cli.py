@@ -167,6 +167,10 @@ def _fit_parser(sub):
                    help="write the model chosen on the validation part, not the same kind and size "
                         "trained again on all rows")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--no-scale", dest="scale", action="store_false",
+                   help="train on the features as given (default: standardise dense data, divide sparse "
+                        "data by each feature's largest absolute value; kept with the model, and as "
+                        "svm-scale's range file MODEL.range beside a LIBSVM model file)")
     _add_zero_based(p)
     _add_table_options(p)
     p.set_defaults(func=cmd_fit)
@@ -193,7 +197,7 @@ def cmd_fit(args) -> int:
                      else np.hstack([M, np.zeros((M.shape[0], d - M.shape[1]))]) for M in (X, X_test))
     if not args.quiet:
         print(f"leansvm fit: {described}")
-    result = fit_lean(X, y, X_test=X_test, y_test=y_test, impute=args.impute,
+    result = fit_lean(X, y, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale,
                       max_accuracy_drop=args.max_accuracy_drop / 100,
                       budget_seconds=args.budget_seconds, Cs=args.C_grid, gammas=args.gamma_grid,
                       selection_size=args.selection_size, refit=args.refit, verbose=not args.quiet,
@@ -247,18 +251,18 @@ def cmd_compress(args) -> int:
                              f"got {args.max_accuracy_drop}")
         if args.data is None:
             raise UsageError("leansvm compress: error: --max-accuracy-drop needs --data")
-    model = load_any_model(args.model)
+    preprocessor, model = io.split_preprocessing(load_any_model(args.model))   # compress the kernel model
     X = y = None
     if args.data is not None:
         X, y, _, _ = load_data(args.data, "test", args)
-        model, X = match_features(model, X)
+        model, X = match_features(model, X if preprocessor is None else preprocessor.transform(X))
     drop = None if args.max_accuracy_drop is None else args.max_accuracy_drop / 100
     start = time.perf_counter()
     layout = args.layout or ("shared" if str(args.output).endswith(".npz") else "libsvm")
     small = compress(model, n_sv=args.n_sv, ratio=args.ratio, max_accuracy_drop=drop, X=X, y=y,
                      method=args.method, max_iter=args.max_iter, random_state=0, layout=layout, loss=args.loss)
     elapsed = time.perf_counter() - start
-    save_any_model(small, args.output)
+    save_any_model(small if preprocessor is None else io.with_preprocessing(preprocessor, small), args.output)
     if not args.quiet:
         print(f"compressed {small.full_n_support_} -> {small.expansion_.n_support} support vectors "
               f"({args.method}, {elapsed:.2f} s)")
@@ -407,8 +411,21 @@ def _load_table(spec, args):
 
 
 def load_any_model(path):
-    """A LIBSVM model file or a native ``.npz``, told apart by the file's first bytes."""
-    return io.load_model(path) if io.is_native_model_file(path) else io.load_libsvm_model(path)
+    """A LIBSVM model file or a native ``.npz``, told apart by the file's first bytes. A LIBSVM
+    model with svm-scale's range file beside it (``MODEL.range``, written by ``leansvm fit``)
+    comes with that scaling: the data is scaled as it was for training."""
+    if io.is_native_model_file(path):
+        return io.load_model(path)
+    from .scaling import FeatureScaler, range_file_path
+
+    model = io.load_libsvm_model(path)
+    if not os.path.exists(range_file_path(path)):
+        return model
+    print(f"leansvm: note: scaling the data by {range_file_path(path)} (svm-scale's range file)", file=sys.stderr)
+    scaler = FeatureScaler.from_range_file(range_file_path(path), n_features=model.n_features_in_)
+    if scaler.n_features_in_ > model.n_features_in_:
+        model, _ = match_features(model, sp.csr_matrix((0, scaler.n_features_in_)))
+    return io.with_preprocessing(scaler, model)
 
 
 def save_any_model(model, path):
@@ -518,16 +535,17 @@ def cmd_train(args) -> int:
     else:
         model = SVC(random_state=0, **params)  # reproducible, as svm-train
     if is_table_file(args.data):              # impute, one-hot encode, scale: kept with the model
-        from .tabular import TableModel
-        model = TableModel(model=model, impute=args.impute).fit(X, y)
+        from .tabular import TablePreprocessor
+        preprocessor = TablePreprocessor(impute=args.impute).fit(X)
+        model = io.with_preprocessing(preprocessor, model.fit(preprocessor.transform(X), y))
         if not args.quiet:
-            print(f"preprocessing: {model.preprocessor_.describe()}")
+            print(f"preprocessing: {preprocessor.describe()}")
     else:
         model = model.fit(X, y)
     elapsed = time.perf_counter() - start
     save_any_model(model, args.model)
     if not args.quiet:
-        _print_train_summary(getattr(model, "model_", model), X, described, elapsed, args.model)
+        _print_train_summary(io.split_preprocessing(model)[1], X, described, elapsed, args.model)
     return 0
 
 
@@ -582,7 +600,7 @@ def cmd_predict(args) -> int:
     model = load_any_model(args.model)
     X, y, _, _ = load_data(args.data, "test", args)
     table = is_table_file(args.data)
-    if table != hasattr(model, "preprocessor_"):
+    if table != hasattr(io.split_preprocessing(model)[0], "feature_names_out_"):
         raise ValueError(f"{args.model} was trained on {'a table' if not table else 'svmlight data'}; "
                          f"{args.data} is {'a table' if table else 'svmlight data'}: give data of the same kind")
     if table:
@@ -590,7 +608,8 @@ def cmd_predict(args) -> int:
     else:
         if args.output is None:
             raise UsageError("leansvm predict: error: OUTPUT is required for svmlight data")
-        model, X = match_features(model, X)
+        if io.split_preprocessing(model)[0] is None:     # a scaling matches the features itself
+            model, X = match_features(model, X)
     pred = model.predict(X)
     if table:
         _write_predictions_csv(model, X, pred, args)
@@ -611,7 +630,7 @@ def _table_labels(frame, y, model):
     if there is one, holds the labels (only measured)."""
     if y is not None:
         return frame, y
-    extra = [c for c in frame.columns if c not in set(model.preprocessor_.feature_names_in_)]
+    extra = [c for c in frame.columns if c not in set(model[0].feature_names_in_)]
     if len(extra) == 1:
         return frame.drop(columns=extra), frame[extra[0]].to_numpy()
     return frame, None
@@ -647,8 +666,7 @@ def _equal_labels(pred, y):
 def cmd_info(args) -> int:
     native = io.is_native_model_file(args.model)
     model = io.load_model(args.model) if native else io.load_libsvm_model(args.model)
-    table = getattr(model, "preprocessor_", None)     # a model of a table: its columns, then the kernel model
-    model = getattr(model, "model_", model)
+    prep, model = io.split_preprocessing(model)      # a table's columns or a scaling, then the kernel model
     kernel = model.expansion_.kernel
     params = {"linear": [], "rbf": ["gamma"], "poly": ["gamma", "degree", "coef0"],
               "sigmoid": ["gamma", "coef0"]}[kernel.name]
@@ -656,10 +674,11 @@ def cmd_info(args) -> int:
     classes = model.classes_.tolist()
     n_support = getattr(model, "n_support_", None)
     print(f"model: {args.model} ({'leansvm native' if native else 'LIBSVM'} format, "
-          f"{'TableModel of ' if table else ''}{type(model).__name__})")
-    if table is not None:
-        print(f"input columns: {', '.join(map(str, table.feature_names_in_))}")
-        print(f"preprocessing: {table.describe()}")
+          f"{type(model).__name__}{' with preprocessing' if prep is not None else ''})")
+    if hasattr(prep, "feature_names_in_"):
+        print(f"input columns: {', '.join(map(str, prep.feature_names_in_))}")
+    if prep is not None:
+        print(f"preprocessing: {prep.describe()}")
     print(f"kernel: {kernel.name}" + (f" ({described})" if described else ""))
     print(f"classes: {len(classes)} ({' '.join(io._format_label(c) for c in classes)})")
     print(f"multi-class: {model.multiclass_}, {model.expansion_.n_outputs} output(s)")

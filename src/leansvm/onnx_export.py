@@ -88,6 +88,19 @@ def _require_onnx():
     return onnx
 
 
+def _feature_scaling(model):
+    """(FeatureScaler or None, kernel model) of a model with preprocessing; a table's
+    preprocessing (text categories, imputation) is refused."""
+    steps = getattr(model, "steps", None)
+    if steps is None or len(steps) != 2 or not hasattr(steps[0][1], "to_json"):
+        return None, model
+    if not hasattr(steps[0][1], "affine"):
+        raise ValueError("the preprocessing of a table (imputation, one-hot encoding of text columns) is not "
+                         "exported to ONNX; export the kernel model (model[-1]) and transform the columns "
+                         "first (model[0].transform)")
+    return steps[0][1], steps[1][1]
+
+
 def _fitted_parts(model):
     """(expansion, classes, strategy) of a fitted leansvm classifier; ValueError otherwise."""
     expansion = getattr(model, "expansion_", None)
@@ -533,6 +546,7 @@ def to_onnx(model, method: str = "auto", dtype=np.float64, input_dtype=None,
     if input_dtype not in (np.float32, np.float64):
         raise ValueError(f"input_dtype must be float32 or float64, got {input_dtype!r}")
     input_type = TensorProto.FLOAT if input_dtype == np.float32 else TensorProto.DOUBLE
+    scaler, model = _feature_scaling(model)
     expansion, classes, strategy = _fitted_parts(model)
     kind = _label_kind(classes)
     if method == "auto":
@@ -545,6 +559,16 @@ def to_onnx(model, method: str = "auto", dtype=np.float64, input_dtype=None,
         nodes, inits, label_type, score_type = _matmul_graph(expansion, classes, strategy, kind,
                                                              input_type, dtype)
     d = expansion.n_features
+    if scaler is not None:                    # x' = offset + factor * x, then the graph as before
+        offset, factor = scaler.affine()
+        if factor.size != d:
+            raise ValueError(f"the scaling has {factor.size} features, the kernel model {d}")
+        ft = np.float32 if input_type == TensorProto.FLOAT else np.float64
+        for node in nodes:
+            node.input[:] = ["X_scaled" if i == "X" else i for i in node.input]
+        inits += [_const("scale_factor", factor.astype(ft)), _const("scale_offset", offset.astype(ft))]
+        nodes[:0] = [helper.make_node("Mul", ["X", "scale_factor"], ["X_mul"]),
+                     helper.make_node("Add", ["X_mul", "scale_offset"], ["X_scaled"])]
     outputs = [helper.make_tensor_value_info("label", label_type, [None]),
                helper.make_tensor_value_info("scores", score_type, [None, expansion.n_outputs])]
     if proba is not None:

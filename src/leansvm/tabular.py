@@ -15,8 +15,8 @@ The statistics are learned by scikit-learn's ``SimpleImputer``, ``StandardScaler
 ``OneHotEncoder`` in a ``ColumnTransformer``, then kept as plain numbers and category lists, so
 that they are stored in the native ``.npz`` without pickle (``to_json`` / ``from_json``);
 ``transform`` applies them with NumPy (tested equal to the ``ColumnTransformer``'s output).
-:class:`TableModel` is the preprocessor and a fitted leansvm classifier together: it predicts
-on raw DataFrames. Needs pandas (``pip install 'leansvm[datasets]'``); Parquet needs pyarrow.
+A model of a table is a scikit-learn ``Pipeline`` of the preprocessor and a leansvm classifier
+(:func:`leansvm.io.with_preprocessing`): it predicts on raw DataFrames. Needs pandas (``pip install 'leansvm[datasets]'``); Parquet needs pyarrow.
 """
 
 from __future__ import annotations
@@ -25,11 +25,10 @@ import os
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["TABLE_SUFFIXES", "is_table_file", "read_table", "split_target", "TablePreprocessor",
-           "TableModel"]
+__all__ = ["TABLE_SUFFIXES", "is_table_file", "read_table", "split_target", "TablePreprocessor"]
 
 #: file name endings read as tables (anything else is an svmlight / LIBSVM data file)
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet", ".pq")
@@ -233,7 +232,7 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
     # -- storage without pickle ------------------------------------------------------------------
     def to_json(self) -> dict:
         check_is_fitted(self, "feature_names_out_")
-        return {"impute": self.impute, "columns": [str(c) for c in self.feature_names_in_],
+        return {"kind": "table", "impute": self.impute, "columns": [str(c) for c in self.feature_names_in_],
                 "numeric": [str(c) for c in self.numeric_columns_], "fill": self.fill_.tolist(),
                 "mean": self.mean_.tolist(), "scale": self.scale_.tolist(),
                 "categorical": [str(c) for c in self.categorical_columns_],
@@ -256,48 +255,3 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
         prep.feature_names_in_ = np.asarray(state["columns"], dtype=object)
         prep.n_features_in_ = len(prep.feature_names_in_)
         return prep
-
-
-class TableModel(ClassifierMixin, BaseEstimator):
-    """A :class:`TablePreprocessor` and a fitted leansvm classifier: predicts on raw DataFrames.
-
-    ``TableModel(preprocessor, model)`` from fitted parts, or ``TableModel(model=SVC(...)).fit(frame,
-    y)`` to fit both (``impute`` for the preprocessor)."""
-
-    def __init__(self, preprocessor=None, model=None, impute=None):
-        self.preprocessor = preprocessor
-        self.model = model
-        self.impute = impute
-
-    def fit(self, frame, y):
-        from sklearn.base import clone
-
-        self.preprocessor_ = TablePreprocessor(impute=self.impute).fit(frame)
-        self.model_ = clone(self.model).fit(self.preprocessor_.transform(frame), y)
-        self.classes_ = self.model_.classes_
-        return self
-
-    @classmethod
-    def of(cls, preprocessor, model) -> "TableModel":
-        """Wrap already fitted parts."""
-        out = cls(preprocessor=preprocessor, model=model, impute=preprocessor.impute)
-        out.preprocessor_, out.model_, out.classes_ = preprocessor, model, model.classes_
-        return out
-
-    def _X(self, frame):
-        check_is_fitted(self, "model_")
-        return self.preprocessor_.transform(frame)
-
-    def predict(self, frame):
-        return self.model_.predict(self._X(frame))
-
-    def decision_function(self, frame):
-        return self.model_.decision_function(self._X(frame))
-
-    def predict_proba(self, frame):
-        return self.model_.predict_proba(self._X(frame))
-
-    @property
-    def expansion_(self):
-        """The kernel model's expansion (on the transformed columns)."""
-        return self.model_.expansion_

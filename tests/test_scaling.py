@@ -1,0 +1,93 @@
+"""Feature scaling kept with the model (issue 19, item 0): z-scores for dense data, max-abs for
+sparse data, svm-scale's range file beside LIBSVM model files, the main job on raw columns."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import MaxAbsScaler, StandardScaler
+
+from leansvm import fit_lean, io
+from leansvm.cli import main
+from leansvm.scaling import FeatureScaler
+
+
+@pytest.fixture(scope="module")
+def raw():
+    """Informative features on scales from 1e-3 to 1e4, split 70/30."""
+    X, y = make_classification(600, n_features=6, n_informative=4, n_redundant=0, class_sep=1.2, random_state=3)
+    X = X * np.array([1e-3, 1.0, 1e4, 30.0, 1e-2, 5e3]) + np.array([0, 5, -2e4, 0, 1, 0])
+    return X[:420], y[:420], X[420:], y[420:]
+
+
+def test_dense_data_is_standardised_and_constant_columns_dropped():
+    X = np.random.default_rng(0).normal(size=(50, 3)) * [1, 100, 1] + [0, 7, 0]
+    X[:, 2] = 4.0
+    scaler = FeatureScaler().fit(X)
+    expected = StandardScaler().fit_transform(X)
+    expected[:, 2] = 0.0                                      # svm-scale drops single-valued features
+    np.testing.assert_allclose(scaler.transform(X), expected, atol=1e-12)
+    assert scaler.kind_ == "standard" and "3 feature(s) standardised" in scaler.describe()
+
+
+def test_sparse_data_is_scaled_by_max_abs_and_stays_sparse():
+    X = sp.random(80, 5, density=0.2, random_state=0, format="csr") * 40 - sp.random(80, 5, density=0.1,
+                                                                                       random_state=1, format="csr")
+    scaler = FeatureScaler().fit(X)
+    out = scaler.transform(X)
+    assert sp.issparse(out) and out.nnz == X.nnz
+    np.testing.assert_allclose(out.toarray(), MaxAbsScaler().fit_transform(X).toarray(), atol=1e-12)
+
+
+def test_the_range_file_round_trips_and_reads_svm_scales_own(tmp_path):
+    X = np.random.default_rng(1).normal(size=(30, 4)) * [1, 10, 100, 1000]
+    scaler = FeatureScaler().fit(X)
+    path = tmp_path / "m.range"
+    path.write_text(scaler.range_file_text())
+    again = FeatureScaler.from_range_file(path)
+    np.testing.assert_allclose(again.transform(X), scaler.transform(X), rtol=1e-14, atol=1e-14)
+    # a file svm-scale wrote with -l 0 -u 1: feature 2 absent (single-valued), features beyond 3 unknown
+    path.write_text("x\n0 1\n1 -2 2\n3 0 10\n")
+    user = FeatureScaler.from_range_file(path, n_features=3)
+    np.testing.assert_allclose(user.transform(np.array([[0.0, 9.0, 5.0, 7.0]])), [[0.5, 0.0, 0.5]])
+    for bad, message in [("y\n-1 1\n1 0 1\nx\n-1 1\n", "'y' section"), ("1 2 3\n", "first line must be 'x'"),
+                         ("x\n-1 1\n1 a b\n", "expected 'lower upper'"), ("x\n1 -1\n", "lower < upper")]:
+        path.write_text(bad)
+        with pytest.raises(ValueError, match=message):
+            FeatureScaler.from_range_file(path)
+
+
+def test_the_main_job_on_raw_columns_matches_standardised_ones(raw):
+    X, y, Xt, yt = raw
+    options = dict(Cs=[1.0, 10.0], gammas=None, size_fractions=(), libsvm_reference_model=False)
+    scaled = fit_lean(X, y, X_test=Xt, y_test=yt, **options)
+    mean, std = X.mean(axis=0), X.std(axis=0)
+    standard = fit_lean((X - mean) / std, y, X_test=(Xt - mean) / std, y_test=yt, scale=False, **options)
+    unscaled = fit_lean(X, y, X_test=Xt, y_test=yt, scale=False, **options)
+    accuracy = {name: np.mean(r.model.predict(data) == yt) for name, r, data in
+                [("scaled", scaled, Xt), ("standard", standard, (Xt - mean) / std), ("unscaled", unscaled, Xt)]}
+    exact = {name: next(c.test_accuracy for c in r.candidates if c.kind == "exact")
+             for name, r in [("scaled", scaled), ("standard", standard), ("unscaled", unscaled)]}
+    assert (scaled.selection.C, scaled.selection.gamma) == pytest.approx((standard.selection.C, standard.selection.gamma))
+    assert abs(exact["scaled"] - exact["standard"]) <= 1 / len(yt) + 1e-12, exact   # rounding: one test point
+    # the returned (compressed or budget) models: scaling is what lifts them above raw columns
+    assert min(accuracy["scaled"], accuracy["standard"]) > accuracy["unscaled"] + 0.05, accuracy
+    assert scaled.steps[0].stage == "scale" and "standardised" in scaled.preprocessing
+    assert scaled.model[0].kind_ == "standard"
+
+
+def test_scaled_models_keep_their_scaling_in_files_onnx_and_compress(raw, tmp_path, capsys):
+    X, y, Xt, _ = raw
+    result = fit_lean(X, y, Cs=[1.0, 10.0], size_fractions=(), libsvm_reference_model=False)
+    path = tmp_path / "m.npz"
+    io.save_model(result.model, path)
+    loaded = io.load_model(path)
+    np.testing.assert_array_equal(loaded.decision_function(Xt), result.model.decision_function(Xt))
+    small = tmp_path / "small.npz"
+    assert main(["compress", str(path), str(small), "--n-sv", "5", "-q"]) == 0
+    assert io.load_model(small)[-1].expansion_.n_support <= 5
+    assert isinstance(io.load_model(small)[0], FeatureScaler)
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(io.to_onnx(result.model).SerializeToString())
+    scores = session.run(["scores"], {"X": Xt})[0]
+    np.testing.assert_allclose(scores.ravel(), result.model.decision_function(Xt), atol=1e-8)
