@@ -1,6 +1,9 @@
 """Feature scaling kept with the model (issue 19, item 0): z-scores for dense data, max-abs for
 sparse data, svm-scale's range file beside LIBSVM model files, the main job on raw columns."""
 
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -91,3 +94,27 @@ def test_scaled_models_keep_their_scaling_in_files_onnx_and_compress(raw, tmp_pa
     session = ort.InferenceSession(io.to_onnx(result.model).SerializeToString())
     scores = session.run(["scores"], {"X": Xt})[0]
     np.testing.assert_allclose(scores.ravel(), result.model.decision_function(Xt), atol=1e-8)
+
+
+@pytest.mark.skipif(shutil.which("svm-scale") is None or shutil.which("svm-predict") is None,
+                    reason="LIBSVM's command-line tools not installed (Debian: apt-get install libsvm-tools)")
+def test_the_real_svm_scale_and_svm_predict_read_the_range_file_and_the_model(raw, tmp_path):
+    """`leansvm fit -o model.txt` on raw columns, then LIBSVM's own tools on the raw test file:
+    svm-scale -r model.txt.range test | svm-predict: the same labels as `leansvm predict`."""
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y, Xt, yt = raw
+    train, test, model = tmp_path / "train.svm", tmp_path / "test.svm", tmp_path / "model.txt"
+    dump_svmlight_file(X, 2 * y - 1, str(train), zero_based=False)
+    dump_svmlight_file(Xt, 2 * yt - 1, str(test), zero_based=False)
+    assert main(["fit", str(train), "-o", str(model), "-q", "--C-grid", "1", "10"]) == 0
+    scaled = subprocess.run(["svm-scale", "-r", f"{model}.range", str(test)], capture_output=True, text=True,
+                            check=True).stdout
+    (tmp_path / "scaled.svm").write_text(scaled)
+    subprocess.run(["svm-predict", str(tmp_path / "scaled.svm"), str(model), str(tmp_path / "libsvm.txt")],
+                   capture_output=True, check=True)
+    assert main(["predict", "-q", str(test), str(model), str(tmp_path / "leansvm.txt")]) == 0
+    theirs, ours = np.loadtxt(tmp_path / "libsvm.txt"), np.loadtxt(tmp_path / "leansvm.txt")
+    # svm-scale prints 6 significant digits: a point within that rounding of the boundary may flip
+    assert np.mean(theirs == ours) >= 0.995, int(np.sum(theirs != ours))
+    assert np.mean(ours == 2 * yt - 1) > 0.85
