@@ -140,7 +140,7 @@ class LeanResult:
     classes: np.ndarray = field(default_factory=lambda: np.empty(0))
     seconds: float = 0.0
     final: Candidate | None = None
-    preprocessing: str | None = None    # TablePreprocessor.describe() when the data was a table
+    preprocessing: str | None = None    # what stage 0 did (a table's columns, or the scaling); None: nothing
 
     def __post_init__(self):
         if self.final is None:
@@ -739,10 +739,10 @@ def scale_features(X, X_test, scale, log):
     training rows and kept with the model (:class:`leansvm.scaling.FeatureScaler`; a LIBSVM model
     file gets svm-scale's range file beside it). ``scale=False`` leaves X as given.
     Returns (X, X_test, scaler or None)."""
-    from sklearn.utils import check_array
-
     if not scale:
         return X, X_test, None
+    from sklearn.utils import check_array
+
     from .scaling import FeatureScaler
 
     scaler = FeatureScaler().fit(X)
