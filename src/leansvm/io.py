@@ -51,6 +51,7 @@ import scipy.sparse as sp
 
 from . import interrupts
 from .expansion import KernelExpansion
+from .preprocessed import split_preprocessing, with_preprocessing
 from .kernels import Kernel
 from .multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense
 
@@ -283,7 +284,7 @@ def save_libsvm_model(estimator, path) -> None:
 
     Raises ``ValueError`` for models LIBSVM cannot represent: one-vs-rest with
     more than two classes, non-integer labels, coefficients outside LIBSVM's
-    one-vs-one pattern. A model with preprocessing (:func:`with_preprocessing`) is written as its
+    one-vs-one pattern. A model with preprocessing (:func:`~leansvm.preprocessed.with_preprocessing`) is written as its
     kernel model on the transformed features: a :class:`leansvm.scaling.FeatureScaler` beside it
     as ``MODEL.range``, svm-scale's range file (``svm-scale -r MODEL.range data | svm-predict``);
     a table's preprocessing cannot be, and a warning says so (:func:`save_model` keeps it).
@@ -705,7 +706,7 @@ def save_model(estimator, path) -> None:
     others, such as a ``class_weight`` dict, load as their defaults),
     ``kernel`` (name, gamma, degree, coef0), ``multiclass``, ``n_support``,
     ``decision_function_shape``, ``n_features``, ``sv_shape``, ``sparse``,
-    ``fit_status`` and, for a model with preprocessing (:func:`with_preprocessing`),
+    ``fit_status`` and, for a model with preprocessing (:func:`~leansvm.preprocessed.with_preprocessing`),
     ``preprocessing``: a table's columns, imputed values, means, scales and categories
     (``TablePreprocessor.to_json``) or a feature scaling (``FeatureScaler.to_json``).
     """
@@ -922,24 +923,6 @@ def load_model(path, max_bytes: int | None = None):
             raise ValueError(f"{name}: the preprocessing makes {made} columns, the model takes {est.n_features_in_}")
         return with_preprocessing(prep, est)
     return est
-
-
-# -- models with preprocessing ------------------------------------------------------------------
-def with_preprocessing(preprocessor, model):
-    """A fitted scikit-learn ``Pipeline`` of a fitted leansvm preprocessor
-    (:class:`~leansvm.tabular.TablePreprocessor`, :class:`~leansvm.scaling.FeatureScaler`) and a
-    fitted kernel model: it predicts raw inputs, and :func:`save_model` keeps both."""
-    from sklearn.pipeline import Pipeline
-
-    return Pipeline([("preprocess", preprocessor), ("svm", model)])
-
-
-def split_preprocessing(model):
-    """(preprocessor or None, kernel model) of a model made by :func:`with_preprocessing`."""
-    steps = getattr(model, "steps", None)
-    if steps is not None and len(steps) == 2 and hasattr(steps[0][1], "to_json"):
-        return steps[0][1], steps[1][1]
-    return None, model
 
 
 def _preprocessor_from_json(state):

@@ -70,6 +70,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .multiclass import ovo_pairs
+from .preprocessed import split_preprocessing
 
 __all__ = ["to_onnx", "save_onnx", "probability_parameters", "METHODS"]
 
@@ -91,14 +92,12 @@ def _require_onnx():
 def _feature_scaling(model):
     """(FeatureScaler or None, kernel model) of a model with preprocessing; a table's
     preprocessing (text categories, imputation) is refused."""
-    steps = getattr(model, "steps", None)
-    if steps is None or len(steps) != 2 or not hasattr(steps[0][1], "to_json"):
-        return None, model
-    if not hasattr(steps[0][1], "affine"):
+    preprocessor, model = split_preprocessing(model)
+    if preprocessor is not None and not hasattr(preprocessor, "affine"):
         raise ValueError("the preprocessing of a table (imputation, one-hot encoding of text columns) is not "
                          "exported to ONNX; export the kernel model (model[-1]) and transform the columns "
                          "first (model[0].transform)")
-    return steps[0][1], steps[1][1]
+    return preprocessor, model
 
 
 def _fitted_parts(model):

@@ -16,7 +16,7 @@ The statistics are learned by scikit-learn's ``SimpleImputer``, ``StandardScaler
 that they are stored in the native ``.npz`` without pickle (``to_json`` / ``from_json``);
 ``transform`` applies them with NumPy (tested equal to the ``ColumnTransformer``'s output).
 A model of a table is a scikit-learn ``Pipeline`` of the preprocessor and a leansvm classifier
-(:func:`leansvm.io.with_preprocessing`): it predicts on raw DataFrames. Needs pandas (``pip install 'leansvm[datasets]'``); Parquet needs pyarrow.
+(:func:`leansvm.preprocessed.with_preprocessing`): it predicts on raw DataFrames. Needs pandas (``pip install 'leansvm[datasets]'``); Parquet needs pyarrow.
 """
 
 from __future__ import annotations
