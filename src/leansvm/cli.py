@@ -34,6 +34,7 @@ import scipy.sparse as sp
 from . import interrupts, io
 from .kernels import LIBSVM_KERNEL_CODES
 from .tabular import is_table_file
+from .validation import widen
 
 _KERNEL_FROM_CODE = {code: name for name, code in LIBSVM_KERNEL_CODES.items()}
 
@@ -193,8 +194,7 @@ def cmd_fit(args) -> int:
         raise ValueError(f"{args.data} and {args.test} must both be tables or both svmlight files")
     if X_test is not None and not is_table_file(args.data) and X_test.shape[1] != X.shape[1]:
         d = max(X.shape[1], X_test.shape[1])
-        X, X_test = (sp.csr_matrix((M.data, M.indices, M.indptr), shape=(M.shape[0], d)) if sp.issparse(M)
-                     else np.hstack([M, np.zeros((M.shape[0], d - M.shape[1]))]) for M in (X, X_test))
+        X, X_test = widen(X, d), widen(X_test, d)
     if not args.quiet:
         print(f"leansvm fit: {described}")
     result = fit_lean(X, y, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale,
@@ -444,20 +444,11 @@ def match_features(model, X):
     """
     d_model, d_data = model.n_features_in_, X.shape[1]
     if d_data < d_model:
-        X = sp.csr_matrix(X) if sp.issparse(X) else X
-        if sp.issparse(X):
-            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d_model))
-        else:
-            X = np.hstack([X, np.zeros((X.shape[0], d_model - d_data))])
+        X = widen(X, d_model)
     elif d_data > d_model:
         from .expansion import KernelExpansion
         exp = model.expansion_
-        sv = exp.support_vectors
-        if sp.issparse(sv):
-            sv = sp.csr_matrix((sv.data, sv.indices, sv.indptr), shape=(sv.shape[0], d_data))
-        else:
-            sv = np.hstack([sv, np.zeros((sv.shape[0], d_data - d_model))])
-        model.expansion_ = KernelExpansion(sv, exp.coef, exp.intercept, exp.kernel)
+        model.expansion_ = KernelExpansion(widen(exp.support_vectors, d_data), exp.coef, exp.intercept, exp.kernel)
         model.n_features_in_ = d_data
     return model, X
 

@@ -51,9 +51,10 @@ import scipy.sparse as sp
 
 from . import interrupts
 from .expansion import KernelExpansion
-from .preprocessed import split_preprocessing, with_preprocessing
 from .kernels import Kernel
 from .multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense
+from .preprocessed import split_preprocessing, with_preprocessing
+from .validation import widen
 
 __all__ = [
     "save_libsvm_model", "load_libsvm_model", "save_model", "load_model", "load_svmlight",
@@ -980,7 +981,7 @@ def load_svmlight(path, n_features: int | None = None, zero_based="auto", notes=
         if n_features < X.shape[1]:
             raise ValueError(f"{name}: n_features={n_features} is smaller than the file's "
                              f"{X.shape[1]} columns")
-        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+        X = widen(X, n_features)
     return X, y
 
 

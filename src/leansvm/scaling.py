@@ -37,6 +37,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .validation import widen
+
 __all__ = ["FeatureScaler", "range_file_path"]
 
 
@@ -74,10 +76,8 @@ class FeatureScaler(TransformerMixin, BaseEstimator):
 
     def transform(self, X):
         check_is_fitted(self, "min_")
-        if X.shape[1] < self.n_features_in_:                 # LIBSVM data: trailing features absent
-            X = sp.csr_matrix(X, shape=(X.shape[0], self.n_features_in_)) if sp.issparse(X) else \
-                np.hstack([X, np.zeros((X.shape[0], self.n_features_in_ - X.shape[1]))])
-        elif X.shape[1] > self.n_features_in_:               # as svm-scale: unknown features are dropped
+        X = widen(X, self.n_features_in_)                    # LIBSVM data: trailing features absent
+        if X.shape[1] > self.n_features_in_:                 # as svm-scale: unknown features are dropped
             X = X[:, :self.n_features_in_]
         offset, factor = self.affine()
         if sp.issparse(X):

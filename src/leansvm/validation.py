@@ -103,6 +103,17 @@ def validate_predict_data(estimator, X):
 
 
 # -- hyper-parameters -------------------------------------------------------------------------
+def widen(X, n_features: int):
+    """X with zero columns appended up to ``n_features`` (as LIBSVM's sparse vectors read a feature
+    they do not mention); CSR stays CSR without copying its entries."""
+    if X.shape[1] >= n_features:
+        return X
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+    return np.hstack([X, np.zeros((X.shape[0], n_features - X.shape[1]))])
+
+
 def check_positive_number(name: str, value, *, allow_zero: bool = False) -> float:
     """``value`` as a float; ValueError unless it is a finite real number > 0 (>= 0 if allowed)."""
     ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
