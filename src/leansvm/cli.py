@@ -432,8 +432,8 @@ def save_any_model(model, path):
     """Native format for ``*.npz`` names, LIBSVM format otherwise."""
     if os.fspath(path).lower().endswith(".npz"):
         io.save_model(model, path)
-        return
-    io.save_libsvm_model(model, path)
+    else:
+        io.save_libsvm_model(model, path)
 
 
 def match_features(model, X):
