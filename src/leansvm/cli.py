@@ -161,9 +161,15 @@ def _fit_parser(sub):
                    help="when the exact fit is estimated to take longer: the exact solver on the "
                         "largest subsample fitting half of S, beside budget (BSGD) models")
     p.add_argument("--report", metavar="HTML", help="write a self-contained HTML report here")
-    p.add_argument("--C-grid", type=float, nargs="+", metavar="C", help="C values to search")
-    p.add_argument("--gamma-grid", type=float, nargs="+", metavar="G", help="gamma values to search")
-    p.add_argument("--selection-size", type=int, default=2000, help="samples used to select C, gamma (2000)")
+    p.add_argument("--C-grid", type=float, nargs="+", metavar="C",
+                   help="C values to search (default: the wide search, C 2^-5..2^15 and gamma 2^-12..2^6 x "
+                        "'scale', extended at the edges, 5-fold CV with successive halving)")
+    p.add_argument("--gamma-grid", type=float, nargs="+", metavar="G",
+                   help="gamma values to search (of the scaled features; default: the wide search)")
+    p.add_argument("--selection-size", type=int, default=4000,
+                   help="rows of the last round of the C, gamma search (4000)")
+    p.add_argument("--class-weight", choices=["balanced"], default=None,
+                   help="'balanced': C_i = C n / (k n_class), as scikit-learn's class_weight='balanced'")
     p.add_argument("--no-refit", dest="refit", action="store_false",
                    help="write the model chosen on the validation part, not the same kind and size "
                         "trained again on all rows")
@@ -200,7 +206,8 @@ def cmd_fit(args) -> int:
     result = fit_lean(X, y, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale,
                       max_accuracy_drop=args.max_accuracy_drop / 100,
                       budget_seconds=args.budget_seconds, Cs=args.C_grid, gammas=args.gamma_grid,
-                      selection_size=args.selection_size, refit=args.refit, verbose=not args.quiet,
+                      selection_size=args.selection_size, class_weight=args.class_weight, refit=args.refit,
+                      verbose=not args.quiet,
                       progress=False if args.quiet else progress_enabled(None))   # bars on a terminal
     path = save_result_model(result, args.model)
     if args.report:

@@ -4,9 +4,10 @@ The pipeline is a chain of stages, each a function with one contract:
 
 1. :func:`summarize_data`          -- what the data is (sizes, classes, balance).
 2. :func:`split_validation`        -- a stratified hold-out part for every later choice.
-3. :func:`select_hyperparameters`  -- (C, gamma) by cross-validation on a subsample:
-   the screened C path (``leansvm.SVCCV``) when it is available, else a plain
-   grid of ``leansvm.SVC`` fits (recorded as a fallback).
+3. :func:`search_hyperparameters`  -- (C, gamma) by 5-fold cross-validation over
+   grid.py's ranges (:mod:`leansvm.search`: screened C paths, coarse-to-fine gamma,
+   successive halving over subsamples, edges that extend); a grid the caller gives
+   goes to :func:`select_hyperparameters` (screened paths of ``leansvm.SVCCV``).
 4. :func:`estimate_exact_seconds`  -- the exact solver's time on all training
    data, extrapolated from two timed subsamples (t ~ n^p, p in [2, 3]).
 5. :func:`train_exact` and :func:`train_budget_models` -- the exact model when it
@@ -97,6 +98,8 @@ class Selection:
     n_samples: int
     n_folds: int
     screening: tuple | None = None   # (Cs, rate per C) along one screened path at the chosen gamma
+    search: object = None            # the wide search's record (leansvm.search.SearchResult), or None
+    se: float = float("nan")         # standard error of the chosen cell's CV accuracy
 
 
 @dataclass
@@ -394,6 +397,36 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
     return selection
 
 
+def search_hyperparameters(X, y, max_rows=4000, n_folds=5, one_se=0.0, class_weight=None, random_state=0,
+                           log=None, progress=None) -> Selection:
+    """(C, gamma) by :func:`leansvm.search.wide_search` (grid.py's ranges, successive halving up to
+    ``max_rows`` rows); the final round's cells as the grid of a :class:`Selection`."""
+    from .search import wide_search
+    log = log or _Log(False)
+    with _QuietConvergence() as quiet:
+        found = wide_search(X, y, n_folds=n_folds, max_rows=max_rows, one_se=one_se, class_weight=class_weight,
+                            random_state=random_state, progress=progress)
+    last = found.final_cells()
+    gammas = np.array(sorted({found.scale * 2.0 ** c.log2_gamma for c in last}))
+    Cs = np.array(sorted({2.0 ** c.log2_C for c in last}))
+    accuracy, n_support = np.full((gammas.size, Cs.size), np.nan), np.full((gammas.size, Cs.size), np.nan)
+    for c in last:
+        i, j = np.searchsorted(gammas, found.scale * 2.0 ** c.log2_gamma), np.searchsorted(Cs, 2.0 ** c.log2_C)
+        accuracy[i, j], n_support[i, j] = c.accuracy, c.n_support
+    rows = found.rounds[-1]["rows"]
+    method = (f"wide search: screened C paths, {len(found.rounds)} round(s) of successive halving up to "
+              f"{rows} rows, {found.n_paths} paths, {found.n_fits} (C, fold) solutions")
+    selection = Selection(Cs, gammas, accuracy, n_support, found.C, found.gamma, method, rows, n_folds,
+                          search=found, se=found.se)
+    moved = f"; range extended: {', '.join(found.extended)}" if found.extended else ""
+    rule = f"; the fewest SV within {one_se:g} SE of the best" if one_se else ""
+    log.step("select", f"C = {found.C:.4g}, gamma = {found.gamma:.4g}",
+             f"{n_folds}-fold CV accuracy {found.accuracy:.4f} +- {found.se:.4f} (SE) on {rows} rows; "
+             f"C 2^-5..2^15, gamma 2^-12..2^6 x scale ({method}){rule}{moved}" + quiet.note(),
+             found.seconds)
+    return selection
+
+
 def _path_search(path_search, X, y, Cs, gammas, n_folds, random_state):
     """Grid accuracies from ``leansvm.SVCCV`` (one screened path per gamma and fold).
 
@@ -461,9 +494,10 @@ def estimate_exact_seconds(X, y, C, gamma, sample_size=2000, random_state=0) -> 
                                 sample_size, random_state)
 
 
-def train_exact(X, y, C, gamma, random_state=0) -> Candidate:
+def train_exact(X, y, C, gamma, random_state=0, class_weight=None) -> Candidate:
     """The exact C-SVC (``leansvm.SVC``, IRWLS) at (C, gamma)."""
-    model, seconds = _timed(SVC(C=C, gamma=gamma, random_state=random_state, cache_size=500).fit, X, y)
+    model, seconds = _timed(SVC(C=C, gamma=gamma, random_state=random_state, cache_size=500,
+                                class_weight=class_weight).fit, X, y)
     return Candidate("exact SVC", "exact", model, model.expansion_.n_support, seconds)
 
 
@@ -621,7 +655,7 @@ def choose_model(candidates, max_accuracy_drop, log=None, margin_sd=0.0) -> Cand
 
 
 def refit_on_all_rows(chosen: Candidate, X, y, C, gamma, min_points=None, time_limit=None, random_state=0,
-                      log=None, progress=None, n_fit=None) -> Candidate | None:
+                      log=None, progress=None, n_fit=None, class_weight=None) -> Candidate | None:
     """The chosen model trained again on all rows ``X, y`` (training and validation parts together).
 
     After the validation part has chosen the kind and size, the returned model
@@ -649,7 +683,7 @@ def refit_on_all_rows(chosen: Candidate, X, y, C, gamma, min_points=None, time_l
                                            f"over the limit of {time_limit:g} s; the validated model is returned")
             return None
     start = time.perf_counter()
-    exact = train_exact(X, y, C, gamma, random_state)
+    exact = train_exact(X, y, C, gamma, random_state, class_weight)
     model, what = exact.model, f"exact SVC at C = {C:g}, gamma = {gamma:g}"
     if chosen.kind == "compressed":
         compress = _optional("compress")
@@ -677,12 +711,12 @@ def seconds_per_1000(predict, X, repeats=5) -> float:
     return 1000.0 * best / X.shape[0]
 
 
-def libsvm_reference(X, y, C, gamma):
-    """LIBSVM's full model (scikit-learn ``SVC``, the same C and gamma)."""
+def libsvm_reference(X, y, C, gamma, class_weight=None):
+    """LIBSVM's full model (scikit-learn ``SVC``, the same C, gamma and class weights)."""
     from sklearn.svm import SVC as LibsvmSVC
 
     X = _int32_indices(X)
-    return LibsvmSVC(C=C, gamma=gamma, cache_size=500).fit(X, y), X
+    return LibsvmSVC(C=C, gamma=gamma, cache_size=500, class_weight=class_weight).fit(X, y), X
 
 
 def measure_prediction_cost(candidates, X, reference=None, repeats=5):
@@ -754,7 +788,8 @@ def scale_features(X, X_test, scale, log):
 
 
 def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, max_accuracy_drop=0.005,
-             budget_seconds=None, Cs=None, gammas=None, n_folds=3, validation_fraction=0.2, selection_size=2000,
+             budget_seconds=None, Cs=None, gammas=None, n_folds=5, validation_fraction=0.2, selection_size=4000,
+             one_se=0.0, class_weight=None,
              size_fractions=DEFAULT_SIZE_FRACTIONS, compression_points=20000, libsvm_reference_model=True,
              random_state=0, verbose=False, progress=None, margin_sd=1.0, refit=True) -> LeanResult:
     """From data to the cheapest accurate model; see the module docstring for the stages.
@@ -780,10 +815,15 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
     point on test, and magic from 453 to 226 SV; letter's one-vs-one outputs need
     more (each pair is fitted only at its two classes' points): at 800 vectors,
     0.9695 on test from 8000 rows, 0.9753 from all 16000 (the full model: 0.978),
-    while magic and a9a do not change. ``Cs`` and ``gammas`` are the
-    grid (default: C in 1, 10, 100; gamma 0.3, 1, 3 times 1/(d Var X)).
-    Hyperparameters are chosen on a subsample of ``selection_size`` training
-    rows; models are trained on the training rows minus a stratified
+    while magic and a9a do not change. Hyperparameters: by default the wide
+    search (:func:`search_hyperparameters`, :mod:`leansvm.search`: C 2^-5..2^15,
+    gamma 2^-12..2^6 times 1/(d Var X), ``n_folds``-fold CV, successive halving
+    up to ``selection_size`` rows; ``one_se``: choose the fewest support vectors
+    within that many standard errors of the best cell); ``Cs`` and/or ``gammas``
+    given: that grid (the other axis: C in 1, 10, 100 or gamma 0.3, 1, 3 times
+    'scale') on ``selection_size`` rows. ``class_weight`` (None, 'balanced' or a
+    dict) weighs C per class in the search, the exact models and LIBSVM's
+    reference (not in the budget models). Models are trained on the training rows minus a stratified
     ``validation_fraction`` used to choose among them; ``X_test, y_test``
     (optional) are only measured, never used for a choice. ``margin_sd``: a
     model counts as within the drop only when its validation accuracy clears
@@ -817,14 +857,18 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
             log.step("split", f"{X_fit.shape[0]} for training, {X_val.shape[0]} for validation",
                      f"stratified hold-out of {100 * validation_fraction:g}% for choosing among models")
 
-            scale = resolve_gamma("scale", X_fit)
-            Cs = DEFAULT_C_GRID if Cs is None else Cs
-            gammas = tuple(f * scale for f in DEFAULT_GAMMA_FACTORS) if gammas is None else gammas
             X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
-            selection = select_hyperparameters(X_sel, y_sel, Cs, gammas, n_folds, random_state, log)
+            if Cs is None and gammas is None:
+                selection = search_hyperparameters(X_fit, y_fit, selection_size, n_folds, one_se, class_weight,
+                                                   random_state, log)
+            else:
+                scale = resolve_gamma("scale", X_fit)
+                Cs = DEFAULT_C_GRID if Cs is None else Cs
+                gammas = tuple(f * scale for f in DEFAULT_GAMMA_FACTORS) if gammas is None else gammas
+                selection = select_hyperparameters(X_sel, y_sel, Cs, gammas, n_folds, random_state, log)
             C, gamma = selection.C, selection.gamma
-            selection.screening = screening_along_path(X_sel, y_sel, min(Cs), max(Cs), gamma, random_state=random_state,
-                                                       log=log)
+            selection.screening = screening_along_path(X_sel, y_sel, C / 2 ** 5, C * 2 ** 4, gamma,
+                                                       random_state=random_state, log=log)
 
             route, estimated = "exact", None
             if budget_seconds is not None:
@@ -839,7 +883,7 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
 
             candidates = []
             if route == "exact":
-                exact = train_exact(X_fit, y_fit, C, gamma, random_state)
+                exact = train_exact(X_fit, y_fit, C, gamma, random_state, class_weight)
                 log.step("train", f"exact SVC: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:g}",
                          exact.fit_seconds)
                 m = exact.n_support
@@ -848,7 +892,7 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
                 # the exact solver on the largest subsample whose estimated time is half the budget
                 n_sub = int(min(X_fit.shape[0], size * (0.5 * budget_seconds / max(measured, 1e-9)) ** (1 / power)))
                 X_sub, y_sub = _subsample(X_fit, y_fit, max(n_sub, size), random_state)
-                exact = train_exact(X_sub, y_sub, C, gamma, random_state)
+                exact = train_exact(X_sub, y_sub, C, gamma, random_state, class_weight)
                 exact.name = f"exact SVC ({X_sub.shape[0]} of {X_fit.shape[0]} samples)"
                 log.step("train", f"{exact.name}: {exact.n_support} support vectors",
                          f"IRWLS at C = {C:g}, gamma = {gamma:g} on the largest subsample estimated to take half "
@@ -871,7 +915,7 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
             final = None
             if refit and route == "exact":
                 final = refit_on_all_rows(chosen, X, y, C, gamma, compression_points, compression_limit,
-                                          random_state, log, n_fit=X_fit.shape[0])
+                                          random_state, log, n_fit=X_fit.shape[0], class_weight=class_weight)
             elif refit:
                 log.step("refit", "not refit", "the exact solver does not fit the time budget on all rows; "
                                                "the validated model is returned")
@@ -889,10 +933,10 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
             libsvm_estimate = None
             if libsvm_reference_model and budget_seconds is not None:
                 from sklearn.svm import SVC as LibsvmSVC
-                libsvm_estimate, _, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma), X_fit, y_fit,
+                libsvm_estimate, _, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma, class_weight=class_weight), X_fit, y_fit,
                                                              random_state=random_state)
             if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= budget_seconds):
-                (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma)
+                (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma, class_weight)
                 libsvm_n_sv = int(libsvm_model.n_support_.sum())
                 if X_test is not None:
                     libsvm_acc = float(np.mean(_same_labels(libsvm_model.predict(_int32_indices(X_test)), y_test)))

@@ -247,26 +247,33 @@ def _fit_path(X, classes, y_enc, weights, Cs, *, kernel, gamma, degree, coef0, s
 
 
 # -- cross-validation --------------------------------------------------------------------
-def _cached_accuracy(path, cache, train, test, y):
-    """Accuracy on ``test`` at every C of ``path`` from the shared kernel rows (no kernel evaluation
-    when the SV rows are cached: they span all of X, the test part included): one-vs-one votes
-    of f_p(x) = sum_j coef_j k(x_j, x) + b_p, ties to the lowest class (LIBSVM's rule)."""
-    from .multiclass import ovo_votes
+def fold_labels(y, train, test):
+    """(classes, one-vs-one problems of the training part, class index of each test label or -1)."""
     classes, y_enc = np.unique(y[train], return_inverse=True)
-    problems = _pair_problems(y_enc, classes.size)
-    rows, cols = np.asarray(train), np.asarray(test)
     pos = np.searchsorted(classes, y[test])
-    y_test = np.where((pos < classes.size) & (classes[np.minimum(pos, classes.size - 1)] == y[test]), pos, -1)
-    scores = np.empty(path.Cs.size)
-    for k in range(path.Cs.size):
-        decision = np.empty((cols.size, len(problems)))
-        for p, ((idx, y_pm), points) in enumerate(zip(problems, path.binary_points)):
-            fit = points[k].fit
-            sv = np.flatnonzero(fit.alpha > 0)
-            decision[:, p] = cache.outputs(rows[idx[sv]], y_pm[sv] * fit.alpha[sv], cols) \
-                + fit.intercept
-        scores[k] = np.mean(np.argmax(ovo_votes(decision, classes.size), axis=1) == y_test)
-    return scores
+    known = (pos < classes.size) & (classes[np.minimum(pos, classes.size - 1)] == y[test])
+    return classes, _pair_problems(y_enc, classes.size), np.where(known, pos, -1)
+
+
+def cached_accuracy(cache, train, test, problems, fits, y_test, n_classes) -> float:
+    """Accuracy on ``test`` of one-vs-one binary ``fits`` (one per problem of :func:`fold_labels`)
+    from the shared kernel rows (no kernel evaluation when the SV rows are cached: they span all
+    of X, the test part included): votes of f_p(x) = sum_j coef_j k(x_j, x) + b_p, ties to the
+    lowest class (LIBSVM's rule)."""
+    from .multiclass import ovo_votes
+    rows, cols = np.asarray(train), np.asarray(test)
+    decision = np.empty((cols.size, len(problems)))
+    for p, ((idx, y_pm), fit) in enumerate(zip(problems, fits)):
+        sv = np.flatnonzero(fit.alpha > 0)
+        decision[:, p] = cache.outputs(rows[idx[sv]], y_pm[sv] * fit.alpha[sv], cols) + fit.intercept
+    return float(np.mean(np.argmax(ovo_votes(decision, n_classes), axis=1) == y_test))
+
+
+def _cached_accuracy(path, cache, train, test, y):
+    """Accuracy on ``test`` at every C of ``path`` (:func:`cached_accuracy`)."""
+    classes, problems, y_test = fold_labels(y, train, test)
+    return np.array([cached_accuracy(cache, train, test, problems, [points[k].fit for points in path.binary_points],
+                                     y_test, classes.size) for k in range(path.Cs.size)])
 
 
 def _score_path(X, y, train, test, Cs, gamma, scoring, path_options, kernel_cache=None):

@@ -59,8 +59,39 @@ def _png(fig) -> str:
 
 
 # -- plots -----------------------------------------------------------------------------
+def plot_searched_surface(selection) -> str:
+    """The wide search's cells on log2 axes: the last round's coloured by CV accuracy, earlier rounds'
+    (the gammas halving dropped, and the coarse cells the kept ones were refined from) as grey
+    dots, the chosen cell as a red star; edges the search extended are named in the title."""
+    plt = _pyplot()
+    found = selection.search
+    last = found.rounds[-1]["round"]
+    final = [c for c in found.cells if c.round == last]
+    earlier = [c for c in found.cells if c.round != last]
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    if earlier:
+        ax.scatter([c.log2_C for c in earlier], [c.log2_gamma for c in earlier], s=10, color="0.75",
+                   label="earlier rounds (fewer rows; gammas dropped by halving)")
+    points = ax.scatter([c.log2_C for c in final], [c.log2_gamma for c in final], c=[c.accuracy for c in final],
+                        cmap="viridis", s=60, marker="s", label=f"last round ({found.rounds[-1]['rows']} rows)")
+    ax.scatter([np.log2(selection.C)], [np.log2(selection.gamma / found.scale)], marker="*", s=300,
+               color="red", edgecolor="white", label=f"chosen: {found.accuracy:.4f} +- {selection.se:.4f} (SE)")
+    ax.set_xlabel("log2 C")
+    ax.set_ylabel("log2 (gamma / scale)")
+    ax.legend(loc="best", fontsize=8)
+    fig.colorbar(points, ax=ax, label=f"{selection.n_folds}-fold CV accuracy (last round)")
+    title = "Searched (C, gamma) cells"
+    if found.extended:
+        title += f"; range extended {len(found.extended)} time(s)"
+    ax.set_title(title)
+    return _png(fig)
+
+
 def plot_surface(selection) -> str:
-    """Heat map of validation accuracy over gamma (rows) and C (columns), chosen cell outlined."""
+    """Heat map of validation accuracy over gamma (rows) and C (columns), chosen cell outlined
+    (a given grid); the wide search's cells on log axes (:func:`plot_searched_surface`)."""
+    if getattr(selection, "search", None) is not None:
+        return plot_searched_surface(selection)
     plt = _pyplot()
     acc = selection.accuracy
     fig, ax = plt.subplots(figsize=(1.2 * len(selection.Cs) + 2.5, 0.8 * len(selection.gammas) + 2))
@@ -274,7 +305,9 @@ def render_report(result, title="leansvm fit report") -> tuple[str, list[str]]:
     figures, names, notes = [], [], []
     figures.append(_figure(plot_surface(sel), "surface", "hyperparameter surface",
                            f"{sel.n_folds}-fold CV accuracy on {sel.n_samples} training samples "
-                           f"({sel.method}); chosen C = {sel.C:g}, gamma = {sel.gamma:.4g}."))
+                           f"({sel.method}); chosen C = {sel.C:.4g}, gamma = {sel.gamma:.4g}"
+                           + (f"; range extended: {'; '.join(sel.search.extended)}"
+                              if sel.search is not None and sel.search.extended else "") + "."))
     names.append("surface")
     figures.append(_figure(plot_accuracy_vs_size(result), "accuracy-size", "accuracy against support vectors",
                            "Exact, compressed and budget models: validation (filled) and test (hollow) accuracy."))

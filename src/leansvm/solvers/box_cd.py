@@ -106,6 +106,18 @@ class PathKernelCache(KernelRowCache):
             np.dot(self.X[rows], self.X.T, out=out)
             self.kernel.transform_inner(out, x_norms=self.norms[rows], y_norms=self.norms)
 
+    def fill_from_inner(self, inner) -> bool:
+        """Every row at once from precomputed inner products X X' (n x n, the cache's dtype) when the
+        cache is empty, holds all n rows and its data are dense: one GEMM then serves every gamma of a
+        search round (:mod:`leansvm.search`). Returns whether it filled."""
+        if self._filled or self.capacity < self.n or sp.issparse(self.X) or inner.shape != self._slab.shape \
+                or inner.dtype != self.dtype:
+            return False
+        self._claim(np.arange(self.n))
+        np.copyto(self._slab, inner)
+        self.kernel.transform_inner(self._slab, x_norms=self.norms, y_norms=self.norms)
+        return True
+
     @property
     def row_diagonal(self) -> np.ndarray:
         """k(x_i, x_i) of every row of X, computed once (each solve of a path reads its part)."""

@@ -399,11 +399,18 @@ def row_cache(kernel: Kernel, X, cache_size=200.0, tol=1e-3) -> PathKernelCache:
     return PathKernelCache(kernel, X, max(cache_size, 1e-6), dtype)
 
 
-def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias="augmented",
-                tol=1e-3, trivial_start=False, warm_start=True, solver="auto", adaptive=True,
-                polish_reference=False, solver_options=None, callback=None, cache=None,
-                index=None, dynamic=False) -> list[PathPoint]:
-    """Solve the binary SVM for every C of an ascending grid (see the module docstring).
+def binary_path(X, y, Cs, kernel: Kernel, **options) -> list[PathPoint]:
+    """Solve the binary SVM for every C of an ascending grid: :func:`iter_binary_path` run to its end."""
+    return list(iter_binary_path(X, y, Cs, kernel, **options))
+
+
+def iter_binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias="augmented",
+                     tol=1e-3, trivial_start=False, warm_start=True, solver="auto", adaptive=True,
+                     polish_reference=False, solver_options=None, callback=None, cache=None,
+                     index=None, dynamic=False):
+    """Solve the binary SVM for every C of an ascending grid (see the module docstring), yielding
+    each C's :class:`PathPoint` as it is solved: a caller may stop early (the search of
+    :mod:`leansvm.search` stops a path once its accuracy has peaked).
 
     ``y`` is +1/-1, ``weights`` the per-sample factors c_i (C_i = C c_i).
     ``solver``: 'cd' (greedy coordinate descent on the box QP,
@@ -468,7 +475,6 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
     # rows are off by far more than 2^-23 k, e.g. 7.7e-6 on satimage's RBF rows; x 2 for the accumulation)
     row_error = 2.0 * shared[0].entry_error
     phi_norms = z_norms
-    points: list[PathPoint] = []
     ref = lemma9 = prev = None
     prev_C = 0.0
     useful = True
@@ -479,11 +485,12 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
         upper = C * weights
         if lemma9 is not None and C <= lemma9.C:
             fit = _trivial_fit(lemma9, C, augmented, y)
-            points.append(PathPoint(C, fit, 0, 0, n, pending, 0.0, {"lemma9": True}))
+            point = PathPoint(C, fit, 0, 0, n, pending, 0.0, {"lemma9": True})
             pending = 0.0
             prev, prev_C = fit, C
             if callback is not None:
                 callback(C)
+            yield point
             continue
         t0 = time.perf_counter()
         fixed0 = fixedC = None
@@ -545,8 +552,7 @@ def binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias=
             solve_seconds += polish_seconds
             pending = ref.seconds
         n_non_sv = int(np.count_nonzero((fit.alpha <= 0) | (fit.alpha >= upper)))
-        points.append(PathPoint(C, fit, n_R, n_L, n_non_sv, rule_seconds, solve_seconds, dyn))
         prev, prev_C = fit, C
         if callback is not None:
             callback(C)
-    return points
+        yield PathPoint(C, fit, n_R, n_L, n_non_sv, rule_seconds, solve_seconds, dyn)
