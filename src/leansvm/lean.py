@@ -859,7 +859,9 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
 
             X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
             if Cs is None and gammas is None:
-                selection = search_hyperparameters(X_fit, y_fit, selection_size, n_folds, one_se, class_weight,
+                # every training row, as grid.py: the folds hold rows out (the validation part only
+                # chooses among the models trained at this (C, gamma) later)
+                selection = search_hyperparameters(X, y, selection_size, n_folds, one_se, class_weight,
                                                    random_state, log)
             else:
                 scale = resolve_gamma("scale", X_fit)

@@ -116,11 +116,12 @@ def _gamma_cache(kernel_name, X, gamma, inner, cache_size, tol):
 
 @dataclass
 class Leader:
-    """The round's best cell so far: its accuracy and standard error, its position on the ridge
-    (log2 gamma + log2 C) and the seconds its path took."""
+    """The round's best cell so far: its accuracy and standard error, its gamma, its position on the
+    ridge (log2 gamma + log2 C) and the seconds its path took."""
 
     accuracy: float = -np.inf
     se: float = 0.0
+    log2_gamma: float = -np.inf
     ridge: float = np.inf
     seconds: float = np.inf
 
@@ -132,7 +133,8 @@ def _stop_reason(means, log2_C, log2_gamma, seconds, leader: Leader, patience=2,
     * 'peaked': ``patience`` steps after its best it is more than ``drop`` below it;
     * 'flat': no improvement for ``flat`` steps once it has risen above its first value (a small
       gamma's path stays at the majority-class rate until C is large enough: not flat, just early);
-    * 'dominated': past the leader's ridge point (log2 gamma + log2 C above the leader's), below the
+    * 'dominated': a gamma below the leader's, past the leader's ridge point (log2 gamma + log2 C
+      above the leader's), below the
       leader by more than ``behind`` and two of its standard errors, and rising less than ``rising``
       over two steps. For small gamma the
       RBF SVM tends to a linear SVM with C' ~ C gamma (Keerthi & Lin, 2003): accuracy is constant
@@ -147,7 +149,8 @@ def _stop_reason(means, log2_C, log2_gamma, seconds, leader: Leader, patience=2,
         return "peaked"
     if k - best >= flat and means[best] > means[0]:
         return "flat"
-    if k >= 2 and log2_gamma + log2_C > leader.ridge and means[-1] < leader.accuracy - max(behind, 2 * leader.se) \
+    if k >= 2 and log2_gamma < leader.log2_gamma and log2_gamma + log2_C > leader.ridge \
+            and means[-1] < leader.accuracy - max(behind, 2 * leader.se) \
             and means[-1] - means[-3] < rising:
         return "dominated"
     if seconds > max(cost_factor * leader.seconds, min_seconds) and means[-1] < leader.accuracy:
@@ -239,7 +242,7 @@ class _Round:
         self.inner = {}              # X X' of the round's rows, shared by its gammas
         self.leader = Leader()
         self.surface = {}            # log2 gamma -> [(log2 C, mean accuracy, SE, mean #SV)] along its path
-        self.hard = {}               # log2 gamma -> its path ended at the hard-margin solution
+        self.stop = {}               # log2 gamma -> why its path stopped before its window's end (None: it did not)
         self.windows = {}            # log2 gamma -> (first, last) log2 C of its path
         self.paths = []              # (log2 gamma, last log2 C, seconds, why it stopped) per path run
         self.extended = []
@@ -255,18 +258,32 @@ class _Round:
         seconds = time.perf_counter() - t
         self.n_fits += fits
         got = [(c, *sc) for c, sc in zip(log2_Cs, scores)]
-        self.surface[g], self.hard[g], self.windows[g] = got, reason == "hard margin", window
+        self.surface[g], self.stop[g], self.windows[g] = got, reason, window
         self.paths.append((float(g), float(got[-1][0]), seconds, reason))
         top = max(got, key=lambda cell: cell[1])
         if top[1] > self.leader.accuracy:
-            self.leader = Leader(top[1], top[2], g + top[0], seconds)
+            self.leader = Leader(top[1], top[2], g, g + top[0], seconds)
 
-    def run(self, windows, centre, step, progress):
-        """Score every gamma of ``windows`` (the likely best, nearest ``centre``, first), then move the
-        edges the best cell lies on until it is inside (:meth:`extend`)."""
+    def pilot(self, windows, octaves=8.0):
+        """A priority per gamma: its best mean accuracy over the first ``octaves`` of its window (small
+        C, cheap to solve), so that the most promising path runs first and leads the stop rules."""
+        s = self.search
+        priority = {}
+        for g, (lo, hi) in windows.items():
+            scores, fits, _ = _score_gamma(self.X, self.y, self.folds, self.fold_info, self.weights, g, s["scale"],
+                                           _C_grid((lo, min(hi, lo + octaves)), s["C_step"]), s["options"],
+                                           s["kernel"], self.inner, Leader())
+            self.n_fits += fits
+            priority[g] = max(m for m, _, _ in scores)
+        return priority
+
+    def run(self, windows, priority, step, progress):
+        """Score every gamma of ``windows``, the highest ``priority`` first (None: a :meth:`pilot`),
+        then move the edges the best cell lies on until it is inside (:meth:`extend`)."""
+        priority = self.pilot(windows) if priority is None else priority
         title = f"search round {self.number + 1} ({self.X.shape[0]} rows)"
         with Progress(len(windows), title, "gammas", progress) as bar:
-            for g in sorted(windows, key=lambda g: (abs(g - centre), g)):
+            for g in sorted(windows, key=lambda g: (-priority[g], g)):
                 self.score(g, windows[g])
                 bar.update()
             while self.extend(step):     # not counted in the bar: how many is not known ahead
@@ -279,14 +296,15 @@ class _Round:
 
     def extend(self, step) -> bool:
         """Move one edge the best cell lies on, at most :data:`MAX_EXTENSION` octaves beyond the
-        default ranges: a best C at the end of its path (not a hard-margin end) runs that path 4
-        octaves further, one at its start runs it from 4 octaves lower; a best gamma on the edge of
+        default ranges: a best C at the end of its window (the path not stopped by a rule: every
+        later C would be scored by the same rule, or has the same hard-margin solution) runs that
+        path 4 octaves further, one at its start runs it from 4 octaves lower; a best gamma on the edge of
         the gammas scored adds the next one, ``step`` beyond. Returns whether it moved one."""
         s = self.search
         g, k = self.best()
         (lo, hi), n = self.windows[g], len(self.surface[g])
         lo_C, hi_C = s["C_octaves"][0] - MAX_EXTENSION, s["C_octaves"][1] + MAX_EXTENSION
-        if k == n - 1 and not self.hard[g] and self.surface[g][-1][0] + s["C_step"] <= hi_C:
+        if k == n - 1 and self.stop[g] is None and self.surface[g][-1][0] + s["C_step"] <= hi_C:
             self.extended.append(f"C above 2^{self.surface[g][-1][0]:g} at gamma 2^{g:g} x scale")
             self.score(g, (lo, min(self.surface[g][-1][0] + 4, hi_C)))
             return True
@@ -307,21 +325,35 @@ class _Round:
         return [Cell(float(g), float(c), m, se, nsv, self.X.shape[0], self.number)
                 for g, got in self.surface.items() for c, m, se, nsv in got]
 
+    def ranked(self):
+        """The gammas best first: by their best mean accuracy, except that those within one standard
+        error of the round's best cell count as tied and go cheapest path first (on the small-gamma
+        ridge, accuracy within noise of the best costs many times the time: large C)."""
+        top = {g: max(self.surface[g], key=lambda cell: cell[1]) for g in self.surface}
+        best = max(top.values(), key=lambda cell: cell[1])
+        seconds = {}
+        for g, _, t, _ in self.paths:
+            seconds[g] = t                       # the last run of each gamma's path
+        tied = {g for g, cell in top.items() if cell[1] >= best[1] - best[2]}
+        return sorted(self.surface, key=lambda g: (0, seconds[g]) if g in tied else (1, -top[g][1]))
+
     def kept(self, keep):
-        """The best ``keep`` fraction of the gammas (at least 2) by their best mean accuracy."""
-        ranked = sorted(self.surface, key=lambda g: -max(m for _, m, _, _ in self.surface[g]))
-        return sorted(ranked[:max(2, int(math.ceil(keep * len(ranked))))])
+        """The first ``keep`` fraction of the gammas (at least 2) in :meth:`ranked` order."""
+        ranked = self.ranked()
+        return ranked[:max(2, int(math.ceil(keep * len(ranked))))]
 
     def next_windows(self, kept, step, margin):
-        """The gammas of the next round (each kept one and its neighbours ``step`` away) with their C
-        windows: ``margin`` octaves around the best C of the nearest kept gamma."""
-        best_C = {g: self.surface[g][int(np.argmax([m for _, m, _, _ in self.surface[g]]))][0] for g in kept}
-        windows = {}
-        for g in kept:
-            for x in (g - step, g, g + step):
-                near = [best_C[h] for h in kept if abs(h - x) <= step + 1e-9]
-                windows[float(x)] = (min(near) - margin, max(near) + margin)
-        return windows
+        """The gammas of the next round (each kept one, in rank order, and its neighbours ``step`` away)
+        with their C windows (``margin`` octaves around the best C of the nearest kept gammas) and
+        priorities (the rank of the nearest kept gamma; the kept gammas themselves first)."""
+        best_C = {g: max(self.surface[g], key=lambda cell: cell[1])[0] for g in kept}
+        windows, priority = {}, {}
+        for rank, g in enumerate(kept):
+            for x in (g, g - step, g + step):
+                near = [h for h in kept if abs(h - x) <= step + 1e-9]
+                windows[float(x)] = (min(best_C[h] for h in near) - margin, max(best_C[h] for h in near) + margin)
+                priority.setdefault(float(x), -rank - (0.5 if x != g else 0.0))
+        return windows, priority
 
 
 def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=400, max_rows=4000,
@@ -349,21 +381,21 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
               "options": {"screening": screening, "tol": tol, "cache_size": cache_size, "random_state": random_state}}
     result = SearchResult(np.nan, np.nan, np.nan, np.nan, np.nan, search["scale"])
     windows = {float(g): C_octaves for g in np.arange(gamma_octaves[0], gamma_octaves[1] + 1e-9, gamma_step)}
-    step, centre = gamma_step, 0.0
+    step, priority = gamma_step, None
     sizes = _round_sizes(X.shape[0], min_rows, max_rows, factor)
     for r, size in enumerate(sizes):
         t0 = time.perf_counter()
         rnd = _Round(X, y, np.sort(order[:size]), r, search)
-        rnd.run(windows, centre, step, progress)
+        rnd.run(windows, priority, step, progress)
         result.cells += rnd.cells()
         result.extended += [f"round {r + 1}: {e}" for e in rnd.extended]
         result.n_paths += n_folds * len(rnd.paths)
         result.n_fits += rnd.n_fits
         kept = rnd.kept(keep if r + 2 < len(sizes) else 0.0)     # into the last, costliest round: the best 2
         result.rounds.append({"round": r, "rows": int(size), "folds": n_folds, "gammas": sorted(rnd.surface),
-                              "kept": kept, "seconds": time.perf_counter() - t0, "paths": rnd.paths})
-        step, centre = step / 2, float(np.mean(kept))
-        windows = rnd.next_windows(kept, step, C_margin)
+                              "kept": sorted(kept), "seconds": time.perf_counter() - t0, "paths": rnd.paths})
+        step = step / 2
+        windows, priority = rnd.next_windows(kept, step, C_margin)
     chosen = choose_cell(result.final_cells(), one_se)
     result.C, result.gamma = 2.0 ** chosen.log2_C, search["scale"] * 2.0 ** chosen.log2_gamma
     result.accuracy, result.se, result.n_support = chosen.accuracy, chosen.se, chosen.n_support

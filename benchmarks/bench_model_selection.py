@@ -1,0 +1,123 @@
+"""The main job's (C, gamma) choice against LIBSVM's grid.py (issue 19, item 6).
+
+    python benchmarks/bench_model_selection.py [--datasets wdbc banana ...] [--grid-minutes 15]
+
+For each classification set of docs/datasets.md (standardised as ``datasets.load`` gives it):
+
+* **grid.py**, reproduced: scikit-learn ``SVC`` (LIBSVM, one thread) over grid.py's default grid,
+  C = 2^-5, 2^-3, ..., 2^15 and gamma = 2^-15, 2^-13, ..., 2^3 (110 cells), 5-fold stratified CV on
+  every training row, the best mean accuracy chosen as ``GridSearchCV`` does (ties: the first cell
+  in C-major order). Cells run in a random order; when they exceed ``--grid-minutes``, the rest are
+  not run: the grid's time is extrapolated (mean seconds per cell x 110) and marked ``extrapolated``,
+  and its choice and accuracies are left empty (they would be a partial grid's).
+* **leansvm fit** (``fit_lean`` with its defaults, one process): the searched (C, gamma), its CV
+  accuracy and SE, the search's seconds, the whole command's seconds, the returned model's #SV and
+  test accuracy.
+* **tuned exact models**: scikit-learn ``SVC`` trained on every training row at grid.py's choice,
+  at leansvm's choice, and at the one-SE choice of the same search (the fewest SV within one SE of
+  the best cell; not the default), each with its test accuracy and #SV.
+
+Issue 19's criteria: leansvm's tuned exact model >= grid.py's - 0.3 points; the returned model >=
+grid.py's - (0.5 + 0.3) points; the search <= 1/10 of grid.py's time, the command <= 1/3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.svm import SVC
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import finish_run  # noqa: E402
+
+from leansvm import datasets, fit_lean  # noqa: E402
+from leansvm.search import choose_cell  # noqa: E402
+
+SETS = ["wdbc", "splice", "page-blocks0", "banana", "mushroom", "optdigits", "satimage", "twonorm",
+        "penbased", "magic", "letter", "a9a", "synth-50k"]
+GRID_C = 2.0 ** np.arange(-5, 16, 2)
+GRID_GAMMA = 2.0 ** np.arange(-15, 4, 2)
+
+
+def grid_py(X, y, minutes, random_state=0):
+    """grid.py's search (module docstring): (C, gamma, CV accuracy, seconds, extrapolated?)."""
+    folds = StratifiedKFold(5, shuffle=True, random_state=random_state)
+    cells = [(C, g) for C in GRID_C for g in GRID_GAMMA]           # C-major, as ParameterGrid
+    order = np.random.default_rng(random_state).permutation(len(cells))
+    scores, start = {}, time.perf_counter()
+    for k in order:
+        C, g = cells[k]
+        scores[k] = cross_val_score(SVC(C=C, gamma=g, cache_size=500), X, y, cv=folds).mean()
+        if time.perf_counter() - start > 60 * minutes and len(scores) < len(cells):
+            seconds = (time.perf_counter() - start) / len(scores) * len(cells)
+            return None, None, None, seconds, True, len(scores)
+    seconds = time.perf_counter() - start
+    best = max(range(len(cells)), key=lambda k: (scores[k], -k))
+    return cells[best][0], cells[best][1], scores[best], seconds, False, len(cells)
+
+
+def exact(X, y, Xt, yt, C, gamma):
+    model = SVC(C=C, gamma=gamma, cache_size=500).fit(X, y)
+    return float(np.mean(model.predict(Xt) == yt)), int(model.n_support_.sum())
+
+
+def one(name, minutes):
+    data = datasets.load(name)
+    X, y, Xt, yt = data.X_train, np.asarray(data.y_train), data.X_test, np.asarray(data.y_test)
+    row = {"dataset": name, "n_train": X.shape[0]}
+    start = time.perf_counter()
+    result = fit_lean(X, y, X_test=Xt, y_test=yt, libsvm_reference_model=False, progress=False)
+    row["fit_seconds"] = time.perf_counter() - start
+    sel = result.selection
+    row.update(lean_C=sel.C, lean_gamma=sel.gamma, lean_cv=sel.search.accuracy, lean_se=sel.se,
+               search_seconds=sel.search.seconds, search_rows=sel.n_samples, extended=len(sel.search.extended),
+               returned_acc=float(np.mean(result.model.predict(Xt) == yt)), returned_sv=result.final.n_support)
+    row["lean_exact_acc"], row["lean_exact_sv"] = exact(X, y, Xt, yt, sel.C, sel.gamma)
+    cell = choose_cell(sel.search.final_cells(), one_se=1.0)
+    C1, g1 = 2.0 ** cell.log2_C, sel.search.scale * 2.0 ** cell.log2_gamma
+    row["one_se_C"], row["one_se_gamma"] = C1, g1
+    row["one_se_acc"], row["one_se_sv"] = exact(X, y, Xt, yt, C1, g1)
+    print({k: v for k, v in row.items()}, flush=True)
+    C, g, cv, seconds, extrapolated, n_cells = grid_py(X, y, minutes)
+    row.update(grid_seconds=seconds, grid_extrapolated=extrapolated, grid_cells_run=n_cells)
+    if C is not None:
+        row.update(grid_C=C, grid_gamma=g, grid_cv=cv)
+        row["grid_exact_acc"], row["grid_exact_sv"] = exact(X, y, Xt, yt, C, g)
+        row["exact_diff_points"] = 100 * (row["lean_exact_acc"] - row["grid_exact_acc"])
+        row["returned_diff_points"] = 100 * (row["returned_acc"] - row["grid_exact_acc"])
+    row["search_ratio"] = row["search_seconds"] / seconds
+    row["fit_ratio"] = row["fit_seconds"] / seconds
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=SETS)
+    parser.add_argument("--grid-minutes", type=float, default=15.0,
+                        help="stop grid.py's cells after this long and extrapolate its time (15)")
+    args = parser.parse_args()
+    rows = []
+    for name in args.datasets:
+        rows.append(one(name, args.grid_minutes))
+        print(rows[-1], flush=True)
+    columns = [("dataset", "set", "s"), ("n_train", "train", "d"),
+               ("grid_C", "grid.py C", ".4g"), ("grid_gamma", "gamma", ".4g"), ("grid_cv", "CV", ".4f"),
+               ("grid_exact_acc", "test", ".4f"), ("grid_exact_sv", "#SV", "d"),
+               ("grid_seconds", "grid.py s", ".0f"), ("grid_extrapolated", "extrapolated", "s"),
+               ("lean_C", "leansvm C", ".4g"), ("lean_gamma", "gamma ", ".4g"), ("lean_cv", "CV ", ".4f"),
+               ("lean_se", "SE", ".4f"), ("lean_exact_acc", "tuned exact test", ".4f"), ("lean_exact_sv", "#SV ", "d"),
+               ("returned_acc", "returned test", ".4f"), ("returned_sv", "returned #SV", "d"),
+               ("one_se_acc", "one-SE test", ".4f"), ("one_se_sv", "one-SE #SV", "d"),
+               ("exact_diff_points", "exact diff", "+.2f"), ("returned_diff_points", "returned diff", "+.2f"),
+               ("search_seconds", "search s", ".1f"), ("fit_seconds", "fit s", ".1f"),
+               ("search_ratio", "search/grid", ".3f"), ("fit_ratio", "fit/grid", ".3f")]
+    finish_run(rows, columns, "model-selection")
+
+
+if __name__ == "__main__":
+    main()
