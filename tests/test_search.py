@@ -1,0 +1,114 @@
+"""The main job's wide (C, gamma) search (leansvm.search, issue 19): planted optima are found, edges
+extend, halving keeps the best cell, and every scored cell is a real K-fold accuracy."""
+
+import numpy as np
+import pytest
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.svm import SVC as LibsvmSVC
+
+from leansvm import SVCCV
+from leansvm.kernels import resolve_gamma
+from leansvm.search import choose_cell, stratified_order, wide_search
+
+
+def stripes(n=800, count=12, seed=0):
+    """Alternating vertical stripes on the unit square, standardised: the narrower the stripes, the
+    larger the best gamma relative to 'scale' = 1 / (d Var X)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, (n, 2))
+    y = (np.floor(X[:, 0] * count) % 2).astype(int)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def test_stratified_order_keeps_class_shares_in_every_prefix():
+    y = np.array([0] * 90 + [1] * 10)
+    order = stratified_order(y, random_state=3)
+    assert sorted(order) == list(range(100))
+    for size in (10, 20, 50, 77):
+        assert abs(np.sum(y[order[:size]] == 1) - 0.1 * size) <= 1
+
+
+def test_planted_gamma_thirty_times_scale_is_found():
+    """12 stripes: LIBSVM's own 5-fold CV peaks near 2^4-2^5 x 'scale' (the old 3x3 grid stopped at
+    3x); the search lands within an octave of LIBSVM's best gamma, as accurate as it."""
+    X, y = stripes()
+    scale = resolve_gamma("scale", X)
+    folds = StratifiedKFold(5, shuffle=True, random_state=0)
+    libsvm = {k: max(cross_val_score(LibsvmSVC(C=C, gamma=scale * 2.0 ** k), X, y, cv=folds).mean()
+                     for C in 2.0 ** np.arange(4, 11, 2)) for k in range(2, 7)}
+    best_k = max(libsvm, key=libsvm.get)
+    assert best_k >= 4                                    # the plant: far above 'scale'
+    found = wide_search(X, y, progress=False)
+    assert abs(np.log2(found.gamma / scale) - best_k) <= 1
+    assert found.accuracy >= libsvm[best_k] - 0.01
+
+
+def noisy_stripes(flip=0.2):
+    """Two wide stripes with a fifth of the labels flipped: strong regularisation wins (best C ~ 1)."""
+    X, y = stripes(count=2, seed=1)
+    flipped = np.random.default_rng(1).random(y.size) < flip
+    return X, np.where(flipped, 1 - y, y)
+
+
+def test_planted_small_C_is_found():
+    """Per-sample weights times 16 make the same problem's best C 16 times smaller (C_i = C c_i):
+    a plant whose optimum lies 4 octaves lower, near 2^-4 (the old grid's smallest C was 1)."""
+    X, y = noisy_stripes()
+    plain = wide_search(X, y, progress=False)
+    weighted = wide_search(X, y, class_weight={0: 16.0, 1: 16.0}, progress=False)
+    assert np.log2(plain.C) <= 1                          # so the weighted optimum is <= 2^-3
+    assert abs(np.log2(weighted.C) - (np.log2(plain.C) - 4)) <= 1
+    assert weighted.accuracy >= plain.accuracy - plain.se
+
+
+def test_a_gamma_edge_extends_the_range():
+    X, y = stripes(n=600, count=8, seed=3)
+    scale = resolve_gamma("scale", X)
+    narrow = wide_search(X, y, gamma_octaves=(-4.0, -2.0), progress=False)
+    assert any("gamma above" in e for e in narrow.extended)
+    assert np.log2(narrow.gamma / scale) >= 2
+    full = wide_search(X, y, progress=False)
+    assert narrow.accuracy >= full.accuracy - full.se
+
+
+def test_a_C_edge_extends_the_range():
+    X, y = noisy_stripes()
+    narrow = wide_search(X, y, C_octaves=(-5.0, -3.0), progress=False)
+    assert any("C above" in e for e in narrow.extended)
+    full = wide_search(X, y, progress=False)
+    assert np.log2(narrow.C) > -3
+    assert narrow.accuracy >= full.accuracy - full.se
+
+
+def test_halving_keeps_the_best_cell():
+    """Successive halving over 150 -> 450 -> 1350 rows ends on the same rows and folds as one round
+    over all 1350: its choice is the one-round search's best gamma (within an octave) and as
+    accurate within one standard error."""
+    X, y = stripes(n=1350, count=12, seed=2)
+    one_round = wide_search(X, y, min_rows=1350, progress=False)
+    halving = wide_search(X, y, min_rows=150, progress=False)
+    assert [r["rows"] for r in halving.rounds] == [150, 450, 1350] and len(one_round.rounds) == 1
+    best = choose_cell(one_round.final_cells())
+    assert best.log2_gamma in halving.rounds[-1]["gammas"]
+    assert halving.accuracy >= best.accuracy - best.se
+    assert abs(np.log2(halving.gamma) - np.log2(one_round.gamma)) <= 1
+
+
+def test_cells_are_the_k_fold_accuracies_of_the_path_models():
+    """A scored cell is the mean accuracy over the folds of the screened path's models at that C:
+    SVCCV (the same formulation, rows and folds) gives the same number."""
+    X, y = stripes(n=400, count=3, seed=4)
+    found = wide_search(X, y, progress=False)
+    cell = choose_cell(found.final_cells())
+    folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
+    check = SVCCV(Cs=[2.0 ** cell.log2_C], gammas=[found.gamma], cv=folds, refit=False).fit(X, y)
+    assert check.cv_results_["mean_test_score"][0] == pytest.approx(cell.accuracy, abs=1.5 / len(y))
+
+
+def test_one_se_rule_takes_fewer_support_vectors_within_one_standard_error():
+    X, y = stripes(n=600, count=4, seed=5)
+    found = wide_search(X, y, progress=False)
+    cells = found.final_cells()
+    best, cheap = choose_cell(cells), choose_cell(cells, one_se=1.0)
+    assert cheap.accuracy >= best.accuracy - best.se
+    assert cheap.n_support <= best.n_support
