@@ -359,3 +359,24 @@ def test_size_search_reuses_one_eigendecomposition_and_gets_the_same_models(moon
     for a, b in zip(plain, reused):
         np.testing.assert_array_equal(a.expansion_.support_vectors, b.expansion_.support_vectors)
         np.testing.assert_array_equal(a.expansion_.coef, b.expansion_.coef)
+
+
+def test_default_search_is_the_wide_search_with_balanced_class_weights(tmp_path):
+    """No grid given: the wide search (leansvm.search) picks (C, gamma) on every training row; with
+    class_weight='balanced' the search, the exact models and LIBSVM's reference weigh C per class;
+    the report draws the searched cells; the CLI takes --class-weight balanced."""
+    X, y = make_blobs([300, 40], centers=[[0, 0], [1.5, 1.5]], cluster_std=1.0, random_state=1)
+    r = fit_lean(X, y, class_weight="balanced", size_fractions=(0.2,), max_accuracy_drop=0.01)
+    sel = r.selection
+    assert sel.search is not None and sel.method.startswith("wide search")
+    assert (sel.C, sel.gamma) == (sel.search.C, sel.search.gamma)
+    assert sel.n_samples == X.shape[0] and sel.n_folds == 5 and sel.se > 0
+    assert np.nanmax(sel.accuracy) == pytest.approx(sel.search.accuracy)
+    exact = next(c for c in r.candidates if c.kind == "exact")
+    assert exact.model.class_weight == "balanced"
+    html, names = render_report(r)
+    assert "surface" in names and "wide search" in html
+    data = tmp_path / "blobs.txt"
+    dump_svmlight_file(X, y.astype(int), str(data), zero_based=False)
+    assert cli.main(["fit", str(data), "-o", str(tmp_path / "m.txt"), "--class-weight", "balanced", "-q"]) == 0
+    assert (tmp_path / "m.txt").exists()
