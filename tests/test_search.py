@@ -112,3 +112,11 @@ def test_one_se_rule_takes_fewer_support_vectors_within_one_standard_error():
     best, cheap = choose_cell(cells), choose_cell(cells, one_se=1.0)
     assert cheap.accuracy >= best.accuracy - best.se
     assert cheap.n_support <= best.n_support
+
+
+def test_a_time_limit_stops_halving_after_a_round():
+    X, y = stripes(n=1350, count=6, seed=2)
+    stopped = wide_search(X, y, min_rows=150, time_limit=1e-3, progress=False)
+    assert len(stopped.rounds) == 1 and stopped.rounds[0]["rows"] == 150
+    assert "halving stopped after 150 rows" in stopped.stopped
+    assert all(c.rows == 150 for c in stopped.final_cells())

@@ -398,14 +398,15 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
 
 
 def search_hyperparameters(X, y, max_rows=4000, n_folds=5, one_se=1.0, class_weight=None, random_state=0,
-                           log=None, progress=None) -> Selection:
+                           log=None, progress=None, time_limit=None) -> Selection:
     """(C, gamma) by :func:`leansvm.search.wide_search` (grid.py's ranges, successive halving up to
-    ``max_rows`` rows); the final round's cells as the grid of a :class:`Selection`."""
+    ``max_rows`` rows, no round started past ``time_limit`` seconds); the final round's cells as
+    the grid of a :class:`Selection`."""
     from .search import wide_search
     log = log or _Log(False)
     with _QuietConvergence() as quiet:
         found = wide_search(X, y, n_folds=n_folds, max_rows=max_rows, one_se=one_se, class_weight=class_weight,
-                            random_state=random_state, progress=progress)
+                            random_state=random_state, progress=progress, time_limit=time_limit)
     last = found.final_cells()
     gammas = np.array(sorted({found.scale * 2.0 ** c.log2_gamma for c in last}))
     Cs = np.array(sorted({2.0 ** c.log2_C for c in last}))
@@ -419,6 +420,7 @@ def search_hyperparameters(X, y, max_rows=4000, n_folds=5, one_se=1.0, class_wei
     selection = Selection(Cs, gammas, accuracy, n_support, found.C, found.gamma, method, rows, n_folds,
                           search=found, se=found.se)
     moved = f"; range extended: {', '.join(found.extended)}" if found.extended else ""
+    moved += f"; {found.stopped}" if found.stopped else ""
     rule = f"; the fewest SV within {one_se:g} SE of the best" if one_se else ""
     log.step("select", f"C = {found.C:.4g}, gamma = {found.gamma:.4g}",
              f"{n_folds}-fold CV accuracy {found.accuracy:.4f} +- {found.se:.4f} (SE) on {rows} rows; "
@@ -804,7 +806,8 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
 
     ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
     ``compress``. ``budget_seconds`` bounds the estimated exact training time
-    (and, times ``COMPRESSION_BUDGET_FACTOR``, the compression size search):
+    (and, times ``COMPRESSION_BUDGET_FACTOR``, the compression size search; the
+    (C, gamma) search starts no halving round past it):
     above it, the exact solver runs on the largest subsample estimated to take
     half the budget (the model compression starts from), beside budget models
     on all rows. ``size_fractions``: budgets of the budget models as fractions
@@ -864,7 +867,7 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
                 # every training row, as grid.py: the folds hold rows out (the validation part only
                 # chooses among the models trained at this (C, gamma) later)
                 selection = search_hyperparameters(X, y, selection_size, n_folds, one_se, class_weight,
-                                                   random_state, log)
+                                                   random_state, log, time_limit=budget_seconds)
             else:
                 scale = resolve_gamma("scale", X_fit)
                 Cs = DEFAULT_C_GRID if Cs is None else Cs

@@ -307,7 +307,9 @@ def render_report(result, title="leansvm fit report") -> tuple[str, list[str]]:
                            f"{sel.n_folds}-fold CV accuracy on {sel.n_samples} training samples "
                            f"({sel.method}); chosen C = {sel.C:.4g}, gamma = {sel.gamma:.4g}"
                            + (f"; range extended: {'; '.join(sel.search.extended)}"
-                              if sel.search is not None and sel.search.extended else "") + "."))
+                              if sel.search is not None and sel.search.extended else "")
+                           + (f"; {sel.search.stopped}" if sel.search is not None and sel.search.stopped else "")
+                           + "."))
     names.append("surface")
     figures.append(_figure(plot_accuracy_vs_size(result), "accuracy-size", "accuracy against support vectors",
                            "Exact, compressed and budget models: validation (filled) and test (hollow) accuracy."))

@@ -85,6 +85,7 @@ class SearchResult:
     n_paths: int = 0                              # (gamma, fold) paths solved
     n_fits: int = 0                               # (gamma, fold, C) solutions
     seconds: float = 0.0
+    stopped: str | None = None                    # why halving stopped before its last round (time limit)
 
     def final_cells(self) -> list:
         last = self.rounds[-1]["round"] if self.rounds else 0
@@ -359,7 +360,7 @@ class _Round:
 def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=400, max_rows=4000,
                 factor=3, keep=1 / 3, C_octaves=C_OCTAVES, gamma_octaves=GAMMA_OCTAVES, C_step=1.0,
                 gamma_step=2.0, C_margin=3.0, one_se=0.0, screening="it", tol=1e-3, cache_size=400.0,
-                random_state=0, progress=None) -> SearchResult:
+                random_state=0, progress=None, time_limit=None) -> SearchResult:
     """Choose (C, gamma) by K-fold accuracy over grid.py's ranges (module docstring).
 
     ``X`` (dense or sparse, features scaled as for the model) and ``y`` (any
@@ -370,7 +371,9 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
     ``C_margin`` octaves around its nearest kept gamma's best C.
     ``class_weight``: None, 'balanced' or a dict, as in ``SVC``. The folds'
     models use the augmented bias (the formulation in which the screening
-    rules are proven); the caller trains the chosen cell exactly.
+    rules are proven); the caller trains the chosen cell exactly. ``time_limit`` (seconds): no
+    further round starts when the elapsed time plus the next round's estimate (the last round's
+    time x ``factor``^1.5) would exceed it; the choice is then the last round's (``stopped`` says so).
     """
     start = time.perf_counter()
     y = np.asarray(y)
@@ -394,6 +397,12 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
         kept = rnd.kept(keep if r + 2 < len(sizes) else 0.0)     # into the last, costliest round: the best 2
         result.rounds.append({"round": r, "rows": int(size), "folds": n_folds, "gammas": sorted(rnd.surface),
                               "kept": sorted(kept), "seconds": time.perf_counter() - t0, "paths": rnd.paths})
+        if r + 1 < len(sizes) and time_limit is not None:
+            estimate = result.rounds[-1]["seconds"] * factor ** 1.5
+            if time.perf_counter() - start + estimate > time_limit:
+                result.stopped = (f"halving stopped after {size} rows: the next round ({sizes[r + 1]} rows) "
+                                  f"was estimated at {estimate:.0f} s, past the time limit of {time_limit:g} s")
+                break
         step = step / 2
         windows, priority = rnd.next_windows(kept, step, C_margin)
     chosen = choose_cell(result.final_cells(), one_se)
