@@ -415,7 +415,7 @@ def search_hyperparameters(X, y, max_rows=4000, n_folds=5, one_se=1.0, class_wei
         i, j = np.searchsorted(gammas, found.scale * 2.0 ** c.log2_gamma), np.searchsorted(Cs, 2.0 ** c.log2_C)
         accuracy[i, j], n_support[i, j] = c.accuracy, c.n_support
     rows = found.rounds[-1]["rows"]
-    method = (f"wide search: screened C paths, {len(found.rounds)} round(s) of successive halving up to "
+    method = (f"wide search: warm-started C paths, {len(found.rounds)} round(s) of successive halving up to "
               f"{rows} rows, {found.n_paths} paths, {found.n_fits} (C, fold) solutions")
     selection = Selection(Cs, gammas, accuracy, n_support, found.C, found.gamma, method, rows, n_folds,
                           search=found, se=found.se)

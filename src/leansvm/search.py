@@ -4,9 +4,11 @@ grid.py fits 110 cells (C = 2^-5 .. 2^15, gamma = 2^-15 .. 2^3, steps of 2^2)
 times 5 folds, each from scratch. Here the same ranges (gamma as factors of
 'scale' = 1 / (d Var X), 18 octaves: :data:`GAMMA_OCTAVES`) cost far less:
 
-* **C is a path.** Per (gamma, fold) one screened, warm-started regularisation
-  path (:func:`leansvm.solvers.path.iter_binary_path`, Ogawa et al.) over C in
-  steps of 2^1; the folds advance in lockstep and the path stops once the
+* **C is a path.** Per (gamma, fold) one warm-started regularisation path
+  (:func:`leansvm.solvers.path.iter_binary_path`) over C in steps of 2^1, safe
+  screening (Ogawa et al.) off by default: with it, the same choices took
+  1.0-1.4x the time (banana, page-blocks0, satimage, magic, wdbc; the
+  references cost more than they remove at steps of 2^1; BENCHMARKS.md); the folds advance in lockstep and the path stops once the
   mean accuracy has clearly peaked (:func:`_peaked`), or when no sample is at
   its bound: then the solution is the hard-margin one, the same for every
   larger C.
@@ -161,7 +163,7 @@ def _stop_reason(means, log2_C, log2_gamma, seconds, leader: Leader, patience=2,
 
 def _score_gamma(X, y, folds, fold_info, weights, log2_gamma, scale, log2_Cs, options, kernel_name, inner,
                  leader: Leader):
-    """Lockstep screened C paths of one gamma over every fold; cells scored until the accuracy peaks.
+    """Lockstep warm-started (optionally screened) C paths of one gamma over every fold; cells scored until the accuracy peaks.
 
     Returns (per C reached: (mean accuracy, SE, mean #SV)), the number of (fold, C) solutions and
     why the path stopped early ('hard margin': no sample at its bound, so every larger C has this
@@ -359,7 +361,7 @@ class _Round:
 
 def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=400, max_rows=4000,
                 factor=3, keep=1 / 3, C_octaves=C_OCTAVES, gamma_octaves=GAMMA_OCTAVES, C_step=1.0,
-                gamma_step=2.0, C_margin=3.0, one_se=0.0, screening="it", tol=1e-3, cache_size=400.0,
+                gamma_step=2.0, C_margin=3.0, one_se=0.0, screening=None, tol=1e-3, cache_size=400.0,
                 random_state=0, progress=None, time_limit=None) -> SearchResult:
     """Choose (C, gamma) by K-fold accuracy over grid.py's ranges (module docstring).
 
