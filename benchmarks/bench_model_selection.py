@@ -9,7 +9,8 @@ For each classification set of docs/datasets.md (standardised as ``datasets.load
   every training row, the best mean accuracy chosen as ``GridSearchCV`` does (ties: the first cell
   in C-major order). Cells run in a random order; when they exceed ``--grid-minutes``, the rest are
   not run: the grid's time is extrapolated (mean seconds per cell x 110) and marked ``extrapolated``,
-  and its choice and accuracies are left empty (they would be a partial grid's).
+  and its choice and accuracies are left empty; the best of the cells run is recorded apart
+  (``partial_grid_*``).
 * **leansvm fit** (``fit_lean`` with its defaults, one process): the searched (C, gamma), its CV
   accuracy and SE, the search's seconds, the whole command's seconds, the returned model's #SV and
   test accuracy.
@@ -56,7 +57,8 @@ def grid_py(X, y, minutes, random_state=0):
         scores[k] = cross_val_score(SVC(C=C, gamma=g, cache_size=500), X, y, cv=folds).mean()
         if time.perf_counter() - start > 60 * minutes and len(scores) < len(cells):
             seconds = (time.perf_counter() - start) / len(scores) * len(cells)
-            return None, None, None, seconds, True, len(scores)
+            partial = max(scores, key=lambda k: (scores[k], -k))     # reported apart, marked partial
+            return None, None, (cells[partial], scores[partial]), seconds, True, len(scores)
     seconds = time.perf_counter() - start
     best = max(range(len(cells)), key=lambda k: (scores[k], -k))
     return cells[best][0], cells[best][1], scores[best], seconds, False, len(cells)
@@ -87,7 +89,10 @@ def one(name, minutes):
     print({k: v for k, v in row.items()}, flush=True)
     C, g, cv, seconds, extrapolated, n_cells = grid_py(X, y, minutes)
     row.update(grid_seconds=seconds, grid_extrapolated=extrapolated, grid_cells_run=n_cells)
-    if C is not None:
+    if C is None:                    # the best of the cells run: not grid.py's choice, a lower bound on its CV
+        (pC, pg), pcv = cv
+        row.update(partial_grid_C=pC, partial_grid_gamma=pg, partial_grid_cv=pcv)
+    else:
         row.update(grid_C=C, grid_gamma=g, grid_cv=cv)
         row["grid_exact_acc"], row["grid_exact_sv"] = exact(X, y, Xt, yt, C, g)
         row["exact_diff_points"] = 100 * (row["lean_exact_acc"] - row["grid_exact_acc"])
