@@ -381,3 +381,18 @@ def test_default_search_is_the_wide_search_with_balanced_class_weights(tmp_path)
     dump_svmlight_file(X, y.astype(int), str(data), zero_based=False)
     assert cli.main(["fit", str(data), "-o", str(tmp_path / "m.txt"), "--class-weight", "balanced", "-q"]) == 0
     assert (tmp_path / "m.txt").exists()
+
+
+def test_compression_tries_no_size_at_or_above_a_model_that_already_qualifies(moons):
+    """``below``: sizes stop under the #SV of the smallest qualifying model (a larger compressed model
+    could not be chosen); an unreachable target shows it."""
+    from leansvm.lean import compress_models, train_exact
+
+    if getattr(leansvm, "compress", None) is None:
+        pytest.skip("leansvm.compress (issue 7) not available")
+    X, y, Xt, yt = moons
+    exact = train_exact(X[:280], y[:280], 10.0, 0.5)
+    out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], target_accuracy=1.01, below=12)
+    assert out and max(c.n_support for c in out) < 12
+    unbounded = compress_models(exact, X[:280], y[:280], X[280:], y[280:], target_accuracy=1.01)
+    assert max(c.n_support for c in unbounded) >= 12

@@ -1,7 +1,7 @@
 """The demo (``make demo``): the main job, ``leansvm fit``, on the bundled default dataset.
 
     python -m leansvm.demo [--dataset magic] [--output models/magic.npz] [--report reports/magic.html]
-                           [--budget-seconds 60]
+                           [--budget-seconds 30]
 
 Runs exactly what ``leansvm fit magic -o ... --report ...`` runs: selects C
 and gamma, trains (exact, or budget models when the exact solver is estimated
@@ -26,8 +26,9 @@ def main(argv=None) -> int:
     parser.add_argument("--dataset", default="magic")
     parser.add_argument("--output", default=None, help="model path (default models/<dataset>.npz)")
     parser.add_argument("--report", default=None, help="report path (default reports/<dataset>.html)")
-    parser.add_argument("--budget-seconds", default="60",
-                        help="time budget for the exact solver (60; 'none' for no budget)")
+    parser.add_argument("--budget-seconds", default="30",
+                        help="time budget for the exact solver (30, and 90 s for the compression size "
+                             "search; 'none' for no budget)")
     parser.add_argument("--max-accuracy-drop", default="0.5", help="percentage points (0.5)")
     args = parser.parse_args(argv)
 

@@ -538,7 +538,8 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progr
 
 def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_accuracy, first_fraction=0.01,
                     max_iter=None, time_limit=None, random_state=0, log=None, progress=None, best=None,
-                    margin_sd=0.0, min_points=None, points_per_vector=POINTS_PER_VECTOR, per_class=VECTORS_PER_CLASS):
+                    margin_sd=0.0, min_points=None, points_per_vector=POINTS_PER_VECTOR, per_class=VECTORS_PER_CLASS,
+                    below=None):
     """Compressed models of ``reference`` (``leansvm.compress``), searching the smallest size that reaches
     ``target_accuracy`` on the validation part.
 
@@ -562,7 +563,10 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     ``min_points`` rows (default: all) and ``points_per_vector`` rows per
     compressed vector, so that larger models are not fitted to too few
     points (each vector has d + outputs parameters). The first size has at
-    least ``per_class`` vectors per class.
+    least ``per_class`` vectors per class. ``below``: no size at or above it is tried
+    (the #SV of the smallest model that already qualifies: a larger compressed one
+    could not be chosen; on magic with BSGD's refit, B = 199 qualified and sizes of 312
+    and more were tried for nothing).
     """
     log = log or _Log(False)
     compress = _optional("compress")
@@ -601,13 +605,14 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
     size = max(5, int(round(first_fraction * m)), per_class * n_classes if n_classes > 2 else 0)
     miss, hit, stopped = None, None, False
     with reuse_eigendecompositions():   # one K_SS eigendecomposition for all sizes (same candidates)
-        while size < m:
+        limit = m if below is None else min(m, below)
+        while size < limit:
             c = attempt(size)
             if c is not None and c.validation_accuracy >= c.required_accuracy - 1e-12:
                 hit = size
                 break
             miss, size = size, 2 * size
-            if size < m and out_of_time(2 * (c.fit_seconds if c is not None else 0.0)):
+            if size < limit and out_of_time(2 * (c.fit_seconds if c is not None else 0.0)):
                 stopped = True
                 break
         if hit is not None and miss is not None:
@@ -623,7 +628,9 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, target_acc
              f"(at least {min_points or X_fit.shape[0]}, {points_per_vector} per vector)"
              + (f"; {n_unconverged} optimisation(s) stopped at max_iter" if n_unconverged else "")
              + (f"; stopped before size {size}: the next size would pass the time limit of {time_limit:g} s"
-                if stopped else ""),
+                if stopped else "")
+             + (f"; no size from {below} on: a model of {below} SV already qualifies"
+                if below is not None and below < m and not stopped and hit is None else ""),
              time.perf_counter() - start)
     return out
 
@@ -918,9 +925,13 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
             target = best.validation_accuracy - max_accuracy_drop
             # the size search, and the refit after it, each stop at this many seconds
             compression_limit = None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds
+            # a compressed model is only worth trying below the smallest model that already qualifies
+            qualified = [c.n_support for c in candidates
+                         if c.validation_accuracy >= required_accuracy(c, best, max_accuracy_drop, margin_sd) - 1e-12]
             candidates += compress_models(reference, X_fit, y_fit, X_val, y_val, target,
                                           min_points=compression_points, time_limit=compression_limit,
-                                          random_state=random_state, log=log, best=best, margin_sd=margin_sd)
+                                          random_state=random_state, log=log, best=best, margin_sd=margin_sd,
+                                          below=min(qualified, default=None))
 
             chosen = choose_model(candidates, max_accuracy_drop, log, margin_sd)
             final = None
