@@ -35,7 +35,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.svm import SVC
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import finish_run  # noqa: E402
+from common import finish_run, libsvm_input  # noqa: E402
 
 from leansvm import datasets, fit_lean  # noqa: E402
 from leansvm.search import choose_cell  # noqa: E402
@@ -54,7 +54,7 @@ def grid_py(X, y, minutes, random_state=0):
     scores, start = {}, time.perf_counter()
     for k in order:
         C, g = cells[k]
-        scores[k] = cross_val_score(SVC(C=C, gamma=g, cache_size=500), X, y, cv=folds).mean()
+        scores[k] = cross_val_score(SVC(C=C, gamma=g, cache_size=500), libsvm_input(X), y, cv=folds).mean()
         if time.perf_counter() - start > 60 * minutes and len(scores) < len(cells):
             seconds = (time.perf_counter() - start) / len(scores) * len(cells)
             partial = max(scores, key=lambda k: (scores[k], -k))     # reported apart, marked partial
@@ -65,8 +65,8 @@ def grid_py(X, y, minutes, random_state=0):
 
 
 def exact(X, y, Xt, yt, C, gamma):
-    model = SVC(C=C, gamma=gamma, cache_size=500).fit(X, y)
-    return float(np.mean(model.predict(Xt) == yt)), int(model.n_support_.sum())
+    model = SVC(C=C, gamma=gamma, cache_size=500).fit(libsvm_input(X), y)     # int32 sparse indices (a9a)
+    return float(np.mean(model.predict(libsvm_input(Xt)) == yt)), int(model.n_support_.sum())
 
 
 def one(name, minutes):

@@ -329,16 +329,15 @@ class _Round:
                 for g, got in self.surface.items() for c, m, se, nsv in got]
 
     def ranked(self):
-        """The gammas best first: by their best mean accuracy, except that those within one standard
-        error of the round's best cell count as tied and go cheapest path first (on the small-gamma
-        ridge, accuracy within noise of the best costs many times the time: large C)."""
+        """The gammas best first, by their best mean accuracy; except that a gamma below the best one,
+        within one standard error of it and whose path took more than twice as long, goes last: on
+        the small-gamma ridge, accuracy within noise of the best costs many times the time (large C)."""
         top = {g: max(self.surface[g], key=lambda cell: cell[1]) for g in self.surface}
-        best = max(top.values(), key=lambda cell: cell[1])
-        seconds = {}
-        for g, _, t, _ in self.paths:
-            seconds[g] = t                       # the last run of each gamma's path
-        tied = {g for g, cell in top.items() if cell[1] >= best[1] - best[2]}
-        return sorted(self.surface, key=lambda g: (0, seconds[g]) if g in tied else (1, -top[g][1]))
+        best = max(top, key=lambda g: top[g][1])
+        seconds = {g: t for g, _, t, _ in self.paths}          # the last run of each gamma's path
+        slow = {g for g in top if g < best and top[g][1] >= top[best][1] - top[best][2]
+                and seconds[g] > 2 * seconds[best]}
+        return sorted(self.surface, key=lambda g: (g in slow, -top[g][1], g))
 
     def kept(self, keep):
         """The first ``keep`` fraction of the gammas (at least 2) in :meth:`ranked` order."""
