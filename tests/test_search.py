@@ -120,3 +120,15 @@ def test_a_time_limit_stops_halving_after_a_round():
     assert len(stopped.rounds) == 1 and stopped.rounds[0]["rows"] == 150
     assert "halving stopped after 150 rows" in stopped.stopped
     assert all(c.rows == 150 for c in stopped.final_cells())
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda X, y: (X, np.zeros_like(y)), "at least two classes"),
+    (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X), y), "NaN"),
+    (lambda X, y: (X, np.r_[y[:-2], 2, 2]), "fewer than the 5 folds"),
+    (lambda X, y: (X[:-1], y), "inconsistent"),
+])
+def test_bad_input_gets_a_clear_error(make, message):
+    X, y = stripes(n=60, count=2)
+    with pytest.raises(ValueError, match=message):
+        wide_search(*make(X, y), progress=False)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.validation import check_X_y
 
 from .estimators import per_sample_C
 from .kernels import Kernel, resolve_gamma
@@ -377,7 +378,13 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
     time x ``factor``^1.5) would exceed it; the choice is then the last round's (``stopped`` says so).
     """
     start = time.perf_counter()
-    y = np.asarray(y)
+    X, y = check_X_y(X, y, accept_sparse="csr")            # finite, 2-D, one label per row
+    classes, counts = np.unique(y, return_counts=True)
+    if classes.size < 2:
+        raise ValueError(f"wide_search needs at least two classes; y holds only {classes[0]!r}")
+    if counts.min() < n_folds:
+        raise ValueError(f"wide_search: class {classes[np.argmin(counts)]!r} has {counts.min()} row(s), fewer than "
+                         f"the {n_folds} folds")
     order = stratified_order(y, random_state)
     search = {"class_weight": class_weight, "n_folds": n_folds, "random_state": random_state, "kernel": kernel,
               "scale": resolve_gamma("scale", X), "C_step": C_step, "C_octaves": C_octaves,
