@@ -5,7 +5,7 @@ The pipeline is a chain of stages, each a function with one contract:
 1. :func:`summarize_data`          -- what the data is (sizes, classes, balance).
 2. :func:`split_validation`        -- a stratified hold-out part for every later choice.
 3. :func:`search_hyperparameters`  -- (C, gamma) by 5-fold cross-validation over
-   grid.py's ranges (:mod:`leansvm.search`: screened C paths, coarse-to-fine gamma,
+   grid.py's ranges (:mod:`leansvm.search`: warm-started C paths, coarse-to-fine gamma,
    successive halving over subsamples, edges that extend); a grid the caller gives
    goes to :func:`select_hyperparameters` (screened paths of ``leansvm.SVCCV``).
 4. :func:`estimate_exact_seconds`  -- the exact solver's time on all training
@@ -834,7 +834,7 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
     up to ``selection_size`` rows; the best cell by default; ``one_se`` > 0: the
     fewest support vectors within that many standard errors of the best cell. Not
     the default: on magic it moved to C = 2^15 on the small-gamma ridge (fewer SV
-    at larger C), and the exact fit took 144 s instead of about 10 s; the cheaper
+    at larger C), and the exact fit took 144 s instead of about 3 s; the cheaper
     model is chosen later, among trained models, by ``margin_sd``); ``Cs`` and/or ``gammas``
     given: that grid (the other axis: C in 1, 10, 100 or gamma 0.3, 1, 3 times
     'scale') on ``selection_size`` rows. ``class_weight`` (None, 'balanced' or a

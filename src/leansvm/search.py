@@ -8,10 +8,11 @@ times 5 folds, each from scratch. Here the same ranges (gamma as factors of
   (:func:`leansvm.solvers.path.iter_binary_path`) over C in steps of 2^1, safe
   screening (Ogawa et al.) off by default: with it, the same choices took
   1.0-1.4x the time (banana, page-blocks0, satimage, magic, wdbc; the
-  references cost more than they remove at steps of 2^1; BENCHMARKS.md); the folds advance in lockstep and the path stops once the
-  mean accuracy has clearly peaked (:func:`_peaked`), or when no sample is at
-  its bound: then the solution is the hard-margin one, the same for every
-  larger C.
+  references cost more than they remove at steps of 2^1; BENCHMARKS.md). The
+  folds advance in lockstep and the path stops by the rules of
+  :func:`_stop_reason` (accuracy clearly peaked, flat, dominated on the
+  small-gamma ridge, too costly), or when no sample is at its bound: then the
+  solution is the hard-margin one, the same for every larger C.
 * **Kernel rows are computed once** per (gamma, round) for all folds and
   one-vs-one pairs (:func:`leansvm.solvers.path.row_cache`); the inner
   products X X' once per round for every gamma (:func:`_gamma_cache`).
@@ -173,26 +174,28 @@ def _score_gamma(X, y, folds, fold_info, weights, log2_gamma, scale, log2_Cs, op
     gamma = scale * 2.0 ** log2_gamma
     cache = _gamma_cache(kernel_name, X, gamma, inner, options["cache_size"], options["tol"])
     Cs = 2.0 ** np.asarray(log2_Cs, float)
-    paths = []
+    paths, pair_weights = [], []          # per fold: one path and the C factors c_i per binary problem
     for (train, test), (classes, problems, _) in zip(folds, fold_info):
-        paths.append([iter_binary_path(X[train][idx], y_pm, Cs, cache.kernel, weights=weights[train][idx],
-                                       screening=options["screening"], tol=options["tol"], solver="auto",
+        rows = [np.asarray(train)[idx] for idx, _ in problems]
+        pair_weights.append([weights[r] for r in rows])
+        paths.append([iter_binary_path(X[r], y_pm, Cs, cache.kernel, weights=w, screening=options["screening"],
+                                       tol=options["tol"], solver="auto",
                                        solver_options={"cache_size": options["cache_size"], "max_iter": -1,
                                                        "working_set_size": None,
                                                        "random_state": options["random_state"]},
-                                       cache=cache, index=np.asarray(train)[idx])
-                      for idx, y_pm in problems])
+                                       cache=cache, index=r)
+                      for r, w, (_, y_pm) in zip(rows, pair_weights[-1], problems)])
     scores, means, fits, reason = [], [], 0, None
     for k, C in enumerate(Cs):
         accs, svs, bound = [], [], 0
-        for (train, test), (classes, problems, y_test), pair_paths in zip(folds, fold_info, paths):
-            points = [next(p) for p in pair_paths]
-            fold_fits = [pt.fit for pt in points]
+        for (train, test), (classes, problems, y_test), pair_paths, fold_weights in zip(folds, fold_info, paths,
+                                                                                        pair_weights):
+            fold_fits = [next(p).fit for p in pair_paths]
             accs.append(cached_accuracy(cache, train, test, problems, fold_fits, y_test, classes.size))
             in_sv = np.zeros(len(train), bool)
-            for (idx, _), f in zip(problems, fold_fits):
+            for (idx, _), f, w in zip(problems, fold_fits, fold_weights):
                 in_sv[idx[f.alpha > 0]] = True
-                bound += int(np.count_nonzero(f.alpha >= C * weights[train][idx] * (1 - 1e-12)))
+                bound += int(np.count_nonzero(f.alpha >= C * w * (1 - 1e-12)))
             svs.append(int(in_sv.sum()))
             fits += 1
         accs = np.asarray(accs)
