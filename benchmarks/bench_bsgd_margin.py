@@ -2,7 +2,7 @@
 
     python benchmarks/bench_bsgd_margin.py [--base 504a430]
 
-Loads ``src/leansvm/solvers/bsgd.py`` as it was at ``--base`` (git show) next to the current
+Loads ``src/leansvm/budget/bsgd.py`` as it was at ``--base`` (git show) next to the current
 one and runs the same SGD pass (same order, lookup merges) with each, back to back, twice,
 reporting the smaller CPU time of each (process time; the machine is shared) and their ratio.
 Only the per-step margin changed (reassociated dot products and a vectorisable exp), so the
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR, format_table, machine_info, write_json_atomic  # noqa: E402
 
 from leansvm import datasets  # noqa: E402
-from leansvm.solvers import bsgd as bsgd_new  # noqa: E402
+from leansvm.budget import bsgd as bsgd_new  # noqa: E402
 
 CASES = [("synth-200k", 519), ("synth-200k", 2596), ("checker-100k", 132), ("magic", 245), ("a9a", 569)]
 
@@ -35,9 +35,9 @@ CASES = [("synth-200k", 519), ("synth-200k", 2596), ("checker-100k", 132), ("mag
 def load_base(commit: str):
     """The solver module at ``commit`` (relative imports rewritten to absolute ones)."""
     root = Path(__file__).resolve().parents[1]
-    src = subprocess.run(["git", "show", f"{commit}:src/leansvm/solvers/bsgd.py"], cwd=root,
+    src = subprocess.run(["git", "show", f"{commit}:src/leansvm/budget/bsgd.py"], cwd=root,
                          check=True, capture_output=True, text=True).stdout
-    src = src.replace("from ..kernels import", "from leansvm.kernels import")
+    src = src.replace("from ..kernels import", "from leansvm.core.kernels import")
     path = Path(tempfile.mkdtemp(prefix="bsgd_base_")) / "bsgd_base.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("bsgd_base", path)

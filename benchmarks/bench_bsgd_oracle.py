@@ -18,7 +18,7 @@ criterion), not a usable method.
 
 The oracle is not in the library: this script copies ``src/leansvm`` to a
 temporary folder, inserts :data:`ORACLE_SOURCE` into the copy's
-``solvers/bsgd.py`` (each edit checks its anchor) and runs the copy in a
+``budget/bsgd.py`` (each edit checks its anchor) and runs the copy in a
 subprocess; the library itself runs in another subprocess, same seeds (same
 random order), one epoch, lookup merges, ``cascade='greedy'``.
 
@@ -94,7 +94,7 @@ def _oracle_first(SV, sv_sq, alpha, n_sv, m, gamma, solver, table, iterations, s
 
 '''
 
-#: (anchor in solvers/bsgd.py, replacement): the oracle's edits of the copy
+#: (anchor in budget/bsgd.py, replacement): the oracle's edits of the copy
 EDITS = [
     ("GREEDY_POOL = 10\n", "GREEDY_POOL = 1_000_000   # oracle: every candidate\n"),
     ("    r = _smallest(alpha, n_sv)\n    stats[ST_MAINT] += 1\n",
@@ -112,11 +112,11 @@ def oracle_copy(root: Path) -> Path:
     """A copy of the package with the oracle inserted; returns the folder to put on sys.path."""
     pkg = root / "leansvm"
     shutil.copytree(SRC, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    path = pkg / "solvers" / "bsgd.py"
+    path = pkg / "budget" / "bsgd.py"
     text = path.read_text()
     for anchor, replacement in EDITS:
         if text.count(anchor) != 1:
-            raise SystemExit(f"oracle edit: anchor {anchor!r} found {text.count(anchor)} times in solvers/bsgd.py")
+            raise SystemExit(f"oracle edit: anchor {anchor!r} found {text.count(anchor)} times in budget/bsgd.py")
         text = text.replace(anchor, replacement)
     path.write_text(text)
     return root

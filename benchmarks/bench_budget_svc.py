@@ -49,8 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR, format_table, libsvm_input, machine_info, markdown_table, write_json_atomic  # noqa: E402
 
 import leansvm  # noqa: E402
-from leansvm.kernels import Kernel  # noqa: E402
-from leansvm.solvers.budget_smo import kkt_intercept, largest_weights, solve_budget_smo  # noqa: E402
+from leansvm.core.kernels import Kernel  # noqa: E402
+from leansvm.budget.budget_smo import kkt_intercept, largest_weights, solve_budget_smo  # noqa: E402
 
 
 # -- heat map (section 5) ------------------------------------------------------------------------

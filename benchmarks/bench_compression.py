@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR, format_table, libsvm_input, machine_info, markdown_table, race, write_json_atomic  # noqa: E402
 
 from leansvm import compress, datasets  # noqa: E402
-from leansvm.compare import expansion_from_sklearn  # noqa: E402
+from leansvm.core.sklearn_svc import expansion_from_sklearn  # noqa: E402
 
 DATASETS = ("magic", "letter", "page-blocks0", "banana", "satimage", "a9a")
 FRACTIONS = (0.01, 0.02, 0.05, 0.10, 0.20)
@@ -286,7 +286,7 @@ def circle_figure(path, iterations=(0, 5, 10, 20, 50, 200)):
     import matplotlib.pyplot as plt
     from sklearn.svm import SVC as LibSVC
 
-    from leansvm.solvers import cvm
+    from leansvm.compression import cvm
 
     ds = datasets.load("circle")
     X = np.vstack([ds.X_train, ds.X_test])
@@ -446,7 +446,7 @@ def separate_vs_shared(name, fractions, max_iter):
     """Test accuracy of compressing each pair separately (total budget split over pairs) vs one shared pool."""
     from sklearn.svm import SVC as LibSVC
 
-    from leansvm.multiclass import ovo_pairs, predict_index
+    from leansvm.core.multiclass import ovo_pairs, predict_index
 
     ds = datasets.load(name)
     X, y, Xt, yt = ds.X_train, np.asarray(ds.y_train), ds.X_test, np.asarray(ds.y_test)

@@ -104,7 +104,7 @@ def bench_fit_budget(n: int, budget: int, chunk: int, workers: list[int], seeds:
     """Single-machine BSGD vs fit_budget (merge + projection, with and without the final pass),
     each over ``seeds`` (SGD order); wall seconds, client CPU and every chain's CPU seconds."""
     import dask.array as da
-    from leansvm.bsgd_classifier import BSGDClassifier
+    from leansvm.budget.bsgd_classifier import BSGDClassifier
 
     ds = datasets.load("checker-100k")
     rng = np.random.default_rng(0)

@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from leansvm import SVC, compress, datasets
-    from leansvm.solvers.cvm import reuse_eigendecompositions
+    from leansvm.compression.cvm import reuse_eigendecompositions
 
     ds = datasets.load(args.dataset)
     C = ds.C if args.C is None else args.C

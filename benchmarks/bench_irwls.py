@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import finish_run, format_table, libsvm_input  # noqa: E402
 
 from leansvm import SVC, datasets  # noqa: E402
-from leansvm.compare import libsvm_dual_objectives  # noqa: E402
+from leansvm.core.sklearn_svc import libsvm_dual_objectives  # noqa: E402
 
 QUICK = ["wdbc", "banana", "page-blocks0", "twonorm", "satimage"]
 COLUMNS = [("dataset", "dataset", "s"), ("n", "n", "d"), ("q", "q", "d"), ("shrinking", "shrink", ""),

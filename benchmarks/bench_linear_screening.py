@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import RESULTS_DIR, format_table, machine_info, write_json_atomic  # noqa: E402
 
-from leansvm.solvers.linear_screening import (fit_liblinear, linear_path, linear_reference, objective,  # noqa: E402
+from leansvm.paths.linear_screening import (fit_liblinear, linear_path, linear_reference, objective,  # noqa: E402
                                               screened_solve, solve_linear_cd)
 
 

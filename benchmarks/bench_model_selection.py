@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import finish_run, libsvm_input  # noqa: E402
 
 from leansvm import datasets, fit_lean  # noqa: E402
-from leansvm.search import choose_cell  # noqa: E402
+from leansvm.paths.search import choose_cell  # noqa: E402
 
 SETS = ["wdbc", "splice", "page-blocks0", "banana", "mushroom", "optdigits", "satimage", "twonorm",
         "penbased", "magic", "letter", "a9a", "synth-50k"]

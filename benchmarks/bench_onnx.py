@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR, format_table, libsvm_input, machine_info, race, write_json_atomic  # noqa: E402
 
 from leansvm import SVC, datasets  # noqa: E402
-from leansvm.compare import expansion_from_sklearn  # noqa: E402
+from leansvm.core.sklearn_svc import expansion_from_sklearn  # noqa: E402
 from leansvm.io import to_onnx  # noqa: E402
-from leansvm.multiclass import predict_index  # noqa: E402
+from leansvm.core.multiclass import predict_index  # noqa: E402
 
 DEFAULT_SETS = list(datasets.KEEL_NAMES)
 

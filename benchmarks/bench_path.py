@@ -47,10 +47,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR, format_table, libsvm_input, machine_info, write_json_atomic  # noqa: E402
 
 from leansvm import SVCCV, datasets, svm_path  # noqa: E402
-from leansvm.kernels import Kernel  # noqa: E402
-from leansvm.solvers.box_cd import solve_box_cd  # noqa: E402
-from leansvm.solvers.path import _reference  # noqa: E402
-from leansvm.solvers.screening import RULES, ScreeningReference, screen  # noqa: E402
+from leansvm.core.kernels import Kernel  # noqa: E402
+from leansvm.exact.box_cd import solve_box_cd  # noqa: E402
+from leansvm.paths.binary_path import _reference  # noqa: E402
+from leansvm.paths.screening import RULES, ScreeningReference, screen  # noqa: E402
 
 RATIOS = (0.5, 0.9, 0.99)
 

@@ -40,9 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR, format_table, machine_info, write_json_atomic  # noqa: E402
 
 from leansvm import datasets  # noqa: E402
-from leansvm.kernels import Kernel  # noqa: E402
-from leansvm.solvers import path as path_module  # noqa: E402
-from leansvm.solvers.screening import ScreeningResult  # noqa: E402
+from leansvm.core.kernels import Kernel  # noqa: E402
+from leansvm.paths import binary_path as path_module  # noqa: E402
+from leansvm.paths.screening import ScreeningResult  # noqa: E402
 
 CS = np.logspace(-2, 2, 20)
 

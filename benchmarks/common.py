@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from leansvm import KernelExpansion
 from leansvm.io import atomic_write
-from leansvm.multiclass import predict_index
+from leansvm.core.multiclass import predict_index
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 

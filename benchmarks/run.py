@@ -57,9 +57,9 @@ from common import (  # noqa: E402
 
 import leansvm  # noqa: E402
 from leansvm import datasets  # noqa: E402
-from leansvm.compare import dual_objectives  # noqa: E402
-from leansvm.compare import expansion_from_sklearn as libsvm_expansion  # noqa: E402
-from leansvm.kernels import Kernel  # noqa: E402
+from leansvm.core.sklearn_svc import dual_objectives  # noqa: E402
+from leansvm.core.sklearn_svc import expansion_from_sklearn as libsvm_expansion  # noqa: E402
+from leansvm.core.kernels import Kernel  # noqa: E402
 
 QUICK = ("wdbc", "banana", "page-blocks0", "twonorm", "satimage")
 PREDICT_ONLY = ("magic", "letter", "a9a")

@@ -8,7 +8,7 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
-from leansvm.compare import libsvm_dual_objectives  # noqa: F401  (re-exported for the tests)
+from leansvm.core.sklearn_svc import libsvm_dual_objectives  # noqa: F401  (re-exported for the tests)
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -2,7 +2,7 @@
 
 A new estimator joins every check by adding ONE line to ``CASES``::
 
-    Case("leansvm.bsgd_classifier:BSGDClassifier", dict(budget=20, max_iter=3, random_state=0)),
+    Case("leansvm.budget.bsgd_classifier:BSGDClassifier", dict(budget=20, max_iter=3, random_state=0)),
 
 ``params`` are the constructor arguments used by the tests: keep them small
 (small budgets, few epochs) so that scikit-learn's ~60 checks stay fast.
@@ -72,18 +72,18 @@ class Case:
 
 
 CASES = [
-    Case("leansvm.estimators:SVC", dict(), dict(SOLVER_TOLERANCE)),
-    Case("leansvm.estimators:SVC", dict(multiclass="ovr"), dict(SOLVER_TOLERANCE), id="SVC-ovr"),
-    Case("leansvm.compression:CompressedSVC",
+    Case("leansvm.exact.svc:SVC", dict(), dict(SOLVER_TOLERANCE)),
+    Case("leansvm.exact.svc:SVC", dict(multiclass="ovr"), dict(SOLVER_TOLERANCE), id="SVC-ovr"),
+    Case("leansvm.compression.compressed_svc:CompressedSVC",
          dict(estimator=SVC(random_state=0), ratio=0.5, max_iter=10, random_state=0)),
-    Case("leansvm.budget_svc:BudgetSVC", dict(budget=10), {**SOLVER_TOLERANCE, **BUDGET_PRUNING}),
-    Case("leansvm.budget_svc:BudgetSVC", dict(budget=10, norm="l2"), {**SOLVER_TOLERANCE, **BUDGET_PRUNING},
+    Case("leansvm.budget.budget_svc:BudgetSVC", dict(budget=10), {**SOLVER_TOLERANCE, **BUDGET_PRUNING}),
+    Case("leansvm.budget.budget_svc:BudgetSVC", dict(budget=10, norm="l2"), {**SOLVER_TOLERANCE, **BUDGET_PRUNING},
          id="BudgetSVC-l2"),
-    Case("leansvm.bsgd_classifier:BSGDClassifier", dict(budget=10, epochs=2, random_state=0)),
-    Case("leansvm.bsgd_classifier:BSGDClassifier",
+    Case("leansvm.budget.bsgd_classifier:BSGDClassifier", dict(budget=10, epochs=2, random_state=0)),
+    Case("leansvm.budget.bsgd_classifier:BSGDClassifier",
          dict(budget=10, epochs=2, maintenance="removal", multiclass="ovo", random_state=0),
          id="BSGDClassifier-removal-ovo"),
-    Case("leansvm.model_selection:SVCCV", dict(Cs=(0.1, 1.0, 10.0), cv=2), dict(SOLVER_TOLERANCE),
+    Case("leansvm.paths.model_selection:SVCCV", dict(Cs=(0.1, 1.0, 10.0), cv=2), dict(SOLVER_TOLERANCE),
          min_class_size=2),
 ]
 

@@ -2,7 +2,7 @@
 
     python tests/sigint_at.py STAGE [leansvm arguments ...]
 
-Runs the command exactly as the console script does (``leansvm.interrupts.run_command``), after
+Runs the command exactly as the console script does (``leansvm.command.run_command``), after
 arranging for ``os.kill(getpid(), SIGINT)`` at STAGE, so that no test depends on timing:
 
 * ``none``: no signal (the control run);
@@ -102,9 +102,9 @@ def in_compiled_calls():
             return compiled(*args)
         return wrapper
 
-    for module_name, name in (("leansvm.solvers.box_cd", "_greedy_cd_cached"),
-                              ("leansvm.solvers.irwls", "solve_chunk"),
-                              ("leansvm.solvers.bsgd", "_sgd_pass")):
+    for module_name, name in (("leansvm.exact.box_cd", "_greedy_cd_cached"),
+                              ("leansvm.exact.irwls", "solve_chunk"),
+                              ("leansvm.budget.bsgd", "_sgd_pass")):
         module = importlib.import_module(module_name)
         setattr(module, name, signalling(getattr(module, name)))
 
@@ -133,7 +133,9 @@ def at_write():
             once()
             yield f
 
-    io.atomic_write = contextlib.contextmanager(atomic_write)
+    patched = contextlib.contextmanager(atomic_write)
+    for module in (io, io.files, io.libsvm, io.native):      # every name the writers call it by
+        module.atomic_write = patched
 
 
 STAGES = {
@@ -149,7 +151,7 @@ STAGES = {
 
 if __name__ == "__main__":
     stage, argv = sys.argv[1], sys.argv[2:]
-    from leansvm.interrupts import run_command   # standard library only: nothing heavy yet
+    from leansvm.command import run_command   # standard library only: nothing heavy yet
 
     STAGES[stage]()
     sys.argv = ["leansvm"] + argv

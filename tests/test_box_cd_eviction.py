@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_moons
 
-from leansvm.kernels import Kernel
-from leansvm.solvers.box_cd import solve_box_cd_cached
-from leansvm.solvers.path import row_cache
+from leansvm.core.kernels import Kernel
+from leansvm.exact.box_cd import solve_box_cd_cached
+from leansvm.paths.binary_path import row_cache
 
 
 def _exact_margins(kernel, X, y, alpha):

@@ -3,7 +3,7 @@
 import numpy as np
 from scipy.optimize import minimize
 
-from leansvm.solvers.irwls_subproblem import box_pair_step
+from leansvm.exact.irwls_subproblem import box_pair_step
 
 
 def _objective(d, g, Q):

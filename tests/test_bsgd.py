@@ -8,7 +8,7 @@ from sklearn.preprocessing import StandardScaler
 
 from leansvm import SVC, BSGDClassifier
 from leansvm.io import load_libsvm_model, load_model, save_libsvm_model, save_model
-from leansvm.solvers import bsgd
+from leansvm.budget import bsgd, bsgd_crammer_singer
 
 GAMMA = 0.5
 
@@ -371,7 +371,7 @@ def _feature_space_vector_degradation(ai, aj, xi, xj, h, gamma):
 
 
 def test_vector_merge_degradation_and_h():
-    from leansvm.solvers import bsgd_crammer_singer as cs
+    from leansvm.budget import bsgd_crammer_singer as cs
     rng = np.random.default_rng(22)
     for _ in range(40):
         xi, xj = rng.normal(size=(2, 3)) * 0.7
@@ -419,7 +419,7 @@ def test_crammer_singer_compiled_loop_matches_python_reference():
     lam = 1.0 / (len(y) * 10.0)
     ref_sv, ref_w = _reference_crammer_singer(X, y, order, lam, 10, 3)
     cfg = bsgd.BudgetConfig(budget=10, maintenance="removal", gamma=GAMMA)
-    state = bsgd.sgd_pass(bsgd.BudgetState.empty(3, lam, n_classes=3), X, y, order, cfg)
+    state = bsgd_crammer_singer.sgd_pass(bsgd.BudgetState.empty(3, lam, n_classes=3), X, y, order, cfg)
     np.testing.assert_allclose(state.alpha, ref_w, rtol=1e-9, atol=1e-9 * np.abs(ref_w).max())
     np.testing.assert_allclose(state.support_vectors, ref_sv)
 

@@ -10,9 +10,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC as SkSVC
 
 from leansvm import BudgetSVC, io
-from leansvm.compare import dual_objectives
-from leansvm.kernels import Kernel
-from leansvm.solvers.budget_smo import (interpolation_norm, largest_weights, max_violation, primal_loss,
+from leansvm.core.sklearn_svc import dual_objectives
+from leansvm.core.kernels import Kernel
+from leansvm.budget.budget_smo import (interpolation_norm, largest_weights, max_violation, primal_loss,
                                         refit_intercept, solve_budget_smo, violation_and_scale)
 
 from .conftest import libsvm_dual_objectives

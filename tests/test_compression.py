@@ -12,11 +12,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from leansvm import SVC, CompressedSVC, compress, compression
+from leansvm import SVC, CompressedSVC, compress
+
+from leansvm.compression import compressed_svc as compression
 from leansvm.io import load_libsvm_model, load_model, save_libsvm_model, save_model
-from leansvm.kernels import Kernel
-from leansvm.multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense
-from leansvm.solvers import cvm
+from leansvm.core.kernels import Kernel
+from leansvm.core.multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense
+from leansvm.compression import cvm
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 

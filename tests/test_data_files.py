@@ -30,7 +30,7 @@ def test_auto_reads_a_zero_based_file_as_its_one_based_twin(twins):
     np.testing.assert_array_equal(X0.toarray(), X1.toarray())   # the same numbers, the same columns
     np.testing.assert_allclose(X1.toarray(), X, rtol=1e-15)     # (dump_svmlight_file writes %.16g)
     np.testing.assert_array_equal(y0, y1)
-    assert any(io.ZERO_BASED_NOTE in note for note in notes)
+    assert any(io.svmlight.ZERO_BASED_NOTE in note for note in notes)
 
 
 def test_explicit_base_overrides_the_detection(twins, tmp_path):

@@ -148,7 +148,7 @@ def checker(n, seed):
 
 def project_in_memory(state, union, gamma):
     """Coefficients on state's vectors closest in the RKHS to the union's function (least squares)."""
-    from leansvm.kernels import Kernel
+    from leansvm.core.kernels import Kernel
 
     K = Kernel("rbf", gamma)
     Z = state.support_vectors
@@ -161,8 +161,8 @@ def reference_fit_budget(X, y, chunk, n_models, budget, random_state, final_bloc
     a final partial_fit pass over randomly chosen blocks."""
     import copy
 
-    from leansvm.bsgd_classifier import BSGDClassifier
-    from leansvm.solvers.bsgd import BudgetState
+    from leansvm.budget.bsgd_classifier import BSGDClassifier
+    from leansvm.budget.bsgd import BudgetState
 
     blocks = [(X[a:a + chunk], y[a:a + chunk]) for a in range(0, X.shape[0], chunk)]
     rng = np.random.RandomState(random_state)
@@ -190,9 +190,9 @@ def reference_fit_budget(X, y, chunk, n_models, budget, random_state, final_bloc
 def test_projection_after_merging_is_the_least_squares_fit():
     """The merged vectors' coefficients re-solved: closest to the union in the RKHS, never farther
     than the merged coefficients."""
-    from leansvm.bsgd_classifier import BSGDClassifier
-    from leansvm.kernels import Kernel
-    from leansvm.solvers.bsgd import BudgetState
+    from leansvm.budget.bsgd_classifier import BSGDClassifier
+    from leansvm.core.kernels import Kernel
+    from leansvm.budget.bsgd import BudgetState
 
     X, y = checker(2000, 4)
     parts = [BSGDClassifier(budget=30, C=100.0, gamma=2.0, random_state=r).fit(X[r::2], y[r::2]).states_[0]
@@ -217,7 +217,7 @@ def test_projection_after_merging_is_the_least_squares_fit():
 
 
 def test_fit_budget_equals_in_memory_reference_and_nears_single_machine(client):
-    from leansvm.bsgd_classifier import BSGDClassifier
+    from leansvm.budget.bsgd_classifier import BSGDClassifier
 
     X, y = checker(6000, 0)
     Xt, yt = checker(3000, 1)
@@ -243,7 +243,7 @@ def test_fit_budget_equals_in_memory_reference_and_nears_single_machine(client):
 @pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
 def test_fit_budget_multiclass_nears_single_machine(client, multiclass):
     """Three classes: every binary problem merged, projected and passed over once more."""
-    from leansvm.bsgd_classifier import BSGDClassifier
+    from leansvm.budget.bsgd_classifier import BSGDClassifier
 
     X, y = problem(3, n=4000, seed=8)
     Xt, yt, X, y = X[3000:], y[3000:], X[:3000], y[:3000]

@@ -53,3 +53,19 @@ def test_mkdocs_build_is_strict_clean(tmp_path):
     assert "WARNING" not in run.stderr, run.stderr[-3000:]
     html = (tmp_path / "site" / "reference" / "estimators" / "index.html").read_text()
     assert "working_set_size" in html          # rendered from SVC's docstring
+
+
+STANDALONE = [ROOT / "README.md", ROOT / "BENCHMARKS.md", ROOT / "RELIABILITY.md", *sorted(DOCS.rglob("*.md"))]
+
+
+@pytest.mark.parametrize("page", STANDALONE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_document_points_outside_the_repository(page):
+    """A clone has no ``../shared`` (issue 20): no link or path may leave the repository, and every
+    relative link must name a file of the repository."""
+    text = page.read_text()
+    assert not re.search(r"\.\./shared|/work/|\bshared/(?:papers|benchmarks\.md|DESIGN\.md)", text)
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if re.match(r"[a-z]+:", target):          # http:, https:, mailto:
+            continue
+        resolved = (page.parent / target).resolve()
+        assert resolved.is_relative_to(ROOT) and resolved.exists(), f"{page.name}: broken link {target}"

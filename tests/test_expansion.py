@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from leansvm.expansion import KernelExpansion
-from leansvm.kernels import Kernel
-from leansvm.multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense, ovo_pairs
+from leansvm.core.expansion import KernelExpansion
+from leansvm.core.kernels import Kernel
+from leansvm.core.multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense, ovo_pairs
 
 
 def _explicit(sv, coef, intercept, kernel, X):

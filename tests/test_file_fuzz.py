@@ -61,7 +61,7 @@ def native_arrays():
     out = {}
     for name, model in MODELS.items():
         buf = pyio.BytesIO()
-        arrays, meta = io._native_arrays(model)
+        arrays, meta = io.native._native_arrays(model)
         np.savez(buf, metadata=np.array(json.dumps(meta)), **arrays)
         out[name] = (arrays, meta, buf.getvalue())
     return out

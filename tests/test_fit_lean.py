@@ -9,7 +9,8 @@ from sklearn.datasets import dump_svmlight_file, make_blobs, make_moons
 
 import leansvm
 from leansvm import cli, io
-from leansvm.lean import (Candidate, LandmarkSVC, choose_model, fit_lean, format_table, save_result_model,
+from leansvm.budget.landmark_svc import LandmarkSVC
+from leansvm.lean import (Candidate, choose_model, fit_lean, format_table, save_result_model,
                           select_hyperparameters)
 from leansvm.report import render_report
 
@@ -143,7 +144,7 @@ def test_selection_avoids_a_useless_gamma():
 
 def test_screened_path_search_is_wired_in(monkeypatch):
     """With issue 4's SVCCV / svm_path: the surface is SVCCV's scores in (gamma, C) layout."""
-    model_selection = pytest.importorskip("leansvm.model_selection")
+    model_selection = pytest.importorskip("leansvm.paths.model_selection")
     from leansvm.lean import screening_along_path
 
     monkeypatch.setattr(leansvm, "SVCCV", model_selection.SVCCV, raising=False)
@@ -337,7 +338,7 @@ def test_size_search_reuses_one_eigendecomposition_and_gets_the_same_models(moon
     import scipy.linalg
 
     from leansvm import SVC, compress
-    from leansvm.solvers import cvm
+    from leansvm.compression import cvm
 
     X, y, _, _ = moons
     full = SVC(C=10.0, gamma=2.0).fit(X, y)
@@ -362,7 +363,7 @@ def test_size_search_reuses_one_eigendecomposition_and_gets_the_same_models(moon
 
 
 def test_default_search_is_the_wide_search_with_balanced_class_weights(tmp_path):
-    """No grid given: the wide search (leansvm.search) picks (C, gamma) on every training row; with
+    """No grid given: the wide search (leansvm.paths.search) picks (C, gamma) on every training row; with
     class_weight='balanced' the search, the exact models and LIBSVM's reference weigh C per class;
     the report draws the searched cells; the CLI takes --class-weight balanced."""
     X, y = make_blobs([300, 40], centers=[[0, 0], [1.5, 1.5]], cluster_std=1.0, random_state=1)

@@ -16,9 +16,9 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-import leansvm.solvers.irwls as irwls
+import leansvm.exact.irwls as irwls
 from leansvm import SVC, io
-from leansvm.validation import fit_transaction, is_fitted_attribute
+from leansvm.core.validation import fit_transaction, is_fitted_attribute
 
 from .estimators_under_test import CASES
 
@@ -413,17 +413,17 @@ def test_keyboard_interrupt_inside_the_solver_leaves_svc_unfitted(monkeypatch, r
 @each_case
 def test_keyboard_interrupt_late_in_any_fit_leaves_it_unfitted(case, monkeypatch):
     """The interrupt arrives while the final expansion is built: after the solver, before the estimator is set."""
-    import leansvm.expansion
+    import leansvm.core.expansion
 
     X, y = _blobs(n=60, n_classes=3)
     est = _quiet_fit(case.make(), X, y)           # fitted before: the failed refit must not keep it
-    original = leansvm.expansion.KernelExpansion.__init__
+    original = leansvm.core.expansion.KernelExpansion.__init__
 
     def interrupted(self, *args, **kwargs):
         original(self, *args, **kwargs)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(leansvm.expansion.KernelExpansion, "__init__", interrupted)
+    monkeypatch.setattr(leansvm.core.expansion.KernelExpansion, "__init__", interrupted)
     with pytest.raises(KeyboardInterrupt):
         est.fit(X, y)
     _assert_unfitted(est)
@@ -475,7 +475,7 @@ def test_interrupted_command_keeps_the_previous_model(tmp_path, monkeypatch, com
             "compress": ["compress", "-q", "--n-sv", "4", "--max-iter", "3", str(source), str(path)]}[command]
     before = sorted(os.listdir(tmp_path))
 
-    real_lines, real_savez = io._sv_lines, np.savez_compressed
+    real_lines, real_savez = io.libsvm._sv_lines, np.savez_compressed
 
     def lines_then_fail(*args):
         for i, line in enumerate(real_lines(*args)):
@@ -488,7 +488,7 @@ def test_interrupted_command_keeps_the_previous_model(tmp_path, monkeypatch, com
         f.write(b"partial")
         raise fault("interrupted while writing")
 
-    monkeypatch.setattr(io, "_sv_lines", lines_then_fail)
+    monkeypatch.setattr(io.libsvm, "_sv_lines", lines_then_fail)
     monkeypatch.setattr(np, "savez_compressed", savez_then_fail)
     try:
         status = main(argv)
@@ -545,7 +545,7 @@ def test_same_random_state_gives_bit_identical_models(case):
 
 def test_compressed_svc_random_state_fixes_its_default_base_model():
     """Its default base SVC() gets no random_state; the compressed model must still be reproducible."""
-    from leansvm.compression import CompressedSVC
+    from leansvm.compression.compressed_svc import CompressedSVC
 
     X, y = _blobs(n=120, n_classes=3, spread=2.0)
     first = _expansion_arrays(_quiet_fit(CompressedSVC(ratio=0.5, max_iter=10, random_state=7), X, y))

@@ -13,7 +13,8 @@ from sklearn.preprocessing import MinMaxScaler
 from threadpoolctl import threadpool_limits
 
 from leansvm import SVC
-from leansvm.io import (DENSE_FRACTION, load_libsvm_model, load_model, load_svmlight,
+from leansvm.core.expansion import DENSE_FRACTION
+from leansvm.io import (load_libsvm_model, load_model, load_svmlight,
                         save_libsvm_model, save_model)
 
 svmutil = pytest.importorskip("libsvm.svmutil")
@@ -405,7 +406,7 @@ def test_declared_counts_never_allocate(model_text, tmp_path):
 
 # -- atomic writes ---------------------------------------------------------------------
 def test_failed_libsvm_write_keeps_previous_file(iris, tmp_path, monkeypatch):
-    import leansvm.io as lio
+    import leansvm.io.libsvm as lio
 
     X, y, _, _ = iris
     est = _fit(X, y, gamma=0.5)

@@ -6,9 +6,9 @@ import scipy.optimize
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
-from leansvm.kernels import Kernel
-from leansvm.solvers.box_cd import box_start
-from leansvm.solvers.irwls import box_violation, solve_irwls
+from leansvm.core.kernels import Kernel
+from leansvm.exact.box_cd import box_start
+from leansvm.exact.irwls import box_violation, solve_irwls
 
 
 @pytest.fixture(scope="module")

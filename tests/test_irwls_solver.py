@@ -6,9 +6,9 @@ from sklearn.datasets import make_classification
 from sklearn.svm import SVC as LibSVC
 
 from leansvm import SVC
-from leansvm.kernels import Kernel, KernelRowCache
-from leansvm.solvers import irwls
-from leansvm.solvers.irwls import _select_working_set, max_violation, solve_irwls
+from leansvm.core.kernels import Kernel, KernelRowCache
+from leansvm.exact import irwls
+from leansvm.exact.irwls import _select_working_set, max_violation, solve_irwls
 
 from .conftest import libsvm_dual_objectives
 

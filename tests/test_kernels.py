@@ -3,7 +3,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from leansvm.kernels import Kernel, KernelRowCache, resolve_gamma
+from leansvm.core.kernels import Kernel, KernelRowCache, resolve_gamma
 
 PARAMS = [
     ("linear", {}),

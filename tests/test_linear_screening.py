@@ -14,7 +14,7 @@ from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
-from leansvm.solvers.linear_screening import (fit_liblinear, linear_path, linear_reference, objective,
+from leansvm.paths.linear_screening import (fit_liblinear, linear_path, linear_reference, objective,
                                               screen_linear, screened_solve, solve_linear_cd)
 
 from .conftest import SHARED_DATA

@@ -88,9 +88,9 @@ def test_bad_input(data):
 
 def test_cached_scores_equal_the_models_scores():
     """SVCCV's scores from the shared kernel rows equal scikit-learn's scorer on the path's models."""
-    from leansvm.kernels import Kernel
-    from leansvm.model_selection import _cached_accuracy
-    from leansvm.solvers.path import row_cache
+    from leansvm.core.kernels import Kernel
+    from leansvm.paths.model_selection import _cached_accuracy
+    from leansvm.paths.binary_path import row_cache
     X, y = make_classification(n_samples=240, n_features=6, n_informative=4, n_classes=3, n_clusters_per_class=1,
                                random_state=1)
     test = np.arange(0, 240, 3)

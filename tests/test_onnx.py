@@ -9,11 +9,11 @@ from sklearn.preprocessing import StandardScaler
 
 import leansvm
 from leansvm import datasets
-from leansvm.expansion import KernelExpansion
+from leansvm.core.expansion import KernelExpansion
 from leansvm.io import save_model, to_onnx
-from leansvm.kernels import Kernel
-from leansvm.multiclass import ovo_pairs
-from leansvm.onnx_export import svm_classifier_layout
+from leansvm.core.kernels import Kernel
+from leansvm.core.multiclass import ovo_pairs
+from leansvm.io.onnx import svm_classifier_layout
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")

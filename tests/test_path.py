@@ -5,8 +5,8 @@ import pytest
 from sklearn.datasets import make_classification
 
 from leansvm import svm_path
-from leansvm.kernels import Kernel
-from leansvm.solvers.path import binary_path
+from leansvm.core.kernels import Kernel
+from leansvm.paths.binary_path import binary_path
 
 from .test_screening import exact_box_qp, gram
 
@@ -101,7 +101,7 @@ def test_bad_arguments(binary):
 
 @pytest.mark.parametrize("bias", ["augmented", "none"])
 def test_box_cd_solver_reaches_the_exact_optimum(binary, bias):
-    from leansvm.solvers.box_cd import solve_box_cd
+    from leansvm.exact.box_cd import solve_box_cd
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     Q = gram(X, y, kernel, augmented=bias == "augmented")
@@ -124,8 +124,8 @@ def test_box_cd_solver_reaches_the_exact_optimum(binary, bias):
 
 
 def test_reference_from_solver_margins_equals_recomputed(binary):
-    from leansvm.solvers.box_cd import solve_box_cd
-    from leansvm.solvers.screening import ScreeningReference
+    from leansvm.exact.box_cd import solve_box_cd
+    from leansvm.paths.screening import ScreeningReference
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     fixed = np.arange(y.size) < 20
@@ -156,9 +156,9 @@ def test_path_command_prints_the_per_C_table(binary, tmp_path, capsys):
 
 
 def test_start_margins_from_the_reference_are_exact(binary):
-    from leansvm.solvers.box_cd import solve_box_cd
-    from leansvm.solvers.path import start_margins
-    from leansvm.solvers.screening import ScreeningReference
+    from leansvm.exact.box_cd import solve_box_cd
+    from leansvm.paths.binary_path import start_margins
+    from leansvm.paths.screening import ScreeningReference
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     fit = solve_box_cd(X, y, np.full(y.size, 0.5), kernel)
@@ -174,8 +174,8 @@ def test_start_margins_from_the_reference_are_exact(binary):
 def test_rescaled_margins_without_a_reference_are_exact(binary):
     """The warm start's margins when no screening reference was built: the bounded SVs' part scales
     with C (product over the free SVs only), then the screened samples' columns."""
-    from leansvm.solvers.box_cd import solve_box_cd
-    from leansvm.solvers.path import _rescaled_margins
+    from leansvm.exact.box_cd import solve_box_cd
+    from leansvm.paths.binary_path import _rescaled_margins
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     fit = solve_box_cd(X, y, np.full(y.size, 0.5), kernel, tol=1e-6)
@@ -196,7 +196,7 @@ def test_rescaled_margins_without_a_reference_are_exact(binary):
 def test_cached_solver_on_a_subset_of_shared_rows(binary, cache_mb, shrinking):
     """The descent on a shared row cache (rows over a larger set, the problem a subset of them)
     reaches the exact optimum, with rows evicted and fetched again (tiny cache) or shrinking."""
-    from leansvm.solvers.box_cd import PathKernelCache, solve_box_cd_cached
+    from leansvm.exact.box_cd import PathKernelCache, solve_box_cd_cached
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     rng = np.random.default_rng(0)
@@ -231,7 +231,7 @@ def test_compact_shrinking_out_of_steps_warns_and_stays_feasible(binary):
     margins (the shrunk gradients restored)."""
     from sklearn.exceptions import ConvergenceWarning
 
-    from leansvm.solvers.box_cd import PathKernelCache, solve_box_cd_cached
+    from leansvm.exact.box_cd import PathKernelCache, solve_box_cd_cached
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     cache = PathKernelCache(kernel, X, 50.0, np.float64)
@@ -263,7 +263,7 @@ def test_auto_solver_hands_over_to_irwls_with_the_same_optima(binary, monkeypatc
     costs less than the last CD solve keeps IRWLS for every later C; one that costs more (CD
     made nearly free) goes back to CD for good, as no later CD solve costs more than the trial.
     The optima, the margins the next screening reference reads, and the screening stay exact."""
-    import leansvm.solvers.path as path_module
+    import leansvm.paths.binary_path as path_module
     monkeypatch.setattr(path_module, "IRWLS_PRIOR_CHUNKS", 0)
     monkeypatch.setattr(path_module, "CD_VISIT_NS", cd_visit_ns)
     monkeypatch.setattr(path_module, "SHRINK_MIN_ACTIVE", shrink_min)
@@ -286,7 +286,7 @@ def test_auto_solver_hands_over_to_irwls_with_the_same_optima(binary, monkeypatc
 
 
 def test_large_problems_get_the_large_irwls_working_set_unless_one_is_given(binary, monkeypatch):
-    import leansvm.solvers.path as path_module
+    import leansvm.paths.binary_path as path_module
     seen = []
     real = path_module.solve_irwls
 
@@ -337,7 +337,7 @@ def test_whole_row_outputs_equal_the_gathered_ones(binary, cache_mb):
     """KernelRowCache.outputs over every column in order (no column gather) gives exactly what
     the gathered sum gives (two halves of the columns), with rows evicted between batches too
     (tiny cache)."""
-    from leansvm.solvers.box_cd import PathKernelCache
+    from leansvm.exact.box_cd import PathKernelCache
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     rng = np.random.default_rng(0)

@@ -179,7 +179,7 @@ def data_file(tmp_path):
 
 
 def test_cli_path_interrupted_gives_message_and_status_130(data_file, capsys, monkeypatch):
-    import leansvm.model_selection as model_selection
+    import leansvm.paths.model_selection as model_selection
 
     real = model_selection.binary_path
 

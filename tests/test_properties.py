@@ -23,7 +23,7 @@ from hypothesis.extra.numpy import arrays
 from sklearn.exceptions import ConvergenceWarning
 
 from leansvm import SVC, Kernel, KernelExpansion, io
-from leansvm.multiclass import dense_from_libsvm_coef, ovo_pairs, predict_index
+from leansvm.core.multiclass import dense_from_libsvm_coef, ovo_pairs, predict_index
 
 #: Deterministic in the test suite (the same examples every run, no flaky CI); set
 #: LEANSVM_EXPLORE=500 to search 500 fresh random examples per property instead.

@@ -12,7 +12,7 @@ from sklearn import svm
 
 import leansvm
 from leansvm import datasets
-from leansvm.compare import libsvm_dual_objectives
+from leansvm.core.sklearn_svc import libsvm_dual_objectives
 
 DATASETS = ["wdbc", "page-blocks0", "twonorm", "satimage", "banana", "magic"]
 

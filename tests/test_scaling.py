@@ -12,7 +12,7 @@ from sklearn.preprocessing import MaxAbsScaler, StandardScaler
 
 from leansvm import fit_lean, io
 from leansvm.cli import main
-from leansvm.scaling import FeatureScaler
+from leansvm.preprocessing.scaling import FeatureScaler
 
 
 @pytest.fixture(scope="module")

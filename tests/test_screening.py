@@ -15,9 +15,9 @@ import pytest
 from scipy.optimize import minimize
 from sklearn.datasets import make_classification
 
-from leansvm.kernels import Kernel
-from leansvm.solvers.irwls import solve_irwls
-from leansvm.solvers.screening import RULES, ScreeningReference, ball1, ball2, bounds, screen
+from leansvm.core.kernels import Kernel
+from leansvm.exact.irwls import solve_irwls
+from leansvm.paths.screening import RULES, ScreeningReference, ball1, ball2, bounds, screen
 
 from .conftest import SHARED_DATA
 
@@ -259,7 +259,7 @@ def _libsvm_dual(K, y, C, tol):
 def test_gap_rule_is_safe_with_the_unregularised_bias():
     """>= 200 cases: LIBSVM's formulation (y'a = 0); references at C_ref <= C solved loosely (tol 1e-2 and
     1e-3), and the current C's own loose solutions (dynamic screening); exact optimum from LIBSVM at 1e-10."""
-    from leansvm.solvers.screening import gap_screen, gap_screen_from_reference
+    from leansvm.paths.screening import gap_screen, gap_screen_from_reference
     n_cases = n_screened = 0
     for name, X, y in _problems():
         for kernel in KERNELS:
@@ -287,7 +287,7 @@ def test_gap_rule_is_safe_with_the_unregularised_bias():
 
 
 def test_gap_rule_box_formulation_is_safe_and_finds_the_b_interval():
-    from leansvm.solvers.screening import gap_bounds, gap_screen
+    from leansvm.paths.screening import gap_bounds, gap_screen
     for name, X, y in _problems()[:3]:
         kernel = Kernel("rbf", gamma=0.3)
         Q = gram(X, y, kernel)

@@ -4,7 +4,7 @@ The path caches kernel rows in float32, computed from float32 data by a float32
 GEMM (``PathKernelCache``). Their error is not 2^-23 relative to k: for RBF it
 is ~ gamma x u x ||x||^2 x features (7.7e-6 on satimage's rows, 64 x 2^-23).
 ``PathKernelCache.entry_error`` bounds it; every margin the rules read is then
-off by at most that x sum a~, and :func:`leansvm.solvers.screening.bounds`
+off by at most that x sum a~, and :func:`leansvm.paths.screening.bounds`
 widens the BT1 / BT2 / IT bounds by what such errors can move them.
 
 Safety tolerance (stated): as ``test_screening``: a sample screened into R must
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from leansvm.kernels import Kernel
-from leansvm.solvers.path import binary_path, row_cache
-from leansvm.solvers.screening import RULES, ScreeningReference, screen
+from leansvm.core.kernels import Kernel
+from leansvm.paths.binary_path import binary_path, row_cache
+from leansvm.paths.screening import RULES, ScreeningReference, screen
 
 from .conftest import SHARED_DATA
 from .test_screening import exact_box_qp, gram
@@ -131,7 +131,7 @@ def test_float32_path_screens_only_non_svs_of_the_exact_problem(kind, gamma, scr
     optimum. On standardised data the rules still screen; on raw features (norms ~ 6e4) the
     bounded error of the margins (~1e-2) leaves them little or nothing to prove (seed 3: 0 screened,
     128 of 160 without the error terms): the price of safety on float32 rows of unscaled data."""
-    import leansvm.solvers.path as path_module
+    import leansvm.paths.binary_path as path_module
     seen = []
     real = path_module.screen
 

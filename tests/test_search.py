@@ -1,4 +1,4 @@
-"""The main job's wide (C, gamma) search (leansvm.search, issue 19): planted optima are found, edges
+"""The main job's wide (C, gamma) search (leansvm.paths.search, issue 19): planted optima are found, edges
 extend, halving keeps the best cell, and every scored cell is a real K-fold accuracy."""
 
 import numpy as np
@@ -7,8 +7,8 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.svm import SVC as LibsvmSVC
 
 from leansvm import SVCCV
-from leansvm.kernels import resolve_gamma
-from leansvm.search import choose_cell, stratified_order, wide_search
+from leansvm.core.kernels import resolve_gamma
+from leansvm.paths.search import choose_cell, stratified_order, wide_search
 
 
 def stripes(n=800, count=12, seed=0):

@@ -7,8 +7,8 @@ from sklearn import svm
 from sklearn.exceptions import ConvergenceWarning
 
 import leansvm
-from leansvm.multiclass import ovo_pairs, ovo_votes
-from leansvm.solvers.irwls import max_violation
+from leansvm.core.multiclass import ovo_pairs, ovo_votes
+from leansvm.exact.irwls import max_violation
 
 from .conftest import libsvm_dual_objectives
 

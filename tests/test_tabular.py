@@ -13,7 +13,7 @@ from leansvm import SVC, fit_lean, io  # noqa: E402
 from leansvm.cli import main  # noqa: E402
 from sklearn.pipeline import Pipeline, make_pipeline  # noqa: E402
 
-from leansvm.tabular import TablePreprocessor, read_table, split_target  # noqa: E402
+from leansvm.preprocessing.tabular import TablePreprocessor, read_table, split_target  # noqa: E402
 
 
 def mixed_table(n=400, missing=0.03, seed=0):

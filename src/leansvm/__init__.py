@@ -1,6 +1,6 @@
 """leansvm: kernel SVMs that are cheap to train, cheap to keep and cheap to evaluate.
 
-Every model is a :class:`~leansvm.expansion.KernelExpansion`; see README.md.
+Every model is a :class:`~leansvm.core.expansion.KernelExpansion`; see README.md.
 
 The names below are loaded on first use (PEP 562), so that ``import leansvm``
 and the ``leansvm`` command start without NumPy, SciPy and numba: the command
@@ -12,30 +12,31 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:     # for type checkers and the API documentation (griffe reads these statically)
-    from .bsgd_classifier import BSGDClassifier
-    from .budget_svc import BudgetSVC
-    from .compression import CompressedSVC, compress
-    from .estimators import SVC, KernelClassifierMixin
-    from .expansion import KernelExpansion
-    from .kernels import Kernel
+    from .budget.bsgd_classifier import BSGDClassifier
+    from .budget.budget_svc import BudgetSVC
+    from .compression.compressed_svc import CompressedSVC, compress
+    from .core.classifier import KernelClassifierMixin
+    from .exact.svc import SVC
+    from .core.expansion import KernelExpansion
+    from .core.kernels import Kernel
     from .lean import fit_lean
-    from .model_selection import SVCCV, svm_path
-    from .solvers.linear_screening import linear_path
+    from .paths.model_selection import SVCCV, svm_path
+    from .paths.linear_screening import linear_path
 
 #: public name -> the submodule that defines it
 _EXPORTS = {
-    "BSGDClassifier": "bsgd_classifier",
-    "BudgetSVC": "budget_svc",
-    "CompressedSVC": "compression",
-    "compress": "compression",
-    "SVC": "estimators",
-    "KernelClassifierMixin": "estimators",
-    "KernelExpansion": "expansion",
-    "Kernel": "kernels",
+    "BSGDClassifier": "budget.bsgd_classifier",
+    "BudgetSVC": "budget.budget_svc",
+    "CompressedSVC": "compression.compressed_svc",
+    "compress": "compression.compressed_svc",
+    "SVC": "exact.svc",
+    "KernelClassifierMixin": "core.classifier",
+    "KernelExpansion": "core.expansion",
+    "Kernel": "core.kernels",
     "fit_lean": "lean",
-    "SVCCV": "model_selection",
-    "svm_path": "model_selection",
-    "linear_path": "solvers.linear_screening",
+    "SVCCV": "paths.model_selection",
+    "svm_path": "paths.model_selection",
+    "linear_path": "paths.linear_screening",
 }
 
 __all__ = list(_EXPORTS)

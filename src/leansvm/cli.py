@@ -6,7 +6,7 @@
 
 DATA is an svmlight/LIBSVM data file (0- or 1-based indices, ``--zero-based``),
 for ``fit``, ``train`` and ``predict`` also a CSV/TSV/Parquet table
-(``--target``, ``--impute``; :mod:`leansvm.tabular`), or, when no such file
+(``--target``, ``--impute``; :mod:`leansvm.preprocessing.tabular`), or, when no such file
 exists, a named benchmark dataset (``leansvm.datasets.NAMES``: train uses its
 training part, predict its test part). MODEL is a LIBSVM model file (real LIBSVM reads it),
 or leansvm's native format when its name ends in ``.npz`` (needed for
@@ -31,10 +31,10 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from . import interrupts, io
-from .kernels import LIBSVM_KERNEL_CODES
-from .tabular import is_table_file
-from .validation import widen
+from leansvm import interrupts, io
+from leansvm.core.kernels import LIBSVM_KERNEL_CODES
+from leansvm.preprocessing.tabular import is_table_file
+from leansvm.core.validation import widen
 
 _KERNEL_FROM_CODE = {code: name for name, code in LIBSVM_KERNEL_CODES.items()}
 
@@ -184,8 +184,8 @@ def _fit_parser(sub):
 
 
 def cmd_fit(args) -> int:
-    from .lean import fit_lean, format_table, save_result_model
-    from .progress import progress_enabled
+    from leansvm.lean import fit_lean, format_table, save_result_model
+    from leansvm.progress import progress_enabled
 
     if not 0 <= args.max_accuracy_drop < 100:
         raise UsageError(f"leansvm fit: error: --max-accuracy-drop is in percentage points, "
@@ -211,7 +211,7 @@ def cmd_fit(args) -> int:
                       progress=False if args.quiet else progress_enabled(None))   # bars on a terminal
     path = save_result_model(result, args.model)
     if args.report:
-        from .report import write_report
+        from leansvm.report import write_report
         write_report(result, args.report, title=f"leansvm fit: {described}")
     if not args.quiet:
         print("\n" + format_table(result))
@@ -250,7 +250,7 @@ def _compress_parser(sub):
 
 
 def cmd_compress(args) -> int:
-    from .compression import compress
+    from leansvm.compression.compressed_svc import compress
 
     if args.max_accuracy_drop is not None:
         if not 0 <= args.max_accuracy_drop < 100:
@@ -299,7 +299,7 @@ def _export_parser(sub):
 
 
 def cmd_export(args) -> int:
-    """``leansvm export MODEL OUTPUT``: see :mod:`leansvm.onnx_export`."""
+    """``leansvm export MODEL OUTPUT``: see :mod:`leansvm.io.onnx`."""
     model = load_any_model(args.model)
     io.save_onnx(model, args.output, method=args.method, dtype=np.float32 if args.float32 else np.float64,
                  probabilities=False if args.no_probabilities else None)
@@ -309,7 +309,7 @@ def cmd_export(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="leansvm", description="Kernel SVMs, LIBSVM-compatible command line.")
-    from . import __version__
+    from leansvm import __version__
     parser.add_argument("--version", action="version", version=f"leansvm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _train_parser(sub)
@@ -342,7 +342,7 @@ def _path_parser(sub):
 
 
 def cmd_path(args) -> int:
-    from .model_selection import default_C_grid, svm_path
+    from leansvm.paths.model_selection import default_C_grid, svm_path
 
     if not (0 < args.c_min <= args.c_max) or args.n_c < 1:
         raise UsageError("leansvm path: error: need 0 < --c-min <= --c-max and --n-c >= 1")
@@ -381,11 +381,11 @@ def load_data(spec: str, part: str, args=None):
         X, y = io.load_svmlight(spec, zero_based={"yes": True, "no": False}.get(choice, "auto"), notes=notes)
         for note in notes:
             print(f"leansvm: note: {note}", file=sys.stderr)
-            if io.ZERO_BASED_NOTE in note and args is not None:
+            if io.svmlight.ZERO_BASED_NOTE in note and args is not None:
                 args.zero_based = "yes"
         return X, y, spec, None
     try:
-        from . import datasets
+        from leansvm import datasets
     except ImportError:
         datasets = None
     if datasets is None:
@@ -404,7 +404,7 @@ def load_data(spec: str, part: str, args=None):
 
 def _load_table(spec, args):
     """(features DataFrame, labels or None, description, None) of a CSV/TSV/Parquet file."""
-    from .tabular import read_table, split_target
+    from leansvm.preprocessing.tabular import read_table, split_target
 
     if getattr(args, "func", None) not in (cmd_fit, cmd_train, cmd_predict):
         raise ValueError(f"{spec}: tables (CSV/TSV/Parquet) are read by leansvm fit, train and predict; "
@@ -423,7 +423,7 @@ def load_any_model(path):
     comes with that scaling: the data is scaled as it was for training."""
     if io.is_native_model_file(path):
         return io.load_model(path)
-    from .scaling import FeatureScaler, range_file_path
+    from leansvm.preprocessing.scaling import FeatureScaler, range_file_path
 
     model = io.load_libsvm_model(path)
     if not os.path.exists(range_file_path(path)):
@@ -453,7 +453,7 @@ def match_features(model, X):
     if d_data < d_model:
         X = widen(X, d_model)
     elif d_data > d_model:
-        from .expansion import KernelExpansion
+        from leansvm.core.expansion import KernelExpansion
         exp = model.expansion_
         model.expansion_ = KernelExpansion(widen(exp.support_vectors, d_data), exp.coef, exp.intercept, exp.kernel)
         model.n_features_in_ = d_data
@@ -463,11 +463,11 @@ def match_features(model, X):
 def _check_integer_labels(y, model_path):
     if os.fspath(model_path).lower().endswith(".npz"):
         return
-    io._integer_labels(np.unique(y))  # raises a clear ValueError for string/fractional labels
+    io.libsvm.integer_labels(np.unique(y))  # raises a clear ValueError for string/fractional labels
 
 
 def _format_labels(labels) -> str:
-    return "".join(io._format_label(v) + "\n" for v in np.asarray(labels).tolist())
+    return "".join(io.libsvm.format_label(v) + "\n" for v in np.asarray(labels).tolist())
 
 
 # -- commands --------------------------------------------------------------------------
@@ -491,7 +491,7 @@ def _class_weight(weights, y):
         except ValueError:
             raise UsageError(f"leansvm train: error: weight {weight!r} for label {label} "
                              "is not a number") from None
-        match = [c for c in classes.tolist() if io._format_label(c) == label or str(c) == label]
+        match = [c for c in classes.tolist() if io.libsvm.format_label(c) == label or str(c) == label]
         if not match:
             try:
                 match = [c for c in classes.tolist() if isinstance(c, (int, float)) and c == float(label)]
@@ -520,7 +520,7 @@ def _train_options(args, X, y, ds):
 
 
 def cmd_train(args) -> int:
-    from .estimators import SVC
+    from leansvm.exact.svc import SVC
 
     X, y, described, ds = load_data(args.data, "train", args)
     params = _train_options(args, X, y, ds)
@@ -533,7 +533,7 @@ def cmd_train(args) -> int:
     else:
         model = SVC(random_state=0, **params)  # reproducible, as svm-train
     if is_table_file(args.data):              # impute, one-hot encode, scale: kept with the model
-        from .tabular import TablePreprocessor
+        from leansvm.preprocessing.tabular import TablePreprocessor
         preprocessor = TablePreprocessor(impute=args.impute).fit(X)
         model = io.with_preprocessing(preprocessor, model.fit(preprocessor.transform(X), y))
         if not args.quiet:
@@ -549,7 +549,7 @@ def cmd_train(args) -> int:
 
 def _budget_model(args, params):
     """leansvm.BudgetSVC for ``--algorithm budget-l1|budget-l2 --budget B``."""
-    from .budget_svc import BudgetSVC
+    from leansvm.budget.budget_svc import BudgetSVC
 
     if args.budget is None or args.budget < 1:
         raise UsageError(f"leansvm train: error: --algorithm {args.algorithm} needs --budget B (a positive integer)")
@@ -562,7 +562,7 @@ def _budget_model(args, params):
 
 def _bsgd_model(args, params):
     """leansvm.BSGDClassifier for ``--algorithm bsgd --budget B`` (one-vs-one: LIBSVM files)."""
-    from .bsgd_classifier import BSGDClassifier
+    from leansvm.budget.bsgd_classifier import BSGDClassifier
 
     if args.budget is None or args.budget < 1:
         raise UsageError("leansvm train: error: --algorithm bsgd needs --budget B (a positive integer)")
@@ -577,13 +577,13 @@ def _bsgd_model(args, params):
 
 def _print_train_summary(model, X, described, elapsed, path):
     kernel = model.expansion_.kernel
-    per_class = ", ".join(f"{io._format_label(c)}: {n}" for c, n in zip(model.classes_.tolist(),
+    per_class = ", ".join(f"{io.libsvm.format_label(c)}: {n}" for c, n in zip(model.classes_.tolist(),
                                                                           model.n_support_.tolist()))
     print(f"trained C-SVC on {described}: {X.shape[0]} samples x {X.shape[1]} features")
     print(f"kernel {kernel.name}, C = {model.C:g}, gamma = {kernel.gamma:g}"
           + (f", degree {kernel.degree}" if kernel.name == "poly" else "")
           + (f", coef0 = {kernel.coef0:g}" if kernel.name in ("poly", "sigmoid") else ""))
-    print(f"classes: {' '.join(io._format_label(c) for c in model.classes_.tolist())}")
+    print(f"classes: {' '.join(io.libsvm.format_label(c) for c in model.classes_.tolist())}")
     print(f"support vectors: {model.expansion_.n_support} ({per_class})")
     print(f"time: {elapsed:.3f} s")
     if model.fit_status_ != 0:
@@ -678,11 +678,11 @@ def cmd_info(args) -> int:
     if prep is not None:
         print(f"preprocessing: {prep.describe()}")
     print(f"kernel: {kernel.name}" + (f" ({described})" if described else ""))
-    print(f"classes: {len(classes)} ({' '.join(io._format_label(c) for c in classes)})")
+    print(f"classes: {len(classes)} ({' '.join(io.libsvm.format_label(c) for c in classes)})")
     print(f"multi-class: {model.multiclass_}, {model.expansion_.n_outputs} output(s)")
     line = f"support vectors: {model.expansion_.n_support}"
     if n_support is not None:
-        line += " (" + ", ".join(f"{io._format_label(c)}: {n}" for c, n in zip(classes, n_support.tolist())) + ")"
+        line += " (" + ", ".join(f"{io.libsvm.format_label(c)}: {n}" for c, n in zip(classes, n_support.tolist())) + ")"
     print(line)
     print(f"n_features: {model.n_features_in_}")
     sparse = sp.issparse(model.expansion_.support_vectors)

@@ -6,7 +6,7 @@ client when one exists, else Dask's local threaded scheduler.
 
 Prediction (:func:`predict`, :func:`decision_function`, :func:`predict_proba`)
 takes any fitted leansvm classifier (anything with ``expansion_`` and the
-:class:`~leansvm.estimators.KernelClassifierMixin` methods) and a
+:class:`~leansvm.exact.svc.KernelClassifierMixin` methods) and a
 ``dask.array`` (n x d, any row chunks; NumPy or ``scipy.sparse`` blocks, e.g.
 ``X.map_blocks(scipy.sparse.csr_matrix)``; other block types are refused),
 a ``dask.dataframe`` or a NumPy array.
@@ -204,7 +204,7 @@ def _continue_chain(model, Xb, yb, params, classes, n_total, seed, first_block):
     """
     import time
 
-    from .bsgd_classifier import BSGDClassifier
+    from leansvm.budget.bsgd_classifier import BSGDClassifier
 
     start = time.process_time()
     if model is None:
@@ -227,7 +227,7 @@ def _union_states(models, start=None):
     Support vectors are concatenated, coefficients divided by W, biases averaged; the step
     count is the start's plus every chain's own steps.
     """
-    from .solvers.bsgd import BudgetState
+    from leansvm.budget.bsgd import BudgetState
 
     n_problems = len(models[0].states_)
     out = []
@@ -267,7 +267,7 @@ def _project_onto_vectors(state, union, kernel):
 def _combine(union, classes, d, random_state, params):
     """The chains' average (their union) brought back to the budget: merge, then re-solve the
     coefficients by projecting the union onto the merged vectors (:func:`_project_onto_vectors`)."""
-    from .bsgd_classifier import BSGDClassifier
+    from leansvm.budget.bsgd_classifier import BSGDClassifier
 
     combined = BSGDClassifier.from_states(union, classes, n_features_in=d, random_state=random_state, **params)
     kernel = combined.expansion_.kernel
@@ -351,7 +351,7 @@ def fit_budget(X, y=None, *, budget=500, label=None, classes=None, n_models=None
     _require_dask()
     import dask
 
-    from .bsgd_classifier import BSGDClassifier
+    from leansvm.budget.bsgd_classifier import BSGDClassifier
 
     if combine not in ("merge", "compress"):
         raise ValueError(f"combine must be 'merge' or 'compress', got {combine!r}")
@@ -397,7 +397,7 @@ def fit_budget(X, y=None, *, budget=500, label=None, classes=None, n_models=None
         union = _union_states(models, start)
         info["union_support"].append(int(sum(s.n_support for s in union if s is not None)))
         if combine == "compress" and r == int(rounds) - 1:
-            from .compression import compress
+            from leansvm.compression.compressed_svc import compress
             full = BSGDClassifier.from_states(union, classes, n_features_in=d, random_state=random_state, **params)
             result = compress(full, n_sv=int(budget) * len(union), random_state=random_state)
             result.distributed_info_ = info
@@ -446,7 +446,7 @@ def svm_paths(X, y, gammas, Cs=None, client=None, **path_options):
     """
     import dask
 
-    from .model_selection import svm_path
+    from leansvm.paths.model_selection import svm_path
 
     gammas = [gammas] if isinstance(gammas, (str, int, float)) else list(gammas)
     if not gammas:

@@ -10,7 +10,7 @@ arrives. Three places in a command cannot take it:
   reports the exception as "unraisable", prints it and the work runs on;
 * the imports before any handler of ours exists: a traceback, death by signal.
 
-:func:`handled` (around every command; :func:`run_command` installs it before
+:func:`handled` (around every command; :func:`leansvm.command.run_command` installs it before
 the heavy imports) therefore makes SIGINT *record* the interrupt first:
 
 1. The handler counts the Ctrl-C. Outside a numba compilation it raises
@@ -38,7 +38,7 @@ import signal
 import sys
 import threading
 
-__all__ = ["handled", "check", "pending", "active", "add_context", "message", "report", "run_command"]
+__all__ = ["handled", "check", "pending", "active", "add_context", "message", "report"]
 
 _ctrl_c = 0                  # Ctrl-C received inside the current handled() block
 _deferred = False            # a first Ctrl-C waits for the end of a numba compilation
@@ -166,19 +166,3 @@ def report(exc: BaseException | None = None) -> int:
     """Print the one message line of an interrupted command; its exit status, 130 (128 + SIGINT)."""
     print(message(exc), file=sys.stderr, flush=True)
     return 130
-
-
-def run_command():
-    """The ``leansvm`` console command (and ``python -m leansvm``): the handler first, then the
-    imports of NumPy, SciPy, numba and the command itself.
-
-    Left unguarded: the few milliseconds from the interpreter's start to the handler's
-    installation (importing this package's ``__init__`` and this module: standard library only).
-    On the way out SIGINT is ignored: the command is over."""
-    try:
-        with handled(leave=None if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else signal.SIG_IGN):
-            from .cli import main
-            status = main()
-    except KeyboardInterrupt as exc:
-        status = report(exc)
-    sys.exit(status)

@@ -5,7 +5,7 @@ The pipeline is a chain of stages, each a function with one contract:
 1. :func:`summarize_data`          -- what the data is (sizes, classes, balance).
 2. :func:`split_validation`        -- a stratified hold-out part for every later choice.
 3. :func:`search_hyperparameters`  -- (C, gamma) by 5-fold cross-validation over
-   grid.py's ranges (:mod:`leansvm.search`: warm-started C paths, coarse-to-fine gamma,
+   grid.py's ranges (:mod:`leansvm.paths.search`: warm-started C paths, coarse-to-fine gamma,
    successive halving over subsamples, edges that extend); a grid the caller gives
    goes to :func:`select_hyperparameters` (screened paths of ``leansvm.SVCCV``).
 4. :func:`estimate_exact_seconds`  -- the exact solver's time on all training
@@ -39,19 +39,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
-from . import interrupts, io
-from .estimators import SVC, KernelClassifierMixin
-from .expansion import KernelExpansion
-from .kernels import Kernel, resolve_gamma
-from .progress import Progress, default_progress, progress_enabled
-from .report import accuracy_cell
-from .solvers.cvm import reuse_eigendecompositions
+from leansvm import interrupts, io
+from leansvm.budget.landmark_svc import LandmarkSVC
+from leansvm.compression.cvm import reuse_eigendecompositions
+from leansvm.core.kernels import resolve_gamma
+from leansvm.exact.svc import SVC
+from leansvm.progress import Progress, default_progress, progress_enabled
+from leansvm.report import accuracy_cell
 
-__all__ = ["fit_lean", "LeanResult", "Candidate", "Step", "Selection", "LandmarkSVC"]
+__all__ = ["fit_lean", "LeanResult", "Candidate", "Step", "Selection"]
 
 #: C grid relative to nothing (C is scale-free for standardised data); gamma grid relative to 'scale'.
 DEFAULT_C_GRID = (1.0, 10.0, 100.0)
@@ -98,7 +97,7 @@ class Selection:
     n_samples: int
     n_folds: int
     screening: tuple | None = None   # (Cs, rate per C) along one screened path at the chosen gamma
-    search: object = None            # the wide search's record (leansvm.search.SearchResult), or None
+    search: object = None            # the wide search's record (leansvm.paths.search.SearchResult), or None
     se: float = float("nan")         # standard error of the chosen cell's CV accuracy
 
 
@@ -148,55 +147,6 @@ class LeanResult:
     def __post_init__(self):
         if self.final is None:
             self.final = self.chosen
-
-
-# -- a kernel expansion over landmarks (the honest budget fallback) ---------------------
-class LandmarkSVC(KernelClassifierMixin, BaseEstimator):
-    """Nystroem(B landmarks) + ``LinearSVC`` written as a kernel expansion over the landmarks.
-
-    Nystroem features are phi(x) = N k(L, x) with N = K_LL^(-1/2); a linear
-    model w'phi(x) + b is therefore sum_j (N'w)_j k(l_j, x) + b: a kernel
-    expansion with the B landmarks as support vectors. One-vs-rest for more
-    than two classes (LinearSVC's own reduction).
-    """
-
-    def __init__(self, budget=100, C=1.0, gamma="scale", random_state=None, max_iter=2000):
-        self.budget = budget
-        self.C = C
-        self.gamma = gamma
-        self.random_state = random_state
-        self.max_iter = max_iter
-
-    def fit(self, X, y):
-        from sklearn.kernel_approximation import Nystroem
-        from sklearn.svm import LinearSVC
-
-        from .estimators import validate_training_data
-
-        X, classes, y_enc, _ = validate_training_data(self, X, y)
-        gamma = resolve_gamma(self.gamma, X)
-        budget = int(min(self.budget, X.shape[0]))
-        nystroem = Nystroem(kernel="rbf", gamma=gamma, n_components=budget,
-                            random_state=self.random_state).fit(X)
-        features = nystroem.transform(X)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            linear = LinearSVC(C=self.C, max_iter=self.max_iter).fit(features, y_enc)
-        coef = nystroem.normalization_.T @ linear.coef_.T          # (B, n_outputs)
-        self.expansion_ = KernelExpansion(nystroem.components_, coef, linear.intercept_,
-                                          Kernel("rbf", gamma))
-        self.classes_ = classes
-        self.multiclass_ = "ovr"
-        self.n_features_in_ = X.shape[1]
-        self.fit_status_ = 0
-        return self
-
-
-def _register_landmark_svc():
-    io.register_estimator(LandmarkSVC)
-
-
-_register_landmark_svc()
 
 
 # -- small helpers ---------------------------------------------------------------------
@@ -399,10 +349,10 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
 
 def search_hyperparameters(X, y, max_rows=4000, n_folds=5, one_se=0.0, class_weight=None, random_state=0,
                            log=None, progress=None, time_limit=None) -> Selection:
-    """(C, gamma) by :func:`leansvm.search.wide_search` (grid.py's ranges, successive halving up to
+    """(C, gamma) by :func:`leansvm.paths.search.wide_search` (grid.py's ranges, successive halving up to
     ``max_rows`` rows, no round started past ``time_limit`` seconds); the final round's cells as
     the grid of a :class:`Selection`."""
-    from .search import wide_search
+    from leansvm.paths.search import wide_search
     log = log or _Log(False)
     with _QuietConvergence() as quiet:
         found = wide_search(X, y, n_folds=n_folds, max_rows=max_rows, one_se=one_se, class_weight=class_weight,
@@ -760,13 +710,13 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds, margin_sd=0.0):
 def prepare_table(X, y, X_test, y_test, target, impute, log):
     """Stage 0, for a pandas DataFrame: the target column split off (``target``, else ``y``),
     numeric columns imputed and standardised, categorical ones one-hot encoded
-    (:class:`leansvm.tabular.TablePreprocessor`, fitted on the training rows and kept with the
+    (:class:`leansvm.preprocessing.tabular.TablePreprocessor`, fitted on the training rows and kept with the
     returned model). Anything else passes through. Returns (X, y, X_test, y_test, preprocessor)."""
     if not hasattr(X, "columns") or not hasattr(X, "iloc"):
         if target is not None:
             raise ValueError("target names a column of a DataFrame; X is not a DataFrame")
         return X, y, X_test, y_test, None
-    from .tabular import TablePreprocessor, split_target
+    from leansvm.preprocessing.tabular import TablePreprocessor, split_target
 
     if y is not None and target is not None:
         raise ValueError("give the labels as y or as a target column, not both")
@@ -782,14 +732,14 @@ def prepare_table(X, y, X_test, y_test, target, impute, log):
 def scale_features(X, X_test, scale, log):
     """Stage 0 for a matrix, as LIBSVM's guide and easy.py do (svm-scale): features standardised
     (dense) or divided by their largest absolute value (sparse, zeros kept), fitted on the
-    training rows and kept with the model (:class:`leansvm.scaling.FeatureScaler`; a LIBSVM model
+    training rows and kept with the model (:class:`leansvm.preprocessing.scaling.FeatureScaler`; a LIBSVM model
     file gets svm-scale's range file beside it). ``scale=False`` leaves X as given.
     Returns (X, X_test, scaler or None)."""
     if not scale:
         return X, X_test, None
     from sklearn.utils import check_array
 
-    from .scaling import FeatureScaler
+    from leansvm.preprocessing.scaling import FeatureScaler
 
     scaler = FeatureScaler().fit(X)
     log.step("scale", scaler.describe(), "as svm-scale before LIBSVM (its practical guide): RBF distances "
@@ -829,7 +779,7 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
     more (each pair is fitted only at its two classes' points): at 800 vectors,
     0.9695 on test from 8000 rows, 0.9753 from all 16000 (the full model: 0.978),
     while magic and a9a do not change. Hyperparameters: by default the wide
-    search (:func:`search_hyperparameters`, :mod:`leansvm.search`: C 2^-5..2^15,
+    search (:func:`search_hyperparameters`, :mod:`leansvm.paths.search`: C 2^-5..2^15,
     gamma 2^-12..2^6 times 1/(d Var X), ``n_folds``-fold CV, successive halving
     up to ``selection_size`` rows; the best cell by default; ``one_se`` > 0: the
     fewest support vectors within that many standard errors of the best cell. Not

@@ -41,7 +41,7 @@ import time
 
 import numpy as np
 
-from . import interrupts
+from leansvm import interrupts
 
 __all__ = ["Progress", "ConvergenceProgress", "progress_enabled", "default_progress", "ENV_VARIABLE"]
 

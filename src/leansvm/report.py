@@ -360,7 +360,7 @@ def render_report(result, title="leansvm fit report") -> tuple[str, list[str]]:
 
 def write_report(result, path, title="leansvm fit report") -> list[str]:
     """Write the report atomically; returns the names of the embedded plots."""
-    from .io import atomic_write
+    from leansvm.io import atomic_write
 
     page, names = render_report(result, title)
     with atomic_write(path, "w", encoding="utf-8") as f:

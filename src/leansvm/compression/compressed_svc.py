@@ -1,0 +1,595 @@
+"""Compressed SVMs: the same predictions from a few percent of the support vectors.
+
+``compress(model, n_sv=...)`` takes any fitted leansvm classifier (anything
+with ``expansion_``, ``classes_`` and ``multiclass_``: SVC, budget trainers,
+models read by ``io.load_libsvm_model``; also a fitted ``sklearn.svm.SVC``)
+and returns a fitted :class:`CompressedSVC` whose expansion has at most
+``n_sv`` distinct vectors, shared by all outputs. The method (Xu et al.,
+arXiv:1501.06478, after Burges & Schölkopf 1997) is in
+:mod:`leansvm.compression.cvm`:
+
+1. LARS-SVM selection of ``n_sv`` of the full model's support vectors
+   (eqs. 5-9; multi-class: simultaneous matching pursuit on all outputs);
+2. least-squares coefficients and intercepts matching the full model's
+   outputs at the fitting points (``method='lars'`` stops here);
+3. gradient support vectors (eq. 10): positions, coefficients and
+   intercepts optimised jointly by L-BFGS, then a closed-form coefficient
+   and bias refit (``method='cvm'``, the default).
+
+Fitting points are the full model's support vectors, or ``X`` when given
+(then ``X`` is also the validation set of ``max_accuracy_drop``).
+
+Options beyond the paper (measured in BENCHMARKS.md, "Compressed SVMs"):
+
+* ``loss='squared'`` is eq. 10; ``loss='margin'`` (the default) matches the
+  full model's outputs only up to its margin: where |f*(x)| >= 1 it asks for
+  the same side with margin 1 (squared hinge), inside the margin for the same
+  value. Vectors are not spent on reproducing large outputs far from the
+  boundary, which do not change a label.
+* One-vs-one, k > 2: the output of pair (i, j) is fitted only at points the
+  full model assigns to i or j (those pairs decide that point's vote).
+* ``learn_gamma`` (default True, rbf only): log(gamma) is optimised with
+  the vectors; fewer vectors want wider kernels (letter 2 %: gamma 0.19 ->
+  0.11, test accuracy 1.97 -> 1.25 points below the full model at 400
+  iterations).
+* ``max_iter=None`` scales the iterations to the problem (100-3000: about
+  1e11 multiply-adds of gradient evaluations; letter 2 %: 285 iterations at
+  3e10, 1.32 points below the full model, 952 at 1e11, 0.58 below).
+* ``validation_fraction`` (default 0: off) of the fitting points is held
+  out; the gradient step then returns the last iterate whose agreement with
+  the full model's labels there is within one standard error of the best
+  (the LARS-SVM start included) and stops early. Off by default: the held-out
+  points are not fitted, and at small sizes the model underfits rather than
+  overfits (satimage 2 %: 1.17-1.71 points below the full model over four
+  hold-out seeds, 1.32 without; letter 2 %: 1.20 vs 0.58; satimage 10 %:
+  0.47-1.09 vs 0.31). It guards large sizes of small data (page-blocks0 20 %:
+  0.55 vs 1.19 below the full model).
+* ``layout``: one-vs-one, k > 2. ``'libsvm'``: each vector keeps the class of
+  the support vector it started from and carries only that class's k-1 pairs
+  (LIBSVM's layout: n kernel values + n (k-1) products per test point).
+  ``'shared'``: every vector carries every pair (n kernel values +
+  n k(k-1)/2 products), the pool the issue's budget counts. ``'auto'`` (the
+  default): shared below 4 vectors per pair (then pairs must share vectors:
+  letter 2 % has 160 vectors for 325 pairs, 3.50 points below the full model
+  vs 21.4 in LIBSVM's layout), LIBSVM's layout from 4 on (each class has its
+  own vectors, evaluation is cheaper, the file is 1:1; satimage 10 %, 10
+  vectors per pair: 0.16-0.47 points below the full model vs 0.54-0.93 shared).
+
+LIBSVM files. A compressed vector has no training label, but LIBSVM groups
+support vectors by class. Binary: vector j is filed under the class its
+coefficient favours (``classes_[1]`` when coef > 0, LIBSVM sums over all
+vectors anyway). One-vs-one with ``layout='libsvm'``: the file holds exactly
+the model's vectors. With ``layout='shared'``, ``io.save_libsvm_model`` writes
+:meth:`CompressedSVC.libsvm_equivalent`: each vector once per class of a
+cover of its pairs (k-1 copies), the same predictions in LIBSVM, with a
+``UserWarning``; ``io.save_model`` keeps the compact form. One-vs-rest models
+(k > 2) are saved in the native format only.
+
+Storage: optimised vectors are dense in general; the expansion keeps them
+dense when at least a quarter of their entries are non-zero (then X Z' is a
+sparse-times-dense product for sparse test data, the cheap form), CSR
+otherwise (LARS-only models of sparse data keep their sparse vectors).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from leansvm.core.classifier import KernelClassifierMixin
+from leansvm.core.expansion import KernelExpansion
+from leansvm.core.expansion import DENSE_FRACTION
+from leansvm.core.registry import register_estimator
+from leansvm.core.multiclass import ovo_pairs, predict_index
+from leansvm.progress import Progress
+from leansvm.compression import cvm
+from leansvm.core.threads import one_blas_thread
+
+METHODS = ("cvm", "lars", "random")
+LAYOUTS = ("auto", "shared", "libsvm")
+#: sizes tried by ``max_accuracy_drop`` grow by this factor
+SIZE_GROWTH = 1.25
+#: layout='auto' (one-vs-one, k > 2): shared vectors below this many vectors per pair, LIBSVM's layout from it
+SHARED_VECTORS_PER_PAIR = 4
+#: share of the fitting points held out to choose the gradient step's iterate (``validation_fraction``;
+#: 0: off, every fitting point is fitted, see the module doc)
+VALIDATION_FRACTION = 0.0
+#: no hold-out when either part would have fewer points than this
+MIN_VALIDATION_POINTS = 50
+#: ``max_iter=None``: about this many multiply-adds of gradient evaluations, within ITERATION_RANGE
+ITERATION_WORK = 1e11
+ITERATION_RANGE = (100, 3000)
+#: held-out checks every this many iterations; stop after PATIENCE_SHARE of max_iter (at least
+#: MIN_PATIENCE) iterations without a better held-out agreement
+CHECK_EVERY = 10
+PATIENCE_SHARE = 0.5
+MIN_PATIENCE = 100
+
+
+# -- the full model ------------------------------------------------------------------
+class _FullModel:
+    """What compression reads from a fitted classifier: expansion, classes, strategy, pool classes."""
+
+    def __init__(self, model):
+        if hasattr(model, "expansion_"):
+            self.expansion = model.expansion_
+            self.strategy = getattr(model, "multiclass_", "ovo")
+            n_support = getattr(model, "n_support_", None)
+        elif hasattr(model, "dual_coef_") and hasattr(model, "support_vectors_"):  # sklearn SVC
+            from leansvm.core.sklearn_svc import expansion_from_sklearn
+            self.expansion = expansion_from_sklearn(model)
+            self.strategy = "ovo"
+            n_support = model.n_support_
+        else:
+            raise ValueError(f"{type(model).__name__} is not a fitted kernel classifier "
+                             "(it has no expansion_); fit it first")
+        if not hasattr(model, "classes_"):
+            raise ValueError(f"{type(model).__name__} has no classes_; fit it first")
+        self.classes = np.asarray(model.classes_)
+        self.n_classes = self.classes.size
+        if self.n_classes < 2:
+            raise ValueError("the model must have at least two classes")
+        if self.strategy not in ("ovo", "ovr"):
+            raise ValueError(f"unknown multi-class strategy {self.strategy!r}")
+        m = self.expansion.n_support
+        self.n_support = None
+        if n_support is not None:
+            n_support = np.asarray(n_support).ravel()
+            if n_support.size == self.n_classes and n_support.sum() == m:
+                self.n_support = n_support.astype(np.intp)
+
+    def decision(self, X):
+        return self.expansion.decision_function(X)
+
+    def predict_index(self, X):
+        return predict_index(self.decision(X), self.n_classes, self.strategy)
+
+    def pool_classes(self) -> np.ndarray:
+        """Class index of every support vector: the ``n_support_`` grouping, else the model's prediction."""
+        if self.n_support is not None:
+            return np.repeat(np.arange(self.n_classes), self.n_support)
+        return self.predict_index(self.expansion.support_vectors)
+
+    @property
+    def class_restricted(self) -> bool:
+        """One-vs-one with k > 2: every vector serves only its class's pairs."""
+        return self.n_classes > 2 and self.strategy == "ovo"
+
+
+# -- compression ---------------------------------------------------------------------
+def _check_size(n_sv, ratio, max_accuracy_drop, X, m):
+    given = [v is not None for v in (n_sv, ratio, max_accuracy_drop)]
+    if sum(given) != 1:
+        raise ValueError("give exactly one of n_sv, ratio and max_accuracy_drop")
+    if n_sv is not None:
+        if isinstance(n_sv, bool) or int(n_sv) != n_sv or n_sv < 1:
+            raise ValueError(f"n_sv must be a positive integer, got {n_sv!r}")
+        return int(n_sv)
+    if ratio is not None:
+        if not (np.isfinite(ratio) and 0 < ratio <= 1):
+            raise ValueError(f"ratio must be in (0, 1], got {ratio!r}")
+        return max(1, int(round(ratio * m)))
+    if not (np.isfinite(max_accuracy_drop) and 0 <= max_accuracy_drop < 1):
+        raise ValueError(f"max_accuracy_drop is a fraction in [0, 1) (0.005 = half a point), "
+                         f"got {max_accuracy_drop!r}")
+    if X is None:
+        raise ValueError("max_accuracy_drop needs validation data X, y")
+    return None
+
+
+def _resolve_layout(layout):
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return layout
+
+
+def _check_method(method):
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
+
+def _validate_points(X, y, full: _FullModel):
+    if X is None and y is None:
+        return None, None
+    if X is None or y is None:
+        raise ValueError("give both X and y (fitting / validation points), or neither")
+    from sklearn.utils import check_array, check_consistent_length
+    X = check_array(X, accept_sparse="csr", dtype=np.float64, order="C")
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+    check_consistent_length(X, y)
+    if X.shape[1] != full.expansion.n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but the model expects {full.expansion.n_features}")
+    return X, y
+
+
+def _selection(full: _FullModel, n_select: int, groups, group_columns, eig_max, method, rng):
+    """Indices of the selected support vectors and how they were chosen."""
+    exp = full.expansion
+    S = exp.support_vectors
+    m = exp.n_support
+    if method == "random":   # baseline: a random subset (coefficients refitted like the others)
+        return np.sort(rng.choice(m, n_select, replace=False)), "random subset"
+    if exp.n_outputs == 1:
+        cand = cvm.lars_candidates(m, n_select, eig_max, rng)
+        Ka = exp.decision_function(S[cand])[:, 0] - exp.intercept[0]   # (K a) at the candidates
+        P, q = cvm.lars_problem(exp.kernel, S[cand], Ka)
+        how = "lars on P = L^(1/2) V'" + ("" if cand.size == m else f" of a random {cand.size} of {m}")
+        sel = cand[cvm.lars_select(P, q, n_select)]
+        if sel.size < n_select:   # LARS stops at the numerical rank of K: fill up by largest |a_j|
+            rest = np.setdiff1d(np.arange(m), sel)
+            rest = rest[np.argsort(-np.abs(exp.coef[rest, 0]), kind="stable")][:n_select - sel.size]
+            how += f", {rest.size} more by largest |a_j|"
+            sel = np.concatenate([sel, rest])
+        return sel, how
+    KA = exp.decision_function(S) - exp.intercept     # K A: the full outputs at the pool
+    return (cvm.somp_select(exp.kernel, S, KA, n_select, groups, group_columns),
+            "simultaneous orthogonal matching pursuit")
+
+
+class _Compressor:
+    """Everything that does not depend on the size: fitting points, targets, classes."""
+
+    def __init__(self, full: _FullModel, X, y, method, max_iter, max_fit_points, eig_max, random_state,
+                 layout="auto", loss="margin", own_pairs=True, validation_fraction=VALIDATION_FRACTION,
+                 learn_gamma=True):
+        self.full = full
+        self.method = method
+        self.max_iter = None if max_iter is None else int(max_iter)
+        self.eig_max = eig_max
+        self.loss = loss
+        self.learn_gamma = learn_gamma and full.expansion.kernel.name == "rbf"
+        self.layout = _resolve_layout(layout)
+        rng = check_random_state(random_state)
+        self.rng = rng
+        exp = full.expansion
+        self.pool_classes = full.pool_classes()
+        if X is None:
+            Xf = exp.support_vectors
+        else:
+            Xf = X
+        if max_fit_points is not None and Xf.shape[0] > max_fit_points:
+            Xf = Xf[np.sort(rng.choice(Xf.shape[0], int(max_fit_points), replace=False))]
+        self.X_fit = sp.csr_matrix(Xf) if sp.issparse(Xf) else np.ascontiguousarray(Xf, dtype=np.float64)
+        self.F = exp.decision_function(self.X_fit)
+        self.X_val = self.F_val = None
+        if method == "cvm":
+            self._hold_out(validation_fraction, rng)
+        self.group_columns = cvm.ovo_pair_columns(full.n_classes) if full.class_restricted else None
+        self.own_pairs = own_pairs and full.n_classes > 2 and full.strategy == "ovo"
+        self.point_blocks = self._point_blocks(self.F)
+        N = self.X_fit.shape[0]
+        d_eff = self.X_fit.nnz / max(N, 1) if sp.issparse(self.X_fit) else self.X_fit.shape[1]
+        p_eff = (exp.n_outputs if self.point_blocks is None else
+                 sum(r.size * c.size for r, c in self.point_blocks) / max(N, 1))
+        #: multiply-adds of one gradient evaluation per compressed vector: N (d' + p')
+        self.work_per_vector = N * (d_eff + p_eff)
+
+    def _hold_out(self, fraction, rng):
+        """Move a random ``fraction`` of the fitting points to (X_val, F_val), when both parts stay large enough."""
+        N = self.X_fit.shape[0]
+        n_val = int(round(fraction * N))
+        if fraction <= 0 or min(n_val, N - n_val) < MIN_VALIDATION_POINTS:
+            return
+        perm = rng.permutation(N)
+        val, fit = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+        self.X_val, self.F_val = self.X_fit[val], self.F[val]
+        self.X_fit, self.F = self.X_fit[fit], self.F[fit]
+
+    def _point_blocks(self, F):
+        if not self.own_pairs:
+            return None
+        return cvm.own_pair_blocks(predict_index(F, self.full.n_classes, "ovo"), self.full.n_classes)
+
+    def restricted(self, n_sv: int) -> bool:
+        """One-vs-one, k > 2: does each of n_sv vectors serve only its class's pairs (LIBSVM's layout)?
+
+        'auto': from SHARED_VECTORS_PER_PAIR vectors per pair on (see the module doc).
+        """
+        if not self.full.class_restricted or self.layout == "shared":
+            return False
+        n_pairs = self.full.n_classes * (self.full.n_classes - 1) // 2
+        return self.layout == "libsvm" or n_sv >= SHARED_VECTORS_PER_PAIR * n_pairs
+
+    def iterations(self, n_sv: int) -> int:
+        """``max_iter``, or with None about ITERATION_WORK multiply-adds of evaluations, within ITERATION_RANGE."""
+        if self.max_iter is not None:
+            return self.max_iter
+        lo, hi = ITERATION_RANGE
+        return int(np.clip(ITERATION_WORK / max(self.work_per_vector * n_sv, 1.0), lo, hi))
+
+    def _monitor(self, blocks, n_vectors):
+        """Agreement of an iterate with the full model's labels on the held-out points."""
+        full = self.full
+        val = cvm.GradientProblem(full.expansion.kernel, self.X_val, self.F_val, blocks, n_vectors, loss=self.loss,
+                                  point_blocks=self._point_blocks(self.F_val))
+        labels = predict_index(self.F_val, full.n_classes, full.strategy)
+
+        def score(Z, B, c, kernel):
+            pred = cvm.blocked_apply(val.kernel_matrix(Z, kernel), B, blocks, val.p) + c
+            return float(np.mean(predict_index(pred, full.n_classes, full.strategy) == labels))
+        return score
+
+    def compress(self, n_sv: int, callback=None) -> tuple[KernelExpansion, np.ndarray, dict]:
+        """(expansion, class index per vector, statistics) with at most n_sv vectors."""
+        exp, full = self.full.expansion, self.full
+        stats = {"n_sv_requested": n_sv}
+        if n_sv >= exp.n_support:
+            stats.update(selection="none (n_sv >= full size)", n_iter=0)
+            return exp, self.pool_classes.copy(), stats
+        t0 = time.perf_counter()
+        restricted = self.restricted(n_sv)
+        sel, how = _selection(full, n_sv, self.pool_classes if restricted else None, self.group_columns,
+                              self.eig_max, self.method, self.rng)
+        stats.update(selection=how, selection_s=time.perf_counter() - t0)
+        if full.class_restricted:
+            stats["layout"] = "libsvm" if restricted else "shared"
+        sel_classes = self.pool_classes[sel]
+        order = np.argsort(sel_classes, kind="stable") if restricted else np.arange(sel.size)
+        sel, sel_classes = sel[order], sel_classes[order]
+        groups = sel_classes if restricted else None
+        blocks = cvm.output_blocks(groups, self.group_columns, exp.n_outputs)
+        Z = exp.support_vectors[sel]
+        Z = Z.toarray() if sp.issparse(Z) else np.array(Z)
+        problem = cvm.GradientProblem(exp.kernel, self.X_fit, self.F, blocks, sel.size, loss=self.loss,
+                                      point_blocks=self.point_blocks,
+                                      learn_gamma=self.learn_gamma and self.method == "cvm")
+        t0 = time.perf_counter()
+        B, c = cvm.refit_coefficients(problem.kernel_matrix(Z), self.F, blocks)
+        stats["refit_s"] = time.perf_counter() - t0
+        stats["loss_lars"] = problem.objective(problem.pack(Z, B, c))[0]
+        if self.method == "cvm":
+            t0 = time.perf_counter()
+            max_iter = self.iterations(sel.size)
+            monitor = None if self.X_val is None else self._monitor(blocks, sel.size)
+            patience = max(MIN_PATIENCE, int(PATIENCE_SHARE * max_iter))
+            # one BLAS thread: the products are skinny (r columns) and threads cost more than they give on
+            # a loaded machine (letter 2 %, 100 iterations: 238 s with threads at load 10, 14 s with one)
+            with one_blas_thread():
+                Z, B, c, res = cvm.optimise_vectors(problem, Z, B, c, max_iter=max_iter, callback=callback,
+                                                    monitor=monitor, check_every=CHECK_EVERY, patience=patience,
+                                                    n_validation=0 if self.X_val is None else self.X_val.shape[0])
+            kernel = res.kernel
+            if self.point_blocks is None and self.loss == "squared":   # closed-form final refit (LS in B, c)
+                B, c = cvm.refit_coefficients(problem.kernel_matrix(Z, kernel), self.F, blocks)
+            stats.update(n_iter=int(res.nit), max_iter=max_iter, best_iteration=int(res.best_iteration),
+                         n_fit_points=self.X_fit.shape[0],
+                         n_validation_points=0 if self.X_val is None else self.X_val.shape[0],
+                         gradient_s=time.perf_counter() - t0,
+                         loss_cvm=problem.objective(problem.pack(Z, B, c, kernel))[0], gamma=kernel.gamma)
+            if monitor is not None:
+                stats["validation_agreement"] = res.best_score
+        else:
+            stats["n_iter"] = 0
+            kernel = exp.kernel
+        vectors = _storage(Z)
+        return KernelExpansion(vectors, B, c, kernel), sel_classes, stats
+
+
+def _storage(Z):
+    """Dense when at least DENSE_FRACTION of the entries are non-zero, else CSR (see module doc)."""
+    Z = np.asarray(Z, dtype=np.float64)
+    if Z.size and np.count_nonzero(Z) < DENSE_FRACTION * Z.size:
+        return sp.csr_matrix(Z)
+    return Z
+
+
+def _accuracy(expansion, X, y, classes, strategy):
+    pred = classes[predict_index(expansion.decision_function(X), classes.size, strategy)]
+    return float(np.mean(pred == y))
+
+
+def _search_size(compressor: _Compressor, X, y, max_drop: float, on_size=None):
+    """Smallest size on a geometric grid (x1.25) whose accuracy on (X, y) is within max_drop of the full model."""
+    full = compressor.full
+    target = _accuracy(full.expansion, X, y, full.classes, full.strategy) - max_drop
+    m = full.expansion.n_support
+    tried = []
+    size = max(1, min(m, full.n_classes if compressor.layout == "libsvm" and full.class_restricted else 1))
+    while True:
+        result = compressor.compress(size)
+        acc = _accuracy(result[0], X, y, full.classes, full.strategy)
+        tried.append((size, acc))
+        if on_size is not None:
+            on_size()
+        if acc >= target - 1e-12 or size >= m:
+            result[2].update(size_search=tried, target_accuracy=target)
+            return result
+        size = min(m, max(size + 1, int(np.ceil(size * SIZE_GROWTH))))
+
+
+def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=None, method="cvm",
+             random_state=None, max_iter=None, max_fit_points=20000, eig_max=cvm.EIG_MAX, progress=None,
+             layout="auto", loss="margin", validation_fraction=VALIDATION_FRACTION, learn_gamma=True):
+    """A :class:`CompressedSVC` with at most ``n_sv`` shared vectors approximating ``model``.
+
+    Exactly one of ``n_sv`` (number of vectors), ``ratio`` (fraction of the
+    full model's support vectors) or ``max_accuracy_drop`` (fraction: 0.005
+    = half a percentage point; needs ``X, y``) sets the size. ``X, y`` are
+    the fitting points (default: the full model's support vectors) and the
+    validation set. ``method='lars'`` stops after selection and the
+    coefficient refit, ``'random'`` (a baseline) refits a random subset;
+    ``'cvm'`` adds the gradient support vectors (eq. 10)
+    with at most ``max_iter`` L-BFGS iterations (None: 100-3000, fewer for
+    larger problems, see ``ITERATION_WORK``). At most ``max_fit_points``
+    fitting points are used (a random subset beyond). ``validation_fraction``
+    of them (default 0: none) is held out to choose the iterate, from the
+    LARS-SVM start on: the last one whose agreement with the full model's
+    labels there is within one standard error of the best
+    (:func:`cvm.optimise_vectors`); L-BFGS then stops when the best has not
+    improved for half of ``max_iter`` iterations. ``learn_gamma`` (rbf kernels): the kernel
+    width is one more parameter of the gradient step (the paper's section 4
+    suggests tuning it for the compressed model); the compressed model then
+    has its own gamma. See :mod:`leansvm.compression.cvm`.
+    ``layout`` ('auto' = 'shared', or 'libsvm') and ``loss`` ('squared' =
+    eq. 10, 'margin') are described in the module docstring.
+    ``progress``: a bar with the time left (L-BFGS iterations, or sizes tried);
+    None shows it on a terminal (:mod:`leansvm.progress`).
+    """
+    est = CompressedSVC(estimator=model, n_sv=n_sv, ratio=ratio, max_accuracy_drop=max_accuracy_drop,
+                        method=method, max_iter=max_iter, max_fit_points=max_fit_points,
+                        random_state=random_state, eig_max=eig_max, layout=layout, loss=loss,
+                        validation_fraction=validation_fraction, learn_gamma=learn_gamma)
+    return est._compress(model, X, y, progress=progress)
+
+
+@register_estimator
+class CompressedSVC(KernelClassifierMixin, BaseEstimator):
+    """A compressed kernel classifier (Xu et al. 2015): few learned vectors matching a full SVM.
+
+    ``fit(X, y)`` trains a clone of ``estimator`` (default ``leansvm.SVC()``)
+    and compresses it with the training data as fitting points, as the
+    paper's eq. 10 (``max_accuracy_drop`` then measures the drop on them);
+    :func:`compress` compresses an already fitted model.
+
+    Fitted attributes: ``expansion_``, ``classes_``, ``multiclass_``,
+    ``n_support_`` (vectors filed per class, LIBSVM's grouping),
+    ``support_vectors_``, ``dual_coef_``, ``intercept_``,
+    ``full_n_support_`` (size of the model compressed), ``compression_``
+    (statistics: selection method, losses, iterations, timings).
+    """
+
+    def __init__(self, estimator=None, n_sv=None, ratio=None, max_accuracy_drop=None, method="cvm",
+                 max_iter=None, max_fit_points=20000, random_state=None, eig_max=cvm.EIG_MAX,
+                 decision_function_shape="ovr", layout="auto", loss="margin",
+                 validation_fraction=VALIDATION_FRACTION, learn_gamma=True):
+        self.estimator = estimator
+        self.n_sv = n_sv
+        self.ratio = ratio
+        self.max_accuracy_drop = max_accuracy_drop
+        self.method = method
+        self.max_iter = max_iter
+        self.max_fit_points = max_fit_points
+        self.random_state = random_state
+        self.eig_max = eig_max
+        self.decision_function_shape = decision_function_shape
+        self.layout = layout
+        self.loss = loss
+        self.validation_fraction = validation_fraction
+        self.learn_gamma = learn_gamma
+
+    def fit(self, X, y):
+        from leansvm.exact.svc import SVC
+
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+        base = clone(self.estimator) if self.estimator is not None else SVC()
+        base.fit(X, y)
+        return self._compress(base, X, y)
+
+    def _compress(self, model, X, y, progress=None):
+        _check_method(self.method)
+        _resolve_layout(self.layout)
+        if self.loss not in cvm.LOSSES:
+            raise ValueError(f"loss must be one of {cvm.LOSSES}, got {self.loss!r}")
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got "
+                             f"{self.decision_function_shape!r}")
+        if self.max_iter is not None and not (int(self.max_iter) == self.max_iter and self.max_iter >= 0):
+            raise ValueError(f"max_iter must be None or a non-negative integer, got {self.max_iter!r}")
+        if not (np.isfinite(self.validation_fraction) and 0 <= self.validation_fraction < 1):
+            raise ValueError(f"validation_fraction must be in [0, 1), got {self.validation_fraction!r}")
+        full = _FullModel(model)
+        X, y = _validate_points(X, y, full)
+        m = full.expansion.n_support
+        n_sv = _check_size(self.n_sv, self.ratio, self.max_accuracy_drop, X, m)
+        start = time.perf_counter()
+        compressor = _Compressor(full, X, y, self.method, self.max_iter,
+                                 self.max_fit_points, self.eig_max, self.random_state,
+                                 layout=self.layout, loss=self.loss,
+                                 validation_fraction=self.validation_fraction,
+                                 learn_gamma=bool(self.learn_gamma))
+        if n_sv is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                # progress: sizes tried, out of the whole x1.25 grid (the search usually stops earlier)
+                with Progress(1 + int(np.ceil(np.log(max(m, 2)) / np.log(SIZE_GROWTH))), "compress: size search",
+                              "sizes", progress) as bar:
+                    with cvm.reuse_eigendecompositions():   # one K_SS eigendecomposition for every size
+                        expansion, vec_classes, stats = _search_size(compressor, X, y, float(self.max_accuracy_drop),
+                                                                     on_size=bar.update)
+        else:
+            # progress: L-BFGS iterations out of max_iter (it may converge earlier)
+            with Progress(compressor.iterations(n_sv) if self.method == "cvm" else None, "compress", "L-BFGS iterations",
+                          progress) as bar:
+                expansion, vec_classes, stats = compressor.compress(n_sv, callback=lambda *_: bar.update())
+        stats["total_s"] = time.perf_counter() - start
+        self._set_fitted(full, expansion, vec_classes, stats)
+        return self
+
+    def _set_fitted(self, full: _FullModel, expansion, vec_classes, stats):
+        k = full.n_classes
+        if k == 2:   # file each vector under the class its coefficient favours (coef > 0: classes_[1])
+            vec_classes = (expansion.coef[:, 0] > 0).astype(np.intp)
+        order = np.argsort(vec_classes, kind="stable")
+        if not np.array_equal(order, np.arange(order.size)):
+            expansion = expansion.subset(order)
+            vec_classes = vec_classes[order]
+        self.expansion_ = expansion
+        self.classes_ = full.classes
+        self.multiclass_ = full.strategy
+        self.n_support_ = np.bincount(vec_classes, minlength=k).astype(np.int32)
+        self.n_features_in_ = expansion.n_features
+        self.full_n_support_ = full.expansion.n_support
+        self.compression_ = stats
+        self.n_iter_ = int(stats.get("n_iter", 0))   # L-BFGS iterations of the gradient step
+        self.fit_status_ = 0
+
+    def libsvm_equivalent(self) -> "CompressedSVC":
+        """The same model in LIBSVM's one-vs-one layout (what ``io.save_libsvm_model`` writes).
+
+        LIBSVM files file every vector under one class c, carrying only the
+        pairs (c, j). A shared vector with coefficients for a set of pairs is
+        written once for each class of a vertex cover of those pairs (greedy:
+        the class covering most uncovered pairs first; k-1 copies for a vector
+        serving all k(k-1)/2 pairs), each copy carrying the pairs assigned to
+        its class. Predictions are identical; LIBSVM then evaluates the kernel
+        once per copy, so the native format (``io.save_model``) is the compact
+        one. Models already in LIBSVM's layout (binary, ``layout='libsvm'``)
+        are returned unchanged.
+        """
+        check_is_fitted(self, "expansion_")
+        k = self.classes_.size
+        exp = self.expansion_
+        if k <= 2 or self.multiclass_ != "ovo" or exp.n_outputs != k * (k - 1) // 2:
+            return self
+        classes = np.repeat(np.arange(k), self.n_support_)
+        pairs = np.array(ovo_pairs(k))
+        rows, cls, coef = [], [], []
+        for v in range(exp.n_support):
+            uncovered = exp.coef[v] != 0
+            while uncovered.any():
+                counts = 2 * np.bincount(pairs[uncovered].ravel(), minlength=k)
+                if counts[classes[v]]:
+                    counts[classes[v]] += 1    # ties: the vector's own class first
+                c = int(np.argmax(counts))     # covers at least one uncovered pair
+                serve = uncovered & ((pairs[:, 0] == c) | (pairs[:, 1] == c))
+                rows.append(v)
+                cls.append(c)
+                coef.append(np.where(serve, exp.coef[v], 0.0))
+                uncovered &= ~serve
+        rows, cls = np.asarray(rows, dtype=np.intp), np.asarray(cls, dtype=np.intp)
+        if rows.size == exp.n_support and np.array_equal(cls, classes):
+            return self
+        order = np.argsort(cls, kind="stable")
+        if rows.size > exp.n_support:
+            warnings.warn(f"LIBSVM layout: the {exp.n_support} shared vectors are written as {rows.size} "
+                          f"(each once per class of the pairs it serves); io.save_model keeps the compact "
+                          f"form", UserWarning, stacklevel=2)
+        twin = copy.copy(self)
+        twin.expansion_ = KernelExpansion(exp.support_vectors[rows[order]], np.asarray(coef)[order],
+                                          exp.intercept.copy(), exp.kernel)
+        twin.n_support_ = np.bincount(cls, minlength=k).astype(np.int32)
+        return twin
+
+    def _validate_for_predict(self, X):
+        check_is_fitted(self, "expansion_")
+        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)

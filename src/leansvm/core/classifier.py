@@ -1,0 +1,75 @@
+"""Prediction shared by every classifier whose fitted state is a kernel expansion.
+
+Every classifier ends up with ``expansion_`` (a :class:`~leansvm.core.expansion.KernelExpansion`),
+``classes_`` and ``multiclass_`` ('ovo' or 'ovr'); prediction, scores, files,
+compression and Dask only read those. :class:`KernelClassifierMixin` holds the
+shared prediction side, so a new trainer only writes ``fit``.
+"""
+
+from __future__ import annotations
+
+from sklearn.base import ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from leansvm.core.multiclass import libsvm_coef_from_dense, predict_index, shape_decision
+from leansvm.core.validation import fit_transaction, validate_predict_data
+
+
+class KernelClassifierMixin(ClassifierMixin):
+    """Prediction for any classifier whose fitted state is a kernel expansion.
+
+    Needs ``expansion_``, ``classes_``, ``multiclass_`` and the
+    ``decision_function_shape`` parameter.
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        """Every ``fit`` defined by a subclass is all-or-nothing (see ``validation.fit_transaction``)."""
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "__leansvm_transaction__", False):
+            cls.fit = fit_transaction(fit)
+
+    def _validate_for_predict(self, X):
+        return validate_predict_data(self, X)
+
+    def _raw_decision(self, X):
+        X = self._validate_for_predict(X)   # NotFittedError before any fitted attribute is read
+        return self.expansion_.decision_function(X)
+
+    def decision_function(self, X):
+        """Decision values: (n,) for binary problems, else per pair ('ovo') or per class ('ovr')."""
+        return shape_decision(self._raw_decision(X), len(self.classes_), self.multiclass_,
+                              getattr(self, "decision_function_shape", "ovr"))
+
+    def predict(self, X):
+        raw = self._raw_decision(X)
+        return self.classes_[predict_index(raw, len(self.classes_), self.multiclass_)]
+
+    @property
+    def n_support_vectors_(self) -> int:
+        return self.expansion_.n_support
+
+    # scikit-learn's view of the expansion -------------------------------------------------
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.support_vectors
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.intercept
+
+    @property
+    def dual_coef_(self):
+        """y_i alpha_i: (1, n_SV) binary; (n_classes - 1, n_SV) in LIBSVM's layout for one-vs-one
+        (needs ``n_support_``); (n_classes, n_SV) for one-vs-rest."""
+        check_is_fitted(self, "expansion_")
+        if len(self.classes_) == 2 or self.multiclass_ == "ovr":
+            return self.expansion_.coef.T.copy()
+        return libsvm_coef_from_dense(self.expansion_.coef, self.n_support_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,170 @@
+"""The one validation path of every leansvm estimator (scikit-learn's ``validate_data``).
+
+Training input goes through :func:`validate_training_data`, prediction input
+through :func:`validate_predict_data`, hyper-parameters through the
+``check_*`` helpers, and ``fit`` itself through :func:`fit_transaction`.
+Every problem is a ``ValueError`` that names it:
+
+* X: NaN or inf, empty (no samples or no features), not 2-D, complex, strings,
+  values so large that squared norms (hence every kernel) overflow float64;
+  float32, integer, non-contiguous arrays and CSR/CSC/COO input with int32 or
+  int64 indices are legal (converted to float64 C-order or canonical CSR);
+* y: NaN, continuous or multi-output targets, labels that cannot be ordered
+  (mixed types such as ``["a", 1]``), a single class; labels of any orderable
+  type are legal (str, bool, int including negative ints, integral floats);
+* sample_weight: wrong length or shape, NaN/inf, negative values;
+* prediction: unfitted estimator (``NotFittedError``), wrong number of
+  features, the same X checks as in training.
+
+:func:`fit_transaction` makes ``fit`` all-or-nothing: when it raises anything
+(including ``KeyboardInterrupt`` from inside a solver) every fitted attribute
+is removed, so the estimator is unfitted, never half-fitted.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from leansvm.core.kernels import squared_row_norms
+
+__all__ = [
+    "validate_training_data", "validate_predict_data", "per_sample_C", "fit_transaction",
+    "check_positive_number", "check_int", "is_fitted_attribute",
+]
+
+
+# -- X ----------------------------------------------------------------------------------
+def _canonical_csr(X):
+    """CSR with sorted, summed indices; copies instead of modifying the caller's matrix."""
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def _check_magnitude(X, estimator):
+    """Squared row norms must be finite: every kernel uses x'x (or u'v) of these rows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = squared_row_norms(X)
+    if not np.all(np.isfinite(norms)):
+        row = int(np.flatnonzero(~np.isfinite(norms))[0])
+        raise ValueError(f"{type(estimator).__name__}: X row {row} has values so large that its "
+                         "squared norm overflows float64; rescale the data (e.g. StandardScaler)")
+
+
+def _encode_labels(y, estimator):
+    """(sorted classes, encoded y); ValueError for labels that cannot be ordered or one class."""
+    try:
+        check_classification_targets(y)
+        classes, y_enc = np.unique(y, return_inverse=True)
+    except TypeError as exc:   # object labels of mixed types, e.g. ["a", 1]
+        kinds = sorted({type(v).__name__ for v in np.asarray(y, dtype=object).ravel().tolist()})
+        raise ValueError(f"{type(estimator).__name__}: class labels must be of one orderable type; "
+                         f"got a mix of {', '.join(kinds)} ({exc})") from None
+    if classes.size < 2:
+        raise ValueError(
+            f"{type(estimator).__name__} needs samples of at least two classes; the training "
+            f"labels hold only one class: {classes[0]!r} ({y_enc.size} sample(s))"
+        )
+    return classes, y_enc.ravel()
+
+
+def validate_training_data(estimator, X, y, sample_weight=None):
+    """Checked float64 X (dense C-order or canonical CSR), classes, encoded labels, weights.
+
+    Sets ``n_features_in_`` (and ``feature_names_in_``) as scikit-learn's
+    ``validate_data`` does; :func:`fit_transaction` removes them again if the
+    fit fails. Raises ``ValueError`` naming the problem (see module docstring).
+    """
+    X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C",
+                         accept_large_sparse=True)
+    X = _canonical_csr(X)
+    _check_magnitude(X, estimator)
+    classes, y_enc = _encode_labels(y, estimator)
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    return X, classes, y_enc, sample_weight
+
+
+def validate_predict_data(estimator, X):
+    """Checked float64 X for a fitted estimator: ``NotFittedError`` first, then shape and values."""
+    check_is_fitted(estimator, "expansion_")
+    X = validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False,
+                      accept_large_sparse=True)
+    X = _canonical_csr(X)
+    _check_magnitude(X, estimator)
+    return X
+
+
+# -- hyper-parameters -------------------------------------------------------------------------
+def widen(X, n_features: int):
+    """X with zero columns appended up to ``n_features`` (as LIBSVM's sparse vectors read a feature
+    they do not mention); CSR stays CSR without copying its entries."""
+    if X.shape[1] >= n_features:
+        return X
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+    return np.hstack([X, np.zeros((X.shape[0], n_features - X.shape[1]))])
+
+
+def check_positive_number(name: str, value, *, allow_zero: bool = False) -> float:
+    """``value`` as a float; ValueError unless it is a finite real number > 0 (>= 0 if allowed)."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    if ok:
+        value = float(value)
+        ok = np.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        what = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"{name} must be a {what} finite number, got {value!r}")
+    return value
+
+
+def check_int(name: str, value, low: int) -> int:
+    """``value`` as an int; ValueError unless it is an integer >= ``low``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def per_sample_C(C, class_weight, classes, y_enc, sample_weight):
+    """C_i = C * class_weight[y_i] * sample_weight_i, as LIBSVM / scikit-learn."""
+    C = check_positive_number("C", C)
+    cw = compute_class_weight(class_weight, classes=classes, y=classes[y_enc])
+    return C * cw[y_enc] * sample_weight
+
+
+# -- all-or-nothing fit -----------------------------------------------------------------------
+def is_fitted_attribute(name: str) -> bool:
+    """scikit-learn's convention: fitted attributes end with '_' (dunder names excluded)."""
+    return name.endswith("_") and not name.startswith("__")
+
+
+def fit_transaction(fit):
+    """Decorate ``fit`` so that any exception leaves the estimator unfitted.
+
+    On ``BaseException`` (``KeyboardInterrupt`` included) every fitted attribute
+    (name ending in ``_``) set so far, or left from an earlier fit, is deleted
+    and the exception re-raised; constructor parameters (even one named like
+    ``lambda_``) are untouched. Nested
+    calls (a fit calling ``super().fit``) roll back once, at the outermost level.
+    """
+
+    @functools.wraps(fit)
+    def transactional_fit(self, *args, **kwargs):
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            params = self.get_params(deep=False) if hasattr(self, "get_params") else {}
+            for name in [n for n in vars(self) if is_fitted_attribute(n) and n not in params]:
+                delattr(self, name)
+            raise
+
+    transactional_fit.__leansvm_transaction__ = True
+    return transactional_fit

@@ -1,0 +1,544 @@
+r"""Exact C-SVC by iteratively re-weighted least squares (Pérez-Cruz et al., NIPS 2000, Table 1).
+
+Problem (LIBSVM's dual, per-sample bounds C_i):
+
+    min_a  D(a) = 1/2 a' H a - 1' a,   H_ij = y_i y_j k(x_i, x_j),
+    s.t.   0 <= a_i <= C_i,   y' a = 0.
+
+IRWLS view (paper eqs. 2-8). With errors e_i = y_i - (f(x_i) + b) and
+u_i = y_i e_i = 1 - y_i (f(x_i) + b), the primal hinge loss C_i max(0, u_i) is
+replaced, at the current point, by the weighted square a_i/2 e_i^2 with
+
+    a_i = 0              if u_i < 0,                                   (8)
+    a_i = C_i / u_i      if u_i >= 0.
+
+Minimising 1/2 ||w||^2 + sum_i a_i/2 e_i^2 over w = sum beta_i y_i phi(x_i) and b
+gives, on the free set S1 (samples in S2 are fixed at 0, in S3 at C), the
+linear system (3) of the paper; written for v = y * beta it reads
+
+    (K_11 + D_a^{-1}) v_1 + b 1 = y_1 - K_13 v_3 - g_1
+    1' v_1                      = -1' v_3 - c_out
+
+where g and c_out are the contributions of the samples outside the working
+set (the paper's G_in, G_bin). K_11 + D_a^{-1} is symmetric positive
+definite, so v_1 and b come from one Cholesky factorisation and a Schur
+complement for b (two triangular solves). Free support vectors have u_i -> 0,
+hence a_i -> infinity; u is floored at ``delta`` so a_i <= C_i / delta.
+
+Sets are re-ordered as in Table 1, step 4: a sample at 0 with u_i < 0 stays
+in S2, a sample at C_i with u_i > 0 stays in S3 (both are then KKT-consistent),
+every other sample is in S1. A solution component outside [0, C_i] is moved
+to the violated bound and the system re-solved (at most a few times).
+
+Safeguard (our addition, needed because the bound moves of Table 1 are
+not a descent method by themselves): the IRWLS solution beta* is used as a
+direction d = beta* - a from the current feasible point, with the exact
+minimising step on the quadratic D(a + eta d) clipped to the box. The dual
+objective therefore never increases. If d is not a descent direction, one
+SMO step on the working set's maximal violating pair is taken instead.
+
+Chunking (paper section 2.1 and 3): the IRWLS procedure runs on a working
+set of ``q`` samples; the others contribute through g. Output f (without
+bias) is kept for all samples and updated with one q-row kernel product per
+chunk. The working set holds, per class, the worst violator of each of the
+stopping conditions (9)-(10), the maximal violating pair of LIBSVM's rule,
+then random candidates (violators and free samples; those whose kernel rows
+are cached first), completed by the samples of smallest |u_i| when there are
+too few candidates. W's sub-problem is solved inexactly, to a tenth of the
+current violation on all samples (never below tol / 2).
+
+Stopping rule: the maximal violation of LIBSVM (m(a) - M(a) <= tol), which is
+conditions (9)-(11) with the best bias: -y_i grad_i = y_i - f_i ranges over
+I_up and I_low.
+
+Bias handling (``bias=``): ``"equality"`` is the problem above (LIBSVM's).
+``"augmented"`` is the SVM without an unregularized bias used by safe
+screening (Ogawa et al.): the bias is a constant feature, the kernel becomes
+k(x, x') + 1 and the constraint y'a = 0 disappears, leaving a box-constrained
+QP; the returned intercept sum_i y_i a_i makes the plain-kernel expansion
+equal to the augmented one. ``"none"``: kernel k, no bias. Without the
+equality the linear system loses its bias row, the pair step becomes a
+single-coordinate Newton step, and the stopping rule is liblinear's
+projected-gradient gap max PG - min PG <= tol.
+
+Screened solving: samples in ``fixed_at_zero`` / ``fixed_at_C`` are held at
+their bounds (the paper's S2 / S3 known in advance). Only the others are
+optimised; the fixed samples at C enter once through their contribution to
+the outputs and to the equality constraint.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from leansvm.core.expansion import KernelExpansion
+from leansvm.core.kernels import Kernel, KernelRowCache, SubsetRowCache
+from leansvm.core.multiclass import BinaryFit
+from leansvm.core.threads import one_blas_thread
+from leansvm.exact.irwls_chunk import select_working_set, solve_chunk
+from leansvm.exact.irwls_subproblem import violation
+from leansvm.exact.screened_start import screened_start
+
+DEFAULT_WORKING_SET = 128      # chosen by the q sweep in BENCHMARKS.md
+DEFAULT_MAX_INNER = 3
+DEFAULT_PAIR_STEPS = 1000
+#: problems smaller than this are solved without shrinking (their few chunks do not repay
+#: rebuilding the cache and reconstructing outputs) and with a working set of
+#: SMALL_PROBLEM_Q * q (smaller Cholesky factors pay there). Measured on the one-vs-one
+#: pairs of letter, penbased and satimage (1,200-1,500 samples): 10-30 % less CPU.
+SMALL_PROBLEM = 2000
+SMALL_PROBLEM_Q = 0.75
+#: W is solved to max(tol / 2, INNER_RELATIVE_TOL x the current violation on all samples)
+INNER_RELATIVE_TOL = 0.1
+
+
+def _up_low_masks(alpha, y, C):
+    """LIBSVM's index sets I_up (can increase y_i a_i) and I_low (can decrease it)."""
+    below = alpha < C
+    above = alpha > 0
+    pos = y > 0
+    up = (pos & below) | (~pos & above)
+    low = (pos & above) | (~pos & below)
+    return up, low
+
+
+def max_violation(s, alpha, y, C):
+    """m - M with s_i = y_i - f_i; also the maximal violating pair (i, j)."""
+    up, low = _up_low_masks(alpha, y, C)
+    if not up.any() or not low.any():
+        return 0.0, -1, -1
+    su = np.where(up, s, -np.inf)
+    sl = np.where(low, s, np.inf)
+    i, j = int(np.argmax(su)), int(np.argmin(sl))
+    return float(su[i] - sl[j]), i, j
+
+
+def box_violation(s, alpha, y, C):
+    """Projected-gradient gap max(PG, 0) - min(PG, 0) for the box QP (no equality).
+
+    g_i = y_i f_i - 1 = -y_i s_i; PG_i = min(g_i, 0) at 0, max(g_i, 0) at C_i, g_i
+    in between; all PG_i = 0 is the KKT point. Two-sided like LIBSVM's m - M
+    (liblinear's PGmax - PGmin with 0 kept in the range). Returns the gap and
+    (i, j): the most negative PG (a_i should grow), the most positive (a_j should shrink).
+    """
+    g = -y * s
+    pg = np.where(alpha <= 0, np.minimum(g, 0.0), np.where(alpha >= C, np.maximum(g, 0.0), g))
+    i, j = int(np.argmin(pg)), int(np.argmax(pg))
+    return float(max(pg[j], 0.0) - min(pg[i], 0.0)), i, j
+
+
+def libsvm_intercept(s, alpha, y, C):
+    """b = -rho as LIBSVM's ``calculate_rho``: mean of y_i - f_i over free SVs, else mid-range."""
+    free = (alpha > 0) & (alpha < C)
+    if free.any():
+        return float(np.mean(s[free]))
+    # yG = -s; LIBSVM takes ub/lb over bounded samples of yG, rho = (ub + lb) / 2
+    yG = -s
+    at_upper = alpha >= C
+    pos = y > 0
+    ub_mask = (at_upper & ~pos) | (~at_upper & pos)
+    lb_mask = ~ub_mask
+    ub = yG[ub_mask].min() if ub_mask.any() else np.inf
+    lb = yG[lb_mask].max() if lb_mask.any() else -np.inf
+    if not np.isfinite(ub) or not np.isfinite(lb):
+        rho = ub if np.isfinite(ub) else (lb if np.isfinite(lb) else 0.0)
+    else:
+        rho = (ub + lb) / 2
+    return float(-rho)
+
+
+def dual_objective(alpha, y, f):
+    """LIBSVM's objective 1/2 a'Ha - 1'a = sum_i a_i (y_i f_i / 2 - 1), with f = K (y a)."""
+    return float(np.dot(alpha, y * f / 2.0 - 1.0))
+
+
+def _select_working_set(y, f, alpha, C, b, q, rng, tol, equality=True, slot_of=None):
+    """Section 3 of the paper: violators and free samples, random choice, completion by small |u|.
+
+    Always included: per class, the worst violator of each of conditions (9)
+    and (10), and the q/4 most violating samples of each side of the stopping
+    rule (they make the maximal violation fall; without them banana at C=100
+    did not converge). The rest of W is the paper's random choice among the
+    violators and free samples, completed by the smallest |u_i|; candidates
+    whose kernel rows are cached (``slot_of[i] >= 0``) are drawn first. Compiled:
+    :func:`irwls_chunk.select_working_set`; returns W sorted.
+    """
+    seed = int(rng.integers(1, 2**63 - 1))
+    if slot_of is None:
+        slot_of = np.zeros(0, dtype=np.intp)
+    return select_working_set(y, f, alpha, C, float(b), int(q), float(tol), bool(equality), seed,
+                              slot_of)
+
+
+BIAS_MODES = ("equality", "augmented", "none")
+
+
+def _expansion_outputs(kernel, X_eval, X_src, coef, offset):
+    """sum_j coef_j (k(x_j, x) + offset) at every row x of X_eval.
+
+    That is the plain-kernel expansion over X_src with intercept offset * sum_j coef_j,
+    so the project's prediction engine computes it (blocked, memory-bounded).
+    """
+    expansion = KernelExpansion(X_src, coef, offset * float(np.sum(coef)), kernel)
+    return expansion.decision_function(X_eval)[:, 0]
+
+
+def _restore_equality(alpha, y, C, free):
+    """Make y'a = 0 by moving only the ``free`` samples (a warm start for the equality problem).
+
+    With r = y'a > 0, first shrink the positive-class a_i proportionally, then grow the
+    negative-class ones towards C_i (mirror image for r < 0). Raises if no point of the
+    box satisfies the constraint with the fixed samples where they are.
+    """
+    r = float(y @ alpha)
+    scale = max(1.0, float(np.abs(alpha).sum()))
+    if abs(r) <= 1e-12 * scale:
+        return
+    z = np.sign(r) * y
+    down = free & (z > 0) & (alpha > 0)
+    total = float(alpha[down].sum())
+    take = min(abs(r), total)
+    if take > 0:
+        alpha[down] *= 1.0 - take / total
+    r_left = abs(r) - take
+    up = free & (z < 0) & (alpha < C)
+    room = float((C[up] - alpha[up]).sum())
+    if r_left > 1e-12 * scale:
+        if room < r_left * (1 - 1e-12):
+            raise ValueError("no feasible point: the samples fixed at C make y'alpha = 0 impossible")
+        alpha[up] += (C[up] - alpha[up]) * (r_left / room)
+
+
+def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_WORKING_SET,
+                cache_size=200.0, max_iter=-1, max_inner=DEFAULT_MAX_INNER, random_state=None,
+                verbose=False, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
+                bias="equality", n_pair=None, cache_dtype=None,
+                shrinking=True, kernel_cache=None, callback=None, initial_outputs=None) -> BinaryFit:
+    """Solve the binary C-SVC dual by chunked IRWLS; returns alpha, b and statistics.
+
+    ``y`` holds +1/-1, ``C`` the per-sample upper bounds (class and sample
+    weights already folded in). ``max_iter`` bounds the chunk iterations
+    (-1: no limit other than a safety bound of 1000 (n / q + 1) + 10000).
+    ``alpha_init`` warm-starts (clipped to the box; for ``bias="equality"``
+    moved to y'a = 0). ``fixed_at_zero`` / ``fixed_at_C``: boolean masks of
+    samples held at 0 / C_i (safe screening); only the others are solved.
+    ``bias``: ``"equality"`` (LIBSVM), ``"augmented"`` (kernel + 1, no equality,
+    intercept = sum y_i a_i), ``"none"``. ``dual_objective`` is that of the
+    problem solved, over all samples. ``cache_dtype``: by default kernel rows are
+    cached in float32 when tol >= 1e-4 (as LIBSVM's Qfloat: twice the rows per MB;
+    outputs and sub-problems stay float64) and in float64 for tighter tolerances,
+    where float32 rounding of the outputs would exceed tol.
+
+    ``kernel_cache``: ``(cache, rows)``, a :class:`KernelRowCache` over a superset
+    of the samples and the superset row of each sample (X must be ``cache.X[rows]``),
+    or a cache over X itself. Kernel rows are then read from it (and computed into
+    it when missing) instead of from the kernel: rows shared by every C of a path
+    and by every fold. Its dtype replaces ``cache_dtype``. ``stats["outputs"]``
+    holds the final f_i = sum_j y_j a_j (k_ij + offset) of every sample.
+    ``initial_outputs``: f_i = sum_j y_j a_j (k_ij + offset) of every sample at ``alpha_init``
+    (e.g. known along a path): the start-up product then runs only over the samples whose
+    start differs from ``alpha_init`` (clipped, screened, moved to y'a = 0), not over every SV.
+    ``callback(violation)`` is called before each chunk iteration (progress reports).
+    ``verbose`` (2 or more) prints the violation every 10 chunk iterations.
+    """
+    shared = _shared_rows(kernel_cache, X, kernel)
+    if shared is not None:
+        cache_dtype = shared[0].dtype
+    if cache_dtype is None:
+        cache_dtype = np.float32 if tol >= 1e-4 else np.float64
+    if bias not in BIAS_MODES:
+        raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
+    equality = bias == "equality"
+    offset = 1.0 if bias == "augmented" else 0.0
+    y = np.asarray(y, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    n = y.size
+    fixed0, fixedC, alpha = screened_start(C, alpha_init, fixed_at_zero, fixed_at_C)
+    active = ~(fixed0 | fixedC)
+    if equality:
+        _restore_equality(alpha, y, C, active)
+
+    start = time.perf_counter()
+    A = np.flatnonzero(active)
+    XA, yA, CA = X[A], y[A], C[A]
+    # outputs of the active samples: fixed-at-C samples and the warm start, computed once
+    if initial_outputs is None:
+        nz = np.flatnonzero(alpha)
+        f = _outputs(kernel, X, shared, A, nz, y[nz] * alpha[nz], offset)
+    else:
+        f = _start_outputs(kernel, X, shared, A, y, alpha, alpha_init, initial_outputs, offset)
+    c_fixed = float(y[fixedC] @ C[fixedC])                 # fixed part of y'a
+    # one BLAS thread: the loop's products are small, and threads only wait on each other
+    with one_blas_thread():
+        aA, gap, n_iter, converged, loop_stats = _chunk_loop(
+            XA, yA, CA, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
+            cache_size, max_iter, max_inner, random_state, verbose, start,
+            DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype, shrinking,
+            None if shared is None else (shared[0], shared[1][A]), callback)
+    alpha[A] = aA
+
+    # outputs of the samples fixed at C (needed for the objective and the intercept)
+    at_C = np.flatnonzero(fixedC)
+    nz = np.flatnonzero(alpha)
+    f_C = _outputs(kernel, X, shared, at_C, nz, y[nz] * alpha[nz], offset)
+    idx = np.concatenate((A, at_C))
+    f_all = np.concatenate((f, f_C))
+    outputs = np.empty(n)
+    outputs[idx] = f_all
+    at_zero = np.flatnonzero(fixed0)
+    outputs[at_zero] = _outputs(kernel, X, shared, at_zero, nz, y[nz] * alpha[nz], offset)
+    objective = dual_objective(alpha[idx], y[idx], f_all)
+    if equality:
+        intercept = libsvm_intercept(y[idx] - f_all, alpha[idx], y[idx], C[idx])
+    else:
+        intercept = offset * float(y @ alpha)
+    return BinaryFit(
+        alpha=alpha,
+        intercept=intercept,
+        dual_objective=objective,
+        n_iter=n_iter,
+        converged=converged,
+        stats={"violation": gap, "n_active": int(A.size), **loop_stats, "outputs": outputs,
+               "seconds": time.perf_counter() - start},
+    )
+
+
+def _shared_rows(kernel_cache, X, kernel):
+    """``kernel_cache`` as (cache, rows), checked; None when not given."""
+    if kernel_cache is None:
+        return None
+    if isinstance(kernel_cache, KernelRowCache):
+        cache, rows = kernel_cache, np.arange(X.shape[0])
+    else:
+        cache, rows = kernel_cache
+    rows = np.asarray(rows, dtype=np.intp)
+    if rows.shape != (X.shape[0],) or (rows.size and (rows.min() < 0 or rows.max() >= cache.n)):
+        raise ValueError(f"kernel_cache rows must give a row of the cache (0 .. {cache.n - 1}) "
+                         f"for each of the {X.shape[0]} samples")
+    if cache.kernel != kernel:
+        raise ValueError("kernel_cache was built for another kernel")
+    return cache, rows
+
+
+def _outputs(kernel, X, shared, eval_idx, src_idx, coef, offset):
+    """sum_j coef_j (k(x_src_j, x_eval_i) + offset): from the shared rows when given."""
+    if shared is None or eval_idx.size == 0:
+        return _expansion_outputs(kernel, X[eval_idx], X[src_idx], coef, offset)
+    cache, rows = shared
+    return cache.outputs(rows[src_idx], coef, rows[eval_idx], offset)
+
+
+def _start_outputs(kernel, X, shared, A, y, alpha, alpha_init, initial_outputs, offset):
+    """Outputs of the samples ``A`` at ``alpha`` from the known ``initial_outputs`` at ``alpha_init``:
+    f + sum over the samples that moved of y_j (a_j - a_init_j) (k_ij + offset)."""
+    n = y.size
+    if alpha_init is None:
+        raise ValueError("initial_outputs needs alpha_init (the point where the outputs were computed)")
+    f0 = np.asarray(initial_outputs, dtype=np.float64)
+    if f0.shape != (n,) or not np.all(np.isfinite(f0)):
+        raise ValueError(f"initial_outputs must be {n} finite values, got shape {f0.shape}")
+    a0 = np.asarray(alpha_init, dtype=np.float64)
+    moved = np.flatnonzero(alpha != a0)
+    f = f0[A].copy()
+    if moved.size:
+        f += _outputs(kernel, X, shared, A, moved, y[moved] * (alpha[moved] - a0[moved]), offset)
+    return f
+
+
+def _shrinkable(s, alpha, y, C, equality):
+    """Samples firmly at a bound (LIBSVM's ``be_shrunk``; liblinear's rule without y'a = 0).
+
+    With y'a = 0 and m = max_{I_up} s, M = min_{I_low} s: a sample that is only in
+    I_up with s_i < M, or only in I_low with s_i > m, can join no violating pair now.
+    Without: at 0 with g_i > max PG, or at C_i with g_i < min PG.
+    """
+    at_bound = (alpha <= 0) | (alpha >= C)
+    if equality:
+        up, low = _up_low_masks(alpha, y, C)
+        if not up.any() or not low.any():
+            return np.zeros(y.size, dtype=bool)
+        m, M = s[up].max(), s[low].min()
+        return at_bound & ((up & ~low & (s < M)) | (low & ~up & (s > m)))
+    g = -y * s
+    pg = np.where(alpha <= 0, np.minimum(g, 0.0), np.where(alpha >= C, np.maximum(g, 0.0), g))
+    return ((alpha <= 0) & (g > max(pg.max(), 0.0))) | ((alpha >= C) & (g < min(pg.min(), 0.0)))
+
+
+class _ChunkedIRWLS:
+    """The chunk iterations, optionally with shrinking (state shared across shrinking phases).
+
+    Shrinking: every ``SHRINK_EVERY`` chunk iterations, when at least a quarter of
+    the active samples are firmly at a bound, they leave the active set; the
+    kernel cache is rebuilt over the active columns only (rows get shorter, as
+    LIBSVM's), and outputs are kept for active samples only. When the active
+    problem has converged, the outputs of the others are reconstructed from a
+    snapshot (f_i = f_snap_i + sum_j k_ij y_j (a_j - a_snap_j) over the a_j that
+    moved since) and the stopping rule is checked on all samples; if it fails,
+    every sample is active again (at most ``MAX_UNSHRINK`` times, then shrinking
+    stops, so the loop terminates).
+    """
+
+    SHRINK_EVERY = 10
+    MAX_UNSHRINK = 3
+
+    def __init__(self, X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, q, cache_size,
+                 max_inner, n_pair, cache_dtype, shrinking, rng, verbose, start, shared=None,
+                 callback=None):
+        self.X, self.y, self.C, self.kernel = X, y, C, kernel
+        self.callback = callback
+        self.shared = shared                           # (parent cache, parent row of each sample)
+        self.alpha, self.f = alpha, f
+        self.c_fixed, self.offset, self.equality, self.tol = c_fixed, offset, equality, tol
+        self.q, self.max_inner, self.n_pair = q, max_inner, n_pair
+        self.cache_dtype = np.dtype(cache_dtype)
+        self.cache_mb = cache_size
+        self.shrinking, self.rng, self.verbose, self.start = shrinking, rng, verbose, start
+        # float32 rows: a proximal floor above their rounding keeps the systems definite
+        self.mu_floor = 0.0 if self.cache_dtype.itemsize >= 8 else (
+            1e-5 * float(np.mean(kernel.diagonal(X[:1000]))) + 1e-5 * offset)
+        self.b, self.mu = 0.0, 0.0
+        self.delta = min(1e-2 * tol, 1e-5)
+        self.counts = np.zeros(3, dtype=np.int64)     # linear solves, pair steps, ridged solves
+        self.inner_total = 0
+        self.n_shrink = self.n_unshrink = 0
+        self.cache_hits = self.cache_misses = 0
+        self.trace = []                                # dual objective after each chunk iteration
+        self.snapshot = None                           # (alpha, f) when every f was last exact
+        self._activate(np.arange(y.size))
+
+    def _activate(self, active):
+        """Restrict the problem to ``active``; a fresh cache over its columns."""
+        if hasattr(self, "cache"):
+            self.cache_hits += self.cache.hits
+            self.cache_misses += self.cache.misses
+        self.active = active
+        n = active.size
+        rows_mb = 2 * self.q * n * self.cache_dtype.itemsize / 2**20
+        size = max(self.cache_mb, rows_mb)
+        if self.shared is None:
+            self.cache = KernelRowCache(self.kernel, self.X[active], size, dtype=self.cache_dtype)
+        else:
+            parent, rows = self.shared
+            self.cache = SubsetRowCache(parent, rows[active], size)
+        c_inactive = float(self.y @ self.alpha - self.y[active] @ self.alpha[active])
+        self.c_const = self.c_fixed + c_inactive     # fixed part of y'a in this phase
+
+    def _reconstruct(self):
+        """Exact outputs of the inactive samples from the snapshot and the moves since."""
+        inactive = np.setdiff1d(np.arange(self.y.size), self.active, assume_unique=True)
+        alpha_snap, f_snap = self.snapshot
+        moved = np.flatnonzero(self.alpha != alpha_snap)
+        coef = self.y[moved] * (self.alpha[moved] - alpha_snap[moved])
+        self.f[inactive] = f_snap[inactive] + _outputs(
+            self.kernel, self.X, self.shared, inactive, moved, coef, self.offset)
+        self.snapshot = None
+
+    def run(self, limit):
+        """Chunk iterations until the stopping rule holds on all samples or ``limit``."""
+        it = 0
+        gap = np.inf
+        while it < limit:
+            status, gap, it = self._phase(it, limit)
+            if status == "shrink":
+                continue
+            if self.active.size == self.y.size:
+                return gap, it, status == "converged"
+            if status != "converged":           # out of iterations on the shrunk problem
+                self._reconstruct()
+                self._activate(np.arange(self.y.size))
+                break
+            self._reconstruct()                 # converged on the active set: check all
+            self._activate(np.arange(self.y.size))
+            self.n_unshrink += 1
+            if self.n_unshrink >= self.MAX_UNSHRINK:
+                self.shrinking = False
+        gap = violation(self.y, self.f, self.alpha, self.C, self.equality)[0]
+        return gap, it, gap <= self.tol
+
+    def _phase(self, it, limit):
+        """Iterate on the active set; returns ("converged" | "shrink" | "limit", gap, it)."""
+        act = self.active
+        y, C = self.y[act], self.C[act]
+        alpha, f = self.alpha[act], self.f[act]
+        q = min(self.q, act.size)
+        status = "limit"
+        gap = np.inf
+        try:
+            while it < limit:
+                gap, _, _ = violation(y, f, alpha, C, self.equality)
+                if self.callback is not None:
+                    self.callback(gap)
+                if self.verbose >= 2 and it % 10 == 0:
+                    print(f"[irwls] iter {it:5d}  violation {gap:.3e}  active {act.size}  "
+                          f"SV {np.count_nonzero(self.alpha)}  {time.perf_counter() - self.start:.1f}s")
+                if gap <= self.tol:
+                    status = "converged"
+                    break
+                if self.shrinking and it % self.SHRINK_EVERY == 0 and it > 0:
+                    firm = _shrinkable(y - f, alpha, y, C, self.equality)
+                    if firm.sum() >= max(act.size // 4, 1) and act.size - firm.sum() >= 2:
+                        self.alpha[act], self.f[act] = alpha, f
+                        if self.snapshot is None:
+                            self.snapshot = (self.alpha.copy(), self.f.copy())
+                        self._activate(act[~firm])
+                        self.n_shrink += 1
+                        return "shrink", gap, it
+                self.trace.append(self._chunk_step(y, C, alpha, f, q, gap))
+                it += 1
+        finally:
+            self.alpha[act], self.f[act] = alpha, f
+        return status, gap, it
+
+    def _chunk_step(self, y, C, alpha, f, q, gap):
+        """One chunk: select W, solve its IRWLS sub-problem, update every active output.
+
+        The sub-problem is solved only as far as the whole problem needs: to a
+        violation of max(tol / 2, INNER_RELATIVE_TOL * gap), ``gap`` being the
+        current violation on all samples (an inexact inner solve: early chunks
+        stop after a few pair steps instead of polishing W to tol / 2).
+        """
+        W = _select_working_set(y, f, alpha, C, self.b, q, self.rng, self.tol, self.equality,
+                                self.cache.slot_of)
+        slots = self.cache.slots(W)                  # rows K[W, active] resident in the slab
+        self.b, self.mu, n_inner, objective = solve_chunk(
+            self.cache.slab, slots, W, y, C, alpha, f, self.c_const, float(self.offset),
+            self.b, self.mu, self.delta, max(0.5 * self.tol, INNER_RELATIVE_TOL * gap),
+            self.max_inner, self.equality,
+            self.counts, self.n_pair, self.mu_floor)
+        self.inner_total += n_inner
+        return objective
+
+
+def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, working_set_size,
+                cache_size, max_iter, max_inner, random_state, verbose, start, n_pair,
+                cache_dtype, shrinking, shared=None, callback=None):
+    """The chunked IRWLS iterations on the samples not fixed; alpha and f are updated in place."""
+    n = y.size
+    if n == 0:
+        return alpha, 0.0, 0, True, {}
+    if n < SMALL_PROBLEM:                 # small problems: no shrinking, 3/4 of q
+        working_set_size = int(SMALL_PROBLEM_Q * working_set_size)
+        shrinking = False
+    q = int(max(2, min(working_set_size, n)))
+    limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
+    solver = _ChunkedIRWLS(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, q,
+                           cache_size, max_inner, n_pair, cache_dtype, shrinking,
+                           np.random.default_rng(random_state), verbose, start, shared, callback)
+    gap, n_iter, converged = solver.run(limit)
+    if not converged:
+        warnings.warn(f"IRWLS stopped after max_iter={limit} chunk iterations with violation "
+                      f"{gap:.3e} > tol={tol}; the solution may be inaccurate",
+                      ConvergenceWarning, stacklevel=3)
+    if solver.counts[2]:
+        warnings.warn(f"{solver.counts[2]} IRWLS systems were not positive definite (indefinite "
+                      "kernel?) and were solved with a ridge", RuntimeWarning, stacklevel=3)
+    stats = {"inner_iterations": solver.inner_total, "pair_steps": int(solver.counts[1]),
+             "n_shrink": solver.n_shrink, "n_unshrink": solver.n_unshrink,
+             "cache_hits": solver.cache_hits + solver.cache.hits,
+             "cache_misses": solver.cache_misses + solver.cache.misses,
+             "objective_trace": np.asarray(solver.trace)}
+    return alpha, gap, n_iter, converged, stats

@@ -1,0 +1,170 @@
+"""The exact C-SVC estimator. Thin: validation, label encoding, multi-class wiring; the
+IRWLS solver (:mod:`leansvm.exact.irwls`) does the work, and prediction comes from
+:class:`~leansvm.core.classifier.KernelClassifierMixin`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from leansvm.core.classifier import KernelClassifierMixin
+from leansvm.core.kernels import Kernel
+from leansvm.core.registry import register_estimator
+from leansvm.core.multiclass import fit_ovo, fit_ovr, n_binary_problems
+from leansvm.progress import ConvergenceProgress, Progress
+from leansvm.exact.irwls import DEFAULT_WORKING_SET, solve_irwls
+from leansvm.core.validation import per_sample_C, validate_training_data
+
+
+@register_estimator
+class SVC(KernelClassifierMixin, BaseEstimator):
+    """C-support vector classifier trained by IRWLS (Pérez-Cruz et al.), LIBSVM-compatible.
+
+    Parameters follow ``sklearn.svm.SVC``; in addition ``working_set_size``
+    (q of the IRWLS chunking), ``multiclass`` ('ovo' as LIBSVM, or 'ovr') and
+    ``n_jobs`` (binary problems solved in parallel threads). ``verbose``: a
+    progress bar (:mod:`leansvm.progress`; without it, one on a terminal); 2
+    adds the solver's violation every 10 chunk iterations. ``shrinking``
+    as LIBSVM's, applied to binary problems of at least 2,000 samples; smaller
+    ones are solved faster without it and with a working set of 3/4 q.
+
+    Fitted attributes: ``classes_``, ``support_``, ``support_vectors_``,
+    ``dual_coef_`` (LIBSVM's layout, scikit-learn's signs), ``intercept_``,
+    ``n_support_``, ``expansion_``, ``dual_objective_`` (one per binary
+    problem, LIBSVM's sign: 1/2 a'Qa - e'a), ``n_iter_``.
+    """
+
+    def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
+                 cache_size=200.0, class_weight=None, max_iter=-1, decision_function_shape="ovr",
+                 probability=False, random_state=None, verbose=False,
+                 working_set_size=DEFAULT_WORKING_SET, multiclass="ovo", n_jobs=None,
+                 shrinking=True):
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.probability = probability
+        self.random_state = random_state
+        self.verbose = verbose
+        self.working_set_size = working_set_size
+        self.multiclass = multiclass
+        self.n_jobs = n_jobs
+        self.shrinking = shrinking
+
+    def _check_params(self):
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {self.decision_function_shape!r}")
+        if self.multiclass not in ("ovo", "ovr"):
+            raise ValueError(f"multiclass must be 'ovo' or 'ovr', got {self.multiclass!r}")
+        if not (self.tol > 0):
+            raise ValueError(f"tol must be positive, got {self.tol!r}")
+        if int(self.working_set_size) < 2:
+            raise ValueError(f"working_set_size must be at least 2, got {self.working_set_size!r}")
+
+    def fit(self, X, y, sample_weight=None):
+        self._check_params()
+        if self.probability:
+            return self._fit_with_calibration(X, y, sample_weight)
+        X, classes, y_enc, sample_weight = validate_training_data(self, X, y, sample_weight)
+        C = per_sample_C(self.C, self.class_weight, classes, y_enc, sample_weight)
+        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
+        keep = np.flatnonzero(C > 0)   # zero weight: the sample cannot be a support vector
+        if np.unique(y_enc[keep]).size < 2:
+            raise ValueError("after removing zero-weight samples fewer than two classes remain")
+
+        n_problems = n_binary_problems(classes.size, self.multiclass)
+        # progress (a bar on a terminal or when verbose): binary problems solved, or for one
+        # problem the percent of its way from the first violation to tol
+        with Progress(100 if n_problems == 1 else n_problems, "SVC fit",
+                      "% converged" if n_problems == 1 else "binary problems",
+                      True if self.verbose else None) as bar:
+            tracker = ConvergenceProgress(bar, self.tol) if n_problems == 1 else None
+
+            def train_binary(Xb, yb, Cb):
+                fit = solve_irwls(Xb, yb, Cb, kernel, tol=self.tol, working_set_size=self.working_set_size,
+                                  cache_size=self.cache_size, max_iter=self.max_iter,
+                                  random_state=self.random_state, verbose=int(self.verbose),
+                                  shrinking=bool(self.shrinking), callback=tracker)
+                if tracker is not None:
+                    tracker.finish()
+                else:
+                    bar.update()
+                return fit
+
+            reduce = fit_ovr if self.multiclass == "ovr" else fit_ovo
+            result = reduce(X[keep], y_enc[keep], classes.size, train_binary, C[keep], kernel, self.n_jobs)
+        self._set_fitted(result, classes, keep)
+        return self
+
+    @classmethod
+    def from_multiclass_fit(cls, result, classes, keep=None, **params) -> "SVC":
+        """A fitted SVC holding a solution computed elsewhere (a path's, a ``MulticlassFit``).
+
+        ``keep``: training indices of the samples the solution was computed on
+        (default: all, in order); ``params``: SVC constructor parameters.
+        """
+        model = cls(**params)
+        model._set_fitted(result, np.asarray(classes), None if keep is None else np.asarray(keep))
+        return model
+
+    def _set_fitted(self, result, classes, keep):
+        self.classes_ = classes
+        self.multiclass_ = result.strategy
+        self.expansion_ = result.expansion
+        self.support_ = np.asarray(result.support) if keep is None else keep[result.support]
+        self.n_support_ = result.n_support.astype(np.int32)
+        self.dual_objective_ = np.array([fit.dual_objective for fit in result.fits])
+        self.n_iter_ = np.array([fit.n_iter for fit in result.fits])
+        self.solver_stats_ = [fit.stats for fit in result.fits]
+        self._gamma = result.expansion.kernel.gamma
+        self.fit_status_ = 0 if all(fit.converged for fit in result.fits) else 1
+
+    # probabilities through scikit-learn's calibration -----------------------------------
+    def _fit_with_calibration(self, X, y, sample_weight):
+        """Platt scaling by ``CalibratedClassifierCV`` (5-fold, sigmoid), its final model kept as ours."""
+        base = clone(self).set_params(probability=False)
+        calibrated = CalibratedClassifierCV(base, method="sigmoid", cv=5, ensemble=False)
+        calibrated.fit(X, y, sample_weight=sample_weight)
+        fitted = calibrated.calibrated_classifiers_[0].estimator
+        for name, value in vars(fitted).items():
+            if name.endswith("_") and not name.startswith("__"):
+                setattr(self, name, value)
+        self.calibrator_ = calibrated
+        return self
+
+    def _check_proba(self):
+        if not self.probability:
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X):
+        """Platt-scaled class probabilities (needs probability=True at fit time).
+
+        A loaded binary model uses its stored probA/probB by LIBSVM's rule: P(classes_[0]) =
+        clip(1 / (1 + exp(A dec + B)), 1e-7, 1 - 1e-7) with LIBSVM's dec = -decision_function."""
+        check_is_fitted(self, "expansion_")
+        if hasattr(self, "calibrator_"):
+            return self.calibrator_.predict_proba(X)
+        prob_a, prob_b = getattr(self, "probA_", None), getattr(self, "probB_", None)
+        if len(self.classes_) == 2 and prob_a is not None and prob_b is not None and np.size(prob_a) == 1:
+            first = 1.0 / (1.0 + np.exp(float(np.ravel(prob_a)[0]) * -self.decision_function(X)
+                                        + float(np.ravel(prob_b)[0])))
+            first = np.clip(first, 1e-7, 1 - 1e-7)
+            return np.column_stack([first, 1.0 - first])
+        raise AttributeError("predict_proba needs a model trained here with probability=True, or a loaded "
+                             "binary model with probA/probB (multi-class LIBSVM coupling is not implemented)")
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X):
+        return np.log(self.predict_proba(X))

@@ -1,0 +1,423 @@
+r"""The main job's (C, gamma) search: as wide as LIBSVM's ``grid.py``, at the cost of a few cells.
+
+grid.py fits 110 cells (C = 2^-5 .. 2^15, gamma = 2^-15 .. 2^3, steps of 2^2)
+times 5 folds, each from scratch. Here the same ranges (gamma as factors of
+'scale' = 1 / (d Var X), 18 octaves: :data:`GAMMA_OCTAVES`) cost far less:
+
+* **C is a path.** Per (gamma, fold) one warm-started regularisation path
+  (:func:`leansvm.paths.binary_path.iter_binary_path`) over C in steps of 2^1, safe
+  screening (Ogawa et al.) off by default: with it, the same choices took
+  1.0-1.4x the time (banana, page-blocks0, satimage, magic, wdbc; the
+  references cost more than they remove at steps of 2^1; BENCHMARKS.md). The
+  folds advance in lockstep and the path stops by the rules of
+  :func:`_stop_reason` (accuracy clearly peaked, flat, dominated on the
+  small-gamma ridge, too costly), or when no sample is at its bound: then the
+  solution is the hard-margin one, the same for every larger C.
+* **Kernel rows are computed once** per (gamma, round) for all folds and
+  one-vs-one pairs (:func:`leansvm.paths.binary_path.row_cache`); the inner
+  products X X' once per round for every gamma (:func:`_gamma_cache`).
+* **Successive halving** (Jamieson & Talwalkar; scikit-learn's
+  ``HalvingGridSearchCV`` over rows): round 0 scores a coarse gamma grid
+  (steps of 2^2, grid.py's) on a small stratified subsample; every next round
+  keeps the best third of the gammas, adds their neighbours at half the step
+  (coarse to fine) and triples the rows, up to ``max_rows``.
+* **Edges extend.** When a round's best gamma lies on the edge of the range,
+  2^2 more are tried beyond it (up to :data:`MAX_EXTENSION` octaves); when the
+  best C is the path's last, its path goes on to larger C; when it is the
+  first, the path is run again from 2^-4 lower.
+
+The choice (:func:`choose_cell`) is on the last round's cells: the best mean
+K-fold accuracy, and, with ``one_se`` > 0, the cell with the fewest support
+vectors among those within ``one_se`` standard errors of it (the one-SE rule of
+Hastie et al. toward the cheaper model).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.validation import check_X_y
+
+from leansvm.core.validation import per_sample_C
+from leansvm.core.kernels import Kernel, resolve_gamma
+from leansvm.paths.model_selection import cached_accuracy, fold_labels
+from leansvm.progress import Progress
+from leansvm.paths.binary_path import iter_binary_path, row_cache
+
+__all__ = ["SearchResult", "wide_search", "choose_cell", "stratified_order",
+           "C_OCTAVES", "GAMMA_OCTAVES"]
+
+#: log2 C range (grid.py's -c range)
+C_OCTAVES = (-5.0, 15.0)
+#: log2 of gamma / 'scale' (18 octaves as grid.py's 2^-15 .. 2^3)
+GAMMA_OCTAVES = (-12.0, 6.0)
+#: the furthest an edge extends the ranges, in octaves beyond each end
+MAX_EXTENSION = 6.0
+
+
+@dataclass
+class Cell:
+    """One (gamma, C) cell as scored in one round (K-fold over ``rows`` rows)."""
+
+    log2_gamma: float
+    log2_C: float
+    accuracy: float            # mean over the folds
+    se: float                  # standard error of the mean over the folds
+    n_support: float           # mean #SV over the folds' training parts
+    rows: int
+    round: int
+
+
+@dataclass
+class SearchResult:
+    """The searched surface, the choice and what the search did."""
+
+    C: float
+    gamma: float
+    accuracy: float
+    se: float
+    n_support: float
+    scale: float                                  # gamma = scale * 2^log2_gamma
+    cells: list = field(default_factory=list)     # every Cell of every round
+    rounds: list = field(default_factory=list)    # per round: rows, folds, gammas scored, kept, seconds
+    extended: list = field(default_factory=list)  # sentences: which edge moved and why
+    n_paths: int = 0                              # (gamma, fold) paths solved
+    n_fits: int = 0                               # (gamma, fold, C) solutions
+    seconds: float = 0.0
+    stopped: str | None = None                    # why halving stopped before its last round (time limit)
+
+    def final_cells(self) -> list:
+        last = self.rounds[-1]["round"] if self.rounds else 0
+        return [c for c in self.cells if c.round == last]
+
+
+def stratified_order(y, random_state=0) -> np.ndarray:
+    """A permutation of the rows whose every prefix holds each class in its proportion
+    (within one row): each class shuffled, then the classes interleaved by relative rank."""
+    rng = np.random.default_rng(random_state)
+    keys = np.empty(len(y))
+    for c in np.unique(y):
+        idx = np.flatnonzero(y == c)
+        keys[rng.permutation(idx)] = (np.arange(idx.size) + rng.random()) / idx.size
+    return np.argsort(keys, kind="stable")
+
+
+def _gamma_cache(kernel_name, X, gamma, inner, cache_size, tol):
+    """The row cache of one gamma. For the RBF kernel, dense rows and a cache that holds them all,
+    it is filled at once from the round's inner products X X', computed for the first gamma and
+    kept in ``inner`` (a dict) for the others."""
+    cache = row_cache(Kernel.from_params(kernel_name, gamma, 3, 0.0, X), X, cache_size, tol)
+    if kernel_name == "rbf" and not sp.issparse(cache.X) and cache.capacity >= cache.n:
+        if "XX'" not in inner:
+            inner["XX'"] = cache.X @ cache.X.T
+        cache.fill_from_inner(inner["XX'"])
+    return cache
+
+
+@dataclass
+class Leader:
+    """The round's best cell so far: its accuracy and standard error, its gamma, its position on the
+    ridge (log2 gamma + log2 C) and the seconds its path took."""
+
+    accuracy: float = -np.inf
+    se: float = 0.0
+    log2_gamma: float = -np.inf
+    ridge: float = np.inf
+    seconds: float = np.inf
+
+
+def _stop_reason(means, log2_C, log2_gamma, seconds, leader: Leader, patience=2, drop=0.005, flat=4,
+                 behind=0.005, rising=0.005, cost_factor=4.0, min_seconds=0.5):
+    """Why a path stops after its latest C, or None to go on.
+
+    * 'peaked': ``patience`` steps after its best it is more than ``drop`` below it;
+    * 'flat': no improvement for ``flat`` steps once it has risen above its first value (a small
+      gamma's path stays at the majority-class rate until C is large enough: not flat, just early);
+    * 'dominated': a gamma below the leader's, past the leader's ridge point (log2 gamma + log2 C
+      above the leader's), below the
+      leader by more than ``behind`` and two of its standard errors, and rising less than ``rising``
+      over two steps. For small gamma the
+      RBF SVM tends to a linear SVM with C' ~ C gamma (Keerthi & Lin, 2003): accuracy is constant
+      along that ridge, so what this corner (where grid.py spends most of its time) could still
+      reach lies at larger gamma and smaller C, cheap to solve;
+    * 'cost': not ahead of the leader and already ``cost_factor`` times the leader path's time and
+      over ``min_seconds`` (counted in the search's result: the one rule that may cut a path that
+      would have won).
+    """
+    k, best = len(means) - 1, int(np.argmax(means))
+    if k - best >= patience and means[-1] < means[best] - drop:
+        return "peaked"
+    if k - best >= flat and means[best] > means[0]:
+        return "flat"
+    if k >= 2 and log2_gamma < leader.log2_gamma and log2_gamma + log2_C > leader.ridge \
+            and means[-1] < leader.accuracy - max(behind, 2 * leader.se) \
+            and means[-1] - means[-3] < rising:
+        return "dominated"
+    if seconds > max(cost_factor * leader.seconds, min_seconds) and means[-1] < leader.accuracy:
+        return "cost"
+    return None
+
+
+def _score_gamma(X, y, folds, fold_info, weights, log2_gamma, scale, log2_Cs, options, kernel_name, inner,
+                 leader: Leader):
+    """Lockstep warm-started (optionally screened) C paths of one gamma over every fold; cells scored until the accuracy peaks.
+
+    Returns (per C reached: (mean accuracy, SE, mean #SV)), the number of (fold, C) solutions and
+    why the path stopped early ('hard margin': no sample at its bound, so every larger C has this
+    solution; a :func:`_stop_reason`; None: it ran to its last C)."""
+    start = time.perf_counter()
+    gamma = scale * 2.0 ** log2_gamma
+    cache = _gamma_cache(kernel_name, X, gamma, inner, options["cache_size"], options["tol"])
+    Cs = 2.0 ** np.asarray(log2_Cs, float)
+    paths, pair_weights = [], []          # per fold: one path and the C factors c_i per binary problem
+    for (train, test), (classes, problems, _) in zip(folds, fold_info):
+        rows = [np.asarray(train)[idx] for idx, _ in problems]
+        pair_weights.append([weights[r] for r in rows])
+        paths.append([iter_binary_path(X[r], y_pm, Cs, cache.kernel, weights=w, screening=options["screening"],
+                                       tol=options["tol"], solver="auto",
+                                       solver_options={"cache_size": options["cache_size"], "max_iter": -1,
+                                                       "working_set_size": None,
+                                                       "random_state": options["random_state"]},
+                                       cache=cache, index=r)
+                      for r, w, (_, y_pm) in zip(rows, pair_weights[-1], problems)])
+    scores, means, fits, reason = [], [], 0, None
+    for k, C in enumerate(Cs):
+        accs, svs, bound = [], [], 0
+        for (train, test), (classes, problems, y_test), pair_paths, fold_weights in zip(folds, fold_info, paths,
+                                                                                        pair_weights):
+            fold_fits = [next(p).fit for p in pair_paths]
+            accs.append(cached_accuracy(cache, train, test, problems, fold_fits, y_test, classes.size))
+            in_sv = np.zeros(len(train), bool)
+            for (idx, _), f, w in zip(problems, fold_fits, fold_weights):
+                in_sv[idx[f.alpha > 0]] = True
+                bound += int(np.count_nonzero(f.alpha >= C * w * (1 - 1e-12)))
+            svs.append(int(in_sv.sum()))
+            fits += 1
+        accs = np.asarray(accs)
+        scores.append((float(accs.mean()), float(accs.std(ddof=1) / math.sqrt(accs.size)) if accs.size > 1 else 0.0,
+                       float(np.mean(svs))))
+        means.append(scores[-1][0])
+        reason = "hard margin" if bound == 0 else _stop_reason(
+            means, log2_Cs[k], log2_gamma, time.perf_counter() - start, leader)
+        if reason is not None:
+            break
+    for pair_paths in paths:
+        for p in pair_paths:
+            p.close()
+    return scores, fits, reason
+
+
+def choose_cell(cells, one_se=0.0) -> Cell:
+    """The best mean accuracy (ties: fewer SV, then smaller C, then smaller gamma); with ``one_se`` > 0
+    the fewest support vectors among cells within ``one_se`` standard errors of the best."""
+    best = max(cells, key=lambda c: (c.accuracy, -c.n_support, -c.log2_C, -c.log2_gamma))
+    floor = best.accuracy - one_se * best.se - 1e-12
+    return min((c for c in cells if c.accuracy >= floor),
+               key=lambda c: (c.n_support, -c.accuracy, c.log2_C, c.log2_gamma))
+
+
+def _round_sizes(n, min_rows, max_rows, factor):
+    """Subsample sizes of the rounds: the last min(n, max_rows), each earlier one ``factor`` times smaller,
+    the first at least ``min_rows`` (one round when the data are small)."""
+    last = min(n, max_rows)
+    sizes = [last]
+    while sizes[0] / factor >= min_rows:
+        sizes.insert(0, int(round(sizes[0] / factor)))
+    return sizes
+
+
+def _C_grid(window, step):
+    return list(np.arange(window[0], window[1] + 1e-9, step))
+
+
+class _Round:
+    """One round of the search: K folds of one subsample, a C path per gamma scored on them."""
+
+    def __init__(self, X, y, rows, number, search):
+        self.X, self.y = X[rows], y[rows]
+        self.number, self.search = number, search
+        classes, y_enc = np.unique(self.y, return_inverse=True)
+        self.weights = per_sample_C(1.0, search["class_weight"], classes, y_enc, np.ones(y_enc.size))
+        self.folds = list(StratifiedKFold(search["n_folds"], shuffle=True,
+                                          random_state=search["random_state"]).split(self.X, self.y))
+        self.fold_info = [fold_labels(self.y, train, test) for train, test in self.folds]
+        self.inner = {}              # X X' of the round's rows, shared by its gammas
+        self.leader = Leader()
+        self.surface = {}            # log2 gamma -> [(log2 C, mean accuracy, SE, mean #SV)] along its path
+        self.stop = {}               # log2 gamma -> why its path stopped before its window's end (None: it did not)
+        self.windows = {}            # log2 gamma -> (first, last) log2 C of its path
+        self.paths = []              # (log2 gamma, last log2 C, seconds, why it stopped) per path run
+        self.extended = []
+        self.n_fits = 0
+
+    def score(self, g, window):
+        """The C path of gamma = scale 2^g over ``window`` (log2 C), every fold in lockstep."""
+        s = self.search
+        t = time.perf_counter()
+        log2_Cs = _C_grid(window, s["C_step"])
+        scores, fits, reason = _score_gamma(self.X, self.y, self.folds, self.fold_info, self.weights, g, s["scale"],
+                                            log2_Cs, s["options"], s["kernel"], self.inner, self.leader)
+        seconds = time.perf_counter() - t
+        self.n_fits += fits
+        got = [(c, *sc) for c, sc in zip(log2_Cs, scores)]
+        self.surface[g], self.stop[g], self.windows[g] = got, reason, window
+        self.paths.append((float(g), float(got[-1][0]), seconds, reason))
+        top = max(got, key=lambda cell: cell[1])
+        if top[1] > self.leader.accuracy:
+            self.leader = Leader(top[1], top[2], g, g + top[0], seconds)
+
+    def pilot(self, windows, octaves=8.0):
+        """A priority per gamma: its best mean accuracy over the first ``octaves`` of its window (small
+        C, cheap to solve), so that the most promising path runs first and leads the stop rules."""
+        s = self.search
+        priority = {}
+        for g, (lo, hi) in windows.items():
+            scores, fits, _ = _score_gamma(self.X, self.y, self.folds, self.fold_info, self.weights, g, s["scale"],
+                                           _C_grid((lo, min(hi, lo + octaves)), s["C_step"]), s["options"],
+                                           s["kernel"], self.inner, Leader())
+            self.n_fits += fits
+            priority[g] = max(m for m, _, _ in scores)
+        return priority
+
+    def run(self, windows, priority, step, progress):
+        """Score every gamma of ``windows``, the highest ``priority`` first (None: a :meth:`pilot`),
+        then move the edges the best cell lies on until it is inside (:meth:`extend`)."""
+        priority = self.pilot(windows) if priority is None else priority
+        title = f"search round {self.number + 1} ({self.X.shape[0]} rows)"
+        with Progress(len(windows), title, "gammas", progress) as bar:
+            for g in sorted(windows, key=lambda g: (-priority[g], g)):
+                self.score(g, windows[g])
+                bar.update()
+            while self.extend(step):     # not counted in the bar: how many is not known ahead
+                pass
+
+    def best(self):
+        """(log2 gamma, index along its path) of the best mean accuracy so far."""
+        g = max(self.surface, key=lambda g: max(m for _, m, _, _ in self.surface[g]))
+        return g, int(np.argmax([m for _, m, _, _ in self.surface[g]]))
+
+    def extend(self, step) -> bool:
+        """Move one edge the best cell lies on, at most :data:`MAX_EXTENSION` octaves beyond the
+        default ranges: a best C at the end of its window (the path not stopped by a rule: every
+        later C would be scored by the same rule, or has the same hard-margin solution) runs that
+        path 4 octaves further, one at its start runs it from 4 octaves lower; a best gamma on the edge of
+        the gammas scored adds the next one, ``step`` beyond. Returns whether it moved one."""
+        s = self.search
+        g, k = self.best()
+        (lo, hi), n = self.windows[g], len(self.surface[g])
+        lo_C, hi_C = s["C_octaves"][0] - MAX_EXTENSION, s["C_octaves"][1] + MAX_EXTENSION
+        if k == n - 1 and self.stop[g] is None and self.surface[g][-1][0] + s["C_step"] <= hi_C:
+            self.extended.append(f"C above 2^{self.surface[g][-1][0]:g} at gamma 2^{g:g} x scale")
+            self.score(g, (lo, min(self.surface[g][-1][0] + 4, hi_C)))
+            return True
+        if k == 0 and lo - s["C_step"] >= lo_C:
+            self.extended.append(f"C below 2^{lo:g} at gamma 2^{g:g} x scale")
+            self.score(g, (max(lo - 4, lo_C), hi))
+            return True
+        lo_g, hi_g = s["gamma_octaves"][0] - MAX_EXTENSION, s["gamma_octaves"][1] + MAX_EXTENSION
+        for edge, beyond, limit_ok in ((max(self.surface), step, lambda x: x <= hi_g),
+                                       (min(self.surface), -step, lambda x: x >= lo_g)):
+            if g == edge and limit_ok(edge + beyond):
+                self.extended.append(f"gamma {'above' if beyond > 0 else 'below'} 2^{edge:g} x scale")
+                self.score(edge + beyond, self.windows[edge])
+                return True
+        return False
+
+    def cells(self):
+        return [Cell(float(g), float(c), m, se, nsv, self.X.shape[0], self.number)
+                for g, got in self.surface.items() for c, m, se, nsv in got]
+
+    def ranked(self):
+        """The gammas best first, by their best mean accuracy; except that a gamma below the best one,
+        within one standard error of it and whose path took more than twice as long, goes last: on
+        the small-gamma ridge, accuracy within noise of the best costs many times the time (large C)."""
+        top = {g: max(self.surface[g], key=lambda cell: cell[1]) for g in self.surface}
+        best = max(top, key=lambda g: top[g][1])
+        seconds = {g: t for g, _, t, _ in self.paths}          # the last run of each gamma's path
+        slow = {g for g in top if g < best and top[g][1] >= top[best][1] - top[best][2]
+                and seconds[g] > 2 * seconds[best]}
+        return sorted(self.surface, key=lambda g: (g in slow, -top[g][1], g))
+
+    def kept(self, keep):
+        """The first ``keep`` fraction of the gammas (at least 2) in :meth:`ranked` order."""
+        ranked = self.ranked()
+        return ranked[:max(2, int(math.ceil(keep * len(ranked))))]
+
+    def next_windows(self, kept, step, margin):
+        """The gammas of the next round (each kept one, in rank order, and its neighbours ``step`` away)
+        with their C windows (``margin`` octaves around the best C of the nearest kept gammas) and
+        priorities (the rank of the nearest kept gamma; the kept gammas themselves first)."""
+        best_C = {g: max(self.surface[g], key=lambda cell: cell[1])[0] for g in kept}
+        windows, priority = {}, {}
+        for rank, g in enumerate(kept):
+            for x in (g, g - step, g + step):
+                near = [h for h in kept if abs(h - x) <= step + 1e-9]
+                windows[float(x)] = (min(best_C[h] for h in near) - margin, max(best_C[h] for h in near) + margin)
+                priority.setdefault(float(x), -rank - (0.5 if x != g else 0.0))
+        return windows, priority
+
+
+def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=400, max_rows=4000,
+                factor=3, keep=1 / 3, C_octaves=C_OCTAVES, gamma_octaves=GAMMA_OCTAVES, C_step=1.0,
+                gamma_step=2.0, C_margin=3.0, one_se=0.0, screening=None, tol=1e-3, cache_size=400.0,
+                random_state=0, progress=None, time_limit=None) -> SearchResult:
+    """Choose (C, gamma) by K-fold accuracy over grid.py's ranges (module docstring).
+
+    ``X`` (dense or sparse, features scaled as for the model) and ``y`` (any
+    labels, two or more classes). Rounds: :func:`_round_sizes` over nested
+    stratified subsamples (:func:`stratified_order`), stratified folds
+    (``StratifiedKFold``); ``keep`` of the gammas (at least 2; into the last
+    round only 2) go on to the next round with their neighbours at half the gamma step, each path over
+    ``C_margin`` octaves around its nearest kept gamma's best C.
+    ``class_weight``: None, 'balanced' or a dict, as in ``SVC``. The folds'
+    models use the augmented bias (the formulation in which the screening
+    rules are proven); the caller trains the chosen cell exactly. ``time_limit`` (seconds): no
+    further round starts when the elapsed time plus the next round's estimate (the last round's
+    time x ``factor``^1.5) would exceed it; the choice is then the last round's (``stopped`` says so).
+    """
+    start = time.perf_counter()
+    X, y = check_X_y(X, y, accept_sparse="csr")            # finite, 2-D, one label per row
+    classes, counts = np.unique(y, return_counts=True)
+    if classes.size < 2:
+        raise ValueError(f"wide_search needs at least two classes; y holds only {classes[0]!r}")
+    if counts.min() < n_folds:
+        raise ValueError(f"wide_search: class {classes[np.argmin(counts)]!r} has {counts.min()} row(s), fewer than "
+                         f"the {n_folds} folds")
+    order = stratified_order(y, random_state)
+    search = {"class_weight": class_weight, "n_folds": n_folds, "random_state": random_state, "kernel": kernel,
+              "scale": resolve_gamma("scale", X), "C_step": C_step, "C_octaves": C_octaves,
+              "gamma_octaves": gamma_octaves,
+              "options": {"screening": screening, "tol": tol, "cache_size": cache_size, "random_state": random_state}}
+    result = SearchResult(np.nan, np.nan, np.nan, np.nan, np.nan, search["scale"])
+    windows = {float(g): C_octaves for g in np.arange(gamma_octaves[0], gamma_octaves[1] + 1e-9, gamma_step)}
+    step, priority = gamma_step, None
+    sizes = _round_sizes(X.shape[0], min_rows, max_rows, factor)
+    for r, size in enumerate(sizes):
+        t0 = time.perf_counter()
+        rnd = _Round(X, y, np.sort(order[:size]), r, search)
+        rnd.run(windows, priority, step, progress)
+        result.cells += rnd.cells()
+        result.extended += [f"round {r + 1}: {e}" for e in rnd.extended]
+        result.n_paths += n_folds * len(rnd.paths)
+        result.n_fits += rnd.n_fits
+        kept = rnd.kept(keep if r + 2 < len(sizes) else 0.0)     # into the last, costliest round: the best 2
+        result.rounds.append({"round": r, "rows": int(size), "folds": n_folds, "gammas": sorted(rnd.surface),
+                              "kept": sorted(kept), "seconds": time.perf_counter() - t0, "paths": rnd.paths})
+        if r + 1 < len(sizes) and time_limit is not None:
+            estimate = result.rounds[-1]["seconds"] * factor ** 1.5
+            if time.perf_counter() - start + estimate > time_limit:
+                result.stopped = (f"halving stopped after {size} rows: the next round ({sizes[r + 1]} rows) "
+                                  f"was estimated at {estimate:.0f} s, past the time limit of {time_limit:g} s")
+                break
+        step = step / 2
+        windows, priority = rnd.next_windows(kept, step, C_margin)
+    chosen = choose_cell(result.final_cells(), one_se)
+    result.C, result.gamma = 2.0 ** chosen.log2_C, search["scale"] * 2.0 ** chosen.log2_gamma
+    result.accuracy, result.se, result.n_support = chosen.accuracy, chosen.se, chosen.n_support
+    result.seconds = time.perf_counter() - start
+    return result

@@ -1,0 +1,145 @@
+"""Feature scaling that travels with the model, in LIBSVM ``svm-scale``'s terms.
+
+LIBSVM's practical guide (and its ``easy.py``) scales every feature before training; a model
+is only right on inputs scaled the same way. ``svm-scale`` maps feature i linearly from
+[min_i, max_i] to [lower, upper]:
+
+    x'_i = lower + (upper - lower) (x_i - min_i) / (max_i - min_i),
+
+and drops features with min_i = max_i (x'_i = 0). Its range file (``svm-scale -s FILE``,
+read back by ``-r FILE``) is::
+
+    x
+    lower upper
+    i min_i max_i          (one line per feature with min_i != max_i, 1-based i)
+
+:class:`FeatureScaler` keeps exactly (lower, upper, min, max), so any scaling it does can be
+written as a range file that the real ``svm-scale -r`` applies. Its own fit, with
+[lower, upper] = [-1, 1]:
+
+* dense data: standardisation, z_i = (x_i - mean_i) / std_i, written as min_i = mean_i - std_i,
+  max_i = mean_i + std_i (the map above is then exactly z);
+* sparse data: max-abs scaling, x_i / max|x_i|, written as min_i = -max|x_i|, max_i = max|x_i|:
+  zeros stay zeros, nothing is densified (LIBSVM's guide scales sparse data to [0, 1] for the
+  same reason; for non-negative features such as a9a's both are x / max).
+
+A range file written by ``svm-scale`` itself is read the same way; if it maps 0 to non-zero
+values, sparse input is densified (as ``svm-scale`` writes every feature then). A ``y``
+section (target scaling, for regression) is refused.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from leansvm.core.validation import widen
+
+__all__ = ["FeatureScaler", "range_file_path"]
+
+
+def range_file_path(model_path) -> str:
+    """Where the range file of a LIBSVM model file lives: ``MODEL.range`` beside it."""
+    return os.fspath(model_path) + ".range"
+
+
+class FeatureScaler(TransformerMixin, BaseEstimator):
+    """z-scores (dense) or max-abs scaling (sparse) as svm-scale's (lower, upper, min, max)."""
+
+    def fit(self, X, y=None):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            half = np.asarray(abs(X).max(axis=0).todense()).ravel().astype(float)
+            center = np.zeros_like(half)
+            self.kind_ = "max-abs"
+        else:
+            X = np.asarray(X, dtype=float)
+            center, half = X.mean(axis=0), X.std(axis=0)
+            self.kind_ = "standard"
+        self.lower_, self.upper_ = -1.0, 1.0
+        self.min_, self.max_ = center - half, center + half
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def affine(self):
+        """(offset, factor) per feature: x' = offset + factor * x; (0, 0) for dropped features."""
+        width = self.max_ - self.min_
+        live = width > 0
+        factor = np.where(live, (self.upper_ - self.lower_) / np.where(live, width, 1.0), 0.0)
+        # about the middles, so that a symmetric range maps 0 to exactly 0 (sparse data stays sparse)
+        offset = (self.lower_ + self.upper_) / 2 - factor * (self.min_ + self.max_) / 2
+        return np.where(live, offset, 0.0), factor
+
+    def transform(self, X):
+        check_is_fitted(self, "min_")
+        X = widen(X, self.n_features_in_)                    # LIBSVM data: trailing features absent
+        if X.shape[1] > self.n_features_in_:                 # as svm-scale: unknown features are dropped
+            X = X[:, :self.n_features_in_]
+        offset, factor = self.affine()
+        if sp.issparse(X):
+            if not np.any(offset):                           # zeros stay zeros: scale the columns only
+                return sp.csr_matrix(X) @ sp.diags(factor)
+            X = X.toarray()
+        return offset + np.asarray(X, dtype=float) * factor
+
+    def describe(self) -> str:
+        check_is_fitted(self, "min_")
+        what = {"standard": "standardised (z-scores)", "max-abs": "scaled by their largest absolute value "
+                "(sparse: zeros kept)", "range": f"mapped to [{self.lower_:g}, {self.upper_:g}] by a range file"}
+        return f"{self.n_features_in_} feature(s) {what[self.kind_]}; kept with the model"
+
+    # -- storage ---------------------------------------------------------------------------------
+    def to_json(self) -> dict:
+        check_is_fitted(self, "min_")
+        return {"kind": "scaler", "scaling": self.kind_, "lower": self.lower_, "upper": self.upper_,
+                "min": self.min_.tolist(), "max": self.max_.tolist()}
+
+    @classmethod
+    def from_json(cls, state: dict) -> "FeatureScaler":
+        scaler = cls()
+        scaler.kind_ = state["scaling"]
+        scaler.lower_, scaler.upper_ = float(state["lower"]), float(state["upper"])
+        scaler.min_, scaler.max_ = (np.asarray(state[k], dtype=float) for k in ("min", "max"))
+        if scaler.min_.shape != scaler.max_.shape or scaler.min_.ndim != 1 or scaler.kind_ not in (
+                "standard", "max-abs", "range"):
+            raise ValueError("inconsistent feature scaling")
+        scaler.n_features_in_ = scaler.min_.size
+        return scaler
+
+    def range_file_text(self) -> str:
+        """The svm-scale range file (``%.17g``, as svm-scale writes it)."""
+        check_is_fitted(self, "min_")
+        lines = ["x", f"{self.lower_:.17g} {self.upper_:.17g}"]
+        lines += [f"{i + 1} {lo:.17g} {hi:.17g}" for i, (lo, hi) in enumerate(zip(self.min_, self.max_)) if hi != lo]
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def from_range_file(cls, path, n_features=None) -> "FeatureScaler":
+        """Read an svm-scale range file; ``ValueError`` naming the file and line when it is not one."""
+        name = os.fspath(path)
+        with open(name, encoding="ascii", errors="replace") as f:
+            lines = [line.split() for line in f if line.strip()]
+        if not lines or lines[0] != ["x"]:
+            raise ValueError(f"{name}: not an svm-scale range file (the first line must be 'x'"
+                             + ("; a 'y' section scales targets, which classification does not use)"
+                                if lines and lines[0] == ["y"] else ")"))
+        try:
+            lower, upper = (float(v) for v in lines[1])
+            entries = [(int(i), float(lo), float(hi)) for i, lo, hi in lines[2:]]
+        except (ValueError, IndexError):
+            raise ValueError(f"{name}: not an svm-scale range file (expected 'lower upper', then "
+                             "'index min max' lines)") from None
+        if any(i < 1 for i, _, _ in entries) or not lower < upper:
+            raise ValueError(f"{name}: feature indices start at 1 and lower < upper")
+        d = max([n_features or 0] + [i for i, _, _ in entries])
+        scaler = cls()
+        scaler.kind_, scaler.lower_, scaler.upper_ = "range", lower, upper
+        scaler.min_, scaler.max_ = np.zeros(d), np.zeros(d)
+        for i, lo, hi in entries:
+            scaler.min_[i - 1], scaler.max_[i - 1] = lo, hi
+        scaler.n_features_in_ = d
+        return scaler

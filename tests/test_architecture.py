@@ -1,0 +1,108 @@
+"""The package's import graph: no circle, and imports go down the layers (docs/architecture.md).
+
+Every ``import`` / ``from ... import`` statement of every module counts, at module level or
+inside a function (a lazy import is still a dependency); only ``if TYPE_CHECKING:`` blocks
+are left out (they never run).
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "leansvm"
+
+#: layer of each subpackage / top-level module: a module may import only from its own layer or below
+LAYERS = {
+    "interrupts": 0, "core": 1, "progress": 1,
+    "exact": 2, "paths": 3, "budget": 3, "compression": 3, "preprocessing": 3,
+    "io": 4, "datasets": 4, "distributed": 5, "report": 5, "lean": 6, "demo": 7, "cli": 7,
+    "command": 8, "__main__": 9,
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules) -> set[str]:
+    tree = ast.parse(path.read_text())
+    skip = {id(n) for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for n in ast.walk(node)}
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(t for t in targets if t in modules and t != name)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph():
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def _cycle(graph):
+    """One import circle as a list of modules, or None (depth-first search)."""
+    state, stack = {}, []
+
+    def visit(v):
+        state[v] = "open"
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if state.get(w) == "open":
+                return stack[stack.index(w):] + [w]
+            if w not in state and (found := visit(w)):
+                return found
+        stack.pop()
+        state[v] = "done"
+        return None
+
+    for v in sorted(graph):
+        if v not in state and (found := visit(v)):
+            return found
+    return None
+
+
+def test_no_import_circle(graph):
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_cycle_finder_finds_a_planted_circle(graph):
+    planted = {k: set(v) for k, v in graph.items()}
+    planted["leansvm.core.kernels"].add("leansvm.exact.irwls")       # irwls imports kernels already
+    assert _cycle(planted) is not None
+
+
+def _layer(module: str):
+    parts = module.split(".")
+    return LAYERS.get(parts[1]) if len(parts) > 1 else None
+
+
+def test_imports_go_down_the_layers(graph):
+    upward = [f"{a} -> {b}" for a, targets in graph.items() for b in targets
+              if _layer(a) is not None and _layer(b) is not None and _layer(b) > _layer(a)]
+    assert upward == []
+
+
+def test_every_module_has_a_layer(graph):
+    assert [m for m in graph if m != "leansvm" and _layer(m) is None] == []
