@@ -294,6 +294,25 @@ def test_native_format_errors(iris, tmp_path):
         load_model(tmp_path / "junk.npz")
 
 
+def test_a_fresh_process_that_imported_svc_loads_every_estimator(iris, tmp_path):
+    """The registry imports every estimator module when a file is read, however many of them the
+    process has imported already (importing SVC alone once left BudgetSVC unknown)."""
+    import subprocess
+    import sys
+
+    from leansvm import BSGDClassifier, BudgetSVC
+
+    X, y, _, _ = iris
+    for model in (BudgetSVC(budget=5), BSGDClassifier(budget=10, random_state=0)):
+        save_model(model.fit(X, y), tmp_path / f"{type(model).__name__}.npz")
+    code = ("import sys; from leansvm import SVC; SVC; from leansvm.io import load_model; "
+            "print(*(type(load_model(p)).__name__ for p in sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", code, *(str(p) for p in sorted(tmp_path.glob("*.npz")))],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["BSGDClassifier", "BudgetSVC"]
+
+
 def test_registry_restores_subclasses(iris, tmp_path):
     from leansvm.io import ESTIMATORS, register_estimator
 

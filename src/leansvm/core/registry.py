@@ -24,8 +24,8 @@ def register_estimator(cls, name: str | None = None):
 
 
 def registered_estimators() -> dict[str, type]:
-    """Every registered class, after importing the modules of :data:`ESTIMATOR_MODULES`."""
-    if "SVC" not in ESTIMATORS:
-        for module in ESTIMATOR_MODULES:
-            importlib.import_module(module)
+    """Every registered class, after importing the modules of :data:`ESTIMATOR_MODULES` (each
+    import is a lookup once done; one module already imported says nothing of the others)."""
+    for module in ESTIMATOR_MODULES:
+        importlib.import_module(module)
     return ESTIMATORS
