@@ -271,8 +271,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             Xp = X[rows] if rows.size < X.shape[0] else X
             order = self._rng.permutation(rows.size)
             # Crammer-Singer steps take the class index; binary problems +1/-1
-            method = bsgd_crammer_singer if shared else bsgd
-            state = method.sgd_pass(state, Xp, y_enc[rows] if shared else y_pm, order, self._cfg)
+            state = _solver(state).sgd_pass(state, Xp, y_enc[rows] if shared else y_pm, order, self._cfg)
             if self.fit_intercept and not shared:
                 state.bias = self._exact_bias(state, Xp, y_pm)
             self.states_[p] = state
@@ -368,9 +367,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         ``budget`` (default ``self.budget``) vectors remain in each; then rebuild ``expansion_``."""
         check_is_fitted(self, "states_")
         cfg = self._config(self._kernel)
-        self.states_ = [None if s is None else
-                        (bsgd_crammer_singer if s.shared_multiclass else bsgd).reduce_to_budget(s, cfg, budget)
-                        for s in self.states_]
+        self.states_ = [None if s is None else _solver(s).reduce_to_budget(s, cfg, budget) for s in self.states_]
         self._build_expansion()
         return self
 
@@ -491,6 +488,12 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             "degradation_mean": float(degs.mean()) if degs.size else 0.0,
             "degradations": degs,
         }
+
+
+def _solver(state: bsgd.BudgetState):
+    """The module whose ``sgd_pass`` / ``reduce_to_budget`` fit ``state``: one shared multi-class
+    budget (Crammer-Singer) or a binary problem."""
+    return bsgd_crammer_singer if state.shared_multiclass else bsgd
 
 
 def _output_strategy(n_classes: int, multiclass: str) -> str:

@@ -107,7 +107,8 @@ from sklearn.exceptions import ConvergenceWarning
 from leansvm.core.kernels import Kernel, KernelRowCache
 from leansvm.core.multiclass import BinaryFit
 from leansvm.budget.smo_steps import (_TAU, CONVERGED, DEFAULT_WORKING_SET, MARGIN_FLOOR, MAX_ITER, SIGMA,
-                                      STALLED, _scan_set, _low_partner, _apply_pair, _pair_limit, _bound_masks, max_violation)
+                                      STALLED, _apply_pair, _bound_masks, _low_partner, _pair_limit,
+                                      _scan_set, max_violation)
 
 
 
