@@ -48,6 +48,7 @@ from common import RESULTS_DIR, format_table, libsvm_input, machine_info, write_
 
 from leansvm import SVCCV, datasets, svm_path  # noqa: E402
 from leansvm.core.kernels import Kernel  # noqa: E402
+from leansvm.core.problems import c_svc  # noqa: E402
 from leansvm.exact.box_cd import solve_box_cd  # noqa: E402
 from leansvm.paths.binary_path import _reference  # noqa: E402
 from leansvm.paths.screening import RULES, ScreeningReference, screen  # noqa: E402
@@ -75,14 +76,14 @@ def screening_rates(names, n_grid, max_train, tol, c_max):
         n = y.size
         for kernel in (Kernel("linear"), Kernel("rbf", gamma=ds.gamma)):
             for C_b in np.logspace(-2, np.log10(c_max), n_grid):
-                target = solve_box_cd(X, y, np.full(n, C_b), kernel, tol=tol)
+                target = solve_box_cd(X, c_svc(y, np.full(n, C_b)), kernel, tol=tol)
                 non_sv = int(np.count_nonzero((target.alpha <= 0) | (target.alpha >= C_b)))
                 for ratio in RATIOS:
                     C_a = ratio * C_b
-                    raw = solve_box_cd(X, y, np.full(n, C_a), kernel, tol=tol)
+                    raw = solve_box_cd(X, c_svc(y, np.full(n, C_a)), kernel, tol=tol)
                     raw_ref = ScreeningReference.from_solution(X, y, C_a, raw.alpha, kernel)
                     # the path's reference: polished until its gap no longer voids BT1 (path._reference)
-                    _, ref, polish_s, _ = _reference(X, y, C_a, C_b, raw, kernel, np.ones(n), True, solve_box_cd,
+                    _, ref, polish_s, _ = _reference(X, c_svc(y, 1.0), C_a, C_b, raw, kernel, True, solve_box_cd,
                                                   tol, None, None, "augmented", {}, polish=True)
                     row = {"dataset": name, "kernel": kernel.name, "C_b": float(C_b), "ratio": ratio,
                            "n": n, "non_sv": non_sv, "gap_raw": raw_ref.gap, "gap": ref.gap,

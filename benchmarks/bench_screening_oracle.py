@@ -41,6 +41,7 @@ from common import RESULTS_DIR, format_table, machine_info, write_json_atomic  #
 
 from leansvm import datasets  # noqa: E402
 from leansvm.core.kernels import Kernel  # noqa: E402
+from leansvm.core.problems import c_svc  # noqa: E402
 from leansvm.paths import binary_path as path_module  # noqa: E402
 from leansvm.paths.screening import ScreeningResult  # noqa: E402
 
@@ -83,7 +84,7 @@ def run_path(X, y, gamma, screening, cache_size, oracle=None):
         path_module.screen = oracle
     try:
         t0, c0 = time.perf_counter(), time.process_time()
-        points = path_module.binary_path(X, y, CS, Kernel("rbf", gamma=gamma), screening=screening,
+        points = path_module.binary_path(X, c_svc(y, 1.0), CS, Kernel("rbf", gamma=gamma), screening=screening,
                                          adaptive=oracle is None,
                                          solver_options={"cache_size": cache_size})
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0

@@ -15,6 +15,7 @@ import pytest
 from sklearn.datasets import make_moons
 
 from leansvm.core.kernels import Kernel
+from leansvm.core.problems import c_svc
 from leansvm.exact.box_cd import solve_box_cd_cached
 from leansvm.paths.binary_path import row_cache
 
@@ -38,7 +39,7 @@ def test_margins_stay_exact_when_restores_evict_rows(shrinking, seed, C, gamma, 
         cache = row_cache(kernel, X, mb, tol=1e-5)             # float64 rows
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fits[label] = solve_box_cd_cached(cache, np.arange(n), y, upper, tol=1e-3, bias="augmented",
+            fits[label] = solve_box_cd_cached(cache, np.arange(n), c_svc(y, upper), tol=1e-3, bias="augmented",
                                               alpha_init=np.full(n, C), shrinking=shrinking)
         if label == "small":
             assert cache.capacity < n                          # rows really are evicted

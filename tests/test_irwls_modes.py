@@ -7,8 +7,9 @@ from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
 from leansvm.core.kernels import Kernel
+from leansvm.core.problems import c_svc
 from leansvm.exact.box_cd import box_start
-from leansvm.exact.irwls import box_violation, solve_irwls
+from leansvm.exact.irwls import solve_irwls
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +34,14 @@ def test_box_modes_match_reference_qp(problem, bias, offset):
     X, y = problem
     kernel = Kernel("rbf", gamma=0.3)
     C = np.full(y.size, 2.0)
-    fit = solve_irwls(X, y, C, kernel, tol=1e-6, bias=bias, random_state=0)
+    fit = solve_irwls(X, c_svc(y, C), kernel, tol=1e-6, bias=bias, random_state=0)
     K = kernel(X) + offset
     _, ref_obj = box_qp_reference(K, y, C)
     assert fit.converged
     assert fit.dual_objective == pytest.approx(ref_obj, rel=1e-6)
     # KKT of the box QP at the returned point, and the plain-kernel expansion reproduces f
     f = K @ (y * fit.alpha)
-    gap, _, _ = box_violation(y - f, fit.alpha, y, C)
+    gap, _, _ = c_svc(y, C).kkt_violation(fit.alpha, f, equality=False)
     assert gap <= 1e-6
     assert fit.intercept == pytest.approx(offset * float(y @ fit.alpha))
     f_plain = kernel(X) @ (y * fit.alpha) + fit.intercept
@@ -52,7 +53,7 @@ def test_fixed_samples_give_the_unscreened_optimum(problem, bias):
     X, y = problem
     kernel = Kernel("rbf", gamma=0.3)
     C = np.full(y.size, 1.0)
-    full = solve_irwls(X, y, C, kernel, tol=1e-7, bias=bias, random_state=0)
+    full = solve_irwls(X, c_svc(y, C), kernel, tol=1e-7, bias=bias, random_state=0)
     at_zero = full.alpha == 0
     at_C = full.alpha == C
     assert at_zero.sum() > 5 and at_C.sum() > 5       # the test means something
@@ -60,7 +61,7 @@ def test_fixed_samples_give_the_unscreened_optimum(problem, bias):
     rng = np.random.default_rng(0)
     fixed0 = at_zero & (rng.random(y.size) < 0.7)
     fixedC = at_C & (rng.random(y.size) < 0.7)
-    screened = solve_irwls(X, y, C, kernel, tol=1e-7, bias=bias, random_state=1,
+    screened = solve_irwls(X, c_svc(y, C), kernel, tol=1e-7, bias=bias, random_state=1,
                            fixed_at_zero=fixed0, fixed_at_C=fixedC)
     assert screened.stats["n_active"] == y.size - fixed0.sum() - fixedC.sum()
     assert np.all(screened.alpha[fixed0] == 0) and np.all(screened.alpha[fixedC] == C[fixedC])
@@ -73,10 +74,10 @@ def test_fixed_samples_give_the_unscreened_optimum(problem, bias):
 def test_warm_start_reaches_the_same_optimum(problem, bias):
     X, y = problem
     kernel = Kernel("rbf", gamma=0.3)
-    small = solve_irwls(X, y, np.full(y.size, 0.5), kernel, tol=1e-6, bias=bias, random_state=0)
+    small = solve_irwls(X, c_svc(y, np.full(y.size, 0.5)), kernel, tol=1e-6, bias=bias, random_state=0)
     C = np.full(y.size, 2.0)
-    cold = solve_irwls(X, y, C, kernel, tol=1e-6, bias=bias, random_state=0)
-    warm = solve_irwls(X, y, C, kernel, tol=1e-6, bias=bias, random_state=0,
+    cold = solve_irwls(X, c_svc(y, C), kernel, tol=1e-6, bias=bias, random_state=0)
+    warm = solve_irwls(X, c_svc(y, C), kernel, tol=1e-6, bias=bias, random_state=0,
                        alpha_init=small.alpha)
     assert warm.converged
     assert warm.dual_objective == pytest.approx(cold.dual_objective, rel=1e-7)
@@ -86,9 +87,9 @@ def test_infeasible_warm_start_is_restored_to_the_equality(problem):
     X, y = problem
     kernel = Kernel("rbf", gamma=0.3)
     C = np.full(y.size, 1.0)
-    ref = solve_irwls(X, y, C, kernel, tol=1e-6, random_state=0)
+    ref = solve_irwls(X, c_svc(y, C), kernel, tol=1e-6, random_state=0)
     start = np.where(y > 0, 0.9, 0.1)               # y'a far from 0
-    fit = solve_irwls(X, y, C, kernel, tol=1e-6, random_state=0, alpha_init=start)
+    fit = solve_irwls(X, c_svc(y, C), kernel, tol=1e-6, random_state=0, alpha_init=start)
     assert abs(float(y @ fit.alpha)) < 1e-8
     assert fit.dual_objective == pytest.approx(ref.dual_objective, rel=1e-7)
 
@@ -100,27 +101,27 @@ def test_known_start_outputs_give_the_same_optimum(problem, bias, offset):
     X, y = problem
     kernel = Kernel("rbf", gamma=0.3)
     C = np.full(y.size, 2.0)
-    full = solve_irwls(X, y, C, kernel, tol=1e-7, bias=bias, random_state=0)
+    full = solve_irwls(X, c_svc(y, C), kernel, tol=1e-7, bias=bias, random_state=0)
     fixed0 = (full.alpha == 0) & (np.arange(y.size) % 2 == 0)
     fixedC = (full.alpha == C) & (np.arange(y.size) % 2 == 0)
     assert fixed0.sum() > 5 and fixedC.sum() > 5
     start = np.where(y > 0, 0.9, 0.3) * np.random.default_rng(0).random(y.size) * 3.0   # some above C
     f0 = (kernel(X) + offset) @ (y * start)
     args = dict(tol=1e-7, bias=bias, random_state=0, alpha_init=start, fixed_at_zero=fixed0, fixed_at_C=fixedC)
-    plain = solve_irwls(X, y, C, kernel, **args)
-    known = solve_irwls(X, y, C, kernel, initial_outputs=f0, **args)
+    plain = solve_irwls(X, c_svc(y, C), kernel, **args)
+    known = solve_irwls(X, c_svc(y, C), kernel, initial_outputs=f0, **args)
     assert known.converged
     assert known.dual_objective == pytest.approx(plain.dual_objective, rel=1e-8)
     assert known.dual_objective == pytest.approx(full.dual_objective, rel=1e-7)
     np.testing.assert_allclose(known.alpha, plain.alpha, atol=1e-6)
     np.testing.assert_allclose(known.stats["outputs"], (kernel(X) + offset) @ (y * known.alpha), atol=1e-8)
     # the given outputs are what the solve starts from (not recomputed): shifted ones move the solution
-    shifted = solve_irwls(X, y, C, kernel, initial_outputs=f0 + 0.5 * y, **args)
+    shifted = solve_irwls(X, c_svc(y, C), kernel, initial_outputs=f0 + 0.5 * y, **args)
     assert np.abs(shifted.alpha - plain.alpha).max() > 1e-3
     with pytest.raises(ValueError, match="alpha_init"):
-        solve_irwls(X, y, C, kernel, bias=bias, initial_outputs=f0)
+        solve_irwls(X, c_svc(y, C), kernel, bias=bias, initial_outputs=f0)
     with pytest.raises(ValueError, match="initial_outputs"):
-        solve_irwls(X, y, C, kernel, bias=bias, alpha_init=start, initial_outputs=f0[:-1])
+        solve_irwls(X, c_svc(y, C), kernel, bias=bias, alpha_init=start, initial_outputs=f0[:-1])
 
 
 def test_bad_arguments_are_named(problem):
@@ -128,18 +129,18 @@ def test_bad_arguments_are_named(problem):
     kernel = Kernel("rbf", gamma=0.3)
     C = np.ones(y.size)
     with pytest.raises(ValueError, match="bias"):
-        solve_irwls(X, y, C, kernel, bias="free")
+        solve_irwls(X, c_svc(y, C), kernel, bias="free")
     with pytest.raises(ValueError, match="fixed_at_zero"):
-        solve_irwls(X, y, C, kernel, fixed_at_zero=np.ones(3, bool))
+        solve_irwls(X, c_svc(y, C), kernel, fixed_at_zero=np.ones(3, bool))
     both = np.zeros(y.size, bool)
     both[0] = True
     with pytest.raises(ValueError, match="both"):
-        solve_irwls(X, y, C, kernel, fixed_at_zero=both, fixed_at_C=both)
+        solve_irwls(X, c_svc(y, C), kernel, fixed_at_zero=both, fixed_at_C=both)
     with pytest.raises(ValueError, match="alpha_init"):
-        solve_irwls(X, y, C, kernel, alpha_init=np.full(y.size, np.nan))
+        solve_irwls(X, c_svc(y, C), kernel, alpha_init=np.full(y.size, np.nan))
     # every positive sample held at C: y'a = 0 cannot hold
     with pytest.raises(ValueError, match="feasible"):
-        solve_irwls(X, y, C, kernel, fixed_at_C=y > 0, fixed_at_zero=y < 0)
+        solve_irwls(X, c_svc(y, C), kernel, fixed_at_C=y > 0, fixed_at_zero=y < 0)
 
 
 def test_box_solvers_share_the_screened_start_checks():

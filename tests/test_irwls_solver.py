@@ -8,7 +8,8 @@ from sklearn.svm import SVC as LibSVC
 from leansvm import SVC
 from leansvm.core.kernels import Kernel, KernelRowCache
 from leansvm.exact import irwls
-from leansvm.exact.irwls import _select_working_set, max_violation, solve_irwls
+from leansvm.core.problems import c_svc
+from leansvm.exact.irwls import _select_working_set, solve_irwls
 
 from .conftest import libsvm_dual_objectives
 
@@ -26,7 +27,7 @@ def test_shrinking_on_and_off_reach_libsvms_optimum(noisy_problem, shrinking, mo
     monkeypatch.setattr(irwls, "SMALL_PROBLEM", 0)     # shrink even this small problem
     X, y = noisy_problem
     C = np.full(y.size, 10.0)
-    fit = solve_irwls(X, y, C, Kernel("rbf", gamma=0.1), tol=1e-3, working_set_size=64,
+    fit = solve_irwls(X, c_svc(y, C), Kernel("rbf", gamma=0.1), tol=1e-3, working_set_size=64,
                       random_state=0, shrinking=shrinking)
     ref = LibSVC(C=10.0, gamma=0.1, tol=1e-3).fit(X, y)
     assert fit.converged
@@ -37,12 +38,12 @@ def test_shrinking_on_and_off_reach_libsvms_optimum(noisy_problem, shrinking, mo
     assert fit.dual_objective == pytest.approx(libsvm_dual_objectives(ref)[0], rel=1e-3)
     # the stopping rule holds on all samples (shrunk ones included), with exact outputs
     f = Kernel("rbf", gamma=0.1)(X) @ (y * fit.alpha)
-    assert max_violation(y - f, fit.alpha, y, C)[0] <= 1.5e-3
+    assert c_svc(y, C).kkt_violation(fit.alpha, f)[0] <= 1.5e-3
 
 
 def test_chunk_iterations_never_increase_the_dual_objective(noisy_problem):
     X, y = noisy_problem
-    fit = solve_irwls(X, y, np.full(y.size, 10.0), Kernel("rbf", gamma=0.1), tol=1e-4,
+    fit = solve_irwls(X, c_svc(y, np.full(y.size, 10.0)), Kernel("rbf", gamma=0.1), tol=1e-4,
                       working_set_size=32, random_state=1, shrinking=False)
     trace = fit.stats["objective_trace"]
     assert trace.size > 5
@@ -56,7 +57,7 @@ def test_any_working_set_size_converges_to_the_same_optimum(noisy_problem, q):
     X, y = X[:400], y[:400]
     C = np.full(y.size, 5.0)
     ref = LibSVC(C=5.0, gamma=0.1, tol=1e-4).fit(X, y)
-    fit = solve_irwls(X, y, C, Kernel("rbf", gamma=0.1), tol=1e-4, working_set_size=q,
+    fit = solve_irwls(X, c_svc(y, C), Kernel("rbf", gamma=0.1), tol=1e-4, working_set_size=q,
                       random_state=0)
     assert fit.converged
     assert fit.dual_objective == pytest.approx(libsvm_dual_objectives(ref)[0], rel=1e-5)
@@ -117,9 +118,9 @@ def _selection_state(n=600, seed=3):
 def test_working_set_holds_the_maximal_violating_pair():
     y, f, alpha, C = _selection_state()
     rng = np.random.default_rng(0)
-    W = _select_working_set(y, f, alpha, C, 0.0, 40, rng, 1e-3)
+    W = _select_working_set(y, -np.ones_like(y), f, alpha, C, 0.0, 40, rng, 1e-3)
     assert W.size == 40 and np.all(np.diff(W) > 0)
-    _, i, j = max_violation(y - f, alpha, y, C)
+    _, i, j = c_svc(y, C).kkt_violation(alpha, f)
     assert i in W and j in W
 
 
@@ -132,11 +133,11 @@ def test_working_set_draws_cached_candidates_first():
     slot_of[cached] = np.arange(np.count_nonzero(cached))
     forced_at_most = 2 * (q // 4) + 4        # top q/4 of each side + worst violator per class
     for seed in range(5):
-        W = _select_working_set(y, f, alpha, C, 0.0, q, np.random.default_rng(seed), 1e-3,
+        W = _select_working_set(y, -np.ones_like(y), f, alpha, C, 0.0, q, np.random.default_rng(seed), 1e-3,
                                 slot_of=slot_of)
         assert W.size == q
         assert np.count_nonzero(~cached[W]) <= forced_at_most
-        plain = _select_working_set(y, f, alpha, C, 0.0, q, np.random.default_rng(seed), 1e-3)
+        plain = _select_working_set(y, -np.ones_like(y), f, alpha, C, 0.0, q, np.random.default_rng(seed), 1e-3)
         assert np.count_nonzero(cached[W]) > np.count_nonzero(cached[plain])
 
 
@@ -144,7 +145,7 @@ def test_small_problems_are_not_shrunk(noisy_problem):
     """Below SMALL_PROBLEM shrinking is off (it costs more than it saves there)."""
     X, y = noisy_problem
     assert y.size < irwls.SMALL_PROBLEM
-    fit = solve_irwls(X, y, np.full(y.size, 10.0), Kernel("rbf", gamma=0.1), working_set_size=64,
+    fit = solve_irwls(X, c_svc(y, np.full(y.size, 10.0)), Kernel("rbf", gamma=0.1), working_set_size=64,
                       random_state=0, shrinking=True)
     assert fit.converged and fit.stats["n_shrink"] == 0
 
@@ -180,7 +181,7 @@ def test_shared_kernel_cache_gives_the_same_solution(noisy_problem, bias, monkey
     rows = np.arange(100, 1400)                                # the sub-problem's samples
     Xs, ys = X[rows], y[rows]
     C = np.full(rows.size, 5.0)
-    own = solve_irwls(Xs, ys, C, kernel, tol=1e-4, random_state=0, bias=bias)
+    own = solve_irwls(Xs, c_svc(ys, C), kernel, tol=1e-4, random_state=0, bias=bias)
     fixed0 = np.zeros(rows.size, dtype=bool)
     fixed0[own.alpha == 0] = True
     fixed0[::3] = False                                        # some known non-SVs, as screening gives
@@ -188,7 +189,7 @@ def test_shared_kernel_cache_gives_the_same_solution(noisy_problem, bias, monkey
     fixedC[1::3] = False
     parent = KernelRowCache(kernel, X, cache_size=2.0, dtype=np.float64)
     warm = np.clip(own.alpha * 0.7, 0, C)
-    shared = solve_irwls(Xs, ys, C, kernel, tol=1e-4, random_state=1, bias=bias,
+    shared = solve_irwls(Xs, c_svc(ys, C), kernel, tol=1e-4, random_state=1, bias=bias,
                          kernel_cache=(parent, rows), alpha_init=warm,
                          fixed_at_zero=fixed0, fixed_at_C=fixedC)
     assert shared.converged and parent.hits + parent.misses > 0
@@ -197,6 +198,6 @@ def test_shared_kernel_cache_gives_the_same_solution(noisy_problem, bias, monkey
     f = (kernel(Xs) + offset) @ (ys * shared.alpha)
     np.testing.assert_allclose(shared.stats["outputs"], f, rtol=1e-8, atol=1e-8)
     with pytest.raises(ValueError, match="kernel_cache rows"):
-        solve_irwls(Xs, ys, C, kernel, kernel_cache=(parent, rows[:-1]))
+        solve_irwls(Xs, c_svc(ys, C), kernel, kernel_cache=(parent, rows[:-1]))
     with pytest.raises(ValueError, match="another kernel"):
-        solve_irwls(Xs, ys, C, Kernel("rbf", gamma=0.2), kernel_cache=(parent, rows))
+        solve_irwls(Xs, c_svc(ys, C), Kernel("rbf", gamma=0.2), kernel_cache=(parent, rows))

@@ -6,6 +6,7 @@ from sklearn.datasets import make_classification
 
 from leansvm import svm_path
 from leansvm.core.kernels import Kernel
+from leansvm.core.problems import c_svc
 from leansvm.paths.binary_path import binary_path
 
 from .test_screening import exact_box_qp, gram
@@ -27,10 +28,10 @@ def binary():
 def test_screened_path_equals_exact_optima(binary, kernel, screening):
     X, y = binary
     Q = gram(X, y, kernel)
-    points = binary_path(X, y, CS, kernel, screening=screening, tol=1e-6,
+    points = binary_path(X, c_svc(y, 1.0), CS, kernel, screening=screening, tol=1e-6,
                          solver_options={"random_state": 0})
     if kernel.name not in _PLAIN:
-        _PLAIN[kernel.name] = binary_path(X, y, CS, kernel, screening=None, warm_start=False, tol=1e-6,
+        _PLAIN[kernel.name] = binary_path(X, c_svc(y, 1.0), CS, kernel, screening=None, warm_start=False, tol=1e-6,
                                           solver_options={"random_state": 0})
     plain = _PLAIN[kernel.name]
     screened_any = 0
@@ -49,7 +50,7 @@ def test_screened_path_equals_exact_optima(binary, kernel, screening):
 def test_trivial_start_uses_lemma9(binary):
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
-    points = binary_path(X, y, [1e-4, 1e-3, 0.1, 1.0], kernel, trivial_start=True, tol=1e-6)
+    points = binary_path(X, c_svc(y, 1.0), [1e-4, 1e-3, 0.1, 1.0], kernel, trivial_start=True, tol=1e-6)
     assert points[0].extra.get("lemma9")
     np.testing.assert_allclose(points[0].fit.alpha, 1e-4)
     Q = gram(X, y, kernel)
@@ -108,19 +109,19 @@ def test_box_cd_solver_reaches_the_exact_optimum(binary, bias):
     C = np.where(np.arange(y.size) % 3 == 0, 2.0, 1.0)        # per-sample bounds
     a = exact_box_qp(Q, C)
     exact = 0.5 * a @ Q @ a - a.sum()
-    cold = solve_box_cd(X, y, C, kernel, tol=1e-7, bias=bias)
+    cold = solve_box_cd(X, c_svc(y, C), kernel, tol=1e-7, bias=bias)
     assert cold.converged and cold.dual_objective == pytest.approx(exact, rel=1e-7)
     # warm start and samples held at their (known) bounds give the same optimum
     held0 = (a == 0) & (np.arange(y.size) % 2 == 0)
     heldC = (a == C) & (np.arange(y.size) % 2 == 0)
-    warm = solve_box_cd(X, y, C, kernel, tol=1e-7, bias=bias, alpha_init=0.5 * a,
+    warm = solve_box_cd(X, c_svc(y, C), kernel, tol=1e-7, bias=bias, alpha_init=0.5 * a,
                         fixed_at_zero=held0, fixed_at_C=heldC)
     assert warm.dual_objective == pytest.approx(exact, rel=1e-7)
     assert warm.stats["n_active"] == y.size - held0.sum() - heldC.sum()
     expected_b = float(y @ warm.alpha) if bias == "augmented" else 0.0
     assert warm.intercept == pytest.approx(expected_b)
     with pytest.raises(ValueError, match="box QP"):
-        solve_box_cd(X, y, C, kernel, bias="equality")
+        solve_box_cd(X, c_svc(y, C), kernel, bias="equality")
 
 
 def test_reference_from_solver_margins_equals_recomputed(binary):
@@ -129,7 +130,7 @@ def test_reference_from_solver_margins_equals_recomputed(binary):
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     fixed = np.arange(y.size) < 20
-    fit = solve_box_cd(X, y, np.ones(y.size), kernel, fixed_at_zero=fixed)
+    fit = solve_box_cd(X, c_svc(y, np.ones(y.size)), kernel, fixed_at_zero=fixed)
     margins = np.full(y.size, np.nan)
     margins[fit.stats["active"]] = fit.stats["active_margins"]
     a = ScreeningReference.from_solution(X, y, 1.0, fit.alpha, kernel, margins=margins)
@@ -161,7 +162,7 @@ def test_start_margins_from_the_reference_are_exact(binary):
     from leansvm.paths.screening import ScreeningReference
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
-    fit = solve_box_cd(X, y, np.full(y.size, 0.5), kernel)
+    fit = solve_box_cd(X, c_svc(y, np.full(y.size, 0.5)), kernel)
     ref = ScreeningReference.from_solution(X, y, 0.5, fit.alpha, kernel)
     start = np.where(ref.at_upper, 0.8, ref.alpha)
     start[:5] = 0.0                                        # screened samples held at a bound
@@ -178,7 +179,7 @@ def test_rescaled_margins_without_a_reference_are_exact(binary):
     from leansvm.paths.binary_path import _rescaled_margins
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
-    fit = solve_box_cd(X, y, np.full(y.size, 0.5), kernel, tol=1e-6)
+    fit = solve_box_cd(X, c_svc(y, np.full(y.size, 0.5)), kernel, tol=1e-6)
     at_upper = fit.alpha >= 0.5
     assert at_upper.sum() >= 5 and np.sum((fit.alpha > 0) & ~at_upper) >= 5
     start = np.where(at_upper, 0.8, fit.alpha)
@@ -210,7 +211,7 @@ def test_cached_solver_on_a_subset_of_shared_rows(binary, cache_mb, shrinking):
     Q = gram(X, y, kernel)
     a = exact_box_qp(Q, C)
     exact = 0.5 * a @ Q @ a - a.sum()
-    fit = solve_box_cd_cached(cache, index, y, C, tol=1e-7, shrinking=shrinking)
+    fit = solve_box_cd_cached(cache, index, c_svc(y, C), tol=1e-7, shrinking=shrinking)
     assert fit.converged and fit.dual_objective == pytest.approx(exact, rel=1e-7)
     if shrinking:
         assert fit.stats["n_restore"] > 0                  # samples were shrunk and brought back
@@ -220,7 +221,7 @@ def test_cached_solver_on_a_subset_of_shared_rows(binary, cache_mb, shrinking):
         assert fit.stats["row_fetches"] > 0
     np.testing.assert_allclose(fit.stats["margins"], Q @ fit.alpha, rtol=1e-8, atol=1e-8)
     held0 = (a == 0) & (np.arange(y.size) % 2 == 0)
-    warm = solve_box_cd_cached(cache, index, y, C, tol=1e-7, alpha_init=0.5 * a, fixed_at_zero=held0,
+    warm = solve_box_cd_cached(cache, index, c_svc(y, C), tol=1e-7, alpha_init=0.5 * a, fixed_at_zero=held0,
                                shrinking=shrinking)
     assert warm.dual_objective == pytest.approx(exact, rel=1e-7)
     np.testing.assert_allclose(warm.stats["margins"], Q @ warm.alpha, rtol=1e-8, atol=1e-8)
@@ -237,12 +238,12 @@ def test_compact_shrinking_out_of_steps_warns_and_stays_feasible(binary):
     cache = PathKernelCache(kernel, X, 50.0, np.float64)
     C = np.full(y.size, 50.0)
     with pytest.warns(ConvergenceWarning):
-        fit = solve_box_cd_cached(cache, np.arange(y.size), y, C, tol=1e-9, shrinking="compact", max_iter=200)
+        fit = solve_box_cd_cached(cache, np.arange(y.size), c_svc(y, C), tol=1e-9, shrinking="compact", max_iter=200)
     assert not fit.converged and fit.n_iter == 200 and fit.stats["n_restore"] > 0   # stopped while shrunk
     assert np.all(fit.alpha >= 0) and np.all(fit.alpha <= C)
     np.testing.assert_allclose(fit.stats["margins"], gram(X, y, kernel) @ fit.alpha, rtol=1e-8, atol=1e-8)
     with pytest.raises(ValueError, match="shrinking"):
-        solve_box_cd_cached(cache, np.arange(y.size), y, C, shrinking="sometimes")
+        solve_box_cd_cached(cache, np.arange(y.size), c_svc(y, C), shrinking="sometimes")
 
 
 def test_pairs_share_one_row_cache_with_the_same_optima():
@@ -270,7 +271,7 @@ def test_auto_solver_hands_over_to_irwls_with_the_same_optima(binary, monkeypatc
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     Q = gram(X, y, kernel)
-    points = binary_path(X, y, CS, kernel, screening="it", tol=1e-6, solver="auto",
+    points = binary_path(X, c_svc(y, 1.0), CS, kernel, screening="it", tol=1e-6, solver="auto",
                          solver_options={"random_state": 0, "cache_size": 10.0})
     solvers = [p.fit.stats.get("solver", "cd") for p in points]
     assert solvers[:3] == ["cd", "cd", "irwls"]          # the first, cold, CD solve decides nothing
@@ -300,7 +301,7 @@ def test_large_problems_get_the_large_irwls_working_set_unless_one_is_given(bina
     kernel = Kernel("rbf", gamma=0.4)
     for given, expected in ((None, path_module.LARGE_WORKING_SET), (64, 64)):
         seen.clear()
-        binary_path(X, y, CS[:2], kernel, solver="irwls", tol=1e-4,
+        binary_path(X, c_svc(y, 1.0), CS[:2], kernel, solver="irwls", tol=1e-4,
                     solver_options={"working_set_size": given, "cache_size": 10.0})
         assert seen and set(seen) == {expected}
 
@@ -323,7 +324,7 @@ def test_dynamic_screening_keeps_the_exact_optima(binary, screening):
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     Q = gram(X, y, kernel)
-    points = binary_path(X, y, CS, kernel, screening=screening, dynamic=True, tol=1e-6)
+    points = binary_path(X, c_svc(y, 1.0), CS, kernel, screening=screening, dynamic=True, tol=1e-6)
     dynamic = 0
     for p in points:
         a = exact_box_qp(Q, np.full(y.size, p.C))
@@ -360,8 +361,8 @@ def test_cold_start_on_a_kernel_larger_than_the_cache_uses_irwls(binary):
     X, y = binary
     kernel = Kernel("rbf", gamma=0.4)
     small_mb = 0.5 * y.size * y.size * 8 / 2**20            # about half the rows (float64 rows at tol < 1e-4)
-    small = binary_path(X, y, CS, kernel, screening="it", tol=1e-5, solver_options={"cache_size": small_mb})
-    whole = binary_path(X, y, CS, kernel, screening="it", tol=1e-5, solver_options={"cache_size": 100.0})
+    small = binary_path(X, c_svc(y, 1.0), CS, kernel, screening="it", tol=1e-5, solver_options={"cache_size": small_mb})
+    whole = binary_path(X, c_svc(y, 1.0), CS, kernel, screening="it", tol=1e-5, solver_options={"cache_size": 100.0})
     assert small[0].fit.stats.get("solver") == "irwls"
     assert whole[0].fit.stats.get("solver", "cd") == "cd"
     assert small[1].fit.stats.get("solver", "cd") == "cd"     # the warm-started C are CD's again

@@ -16,6 +16,7 @@ from scipy.optimize import minimize
 from sklearn.datasets import make_classification
 
 from leansvm.core.kernels import Kernel
+from leansvm.core.problems import c_svc
 from leansvm.exact.irwls import solve_irwls
 from leansvm.paths.screening import RULES, ScreeningReference, ball1, ball2, bounds, screen
 
@@ -223,8 +224,8 @@ def test_screened_solve_reaches_the_unscreened_optimum(kernel, bias):
     ref = ScreeningReference.from_solution(X, y, C_ref, a_ref, kernel, augmented=augmented)
     res = screen(ref, C, "it")
     assert res.n_screened > 0
-    full = solve_irwls(X, y, np.full(n, C), kernel, tol=1e-6, bias=bias, random_state=0)
-    reduced = solve_irwls(X, y, np.full(n, C), kernel, tol=1e-6, bias=bias, fixed_at_zero=res.in_R,
+    full = solve_irwls(X, c_svc(y, np.full(n, C)), kernel, tol=1e-6, bias=bias, random_state=0)
+    reduced = solve_irwls(X, c_svc(y, np.full(n, C)), kernel, tol=1e-6, bias=bias, fixed_at_zero=res.in_R,
                           fixed_at_C=res.in_L, alpha_init=a_ref, random_state=0)
     a_star = exact_box_qp(Q, np.full(n, C))
     exact = 0.5 * a_star @ Q @ a_star - a_star.sum()

@@ -16,6 +16,7 @@ import pytest
 import scipy.sparse as sp
 
 from leansvm.core.kernels import Kernel
+from leansvm.core.problems import c_svc
 from leansvm.paths.binary_path import binary_path, row_cache
 from leansvm.paths.screening import RULES, ScreeningReference, screen
 
@@ -147,7 +148,7 @@ def test_float32_path_screens_only_non_svs_of_the_exact_problem(kind, gamma, scr
     y = np.where(X[:, 0] - X[:, 0].mean() + 0.3 * X[:, 0].std() * rng.normal(size=X.shape[0]) > 0, 1.0, -1.0)
     kernel = Kernel("rbf", gamma=gamma if gamma else 1.0 / (X.shape[1] * X.var()))
     Cs = 0.5 * 0.99 ** -np.arange(6)
-    binary_path(X, y, Cs, kernel, screening="it", tol=1e-3, solver="cd", adaptive=False, polish_reference=True)
+    binary_path(X, c_svc(y, 1.0), Cs, kernel, screening="it", tol=1e-3, solver="cd", adaptive=False, polish_reference=True)
     Q = gram(X, y, kernel)
     assert len(seen) >= 5 and all(err > 0 for _, err, _ in seen)   # float32 rows: errors declared
     if screens:

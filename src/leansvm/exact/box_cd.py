@@ -1,6 +1,8 @@
 r"""Greedy coordinate descent for the SVM dual without an equality constraint (box QP).
 
-    min_a  1/2 a'Qa - 1'a,   0 <= a_i <= C_i,   Q_ij = y_i y_j (k(x_i, x_j) + offset)
+    min_a  1/2 a'Qa + p'a,   0 <= a_i <= C_i,   Q_ij = y_i y_j (k(x_i, x_j) + offset)
+
+(a :class:`leansvm.core.problems.DualProblem` without its equality; C-SVC: p = -1)
 
 (offset 1: the augmented bias of Ogawa et al. / liblinear; 0: no bias). With
 no equality constraint variables can move alone; each iteration is
@@ -9,7 +11,7 @@ single-step gain PG_i^2 / Q_ii (Gauss-Southwell), j the largest gain of the
 unconstrained Newton step in (a_i, a_j) (a second-order choice, as LIBSVM's
 WSS 2; it follows the direction that couples samples through the bias
 feature, along which single-coordinate steps zig-zag), the 2 x 2 box QP is
-solved exactly, and the gradient g = Qa - 1 is updated with two kernel rows. Stopping rule: max PG - min PG <= tol
+solved exactly, and the gradient g = Qa + p is updated with two kernel rows. Stopping rule: max PG - min PG <= tol
 (the two-sided rule of :func:`irwls.box_violation`, LIBSVM's m - M).
 
 Kernel rows come from a :class:`PathKernelCache` (a ``KernelRowCache``:
@@ -35,6 +37,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from leansvm.core.kernels import Kernel, KernelRowCache, gather_rows
 from leansvm.core.multiclass import BinaryFit
+from leansvm.core.problems import DualProblem
 from leansvm.exact.irwls_subproblem import box_pair_step
 from leansvm.exact.screened_start import screened_start
 
@@ -186,26 +189,27 @@ def _compact(act, n_act, leave):
 
 
 @numba.njit(cache=True)
-def _gap_drop(alpha, upper, grad, znorm, act, n_act, err, slack):
+def _gap_drop(alpha, upper, grad, znorm, p, act, n_act, err, slack):
     """Dynamic safe screening (issue 4, item 6b): the gap of the problem restricted to the active
-    samples (the others are held at bounds proven safe), G_A = sum_A a_i (g_i - 1) + C_i (1 - g_i)_+
-    with g_i = grad_i + 1, bounds ||w - w*|| <= sqrt(2 G_A) (screening.gap_bounds, restricted form).
-    Samples already at 0 with g_i - r ||z_i|| > 1, or at C_i with g_i + r ||z_i|| < 1, leave for good
-    (moved behind act[:n_act]). ``err`` bounds the error of every g_i (float32 rows). Returns n_act."""
+    samples (the others are held at bounds proven safe), G_A = sum_A a_i (g_i + p_i) + C_i (-p_i - g_i)_+
+    with the margins g_i = grad_i - p_i (the hinge's 1 - g_i for p = -1), bounds ||w - w*|| <= sqrt(2 G_A)
+    (screening.gap_bounds, restricted form). Samples already at 0 with g_i - r ||z_i|| > -p_i, or at C_i
+    with g_i + r ||z_i|| < -p_i, leave for good (moved behind act[:n_act]). ``err`` bounds the error of
+    every g_i (float32 rows). Returns n_act."""
     gap = 0.0
     total_c = 0.0
     for t in range(n_act):
         k = act[t]
-        g = grad[k] + 1.0
-        gap += alpha[k] * (g - 1.0) + upper[k] * max(1.0 - g, 0.0)
+        g = grad[k] - p[k]
+        gap += alpha[k] * (g + p[k]) + upper[k] * max(-p[k] - g, 0.0)
         total_c += upper[k]
     r = np.sqrt(2.0 * (max(gap, 0.0) + 2.0 * err * total_c))
     leave = np.zeros(n_act, dtype=np.bool_)
     for t in range(n_act):
         k = act[t]
-        g = grad[k] + 1.0
+        g = grad[k] - p[k]
         width = r * znorm[k] + err + slack * (1.0 + abs(g))
-        leave[t] = (alpha[k] <= 0.0 and g - width > 1.0) or (alpha[k] >= upper[k] and g + width < 1.0)
+        leave[t] = (alpha[k] <= 0.0 and g - width > -p[k]) or (alpha[k] >= upper[k] and g + width < -p[k])
     return _compact(act, n_act, leave)
 
 
@@ -290,11 +294,11 @@ def _update_select(si, row_i, sj, row_j, both, cols, y, grad, flag, inv_diag, ac
 
 @numba.njit(cache=True)
 def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol, it, max_iter, used,
-                      act, state, shrink_every, znorm, err):
+                      act, state, shrink_every, znorm, p, err):
     """Greedy CD on cached rows, Q_ik = y_i y_k (slab[slot[i], cols[k]] + offset), over the
     active positions act[:state[0]] (shrinking every ``shrink_every`` steps while state[2] = 1;
     state[1] counts steps since the last shrink; state[3] = 1: dynamic gap screening
-    instead, :func:`_gap_drop` with ``znorm`` ||z_i|| and margin error ``err``; state[4] sums
+    instead, :func:`_gap_drop` with ``znorm`` ||z_i||, the linear term ``p`` and margin error ``err``; state[4] sums
     the active-set sizes of the steps, the work the path's solver choice reads). The
     gradient update and the next first-index selection share one pass over the active set,
     which also lists the samples with a non-zero projected gradient: the second index is
@@ -334,7 +338,7 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
             fresh = False
         elif state[3] == 1 and state[1] >= shrink_every:
             state[1] = 0
-            state[0] = _gap_drop(alpha, upper, grad, znorm, act, state[0], err, 1e-9)
+            state[0] = _gap_drop(alpha, upper, grad, znorm, p, act, state[0], err, 1e-9)
             fresh = False
         n_act = state[0]
         if not fresh:
@@ -406,7 +410,7 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
 
 @numba.njit(cache=True)
 def _greedy_cd_compacted(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol, it, max_iter, used,
-                         act, state, shrink_every, znorm, err):
+                         act, state, shrink_every, znorm, p, err):
     """:func:`_greedy_cd_cached` with shrinking on compacted copies: the active samples are moved
     to the front of local arrays (LIBSVM's swap_index), so the descent runs in segments of
     ``shrink_every`` steps over a contiguous prefix (rows read through ``cols``) instead of through
@@ -419,6 +423,7 @@ def _greedy_cd_compacted(slab, slot, cols, y, upper, alpha, grad, diag, offset, 
     order = act.copy()
     l_cols, l_y, l_upper, l_alpha = cols[order], y[order], upper[order], alpha[order]
     l_grad, l_diag, l_slot, l_used, l_znorm = grad[order], diag[order], slot[order], used[order], znorm[order]
+    l_p = p[order]
     n_act = state[0]
     code = -1
     gap = np.inf
@@ -429,7 +434,7 @@ def _greedy_cd_compacted(slab, slot, cols, y, upper, alpha, grad, diag, offset, 
         it, gap, code = _greedy_cd_cached(slab, l_slot[:n_act], l_cols[:n_act], l_y[:n_act], l_upper[:n_act],
                                           l_alpha[:n_act], l_grad[:n_act], l_diag[:n_act], offset, tol, it,
                                           budget, l_used[:n_act], np.arange(n_act), inner, shrink_every,
-                                          l_znorm[:n_act], err)
+                                          l_znorm[:n_act], l_p[:n_act], err)
         state[4] += (it - start) * n           # the work count of the same steps without shrinking
         state[1] += it - start
         if code >= 0:                      # a row to fetch: its position in the caller's arrays
@@ -443,7 +448,7 @@ def _greedy_cd_compacted(slab, slot, cols, y, upper, alpha, grad, diag, offset, 
         perm = np.concatenate((np.flatnonzero(~leave), np.flatnonzero(leave)))
         for arr in (l_cols, l_slot, order):
             arr[:n_act] = arr[:n_act][perm]
-        for arr in (l_y, l_upper, l_alpha, l_grad, l_diag, l_znorm):
+        for arr in (l_y, l_upper, l_alpha, l_grad, l_diag, l_znorm, l_p):
             arr[:n_act] = arr[:n_act][perm]
         l_used[:n_act] = l_used[:n_act][perm]
         n_act -= int(leave.sum())
@@ -485,12 +490,13 @@ def box_start(C, alpha_init=None, fixed_at_zero=None, fixed_at_C=None):
     return ~(fixed0 | fixedC), alpha
 
 
-def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="augmented",
+def solve_box_cd_cached(cache: PathKernelCache, index, problem: DualProblem, *, tol=1e-3, bias="augmented",
                         alpha_init=None, fixed_at_zero=None, fixed_at_C=None, initial_margins=None,
                         max_iter=-1, batch=128, shrinking=False, dynamic=False) -> BinaryFit:
     """:func:`solve_box_cd` on the rows ``index`` (global, into ``cache.X``) of a shared row cache.
 
-    Same problem, warm start and screened samples. Rows come from ``cache``
+    Same problem, warm start and screened samples (``index`` gives the row of each sample; with
+    ``problem.rows``, variable i reads the row index[rows[i]]). Rows come from ``cache``
     (computed in blocks of ``batch`` by one GEMM when missing, kept for the
     next C / fold / pair). ``initial_margins`` (y_i f(x_i) at the start, e.g.
     from the previous C) skips the start-up product. The margins of every
@@ -510,8 +516,9 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
         raise ValueError(f"solve_box_cd solves the box QP: bias must be 'augmented' or 'none', got {bias!r}")
     offset = 1.0 if bias == "augmented" else 0.0
     index = np.asarray(index, dtype=np.intp)
-    y = np.asarray(y, dtype=np.float64)
-    C = np.asarray(C, dtype=np.float64)
+    if problem.rows is not None:
+        index = index[problem.rows]
+    y, p, C = problem.y, problem.p, problem.C
     n = y.size
     if index.shape != (n,) or C.shape != (n,):
         raise ValueError(f"index and C must have shape ({n},)")
@@ -527,9 +534,9 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
     alpha_start = alpha.copy()
     A = np.flatnonzero(active)
     cols = index[A].astype(np.int64)
-    yA, CA = y[A], C[A]
+    yA, pA, CA = y[A], p[A], C[A]
     aA = alpha[A].copy()
-    grad = margins[A] - 1.0
+    grad = margins[A] + p[A]
     diag = np.maximum(cache.row_diagonal[cols] + offset, 1e-12)
     limit = int(max_iter) if max_iter and max_iter > 0 else 100 * max(n, 1000) + 100_000
     used = np.zeros(A.size, dtype=np.bool_)
@@ -560,7 +567,7 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
         descent = _greedy_cd_compacted if compact and state[2] == 1 else _greedy_cd_cached
         every = max(50, A.size // 8) if dynamic else min(A.size, COMPACT_SHRINK_EVERY if compact else 1000)
         it, gap, need = descent(cache.slab, slot, cols, yA, CA, aA, grad, diag, offset,
-                                float(tol), it, limit, used, act, state, every, znorm, err)
+                                float(tol), it, limit, used, act, state, every, znorm, pA, err)
         if need == -2 and dynamic:
             break                              # the samples out of the active set are proven at their bound
         if need == -2 and n_restore < 3 * A.size:
@@ -586,13 +593,13 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
         warnings.warn(f"box coordinate descent stopped after {it} iterations with violation "
                       f"{gap:.3e} > tol={tol}", ConvergenceWarning, stacklevel=2)
     alpha[A] = aA
-    margins[A] = grad + 1.0
+    margins[A] = grad - pA
     F = np.flatnonzero(~active)
     changed = np.flatnonzero(alpha != alpha_start)
     if F.size and changed.size:
         d_coef = y[changed] * (alpha[changed] - alpha_start[changed])
         margins[F] += y[F] * cache.outputs(index[changed], d_coef, index[F], offset)
-    objective = float(alpha @ (margins / 2 - 1.0))
+    objective = float(alpha @ (margins / 2 + p))
     return BinaryFit(alpha=alpha, intercept=offset * float(y @ alpha), dual_objective=objective,
                      n_iter=int(it), converged=bool(converged),
                      stats={"violation": float(gap), "n_active": int(A.size), "active": A,
@@ -601,7 +608,7 @@ def solve_box_cd_cached(cache: PathKernelCache, index, y, C, *, tol=1e-3, bias="
                             "seconds": time.perf_counter() - start})
 
 
-def solve_box_cd(X, y, C, kernel: Kernel, *, tol=1e-3, bias="augmented", alpha_init=None,
+def solve_box_cd(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, bias="augmented", alpha_init=None,
                  fixed_at_zero=None, fixed_at_C=None, initial_margins=None, cache_size=200.0,
                  max_iter=-1) -> BinaryFit:
     """Solve the box-constrained SVM dual by greedy coordinate descent (module docstring).
@@ -618,6 +625,6 @@ def solve_box_cd(X, y, C, kernel: Kernel, *, tol=1e-3, bias="augmented", alpha_i
     if bias not in ("augmented", "none"):
         raise ValueError(f"solve_box_cd solves the box QP: bias must be 'augmented' or 'none', got {bias!r}")
     cache = PathKernelCache(kernel, X, cache_size, np.float64)
-    return solve_box_cd_cached(cache, np.arange(np.shape(y)[0]), y, C, tol=tol, bias=bias,
+    return solve_box_cd_cached(cache, np.arange(X.shape[0]), problem, tol=tol, bias=bias,
                                alpha_init=alpha_init, fixed_at_zero=fixed_at_zero, fixed_at_C=fixed_at_C,
                                initial_margins=initial_margins, max_iter=max_iter)

@@ -1,9 +1,15 @@
-r"""Exact C-SVC by iteratively re-weighted least squares (Pérez-Cruz et al., NIPS 2000, Table 1).
+r"""Exact SVM duals by iteratively re-weighted least squares (Pérez-Cruz et al., NIPS 2000, Table 1).
 
-Problem (LIBSVM's dual, per-sample bounds C_i):
+Problem (LIBSVM's generic dual, :class:`leansvm.core.problems.DualProblem`):
 
-    min_a  D(a) = 1/2 a' H a - 1' a,   H_ij = y_i y_j k(x_i, x_j),
-    s.t.   0 <= a_i <= C_i,   y' a = 0.
+    min_a  D(a) = 1/2 a'Q a + p' a,   Q_ij = y_i y_j k(x_i, x_j),
+    s.t.   0 <= a_i <= C_i,   y' a = Delta.
+
+The paper derives IRWLS for C-SVC (p = -1, Delta = 0), written below in its
+terms; every formula holds for any p with 1 replaced by -p_i (u_i below, the
+right-hand side y_1 by -y_1 p_1), because each variable is the dual of a
+hinge C_i max(0, -p_i - y_i (f_i + b)): epsilon-SVR's two variables per sample
+(p = epsilon -+ z) give the two sides of the epsilon-insensitive loss.
 
 IRWLS view (paper eqs. 2-8). With errors e_i = y_i - (f(x_i) + b) and
 u_i = y_i e_i = 1 - y_i (f(x_i) + b), the primal hinge loss C_i max(0, u_i) is
@@ -48,8 +54,8 @@ too few candidates. W's sub-problem is solved inexactly, to a tenth of the
 current violation on all samples (never below tol / 2).
 
 Stopping rule: the maximal violation of LIBSVM (m(a) - M(a) <= tol), which is
-conditions (9)-(11) with the best bias: -y_i grad_i = y_i - f_i ranges over
-I_up and I_low.
+conditions (9)-(11) with the best bias: -y_i grad_i = -y_i p_i - f_i ranges over
+I_up and I_low (:meth:`DualProblem.kkt_violation`).
 
 Bias handling (``bias=``): ``"equality"`` is the problem above (LIBSVM's).
 ``"augmented"`` is the SVM without an unregularized bias used by safe
@@ -78,6 +84,7 @@ from sklearn.exceptions import ConvergenceWarning
 from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel, KernelRowCache, SubsetRowCache
 from leansvm.core.multiclass import BinaryFit
+from leansvm.core.problems import DualProblem
 from leansvm.core.threads import one_blas_thread
 from leansvm.exact.irwls_chunk import select_working_set, solve_chunk
 from leansvm.exact.irwls_subproblem import violation
@@ -96,67 +103,7 @@ SMALL_PROBLEM_Q = 0.75
 INNER_RELATIVE_TOL = 0.1
 
 
-def _up_low_masks(alpha, y, C):
-    """LIBSVM's index sets I_up (can increase y_i a_i) and I_low (can decrease it)."""
-    below = alpha < C
-    above = alpha > 0
-    pos = y > 0
-    up = (pos & below) | (~pos & above)
-    low = (pos & above) | (~pos & below)
-    return up, low
-
-
-def max_violation(s, alpha, y, C):
-    """m - M with s_i = y_i - f_i; also the maximal violating pair (i, j)."""
-    up, low = _up_low_masks(alpha, y, C)
-    if not up.any() or not low.any():
-        return 0.0, -1, -1
-    su = np.where(up, s, -np.inf)
-    sl = np.where(low, s, np.inf)
-    i, j = int(np.argmax(su)), int(np.argmin(sl))
-    return float(su[i] - sl[j]), i, j
-
-
-def box_violation(s, alpha, y, C):
-    """Projected-gradient gap max(PG, 0) - min(PG, 0) for the box QP (no equality).
-
-    g_i = y_i f_i - 1 = -y_i s_i; PG_i = min(g_i, 0) at 0, max(g_i, 0) at C_i, g_i
-    in between; all PG_i = 0 is the KKT point. Two-sided like LIBSVM's m - M
-    (liblinear's PGmax - PGmin with 0 kept in the range). Returns the gap and
-    (i, j): the most negative PG (a_i should grow), the most positive (a_j should shrink).
-    """
-    g = -y * s
-    pg = np.where(alpha <= 0, np.minimum(g, 0.0), np.where(alpha >= C, np.maximum(g, 0.0), g))
-    i, j = int(np.argmin(pg)), int(np.argmax(pg))
-    return float(max(pg[j], 0.0) - min(pg[i], 0.0)), i, j
-
-
-def libsvm_intercept(s, alpha, y, C):
-    """b = -rho as LIBSVM's ``calculate_rho``: mean of y_i - f_i over free SVs, else mid-range."""
-    free = (alpha > 0) & (alpha < C)
-    if free.any():
-        return float(np.mean(s[free]))
-    # yG = -s; LIBSVM takes ub/lb over bounded samples of yG, rho = (ub + lb) / 2
-    yG = -s
-    at_upper = alpha >= C
-    pos = y > 0
-    ub_mask = (at_upper & ~pos) | (~at_upper & pos)
-    lb_mask = ~ub_mask
-    ub = yG[ub_mask].min() if ub_mask.any() else np.inf
-    lb = yG[lb_mask].max() if lb_mask.any() else -np.inf
-    if not np.isfinite(ub) or not np.isfinite(lb):
-        rho = ub if np.isfinite(ub) else (lb if np.isfinite(lb) else 0.0)
-    else:
-        rho = (ub + lb) / 2
-    return float(-rho)
-
-
-def dual_objective(alpha, y, f):
-    """LIBSVM's objective 1/2 a'Ha - 1'a = sum_i a_i (y_i f_i / 2 - 1), with f = K (y a)."""
-    return float(np.dot(alpha, y * f / 2.0 - 1.0))
-
-
-def _select_working_set(y, f, alpha, C, b, q, rng, tol, equality=True, slot_of=None):
+def _select_working_set(y, p, f, alpha, C, b, q, rng, tol, equality=True, slot_of=None):
     """Section 3 of the paper: violators and free samples, random choice, completion by small |u|.
 
     Always included: per class, the worst violator of each of conditions (9)
@@ -170,7 +117,7 @@ def _select_working_set(y, f, alpha, C, b, q, rng, tol, equality=True, slot_of=N
     seed = int(rng.integers(1, 2**63 - 1))
     if slot_of is None:
         slot_of = np.zeros(0, dtype=np.intp)
-    return select_working_set(y, f, alpha, C, float(b), int(q), float(tol), bool(equality), seed,
+    return select_working_set(y, p, f, alpha, C, float(b), int(q), float(tol), bool(equality), seed,
                               slot_of)
 
 
@@ -187,14 +134,14 @@ def _expansion_outputs(kernel, X_eval, X_src, coef, offset):
     return expansion.decision_function(X_eval)[:, 0]
 
 
-def _restore_equality(alpha, y, C, free):
-    """Make y'a = 0 by moving only the ``free`` samples (a warm start for the equality problem).
+def _restore_equality(alpha, y, C, free, delta=0.0):
+    """Make y'a = Delta by moving only the ``free`` samples (a warm start for the equality problem).
 
-    With r = y'a > 0, first shrink the positive-class a_i proportionally, then grow the
+    With r = y'a - Delta > 0, first shrink the positive-class a_i proportionally, then grow the
     negative-class ones towards C_i (mirror image for r < 0). Raises if no point of the
     box satisfies the constraint with the fixed samples where they are.
     """
-    r = float(y @ alpha)
+    r = float(y @ alpha) - delta
     scale = max(1.0, float(np.abs(alpha).sum()))
     if abs(r) <= 1e-12 * scale:
         return
@@ -209,22 +156,22 @@ def _restore_equality(alpha, y, C, free):
     room = float((C[up] - alpha[up]).sum())
     if r_left > 1e-12 * scale:
         if room < r_left * (1 - 1e-12):
-            raise ValueError("no feasible point: the samples fixed at C make y'alpha = 0 impossible")
+            raise ValueError("no feasible point: the samples fixed at C make y'alpha = Delta impossible")
         alpha[up] += (C[up] - alpha[up]) * (r_left / room)
 
 
-def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_WORKING_SET,
+def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_WORKING_SET,
                 cache_size=200.0, max_iter=-1, max_inner=DEFAULT_MAX_INNER, random_state=None,
                 verbose=False, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
                 bias="equality", n_pair=None, cache_dtype=None,
                 shrinking=True, kernel_cache=None, callback=None, initial_outputs=None) -> BinaryFit:
-    """Solve the binary C-SVC dual by chunked IRWLS; returns alpha, b and statistics.
+    """Solve a dual problem (C-SVC: :func:`leansvm.core.problems.c_svc`) by chunked IRWLS.
 
-    ``y`` holds +1/-1, ``C`` the per-sample upper bounds (class and sample
-    weights already folded in). ``max_iter`` bounds the chunk iterations
+    ``problem`` gives y (+1/-1), p, the per-variable upper bounds C (class and
+    sample weights already folded in) and Delta; returns alpha, b and statistics. ``max_iter`` bounds the chunk iterations
     (-1: no limit other than a safety bound of 1000 (n / q + 1) + 10000).
     ``alpha_init`` warm-starts (clipped to the box; for ``bias="equality"``
-    moved to y'a = 0). ``fixed_at_zero`` / ``fixed_at_C``: boolean masks of
+    moved to y'a = Delta). ``fixed_at_zero`` / ``fixed_at_C``: boolean masks of
     samples held at 0 / C_i (safe screening); only the others are solved.
     ``bias``: ``"equality"`` (LIBSVM), ``"augmented"`` (kernel + 1, no equality,
     intercept = sum y_i a_i), ``"none"``. ``dual_objective`` is that of the
@@ -246,6 +193,9 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     ``verbose`` (2 or more) prints the violation every 10 chunk iterations.
     """
     shared = _shared_rows(kernel_cache, X, kernel)
+    if problem.rows is not None:          # every variable reads the kernel row of its sample
+        X = X[problem.rows]
+        shared = None if shared is None else (shared[0], shared[1][problem.rows])
     if shared is not None:
         cache_dtype = shared[0].dtype
     if cache_dtype is None:
@@ -254,28 +204,27 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
         raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
     equality = bias == "equality"
     offset = 1.0 if bias == "augmented" else 0.0
-    y = np.asarray(y, dtype=np.float64)
-    C = np.asarray(C, dtype=np.float64)
+    y, C = problem.y, problem.C
     n = y.size
     fixed0, fixedC, alpha = screened_start(C, alpha_init, fixed_at_zero, fixed_at_C)
     active = ~(fixed0 | fixedC)
     if equality:
-        _restore_equality(alpha, y, C, active)
+        _restore_equality(alpha, y, C, active, problem.delta)
 
     start = time.perf_counter()
     A = np.flatnonzero(active)
-    XA, yA, CA = X[A], y[A], C[A]
+    XA, sub = X[A], problem.subset(A)
     # outputs of the active samples: fixed-at-C samples and the warm start, computed once
     if initial_outputs is None:
         nz = np.flatnonzero(alpha)
         f = _outputs(kernel, X, shared, A, nz, y[nz] * alpha[nz], offset)
     else:
         f = _start_outputs(kernel, X, shared, A, y, alpha, alpha_init, initial_outputs, offset)
-    c_fixed = float(y[fixedC] @ C[fixedC])                 # fixed part of y'a
+    c_fixed = float(y[fixedC] @ C[fixedC]) - problem.delta     # fixed part of y'a, minus Delta
     # one BLAS thread: the loop's products are small, and threads only wait on each other
     with one_blas_thread():
         aA, gap, n_iter, converged, loop_stats = _chunk_loop(
-            XA, yA, CA, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
+            XA, sub, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
             cache_size, max_iter, max_inner, random_state, verbose, start,
             DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype, shrinking,
             None if shared is None else (shared[0], shared[1][A]), callback)
@@ -291,9 +240,10 @@ def solve_irwls(X, y, C, kernel: Kernel, *, tol=1e-3, working_set_size=DEFAULT_W
     outputs[idx] = f_all
     at_zero = np.flatnonzero(fixed0)
     outputs[at_zero] = _outputs(kernel, X, shared, at_zero, nz, y[nz] * alpha[nz], offset)
-    objective = dual_objective(alpha[idx], y[idx], f_all)
+    solved = problem.subset(idx)
+    objective = solved.objective(alpha[idx], f_all)
     if equality:
-        intercept = libsvm_intercept(y[idx] - f_all, alpha[idx], y[idx], C[idx])
+        intercept = solved.intercept(alpha[idx], f_all)
     else:
         intercept = offset * float(y @ alpha)
     return BinaryFit(
@@ -349,21 +299,23 @@ def _start_outputs(kernel, X, shared, A, y, alpha, alpha_init, initial_outputs, 
     return f
 
 
-def _shrinkable(s, alpha, y, C, equality):
-    """Samples firmly at a bound (LIBSVM's ``be_shrunk``; liblinear's rule without y'a = 0).
+def _shrinkable(problem, alpha, f, equality):
+    """Variables firmly at a bound (LIBSVM's ``be_shrunk``; liblinear's rule without y'a = Delta).
 
-    With y'a = 0 and m = max_{I_up} s, M = min_{I_low} s: a sample that is only in
+    With y'a = Delta and m = max_{I_up} s, M = min_{I_low} s: a variable that is only in
     I_up with s_i < M, or only in I_low with s_i > m, can join no violating pair now.
-    Without: at 0 with g_i > max PG, or at C_i with g_i < min PG.
+    Without: at 0 with G_i > max PG, or at C_i with G_i < min PG.
     """
+    C = problem.C
     at_bound = (alpha <= 0) | (alpha >= C)
+    s = problem.libsvm_s(f)
     if equality:
-        up, low = _up_low_masks(alpha, y, C)
+        up, low = problem.up_low(alpha)
         if not up.any() or not low.any():
-            return np.zeros(y.size, dtype=bool)
+            return np.zeros(alpha.size, dtype=bool)
         m, M = s[up].max(), s[low].min()
         return at_bound & ((up & ~low & (s < M)) | (low & ~up & (s > m)))
-    g = -y * s
+    g = -problem.y * s
     pg = np.where(alpha <= 0, np.minimum(g, 0.0), np.where(alpha >= C, np.maximum(g, 0.0), g))
     return ((alpha <= 0) & (g > max(pg.max(), 0.0))) | ((alpha >= C) & (g < min(pg.min(), 0.0)))
 
@@ -385,10 +337,11 @@ class _ChunkedIRWLS:
     SHRINK_EVERY = 10
     MAX_UNSHRINK = 3
 
-    def __init__(self, X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, q, cache_size,
+    def __init__(self, X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, q, cache_size,
                  max_inner, n_pair, cache_dtype, shrinking, rng, verbose, start, shared=None,
                  callback=None):
-        self.X, self.y, self.C, self.kernel = X, y, C, kernel
+        self.X, self.problem, self.kernel = X, problem, kernel
+        self.y, self.C = problem.y, problem.C
         self.callback = callback
         self.shared = shared                           # (parent cache, parent row of each sample)
         self.alpha, self.f = alpha, f
@@ -408,7 +361,7 @@ class _ChunkedIRWLS:
         self.cache_hits = self.cache_misses = 0
         self.trace = []                                # dual objective after each chunk iteration
         self.snapshot = None                           # (alpha, f) when every f was last exact
-        self._activate(np.arange(y.size))
+        self._activate(np.arange(problem.n))
 
     def _activate(self, active):
         """Restrict the problem to ``active``; a fresh cache over its columns."""
@@ -456,20 +409,21 @@ class _ChunkedIRWLS:
             self.n_unshrink += 1
             if self.n_unshrink >= self.MAX_UNSHRINK:
                 self.shrinking = False
-        gap = violation(self.y, self.f, self.alpha, self.C, self.equality)[0]
+        gap = violation(self.y, self.problem.p, self.f, self.alpha, self.C, self.equality)[0]
         return gap, it, gap <= self.tol
 
     def _phase(self, it, limit):
         """Iterate on the active set; returns ("converged" | "shrink" | "limit", gap, it)."""
         act = self.active
-        y, C = self.y[act], self.C[act]
+        sub = self.problem.subset(act)
+        y, p, C = sub.y, sub.p, sub.C
         alpha, f = self.alpha[act], self.f[act]
         q = min(self.q, act.size)
         status = "limit"
         gap = np.inf
         try:
             while it < limit:
-                gap, _, _ = violation(y, f, alpha, C, self.equality)
+                gap, _, _ = violation(y, p, f, alpha, C, self.equality)
                 if self.callback is not None:
                     self.callback(gap)
                 if self.verbose >= 2 and it % 10 == 0:
@@ -479,7 +433,7 @@ class _ChunkedIRWLS:
                     status = "converged"
                     break
                 if self.shrinking and it % self.SHRINK_EVERY == 0 and it > 0:
-                    firm = _shrinkable(y - f, alpha, y, C, self.equality)
+                    firm = _shrinkable(sub, alpha, f, self.equality)
                     if firm.sum() >= max(act.size // 4, 1) and act.size - firm.sum() >= 2:
                         self.alpha[act], self.f[act] = alpha, f
                         if self.snapshot is None:
@@ -487,13 +441,13 @@ class _ChunkedIRWLS:
                         self._activate(act[~firm])
                         self.n_shrink += 1
                         return "shrink", gap, it
-                self.trace.append(self._chunk_step(y, C, alpha, f, q, gap))
+                self.trace.append(self._chunk_step(y, p, C, alpha, f, q, gap))
                 it += 1
         finally:
             self.alpha[act], self.f[act] = alpha, f
         return status, gap, it
 
-    def _chunk_step(self, y, C, alpha, f, q, gap):
+    def _chunk_step(self, y, p, C, alpha, f, q, gap):
         """One chunk: select W, solve its IRWLS sub-problem, update every active output.
 
         The sub-problem is solved only as far as the whole problem needs: to a
@@ -501,11 +455,11 @@ class _ChunkedIRWLS:
         current violation on all samples (an inexact inner solve: early chunks
         stop after a few pair steps instead of polishing W to tol / 2).
         """
-        W = _select_working_set(y, f, alpha, C, self.b, q, self.rng, self.tol, self.equality,
+        W = _select_working_set(y, p, f, alpha, C, self.b, q, self.rng, self.tol, self.equality,
                                 self.cache.slot_of)
         slots = self.cache.slots(W)                  # rows K[W, active] resident in the slab
         self.b, self.mu, n_inner, objective = solve_chunk(
-            self.cache.slab, slots, W, y, C, alpha, f, self.c_const, float(self.offset),
+            self.cache.slab, slots, W, y, p, C, alpha, f, self.c_const, float(self.offset),
             self.b, self.mu, self.delta, max(0.5 * self.tol, INNER_RELATIVE_TOL * gap),
             self.max_inner, self.equality,
             self.counts, self.n_pair, self.mu_floor)
@@ -513,11 +467,11 @@ class _ChunkedIRWLS:
         return objective
 
 
-def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, working_set_size,
+def _chunk_loop(X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, working_set_size,
                 cache_size, max_iter, max_inner, random_state, verbose, start, n_pair,
                 cache_dtype, shrinking, shared=None, callback=None):
     """The chunked IRWLS iterations on the samples not fixed; alpha and f are updated in place."""
-    n = y.size
+    n = problem.n
     if n == 0:
         return alpha, 0.0, 0, True, {}
     if n < SMALL_PROBLEM:                 # small problems: no shrinking, 3/4 of q
@@ -525,7 +479,7 @@ def _chunk_loop(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, worki
         shrinking = False
     q = int(max(2, min(working_set_size, n)))
     limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
-    solver = _ChunkedIRWLS(X, y, C, kernel, alpha, f, c_fixed, offset, equality, tol, q,
+    solver = _ChunkedIRWLS(X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, q,
                            cache_size, max_inner, n_pair, cache_dtype, shrinking,
                            np.random.default_rng(random_state), verbose, start, shared, callback)
     gap, n_iter, converged = solver.run(limit)

@@ -10,13 +10,13 @@ instead of a dozen NumPy passes over all n samples:
   rule (LIBSVM's I_up / I_low, or the projected gradient without y'a = 0).
   The rest of W is a uniform random choice among the violators of (9)-(10)
   and the free samples, completed by the samples of smallest |u_i| when there
-  are too few candidates. Here u_i = 1 - y_i (f_i + b).
+  are too few candidates. Here u_i = -p_i - y_i (f_i + b) (1 - y_i (f_i + b) for C-SVC).
 * :func:`solve_chunk`: gathers K_WW from the kernel-row cache, solves the
   working-set sub-problem (:func:`irwls_subproblem.solve_working_set`) with the
-  samples outside W entering through f and c_out = sum_{i not in W} y_i a_i,
+  samples outside W entering through f and c_out = sum_{i not in W} y_i a_i - Delta,
   then updates every output, f_i += sum_{j in W} k_ji y_j (a_j^new - a_j^old),
   reading each changed cached row once (no copies), and returns the dual
-  objective 1/2 a'Ha - 1'a = sum_i a_i (y_i f_i / 2 - 1).
+  objective 1/2 a'Qa + p'a = sum_i a_i (y_i f_i / 2 + p_i).
 """
 
 from __future__ import annotations
@@ -65,10 +65,10 @@ def _mark_top(score, k, chosen):
 
 
 @njit(cache=True, nogil=True)
-def _side_scores(y, f, alpha, C, equality):
+def _side_scores(y, p, f, alpha, C, equality):
     """Per-sample scores of the two sides of the stopping rule (-inf where not eligible).
 
-    With y'a = 0: s_i = y_i - f_i over I_up and -s_i over I_low (LIBSVM). Without:
+    With y'a = Delta: s_i = -y_i p_i - f_i over I_up and -s_i over I_low (LIBSVM). Without:
     -PG_i where the projected gradient PG_i < 0, PG_i where PG_i > 0.
     """
     n = y.size
@@ -76,14 +76,14 @@ def _side_scores(y, f, alpha, C, equality):
     low = np.full(n, -np.inf)
     for i in range(n):
         if equality:
-            s = y[i] - f[i]
+            s = -y[i] * p[i] - f[i]
             in_up, in_low = up_low(y, alpha, C, i)
             if in_up:
                 up[i] = s
             if in_low:
                 low[i] = -s
         else:
-            pg = projected_gradient(y, f, alpha, C, i)
+            pg = projected_gradient(y, p, f, alpha, C, i)
             if pg < 0:
                 up[i] = -pg
             elif pg > 0:
@@ -92,7 +92,7 @@ def _side_scores(y, f, alpha, C, equality):
 
 
 @njit(cache=True, nogil=True)
-def select_working_set(y, f, alpha, C, b, q, tol, equality, seed, slot_of):
+def select_working_set(y, p, f, alpha, C, b, q, tol, equality, seed, slot_of):
     """Indices of the working set W (sorted, |W| = min(q, n)); see the module docstring.
 
     ``slot_of[i] >= 0``: the kernel row of sample i is cached. The random choice
@@ -107,7 +107,7 @@ def select_working_set(y, f, alpha, C, b, q, tol, equality, seed, slot_of):
     worst = np.full(4, -np.inf)              # (class +1, -1) x (condition 9, 10)
     worst_at = np.full(4, -1)
     for i in range(n):
-        u = 1.0 - y[i] * (f[i] + b)
+        u = -p[i] - y[i] * (f[i] + b)
         abs_u[i] = abs(u)
         slot = 0 if y[i] > 0 else 2
         if alpha[i] <= 0:
@@ -125,7 +125,7 @@ def select_working_set(y, f, alpha, C, b, q, tol, equality, seed, slot_of):
     for s in range(4):
         if worst_at[s] >= 0:
             chosen[worst_at[s]] = True
-    up, low = _side_scores(y, f, alpha, C, equality)
+    up, low = _side_scores(y, p, f, alpha, C, equality)
     k = max(1, q // 4)
     _mark_top(up, k, chosen)
     _mark_top(low, k, chosen)
@@ -180,19 +180,20 @@ def select_working_set(y, f, alpha, C, b, q, tol, equality, seed, slot_of):
 
 
 @njit(cache=True, nogil=True)
-def solve_chunk(slab, slots, W, y, C, alpha, f, c_const, offset, b, mu, delta, tol, max_inner,
+def solve_chunk(slab, slots, W, y, p, C, alpha, f, c_const, offset, b, mu, delta, tol, max_inner,
                 equality, counts, n_pair, mu_floor):
     """Solve the sub-problem on W and update alpha and every output f in place.
 
     ``slab[slots[r]]`` is the cached kernel row of sample W[r] over all (active)
     samples; ``offset`` is added to every kernel value (augmented bias).
-    ``c_const`` is the part of y'a held outside this problem. Returns
+    ``c_const`` is the part of y'a held outside this problem, minus Delta. Returns
     (b, mu, inner iterations, dual objective after the step).
     """
     q = W.size
     n = y.size
     K = np.empty((q, q))
     y_W = np.empty(q)
+    p_W = np.empty(q)
     C_W = np.empty(q)
     alpha_W = np.empty(q)
     f_W = np.empty(q)
@@ -204,9 +205,9 @@ def solve_chunk(slab, slots, W, y, C, alpha, f, c_const, offset, b, mu, delta, t
         w = W[r]
         for c in range(q):
             K[r, c] = row[W[c]] + offset
-        y_W[r], C_W[r], alpha_W[r], f_W[r] = y[w], C[w], alpha[w], f[w]
+        y_W[r], p_W[r], C_W[r], alpha_W[r], f_W[r] = y[w], p[w], C[w], alpha[w], f[w]
         c_out -= y[w] * alpha[w]
-    b, mu, n_inner = solve_working_set(K, y_W, C_W, alpha_W, f_W, c_out, b, mu, delta, tol,
+    b, mu, n_inner = solve_working_set(K, y_W, p_W, C_W, alpha_W, f_W, c_out, b, mu, delta, tol,
                                        max_inner, equality, counts, n_pair, mu_floor)
     d_sum = 0.0
     for r in range(q):
@@ -222,5 +223,5 @@ def solve_chunk(slab, slots, W, y, C, alpha, f, c_const, offset, b, mu, delta, t
     for i in range(n):
         if offset != 0.0:
             f[i] += offset * d_sum
-        objective += alpha[i] * (y[i] * f[i] * 0.5 - 1.0)
+        objective += alpha[i] * (y[i] * f[i] * 0.5 + p[i])
     return b, mu, n_inner, objective

@@ -1,14 +1,16 @@
 r"""The IRWLS working-set sub-problem, compiled with numba (the solver's inner loop).
 
-On a working set W of q samples (the others fixed, entering through f and
-c_out) one iteration is (Pérez-Cruz et al., NIPS 2000, Table 1; details in
-the docstring of :mod:`leansvm.exact.irwls`):
+On a working set W of q variables of the dual problem (:mod:`leansvm.core.problems`:
+y, linear term p, bounds C; the others fixed, entering through f and c_out) one
+iteration is (Pérez-Cruz et al., NIPS 2000, Table 1; details in the docstring
+of :mod:`leansvm.exact.irwls`):
 
-1. weights a_i = C_i / max(u_i, delta) on S1, with u_i = 1 - y_i (f_i + b)   (8)
-2. the weighted least-squares system on S1, for v = y * beta                 (3)
+1. weights a_i = C_i / max(u_i, delta) on S1, with u_i = -p_i - y_i (f_i + b)   (8)
+   (the hinge's 1 - y_i (f_i + b) for C-SVC, p = -1)
+2. the weighted least-squares system on S1, for v = y * beta                    (3)
 
-       (K_11 + D_a^{-1} + mu I) v_1 + b 1 = y_1 - K_13 v_3 - g_1 + mu y_1 a_1
-       1' v_1                             = -1' v_3 - c_out      (only with y'a = 0)
+       (K_11 + D_a^{-1} + mu I) v_1 + b 1 = -y_1 p_1 - K_13 v_3 - g_1 + mu y_1 a_1
+       1' v_1                             = -1' v_3 - c_out      (only with y'a = Delta)
 
    by Cholesky and a Schur complement for b; components outside [0, C_i]
    move to their bound and the system is re-solved (at most 4 rounds);
@@ -32,26 +34,26 @@ BOUND_RTOL = 1e-12
 
 
 @njit(cache=True, nogil=True)
-def violation(y, f, alpha, C, equality):
+def violation(y, p, f, alpha, C, equality):
     """Stopping measure and the two most violating samples (i, j).
 
-    With y'a = 0: LIBSVM's m(a) - M(a), s = y - f maximised over I_up (i),
+    With y'a = Delta: LIBSVM's m(a) - M(a), s = -y p - f maximised over I_up (i),
     minimised over I_low (j). Without: the projected-gradient gap
-    max(PG, 0) - min(PG, 0) with g = y f - 1 (i: most negative PG, j: most positive).
+    max(PG, 0) - min(PG, 0) with G = y f + p (i: most negative PG, j: most positive).
     """
     n = y.size
     hi, lo = -np.inf, np.inf
     i, j = -1, -1
     for k in range(n):
         if equality:
-            s = y[k] - f[k]
+            s = -y[k] * p[k] - f[k]
             up, low = up_low(y, alpha, C, k)
             if up and s > hi:
                 hi, i = s, k
             if low and s < lo:
                 lo, j = s, k
         else:
-            pg = projected_gradient(y, f, alpha, C, k)
+            pg = projected_gradient(y, p, f, alpha, C, k)
             if pg < lo:
                 lo, i = pg, k
             if pg > hi:
@@ -74,8 +76,9 @@ def up_low(y, alpha, C, k):
 
 
 @njit(cache=True, nogil=True)
-def projected_gradient(y, f, alpha, C, k):
-    g = y[k] * f[k] - 1.0
+def projected_gradient(y, p, f, alpha, C, k):
+    """PG_k of the box: G_k = y_k f_k + p_k, cut to its feasible sign at a bound."""
+    g = y[k] * f[k] + p[k]
     if alpha[k] <= 0:
         return min(g, 0.0)
     if alpha[k] >= C[k]:
@@ -144,7 +147,7 @@ def _snap(alpha, C, k):
 
 
 @njit(cache=True, nogil=True)
-def _targets(K, y, C, alpha, f, u, c_out, mu, delta, equality, counts):
+def _targets(K, y, p, C, alpha, f, u, c_out, mu, delta, equality, counts):
     """beta* of the weighted least-squares system (3); ok=False when it cannot be formed."""
     q = y.size
     s1 = np.empty(q, dtype=np.bool_)
@@ -169,7 +172,7 @@ def _targets(K, y, C, alpha, f, u, c_out, mu, delta, equality, counts):
         M = np.empty((m, m))
         for r in range(m):
             a = idx[r]
-            B[r, 0] = y[a] - Kv3[a] - g[a] + mu * y[a] * alpha[a]
+            B[r, 0] = -y[a] * p[a] - Kv3[a] - g[a] + mu * y[a] * alpha[a]
             B[r, 1] = 1.0
             for c in range(m):
                 M[r, c] = K[a, idx[c]]
@@ -213,12 +216,12 @@ def _targets(K, y, C, alpha, f, u, c_out, mu, delta, equality, counts):
 
 
 @njit(cache=True, nogil=True)
-def _step_towards(K, y, C, alpha, f, target, mu, mu_floor):
+def _step_towards(K, y, p, C, alpha, f, target, mu, mu_floor):
     """Exact line search on D from alpha towards target, clipped to the box; (moved, mu)."""
     d = target - alpha
     slope = 0.0
     for k in range(d.size):
-        slope += d[k] * (y[k] * f[k] - 1.0)
+        slope += d[k] * (y[k] * f[k] + p[k])
     if not slope < 0:
         return False, mu
     w = y * d
@@ -246,16 +249,16 @@ def _step_towards(K, y, C, alpha, f, target, mu, mu_floor):
 
 
 @njit(cache=True, nogil=True)
-def _pair_step(K, y, C, alpha, f, i, j):
+def _pair_step(K, y, p, C, alpha, f, i, j):
     """SMO step (with y'a = 0) on (i, j') with j' by the second-order rule (WSS 2); without the
     equality :func:`_pair_descent` takes the steps."""
     q = y.size
     d = np.zeros(q)
-    s_i = y[i] - f[i]
+    s_i = -y[i] * p[i] - f[i]
     best, jj = np.inf, j
     for k in range(q):
         low = up_low(y, alpha, C, k)[1]
-        b_ik = s_i - (y[k] - f[k])
+        b_ik = s_i - (-y[k] * p[k] - f[k])
         if low and b_ik > 0:
             a_ik = max(K[i, i] + K[k, k] - 2 * K[i, k], 1e-12)
             score = -(b_ik * b_ik) / a_ik
@@ -263,7 +266,7 @@ def _pair_step(K, y, C, alpha, f, i, j):
                 best, jj = score, k
     j = jj
     curv = max(K[i, i] + K[j, j] - 2 * K[i, j], 1e-12)
-    t = (s_i - (y[j] - f[j])) / curv
+    t = (s_i - (-y[j] * p[j] - f[j])) / curv
     ti = C[i] - alpha[i] if y[i] > 0 else alpha[i]
     tj = alpha[j] if y[j] > 0 else C[j] - alpha[j]
     t = min(t, ti, tj)
@@ -273,7 +276,7 @@ def _pair_step(K, y, C, alpha, f, i, j):
 
 
 @njit(cache=True, nogil=True)
-def _scan(y, C, alpha, f, inv_diag, cand, si, row_i, sj, row_j):
+def _scan(y, p, C, alpha, f, inv_diag, cand, si, row_i, sj, row_j):
     """One pass over W: f += si K_i + sj K_j (the last step's rows; si = sj = 0: none), then the
     first index i of the next step (largest PG_i^2 / Q_ii), min and max PG (the violation), and
     the samples with PG != 0 (the possible second indices) listed in ``cand``.
@@ -281,7 +284,7 @@ def _scan(y, C, alpha, f, inv_diag, cand, si, row_i, sj, row_j):
     i, best, lo, hi, n_cand = -1, 0.0, 0.0, 0.0, 0
     for r in range(y.size):
         f[r] += si * row_i[r] + sj * row_j[r]
-        pg = projected_gradient(y, f, alpha, C, r)
+        pg = projected_gradient(y, p, f, alpha, C, r)
         cand[n_cand] = r
         n_cand += pg != 0.0
         score = pg * pg * inv_diag[r]
@@ -327,7 +330,7 @@ def box_pair_step(ai, ui, gi, qii, aj, uj, gj, qjj, qij):
 
 
 @njit(cache=True, nogil=True)
-def _pair_descent(K, y, C, alpha, f, tol, n_steps, counts):
+def _pair_descent(K, y, p, C, alpha, f, tol, n_steps, counts):
     """Up to ``n_steps`` two-coordinate steps of greedy coordinate descent on W (no equality
     constraint; :mod:`.box_cd`'s step on W's block): i maximises PG_i^2 / Q_ii, j the gain of the
     unconstrained Newton step in (a_i, a_j) (second order, as LIBSVM's WSS 2), and the 2 x 2 box QP
@@ -344,11 +347,11 @@ def _pair_descent(K, y, C, alpha, f, tol, n_steps, counts):
     for k in range(q):
         diag[k] = max(K[k, k], 1e-12)
         inv_diag[k] = 1.0 / diag[k]
-    i, best, lo, hi, n_cand = _scan(y, C, alpha, f, inv_diag, cand, 0.0, K[0], 0.0, K[0])
+    i, best, lo, hi, n_cand = _scan(y, p, C, alpha, f, inv_diag, cand, 0.0, K[0], 0.0, K[0])
     for _ in range(n_steps):
         if hi - lo <= tol or i < 0:
             return
-        gi = y[i] * f[i] - 1.0
+        gi = y[i] * f[i] + p[i]
         qii = diag[i]
         row_i = K[i]
         j = -1
@@ -361,7 +364,7 @@ def _pair_descent(K, y, C, alpha, f, tol, n_steps, counts):
             det = qii * qkk - qik * qik
             if k == i or det <= 1e-12 * qii * qkk:
                 continue
-            gk = y[k] * f[k] - 1.0
+            gk = y[k] * f[k] + p[k]
             num = qkk * gi * gi - 2.0 * qik * gi * gk + qii * gk * gk
             if num * den_best > num_best * det:
                 num_best, den_best, j = num, det, k
@@ -372,7 +375,7 @@ def _pair_descent(K, y, C, alpha, f, tol, n_steps, counts):
             j = i
         else:
             aj = alpha[j]
-            gj = y[j] * f[j] - 1.0
+            gj = y[j] * f[j] + p[j]
             qjj = diag[j]
             qij = y[i] * y[j] * row_i[j]
             di, dj = box_pair_step(ai, C[i], gi, qii, aj, C[j], gj, qjj, qij)
@@ -385,11 +388,11 @@ def _pair_descent(K, y, C, alpha, f, tol, n_steps, counts):
         counts[1] += 1
         si, sj = y[i] * di, y[j] * dj
         # f moves along the rows of the moved samples, as solve_chunk updates f
-        i, best, lo, hi, n_cand = _scan(y, C, alpha, f, inv_diag, cand, si, row_i, sj, K[j])
+        i, best, lo, hi, n_cand = _scan(y, p, C, alpha, f, inv_diag, cand, si, row_i, sj, K[j])
 
 
 @njit(cache=True, nogil=True)
-def solve_working_set(K, y, C, alpha, f, c_out, b, mu, delta, tol, max_inner, equality, counts,
+def solve_working_set(K, y, p, C, alpha, f, c_out, b, mu, delta, tol, max_inner, equality, counts,
                       n_pair=1, mu_floor=0.0):
     """IRWLS on W until its violation is <= tol or ``max_inner`` iterations; returns (b, mu, n).
 
@@ -401,26 +404,26 @@ def solve_working_set(K, y, C, alpha, f, c_out, b, mu, delta, tol, max_inner, eq
     """
     mu = max(mu, mu_floor)
     for it in range(max_inner):
-        gap, i, j = violation(y, f, alpha, C, equality)
+        gap, i, j = violation(y, p, f, alpha, C, equality)
         if gap <= tol:
             return b, mu, it
-        u = 1.0 - y * (f + b)
-        ok, target, b_new = _targets(K, y, C, alpha, f, u, c_out, mu, delta, equality, counts)
+        u = -p - y * (f + b)
+        ok, target, b_new = _targets(K, y, p, C, alpha, f, u, c_out, mu, delta, equality, counts)
         if ok:
-            moved, mu = _step_towards(K, y, C, alpha, f, target, mu, mu_floor)
+            moved, mu = _step_towards(K, y, p, C, alpha, f, target, mu, mu_floor)
             if moved:
                 b = b_new
-                gap, i, j = violation(y, f, alpha, C, equality)
+                gap, i, j = violation(y, p, f, alpha, C, equality)
                 if gap <= tol:
                     return b, mu, it + 1
         # SMO polish of W: pair steps are O(q) each, an IRWLS step O(q^3)
         if not equality:
-            _pair_descent(K, y, C, alpha, f, tol, n_pair, counts)
+            _pair_descent(K, y, p, C, alpha, f, tol, n_pair, counts)
             continue
         for _ in range(n_pair):
-            _pair_step(K, y, C, alpha, f, i, j)
+            _pair_step(K, y, p, C, alpha, f, i, j)
             counts[1] += 1
-            gap, i, j = violation(y, f, alpha, C, equality)
+            gap, i, j = violation(y, p, f, alpha, C, equality)
             if gap <= tol:
                 break
     return b, mu, max_inner

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.classifier import KernelClassifierMixin
 from leansvm.core.kernels import Kernel
+from leansvm.core.problems import c_svc
 from leansvm.core.registry import register_estimator
 from leansvm.core.multiclass import fit_ovo, fit_ovr, n_binary_problems
 from leansvm.progress import ConvergenceProgress, Progress
@@ -91,7 +92,7 @@ class SVC(KernelClassifierMixin, BaseEstimator):
             tracker = ConvergenceProgress(bar, self.tol) if n_problems == 1 else None
 
             def train_binary(Xb, yb, Cb):
-                fit = solve_irwls(Xb, yb, Cb, kernel, tol=self.tol, working_set_size=self.working_set_size,
+                fit = solve_irwls(Xb, c_svc(yb, Cb), kernel, tol=self.tol, working_set_size=self.working_set_size,
                                   cache_size=self.cache_size, max_iter=self.max_iter,
                                   random_state=self.random_state, verbose=int(self.verbose),
                                   shrinking=bool(self.shrinking), callback=tracker)

@@ -39,6 +39,7 @@ import scipy.sparse as sp
 
 from leansvm.core.kernels import Kernel
 from leansvm.core.multiclass import BinaryFit
+from leansvm.core.problems import DualProblem
 from leansvm.exact.box_cd import PathKernelCache, solve_box_cd_cached
 from leansvm.exact.irwls import DEFAULT_WORKING_SET, SMALL_PROBLEM_Q, _start_outputs, solve_irwls
 from leansvm.exact.irwls import SMALL_PROBLEM as IRWLS_SMALL_PROBLEM
@@ -125,6 +126,17 @@ def check_screening(screening, bias):
         raise ValueError("the paper's rules hold for the SVM without an unregularised bias: "
                          "use bias='augmented' (fit_intercept=True) or 'none', screening='gap' "
                          "(the duality-gap rule covers the unregularised bias) or None")
+
+
+def _check_problem(problem, screening, trivial_start, dynamic):
+    """The path scales the bounds of ``problem``; its screening is the hinge's (ValueError otherwise)."""
+    if not isinstance(problem, DualProblem):
+        raise TypeError(f"the path takes a DualProblem (leansvm.core.problems.c_svc), got {type(problem).__name__}")
+    if problem.rows is not None:
+        raise ValueError("paths over problems with several variables per sample are not built yet (issue 22)")
+    if not problem.hinge and (screening is not None or trivial_start or dynamic):
+        raise ValueError("safe screening and Lemma 9 are derived for C-SVC's hinge loss (p = -1); "
+                         "use screening=None, trivial_start=False, dynamic=False for this problem")
 
 
 def _trivial_fit(ref: ScreeningReference, C: float, augmented: bool, y) -> BinaryFit:
@@ -214,7 +226,7 @@ def _reference_from_fit(X, y, C, fit, kernel, weights, augmented, shared=None, z
                                             weights=weights, margins=margins)
 
 
-def _reference(X, y, C, next_C, fit, kernel, weights, augmented, solve, tol, fixed0, fixedC, bias,
+def _reference(X, problem, C, next_C, fit, kernel, augmented, solve, tol, fixed0, fixedC, bias,
                options, polish, rule="it", max_polish=3, share=0.05, min_gain=0.01, shared=None,
                z_norms=None):
     """The screening reference of the next step, polished until its gap is small enough to use.
@@ -226,8 +238,10 @@ def _reference(X, y, C, next_C, fit, kernel, weights, augmented, solve, tol, fix
     kept, they are safe). Polishing is skipped when even an exact reference
     (the rule evaluated with G = 0, O(n)) would screen under ``min_gain`` of
     the samples. Returns (fit, reference, extra solve seconds, potential),
-    potential being that exact-reference screened fraction.
+    potential being that exact-reference screened fraction. ``problem``: the C-SVC problem at
+    unit C (its bounds are the per-sample factors c_i).
     """
+    y, weights = problem.y, problem.C
     ref = _reference_from_fit(X, y, C, fit, kernel, weights, augmented, shared, z_norms)
     potential = screen(replace(ref, gap=0.0), next_C, rule).n_screened / max(y.size, 1)
     target = 0.5 * (share * abs(next_C / C - 1) / 2) ** 2 * ref.w_norm2
@@ -239,7 +253,7 @@ def _reference(X, y, C, next_C, fit, kernel, weights, augmented, solve, tol, fix
         sub_tol /= 10
         t0 = time.perf_counter()
         warm = {"initial_margins": fit.stats["margins"]} if "margins" in fit.stats else {}
-        fit = solve(X, y, C * weights, kernel, tol=sub_tol, alpha_init=fit.alpha, fixed_at_zero=fixed0,
+        fit = solve(X, problem.with_bounds(C * weights), kernel, tol=sub_tol, alpha_init=fit.alpha, fixed_at_zero=fixed0,
                     fixed_at_C=fixedC, bias=bias, **options, **warm)
         extra += time.perf_counter() - t0
         seconds = ref.seconds
@@ -248,16 +262,17 @@ def _reference(X, y, C, next_C, fit, kernel, weights, augmented, solve, tol, fix
     return fit, ref, extra, potential
 
 
-def _first_start(X, y, C, weights, kernel, augmented, shared):
+def _first_start(X, problem, C, kernel, augmented, shared):
     """Start of the first C: a = C c (every sample at its bound, Lemma 9's point) when its dual
-    objective C^2/2 c'Qc - C 1'c beats a = 0, with its margins C (Qc)_i; else (None, None).
+    objective C^2/2 c'Qc + C p'c beats a = 0, with its margins C (Qc)_i; else (None, None).
 
     At the small C where paths start nearly every sample ends at its bound, so
     the descent then moves only the few that do not, instead of every sample
     once. Qc costs one pass over the kernel rows (which the first solve reads anyway).
     """
+    y, weights = problem.y, problem.C
     Qc = y * _products(X, kernel, shared, np.arange(y.size), y * weights, 1.0 if augmented else 0.0)
-    if 0.5 * C * C * float(weights @ Qc) - C * float(weights.sum()) >= 0:
+    if 0.5 * C * C * float(weights @ Qc) + C * float(np.sum(problem.p * weights)) >= 0:
         return None, None
     return C * weights, C * Qc
 
@@ -312,12 +327,12 @@ class _CachedSolver:
     def _irwls_cost(self, n_chunks, n_active):
         return _irwls_cost(n_chunks, max(n_active, 1), self.irwls_options.get("working_set_size", DEFAULT_WORKING_SET))
 
-    def __call__(self, X, y, C, kernel, *, tol, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
+    def __call__(self, X, problem, kernel, *, tol, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
                  bias="augmented", initial_margins=None, max_iter=-1, dynamic=False, **_):
         cold_irwls, self.irwls_first = self.irwls_first, False
         if not self.use_irwls and not cold_irwls:
-            n_free = y.size - sum(int(np.count_nonzero(m)) for m in (fixed_at_zero, fixed_at_C) if m is not None)
-            fit = solve_box_cd_cached(self.cache, self.index, y, C, tol=tol, bias=bias, alpha_init=alpha_init,
+            n_free = problem.n - sum(int(np.count_nonzero(m)) for m in (fixed_at_zero, fixed_at_C) if m is not None)
+            fit = solve_box_cd_cached(self.cache, self.index, problem, tol=tol, bias=bias, alpha_init=alpha_init,
                                       fixed_at_zero=fixed_at_zero, fixed_at_C=fixed_at_C,
                                       initial_margins=initial_margins, max_iter=max_iter, dynamic=dynamic,
                                       shrinking=True if n_free >= SHRINK_MIN_ACTIVE else
@@ -330,8 +345,9 @@ class _CachedSolver:
                 self.trial_against = cost
             return fit
         # outputs at the warm start from the path's margins (free SVs and moved samples only)
+        y = problem.y
         start = None if initial_margins is None or alpha_init is None else y * initial_margins
-        fit = solve_irwls(X, y, C, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed_at_zero,
+        fit = solve_irwls(X, problem, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed_at_zero,
                           fixed_at_C=fixed_at_C, bias=bias, kernel_cache=(self.cache, self.index),
                           initial_outputs=start,
                           **{"max_iter": max_iter, **self.irwls_options})
@@ -353,18 +369,20 @@ class _CachedSolver:
 DYNAMIC_STAGES = (100.0, 10.0)
 
 
-def _dynamic_solve(solve, X, y, upper, kernel, tol, alpha_init, fixed0, fixedC, bias, options, extra, phi_norms,
+def _dynamic_solve(solve, X, problem, kernel, tol, alpha_init, fixed0, fixedC, bias, options, extra, phi_norms,
                    row_error, shared, pass_margins):
     """Solve with dynamic gap screening (issue 4, item 6b): stop at 100 tol and 10 tol; after each
     stage the gap ball of the current (feasible) dual point a and its primal w = Z'a
     (:func:`.screening.gap_screen`, any bias) holds the samples it proves in R at 0 and in L at C_i
-    for the rest of the solve. Safe: the optimum is unchanged. Returns (fit, counts)."""
+    for the rest of the solve. Safe: the optimum is unchanged. ``problem`` has the bounds of the
+    C solved. Returns (fit, counts)."""
+    y, upper = problem.y, problem.C
     n = y.size
     fixed0 = np.zeros(n, bool) if fixed0 is None else fixed0.copy()
     fixedC = np.zeros(n, bool) if fixedC is None else fixedC.copy()
     counts = {"dynamic": 0, "dynamic_R": 0, "dynamic_L": 0, "dynamic_seconds": 0.0}
     for factor in DYNAMIC_STAGES:
-        fit = solve(X, y, upper, kernel, tol=tol * factor, alpha_init=alpha_init, fixed_at_zero=fixed0,
+        fit = solve(X, problem, kernel, tol=tol * factor, alpha_init=alpha_init, fixed_at_zero=fixed0,
                     fixed_at_C=fixedC, bias=bias, **options, **extra)
         start = time.perf_counter()
         g, a = fit.stats["margins"], fit.alpha
@@ -383,7 +401,7 @@ def _dynamic_solve(solve, X, y, upper, kernel, tol, alpha_init, fixed0, fixedC, 
         if pass_margins:
             extra["initial_margins"] = _moved_margins(g, a, alpha_init, X, y, kernel, bias == "augmented", shared)
         counts["dynamic_seconds"] += time.perf_counter() - start
-    fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0, fixed_at_C=fixedC,
+    fit = solve(X, problem, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0, fixed_at_C=fixedC,
                 bias=bias, **options, **extra)
     return fit, counts
 
@@ -399,12 +417,12 @@ def row_cache(kernel: Kernel, X, cache_size=200.0, tol=1e-3) -> PathKernelCache:
     return PathKernelCache(kernel, X, max(cache_size, 1e-6), dtype)
 
 
-def binary_path(X, y, Cs, kernel: Kernel, **options) -> list[PathPoint]:
+def binary_path(X, problem, Cs, kernel: Kernel, **options) -> list[PathPoint]:
     """Solve the binary SVM for every C of an ascending grid: :func:`iter_binary_path` run to its end."""
-    return list(iter_binary_path(X, y, Cs, kernel, **options))
+    return list(iter_binary_path(X, problem, Cs, kernel, **options))
 
 
-def iter_binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", bias="augmented",
+def iter_binary_path(X, problem: DualProblem, Cs, kernel: Kernel, *, screening="it", bias="augmented",
                      tol=1e-3, trivial_start=False, warm_start=True, solver="auto", adaptive=True,
                      polish_reference=False, solver_options=None, callback=None, cache=None,
                      index=None, dynamic=False):
@@ -412,7 +430,9 @@ def iter_binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", 
     each C's :class:`PathPoint` as it is solved: a caller may stop early (the search of
     :mod:`leansvm.paths.search` stops a path once its accuracy has peaked).
 
-    ``y`` is +1/-1, ``weights`` the per-sample factors c_i (C_i = C c_i).
+    ``problem`` is the dual at unit C: its bounds are the per-sample factors c_i (C_i = C c_i;
+    :func:`leansvm.core.problems.c_svc` with ``C`` = the sample and class weights). The
+    screening rules and Lemma 9's start are derived for C-SVC's hinge loss (other losses: issue 22).
     ``solver``: 'cd' (greedy coordinate descent on the box QP,
     :mod:`.box_cd`; not for bias='equality'), 'irwls' (``solve_irwls``) or
     'auto' (CD, then IRWLS from the first C where CD gets slow: :class:`_CachedSolver`).
@@ -450,9 +470,9 @@ def iter_binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", 
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
     if solver == "cd" and bias == "equality":
         solver = "irwls"          # the equality constraint needs pair steps: IRWLS
-    y = np.asarray(y, dtype=np.float64)
+    _check_problem(problem, screening, trivial_start, dynamic)
+    y, weights = problem.y, problem.C
     n = y.size
-    weights = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     options = dict(solver_options or {})
     if options.get("working_set_size") is None:
         options.pop("working_set_size", None)
@@ -514,7 +534,7 @@ def iter_binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", 
         t0 = time.perf_counter()
         extra = {}
         if not irwls_only and warm_start and prev is None and not (fixed0 is not None and fixed0.any()):
-            alpha_init, margins = _first_start(X, y, C, weights, kernel, augmented, shared)
+            alpha_init, margins = _first_start(X, problem, C, kernel, augmented, shared)
             if alpha_init is not None:
                 extra["initial_margins"] = margins
         if warm_start and prev is not None:
@@ -530,14 +550,14 @@ def iter_binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", 
                     prev.stats["margins"], prev.alpha, (prev.alpha >= prev_upper) & (prev.alpha > 0), C / prev_C,
                     upper, alpha_start, X, y, kernel, augmented, shared)
         if dynamic and not solve.use_irwls:    # CD: gap screening inside the descent
-            fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
+            fit = solve(X, problem.with_bounds(upper), kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
                         fixed_at_C=fixedC, bias=bias, dynamic=True, **options, **extra)
             dyn = {"dynamic": fit.stats.get("dynamic_screened", 0)}   # 0: a cold IRWLS solve
         elif dynamic:                          # IRWLS: gap screening between tolerance stages
-            fit, dyn = _dynamic_solve(solve, X, y, upper, kernel, tol, alpha_init, fixed0, fixedC, bias, options,
+            fit, dyn = _dynamic_solve(solve, X, problem.with_bounds(upper), kernel, tol, alpha_init, fixed0, fixedC, bias, options,
                                       extra, phi_norms, row_error, shared, not irwls_only)
         else:
-            fit = solve(X, y, upper, kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
+            fit = solve(X, problem.with_bounds(upper), kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
                         fixed_at_C=fixedC, bias=bias, **options, **extra)
             dyn = {}
         solve_seconds = time.perf_counter() - t0
@@ -545,7 +565,7 @@ def iter_binary_path(X, y, Cs, kernel: Kernel, *, weights=None, screening="it", 
         probe = not adaptive or useful or k % 4 == 0
         if screening in RULES and k + 1 < Cs.size and probe:
             fit, ref, polish_seconds, potential = _reference(
-                X, y, C, Cs[k + 1], fit, kernel, weights, augmented, solve, tol, fixed0, fixedC, bias,
+                X, problem, C, Cs[k + 1], fit, kernel, augmented, solve, tol, fixed0, fixedC, bias,
                 options, polish=polish_reference, rule=screening, shared=shared,
                 z_norms=z_norms)
             useful = potential >= 0.01

@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.classifier import KernelClassifierMixin
 from leansvm.core.validation import per_sample_C, validate_training_data
+from leansvm.core.problems import c_svc
 from leansvm.exact.svc import SVC
 from leansvm.core.kernels import Kernel
 from leansvm.core.multiclass import fit_ovo
@@ -124,7 +125,7 @@ def _run_paths(X, y_enc, n_classes, weights, Cs, kernel, screening, bias, tol, t
     def one(idx, y_pm):
         shared = {} if kernel_cache is None or not sequential else {
             "cache": kernel_cache[0], "index": kernel_cache[1][idx]}
-        return binary_path(X[idx], y_pm, Cs, kernel, weights=weights[idx], screening=screening,
+        return binary_path(X[idx], c_svc(y_pm, weights[idx]), Cs, kernel, screening=screening,
                            bias=bias, tol=tol, trivial_start=trivial_start, solver=solver,
                            solver_options=solver_options, callback=callback, dynamic=dynamic, **shared)
 

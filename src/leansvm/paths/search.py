@@ -45,6 +45,7 @@ from sklearn.utils.validation import check_X_y
 
 from leansvm.core.validation import per_sample_C
 from leansvm.core.kernels import Kernel, resolve_gamma
+from leansvm.core.problems import c_svc
 from leansvm.paths.model_selection import cached_accuracy, fold_labels
 from leansvm.progress import Progress
 from leansvm.paths.binary_path import iter_binary_path, row_cache
@@ -178,7 +179,7 @@ def _score_gamma(X, y, folds, fold_info, weights, log2_gamma, scale, log2_Cs, op
     for (train, test), (classes, problems, _) in zip(folds, fold_info):
         rows = [np.asarray(train)[idx] for idx, _ in problems]
         pair_weights.append([weights[r] for r in rows])
-        paths.append([iter_binary_path(X[r], y_pm, Cs, cache.kernel, weights=w, screening=options["screening"],
+        paths.append([iter_binary_path(X[r], c_svc(y_pm, w), Cs, cache.kernel, screening=options["screening"],
                                        tol=options["tol"], solver="auto",
                                        solver_options={"cache_size": options["cache_size"], "max_iter": -1,
                                                        "working_set_size": None,
