@@ -275,9 +275,9 @@ def test_gap_rule_is_safe_with_the_unregularised_bias():
                     g_ref = y * (K @ (y * a_ref))
                     if ratio == 1.0:
                         w2 = a_ref @ g_ref
-                        res = gap_screen(g_ref, w2, a_ref.sum() - w2 / 2, upper, y, phi, equality=True)
+                        res = gap_screen(g_ref, w2, a_ref.sum() - w2 / 2, c_svc(y, upper), phi, equality=True)
                     else:
-                        res = gap_screen_from_reference(a_ref, g_ref, ratio * C, C, np.ones(y.size), y, phi,
+                        res = gap_screen_from_reference(a_ref, g_ref, ratio * C, C, c_svc(y, 1.0), phi,
                                                         equality=True)
                     # LIBSVM's own optimum has KKT violations up to ~1e-10: the stated tolerance covers them
                     _check_safe(res, a_star, margins_star, upper)
@@ -298,10 +298,10 @@ def test_gap_rule_box_formulation_is_safe_and_finds_the_b_interval():
         a = exact_box_qp(Q, upper, tol=1e-2)            # a loose dual point
         g = Q @ a
         phi = np.sqrt(np.diag(Q))
-        res = gap_screen(g, a @ g, a.sum() - a @ g / 2, upper, y, phi)
+        res = gap_screen(g, a @ g, a.sum() - a @ g / 2, c_svc(y, upper), phi)
         _check_safe(res, a_star, m_star, upper)
         # at the exact optimum the gap is ~0 and every non-SV is proven
-        res = gap_screen(m_star, a_star @ m_star, a_star.sum() - a_star @ m_star / 2, upper, y, phi)
+        res = gap_screen(m_star, a_star @ m_star, a_star.sum() - a_star @ m_star / 2, c_svc(y, upper), phi)
         non_sv = np.count_nonzero((a_star <= 1e-9) | (a_star >= 2.0 * (1 - 1e-9)))
         assert res.n_screened >= 0.9 * non_sv
     # equality: the optimal bias lies in the computed interval
@@ -310,7 +310,7 @@ def test_gap_rule_box_formulation_is_safe_and_finds_the_b_interval():
     a_star, f_star = _libsvm_dual(K, y, 1.0, 1e-10)
     a, _ = _libsvm_dual(K, y, 1.0, 1e-2)
     g = y * (K @ (y * a))
-    _, _, gap, (b_min, b_max) = gap_bounds(g, a @ g, a.sum() - a @ g / 2, np.ones(y.size), y,
+    _, _, gap, (b_min, b_max) = gap_bounds(g, a @ g, a.sum() - a @ g / 2, c_svc(y, 1.0),
                                            np.ones(y.size), equality=True)
     b_star = float(np.mean(f_star - K @ (y * a_star)))
     assert gap > 0 and b_min - 1e-7 <= b_star <= b_max + 1e-7

@@ -1,20 +1,21 @@
 """The main job: from data to the cheapest accurate model (``leansvm fit`` / ``fit_lean``).
 
-The pipeline is a chain of stages, each a function with one contract:
+The pipeline is a chain of stages, each a function with one contract, run in
+order by :func:`fit_lean` (each readable on one screen):
 
-1. :func:`summarize_data`          -- what the data is (sizes, classes, balance).
+1. :func:`_prepare_data`           -- a table's columns encoded or a matrix scaled (as
+   LIBSVM's ``svm-scale``), inputs checked, :func:`summarize_data` (sizes, classes, balance).
 2. :func:`split_validation`        -- a stratified hold-out part for every later choice.
-3. :func:`search_hyperparameters`  -- (C, gamma) by 5-fold cross-validation over
-   grid.py's ranges (:mod:`leansvm.paths.search`: warm-started C paths, coarse-to-fine gamma,
-   successive halving over subsamples, edges that extend); a grid the caller gives
-   goes to :func:`select_hyperparameters` (screened paths of ``leansvm.SVCCV``).
-4. :func:`estimate_exact_seconds`  -- the exact solver's time on all training
-   data, extrapolated from two timed subsamples (t ~ n^p, p in [2, 3]).
-5. :func:`train_exact` and :func:`train_budget_models` -- the exact model when it
-   fits the time budget; budget models (``BSGDClassifier``, or Nystroem +
-   LinearSVC as a fallback) at a few budgets.
-6. :func:`compress_models`         -- ``leansvm.compress`` of the exact model at doubling
-   sizes until one is within the drop on the validation part.
+3. :func:`_choose_hyperparameters` -- (C, gamma) by :func:`search_hyperparameters`, 5-fold
+   cross-validation over grid.py's ranges (:mod:`leansvm.paths.search`: warm-started C paths,
+   coarse-to-fine gamma, successive halving over subsamples, edges that extend); a grid the
+   caller gives goes to :func:`select_hyperparameters` (screened paths of ``leansvm.SVCCV``).
+4. :func:`_choose_route`           -- exact or budget training, from :func:`estimate_exact_seconds`
+   (two timed subsamples, t ~ n^p, p in [2, 3]) against the time budget.
+5. :func:`_train_candidates`       -- :func:`train_exact` (on a subsample on the budget route) and
+   :func:`train_budget_models` (``BSGDClassifier``, or Nystroem + LinearSVC as a fallback).
+6. :func:`_compress_reference`     -- :func:`compress_models`: ``leansvm.compress`` of the exact
+   model at doubling sizes until one is within the drop on the validation part.
 7. :func:`choose_model`            -- the model with the fewest support vectors whose
    validation accuracy is within ``max_accuracy_drop`` (a fraction) of the best,
    by a margin of ``margin_sd`` standard errors (:func:`required_accuracy`).
@@ -22,8 +23,9 @@ The pipeline is a chain of stages, each a function with one contract:
    (the validation part included), as ``GridSearchCV(refit=True)`` does: the
    exact SVC at the chosen (C, gamma) and, for a compressed choice, its
    compression to the chosen size. This is the returned model.
-9. :func:`measure_prediction_cost` -- seconds per 1000 predictions of every model,
-   and of LIBSVM's full model (scikit-learn ``SVC``) at the chosen (C, gamma).
+9. :func:`_measure`                -- test accuracy, and seconds per 1000 predictions of every
+   model and of LIBSVM's full model (scikit-learn ``SVC``) at the chosen (C, gamma)
+   (:func:`measure_prediction_cost`); never used for a choice.
 
 Every stage appends a :class:`Step` (what it chose, why, how long, and a
 ``fallback`` note when an intended method was not available): the log that
@@ -142,7 +144,7 @@ class LeanResult:
     classes: np.ndarray = field(default_factory=lambda: np.empty(0))
     seconds: float = 0.0
     final: Candidate | None = None
-    preprocessing: str | None = None    # what stage 0 did (a table's columns, or the scaling); None: nothing
+    preprocessing: str | None = None    # what stage 1 did (a table's columns, or the scaling); None: nothing
 
     def __post_init__(self):
         if self.final is None:
@@ -708,7 +710,7 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds, margin_sd=0.0):
 
 
 def prepare_table(X, y, X_test, y_test, target, impute, log):
-    """Stage 0, for a pandas DataFrame: the target column split off (``target``, else ``y``),
+    """Stage 1, for a pandas DataFrame: the target column split off (``target``, else ``y``),
     numeric columns imputed and standardised, categorical ones one-hot encoded
     (:class:`leansvm.preprocessing.tabular.TablePreprocessor`, fitted on the training rows and kept with the
     returned model). Anything else passes through. Returns (X, y, X_test, y_test, preprocessor)."""
@@ -730,7 +732,7 @@ def prepare_table(X, y, X_test, y_test, target, impute, log):
 
 
 def scale_features(X, X_test, scale, log):
-    """Stage 0 for a matrix, as LIBSVM's guide and easy.py do (svm-scale): features standardised
+    """Stage 1 for a matrix, as LIBSVM's guide and easy.py do (svm-scale): features standardised
     (dense) or divided by their largest absolute value (sparse, zeros kept), fitted on the
     training rows and kept with the model (:class:`leansvm.preprocessing.scaling.FeatureScaler`; a LIBSVM model
     file gets svm-scale's range file beside it). ``scale=False`` leaves X as given.
@@ -747,6 +749,127 @@ def scale_features(X, X_test, scale, log):
     if X_test is not None:
         X_test = scaler.transform(check_array(X_test, accept_sparse="csr", dtype=np.float64))
     return scaler.transform(X), X_test, scaler
+
+
+def _prepare_data(X, y, X_test, y_test, target, impute, scale, max_accuracy_drop, budget_seconds, margin_sd, log):
+    """Stage 1: a table's columns encoded (:func:`prepare_table`) or a matrix scaled (:func:`scale_features`),
+    inputs checked; returns (X, y, X_test, y_test, preprocessor or None, data summary)."""
+    X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
+    X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds, margin_sd)
+    if preprocessor is None:
+        X, X_test, preprocessor = scale_features(X, X_test, scale, log)
+    summary = summarize_data(X, y, X_test, y_test)
+    log.step("data", f"{summary['n_train']} samples x {summary['n_features']} features, "
+                     f"{len(summary['classes'])} classes",
+             ("sparse" if summary["sparse"] else "dense") + f"; test part: {summary['n_test'] or 'none'}")
+    return X, y, X_test, y_test, preprocessor, summary
+
+
+def _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_folds, one_se, class_weight,
+                            random_state, budget_seconds, log) -> Selection:
+    """Stage 3: (C, gamma) by the wide search, or on the grid ``Cs`` x ``gammas`` when either is given;
+    then how much screening saves along C's path there (reported, not used for a choice)."""
+    X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
+    if Cs is None and gammas is None:
+        # every training row, as grid.py: the folds hold rows out (the validation part only
+        # chooses among the models trained at this (C, gamma) later)
+        selection = search_hyperparameters(X, y, selection_size, n_folds, one_se, class_weight,
+                                           random_state, log, time_limit=budget_seconds)
+    else:
+        scale = resolve_gamma("scale", X_fit)
+        Cs = DEFAULT_C_GRID if Cs is None else Cs
+        gammas = tuple(f * scale for f in DEFAULT_GAMMA_FACTORS) if gammas is None else gammas
+        selection = select_hyperparameters(X_sel, y_sel, Cs, gammas, n_folds, random_state, log)
+    C = selection.C
+    selection.screening = screening_along_path(X_sel, y_sel, C / 2 ** 5, C * 2 ** 4, selection.gamma,
+                                               random_state=random_state, log=log)
+    return selection
+
+
+def _choose_route(X_fit, y_fit, C, gamma, budget_seconds, random_state, log):
+    """Stage 4: exact training, or budget training when the exact fit's estimated time exceeds
+    ``budget_seconds``; returns (route, (measured seconds, sample size, power) or None)."""
+    if budget_seconds is None:
+        log.step("route", "exact training", "no time budget given")
+        return "exact", None
+    estimated, measured, size, power = estimate_exact_seconds(X_fit, y_fit, C, gamma, random_state=random_state)
+    route = "exact" if estimated <= budget_seconds else "budget"
+    log.step("route", f"{route} training",
+             f"exact fit estimated at {estimated:.1f} s ({measured:.2f} s on {size} samples, "
+             f"scaled by n^{power:.2f}) {'within' if route == 'exact' else 'over'} the budget of "
+             f"{budget_seconds:g} s")
+    return route, (measured, size, power)
+
+
+def _train_candidates(X_fit, y_fit, C, gamma, route, timing, budget_seconds, size_fractions, class_weight,
+                      random_state, log):
+    """Stage 5: the exact model (on a subsample that fits half the budget on the budget route) and
+    budget models at fractions of its size; returns (candidates, the exact one)."""
+    if route == "exact":
+        exact = train_exact(X_fit, y_fit, C, gamma, random_state, class_weight)
+        log.step("train", f"exact SVC: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:g}",
+                 exact.fit_seconds)
+        m = exact.n_support
+        budgets = sorted({max(10, int(round(f * m))) for f in size_fractions if f * m < m})
+    else:
+        # the exact solver on the largest subsample whose estimated time is half the budget
+        measured, size, power = timing
+        n_sub = int(min(X_fit.shape[0], size * (0.5 * budget_seconds / max(measured, 1e-9)) ** (1 / power)))
+        X_sub, y_sub = _subsample(X_fit, y_fit, max(n_sub, size), random_state)
+        exact = train_exact(X_sub, y_sub, C, gamma, random_state, class_weight)
+        exact.name = f"exact SVC ({X_sub.shape[0]} of {X_fit.shape[0]} samples)"
+        log.step("train", f"{exact.name}: {exact.n_support} support vectors",
+                 f"IRWLS at C = {C:g}, gamma = {gamma:g} on the largest subsample estimated to take half "
+                 "the budget; the reference for compression", exact.fit_seconds)
+        budgets = sorted({int(b) for b in (50, 100, 200, 500) if b < X_fit.shape[0]})
+    return [exact] + train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log), exact
+
+
+def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop, margin_sd,
+                        compression_points, compression_limit, random_state, log):
+    """Stage 6: every candidate validated, then compressed models of ``reference`` below the smallest
+    candidate that already qualifies (:func:`compress_models`)."""
+    for c in candidates:
+        _validate(c, X_val, y_val)
+    best = max(candidates, key=lambda c: c.validation_accuracy)
+    target = best.validation_accuracy - max_accuracy_drop
+    # a compressed model is only worth trying below the smallest model that already qualifies
+    qualified = [c.n_support for c in candidates
+                 if c.validation_accuracy >= required_accuracy(c, best, max_accuracy_drop, margin_sd) - 1e-12]
+    return compress_models(reference, X_fit, y_fit, X_val, y_val, target, min_points=compression_points,
+                           time_limit=compression_limit, random_state=random_state, log=log, best=best,
+                           margin_sd=margin_sd, below=min(qualified, default=None))
+
+
+def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight, libsvm_reference_model,
+             budget_seconds, random_state, log):
+    """Stage 9, measurements never used for a choice: test accuracy, LIBSVM's full model at the same
+    (C, gamma) and the prediction cost of every model; returns LIBSVM's (seconds per 1000
+    predictions, #SV, test accuracy), None where not measured."""
+    X_measure = X_test if X_test is not None else X_val
+    if X_test is not None:
+        for c in candidates:
+            c.test_accuracy = _accuracy(c.model, X_test, y_test)
+    X_timing = X_measure[: min(X_measure.shape[0], 5000)]
+    libsvm_model = libsvm_n_sv = libsvm_acc = libsvm_estimate = None
+    if libsvm_reference_model and budget_seconds is not None:
+        from sklearn.svm import SVC as LibsvmSVC
+        libsvm_estimate, _, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma, class_weight=class_weight),
+                                                        X_fit, y_fit, random_state=random_state)
+    if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= budget_seconds):
+        (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma, class_weight)
+        libsvm_n_sv = int(libsvm_model.n_support_.sum())
+        if X_test is not None:
+            libsvm_acc = float(np.mean(_same_labels(libsvm_model.predict(_int32_indices(X_test)), y_test)))
+        log.step("reference", f"LIBSVM (scikit-learn SVC): {libsvm_n_sv} support vectors",
+                 "the full model at the same C and gamma, for test-time cost", libsvm_fit)
+    elif libsvm_reference_model:
+        log.step("reference", "LIBSVM full model not trained",
+                 f"its estimated training time ({libsvm_estimate:.0f} s) exceeds the time budget")
+    libsvm_seconds = measure_prediction_cost(candidates, X_timing, libsvm_model)
+    log.step("measure", f"prediction cost on {X_timing.shape[0]} rows",
+             "best of 5 runs, seconds per 1000 predictions (machine shared: ratios, not absolutes)")
+    return libsvm_seconds, libsvm_n_sv, libsvm_acc
 
 
 def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, max_accuracy_drop=0.005,
@@ -810,123 +933,40 @@ def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, s
     start = time.perf_counter()
     try:
         with default_progress(progress_enabled(True if progress is None and verbose else progress)):
-            X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
-            X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds, margin_sd)
-            if preprocessor is None:
-                X, X_test, preprocessor = scale_features(X, X_test, scale, log)
-            summary = summarize_data(X, y, X_test, y_test)
-            log.step("data", f"{summary['n_train']} samples x {summary['n_features']} features, "
-                             f"{len(summary['classes'])} classes",
-                     ("sparse" if summary["sparse"] else "dense") + f"; test part: {summary['n_test'] or 'none'}")
-
+            X, y, X_test, y_test, preprocessor, summary = _prepare_data(
+                X, y, X_test, y_test, target, impute, scale, max_accuracy_drop, budget_seconds, margin_sd, log)
             X_fit, y_fit, X_val, y_val = split_validation(X, y, validation_fraction, random_state)
             log.step("split", f"{X_fit.shape[0]} for training, {X_val.shape[0]} for validation",
                      f"stratified hold-out of {100 * validation_fraction:g}% for choosing among models")
-
-            X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
-            if Cs is None and gammas is None:
-                # every training row, as grid.py: the folds hold rows out (the validation part only
-                # chooses among the models trained at this (C, gamma) later)
-                selection = search_hyperparameters(X, y, selection_size, n_folds, one_se, class_weight,
-                                                   random_state, log, time_limit=budget_seconds)
-            else:
-                scale = resolve_gamma("scale", X_fit)
-                Cs = DEFAULT_C_GRID if Cs is None else Cs
-                gammas = tuple(f * scale for f in DEFAULT_GAMMA_FACTORS) if gammas is None else gammas
-                selection = select_hyperparameters(X_sel, y_sel, Cs, gammas, n_folds, random_state, log)
+            selection = _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_folds, one_se,
+                                                class_weight, random_state, budget_seconds, log)
             C, gamma = selection.C, selection.gamma
-            selection.screening = screening_along_path(X_sel, y_sel, C / 2 ** 5, C * 2 ** 4, gamma,
-                                                       random_state=random_state, log=log)
-
-            route, estimated = "exact", None
-            if budget_seconds is not None:
-                estimated, measured, size, power = estimate_exact_seconds(X_fit, y_fit, C, gamma, random_state=random_state)
-                route = "exact" if estimated <= budget_seconds else "budget"
-                log.step("route", f"{route} training",
-                         f"exact fit estimated at {estimated:.1f} s ({measured:.2f} s on {size} samples, "
-                         f"scaled by n^{power:.2f}) {'within' if route == 'exact' else 'over'} the budget of "
-                         f"{budget_seconds:g} s")
-            else:
-                log.step("route", "exact training", "no time budget given")
-
-            candidates = []
-            if route == "exact":
-                exact = train_exact(X_fit, y_fit, C, gamma, random_state, class_weight)
-                log.step("train", f"exact SVC: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:g}",
-                         exact.fit_seconds)
-                m = exact.n_support
-                budgets = sorted({max(10, int(round(f * m))) for f in size_fractions if f * m < m})
-            else:
-                # the exact solver on the largest subsample whose estimated time is half the budget
-                n_sub = int(min(X_fit.shape[0], size * (0.5 * budget_seconds / max(measured, 1e-9)) ** (1 / power)))
-                X_sub, y_sub = _subsample(X_fit, y_fit, max(n_sub, size), random_state)
-                exact = train_exact(X_sub, y_sub, C, gamma, random_state, class_weight)
-                exact.name = f"exact SVC ({X_sub.shape[0]} of {X_fit.shape[0]} samples)"
-                log.step("train", f"{exact.name}: {exact.n_support} support vectors",
-                         f"IRWLS at C = {C:g}, gamma = {gamma:g} on the largest subsample estimated to take half "
-                         "the budget; the reference for compression", exact.fit_seconds)
-                budgets = sorted({int(b) for b in (50, 100, 200, 500) if b < X_fit.shape[0]})
-            candidates.append(exact)
-            reference = exact
-            candidates += train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log)
-            for c in candidates:
-                _validate(c, X_val, y_val)
-            best = max(candidates, key=lambda c: c.validation_accuracy)
-            target = best.validation_accuracy - max_accuracy_drop
+            route, timing = _choose_route(X_fit, y_fit, C, gamma, budget_seconds, random_state, log)
+            candidates, reference = _train_candidates(X_fit, y_fit, C, gamma, route, timing, budget_seconds,
+                                                      size_fractions, class_weight, random_state, log)
             # the size search, and the refit after it, each stop at this many seconds
             compression_limit = None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds
-            # a compressed model is only worth trying below the smallest model that already qualifies
-            qualified = [c.n_support for c in candidates
-                         if c.validation_accuracy >= required_accuracy(c, best, max_accuracy_drop, margin_sd) - 1e-12]
-            candidates += compress_models(reference, X_fit, y_fit, X_val, y_val, target,
-                                          min_points=compression_points, time_limit=compression_limit,
-                                          random_state=random_state, log=log, best=best, margin_sd=margin_sd,
-                                          below=min(qualified, default=None))
-
+            candidates += _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
+                                              margin_sd, compression_points, compression_limit, random_state, log)
             chosen = choose_model(candidates, max_accuracy_drop, log, margin_sd)
             final = None
             if refit and route == "exact":
                 final = refit_on_all_rows(chosen, X, y, C, gamma, compression_points, compression_limit,
                                           random_state, log, n_fit=X_fit.shape[0], class_weight=class_weight)
+                if final is not None:
+                    candidates.append(final)
             elif refit:
                 log.step("refit", "not refit", "the exact solver does not fit the time budget on all rows; "
                                                "the validated model is returned")
-            if final is not None:
-                candidates.append(final)
             final = final or chosen
-
-            # measurements (never used for a choice): test accuracy and test-time cost
-            X_measure = X_test if X_test is not None else X_val
-            if X_test is not None:
-                for c in candidates:
-                    c.test_accuracy = _accuracy(c.model, X_test, y_test)
-            X_timing = X_measure[: min(X_measure.shape[0], 5000)]
-            libsvm_model = libsvm_seconds = libsvm_n_sv = libsvm_acc = None
-            libsvm_estimate = None
-            if libsvm_reference_model and budget_seconds is not None:
-                from sklearn.svm import SVC as LibsvmSVC
-                libsvm_estimate, _, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma, class_weight=class_weight), X_fit, y_fit,
-                                                             random_state=random_state)
-            if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= budget_seconds):
-                (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma, class_weight)
-                libsvm_n_sv = int(libsvm_model.n_support_.sum())
-                if X_test is not None:
-                    libsvm_acc = float(np.mean(_same_labels(libsvm_model.predict(_int32_indices(X_test)), y_test)))
-                log.step("reference", f"LIBSVM (scikit-learn SVC): {libsvm_n_sv} support vectors",
-                         "the full model at the same C and gamma, for test-time cost", libsvm_fit)
-            elif libsvm_reference_model:
-                log.step("reference", "LIBSVM full model not trained",
-                         f"its estimated training time ({libsvm_estimate:.0f} s) exceeds the time budget")
-            libsvm_seconds = measure_prediction_cost(candidates, X_timing, libsvm_model)
-            log.step("measure", f"prediction cost on {X_timing.shape[0]} rows",
-                     "best of 5 runs, seconds per 1000 predictions (machine shared: ratios, not absolutes)")
-
+            libsvm = _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight,
+                              libsvm_reference_model, budget_seconds, random_state, log)
             data_2d = None
             if X.shape[1] == 2:
                 data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)
             model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
             return LeanResult(model, chosen, candidates, selection, route, log.steps, summary,
-                              max_accuracy_drop, libsvm_seconds, libsvm_n_sv, libsvm_acc, data_2d,
+                              max_accuracy_drop, *libsvm, data_2d,
                               np.unique(y), time.perf_counter() - start, final,
                               None if preprocessor is None else preprocessor.describe())
     except KeyboardInterrupt as exc:

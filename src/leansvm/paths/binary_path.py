@@ -134,9 +134,9 @@ def _check_problem(problem, screening, trivial_start, dynamic):
         raise TypeError(f"the path takes a DualProblem (leansvm.core.problems.c_svc), got {type(problem).__name__}")
     if problem.rows is not None:
         raise ValueError("paths over problems with several variables per sample are not built yet (issue 22)")
-    if not problem.hinge and (screening is not None or trivial_start or dynamic):
-        raise ValueError("safe screening and Lemma 9 are derived for C-SVC's hinge loss (p = -1); "
-                         "use screening=None, trivial_start=False, dynamic=False for this problem")
+    if not problem.hinge and (screening in RULES or trivial_start):
+        raise ValueError("the rules of Ogawa et al. and Lemma 9 are derived for C-SVC's hinge loss (p = -1); "
+                         "use screening='gap' or None and trivial_start=False for this problem")
 
 
 def _trivial_fit(ref: ScreeningReference, C: float, augmented: bool, y) -> BinaryFit:
@@ -387,7 +387,7 @@ def _dynamic_solve(solve, X, problem, kernel, tol, alpha_init, fixed0, fixedC, b
         start = time.perf_counter()
         g, a = fit.stats["margins"], fit.alpha
         w2 = max(float(a @ g), 0.0)
-        res = gap_screen(g, w2, float(a.sum()) - 0.5 * w2, upper, y, phi_norms, equality=bias == "equality",
+        res = gap_screen(g, w2, float(np.sum(-problem.p * a)) - 0.5 * w2, problem, phi_norms, equality=bias == "equality",
                          margin_error=row_error * float(a.sum()))
         new_R = res.in_R & ~fixed0 & ~fixedC
         new_L = res.in_L & ~fixed0 & ~fixedC
@@ -471,108 +471,137 @@ def iter_binary_path(X, problem: DualProblem, Cs, kernel: Kernel, *, screening="
     if solver == "cd" and bias == "equality":
         solver = "irwls"          # the equality constraint needs pair steps: IRWLS
     _check_problem(problem, screening, trivial_start, dynamic)
-    y, weights = problem.y, problem.C
-    n = y.size
-    options = dict(solver_options or {})
-    if options.get("working_set_size") is None:
-        options.pop("working_set_size", None)
-        if n >= LARGE_PROBLEM:
-            options["working_set_size"] = LARGE_WORKING_SET
-    augmented = bias == "augmented"
-    irwls_only = solver == "irwls" or bias == "equality"
-    if cache is None:
-        cache, index = row_cache(kernel, X, options.get("cache_size", 200.0), tol), np.arange(n)
-    elif index is None or np.shape(index) != (n,):
-        raise ValueError(f"index must give the {n} rows of this problem in the shared cache")
-    elif n <= SUBSET_SHARE * cache.n and n * n * cache.dtype.itemsize <= cache.capacity * cache.row_bytes:
-        cache, index = cache.subset(index), np.arange(n)    # short contiguous rows for this pair
-    shared = (cache, np.asarray(index, dtype=np.intp))
-    z_norms = np.sqrt(np.maximum(cache.row_diagonal[shared[1]] + (1.0 if augmented else 0.0), 0.0))
-    irwls_options = {k: v for k, v in options.items() if k != "max_iter"} if solver != "cd" else None
-    options = {k: v for k, v in options.items() if k == "max_iter"}
-    solve = _CachedSolver(*shared, irwls_options, irwls_only)
-    # |error| of a margin read from the cached rows, per unit of sum a (PathKernelCache.entry_error: float32
-    # rows are off by far more than 2^-23 k, e.g. 7.7e-6 on satimage's RBF rows; x 2 for the accumulation)
-    row_error = 2.0 * shared[0].entry_error
-    phi_norms = z_norms
-    ref = lemma9 = prev = None
-    prev_C = 0.0
-    useful = True
+    run = _PathRun(X, problem, kernel, screening=screening, bias=bias, tol=tol, solver=solver,
+                   solver_options=solver_options, cache=cache, index=index)
     if trivial_start and bias != "equality":
-        ref = lemma9 = ScreeningReference.trivial(X, y, kernel, augmented=augmented, weights=weights)
-    pending = ref.seconds if ref is not None else 0.0     # reference cost not yet charged
+        run.ref = run.lemma9 = ScreeningReference.trivial(X, problem.y, kernel, augmented=run.augmented,
+                                                          weights=problem.C)
+        run.pending = run.ref.seconds                      # reference cost not yet charged
     for k, C in enumerate(Cs):
-        upper = C * weights
-        if lemma9 is not None and C <= lemma9.C:
-            fit = _trivial_fit(lemma9, C, augmented, y)
-            point = PathPoint(C, fit, 0, 0, n, pending, 0.0, {"lemma9": True})
-            pending = 0.0
-            prev, prev_C = fit, C
-            if callback is not None:
-                callback(C)
-            yield point
-            continue
-        t0 = time.perf_counter()
-        fixed0 = fixedC = None
-        n_R = n_L = 0
-        if screening == "gap" and prev is not None and "margins" in prev.stats:
-            result = gap_screen_from_reference(prev.alpha, prev.stats["margins"], prev_C, C, weights, y, phi_norms,
-                                               equality=bias == "equality",
-                                               margin_error=row_error * float(prev.alpha.sum()))
-            fixed0, fixedC = result.in_R, result.in_L
-            n_R, n_L = int(fixed0.sum()), int(fixedC.sum())
-        elif screening is not None and ref is not None:
-            result = screen(ref, C, screening)
-            fixed0, fixedC = result.in_R, result.in_L
-            n_R, n_L = int(fixed0.sum()), int(fixedC.sum())
-        rule_seconds = time.perf_counter() - t0 + pending
-        pending = 0.0
-        alpha_init = None
-        if warm_start and prev is not None:
-            prev_upper = prev_C * weights
-            alpha_init = np.where((prev.alpha >= prev_upper) & (prev.alpha > 0), upper, prev.alpha)
-        t0 = time.perf_counter()
-        extra = {}
-        if not irwls_only and warm_start and prev is None and not (fixed0 is not None and fixed0.any()):
-            alpha_init, margins = _first_start(X, problem, C, kernel, augmented, shared)
-            if alpha_init is not None:
-                extra["initial_margins"] = margins
-        if warm_start and prev is not None:
-            alpha_start = alpha_init.copy()
-            if fixed0 is not None:
-                alpha_start[fixed0] = 0.0
-                alpha_start[fixedC] = upper[fixedC]
-            alpha_init = alpha_start           # the solvers hold screened samples there anyway
-            if ref is not None:
-                extra["initial_margins"] = start_margins(ref, C, alpha_start, X, y, kernel, augmented, shared)
-            elif "margins" in prev.stats:
-                extra["initial_margins"] = _rescaled_margins(
-                    prev.stats["margins"], prev.alpha, (prev.alpha >= prev_upper) & (prev.alpha > 0), C / prev_C,
-                    upper, alpha_start, X, y, kernel, augmented, shared)
-        if dynamic and not solve.use_irwls:    # CD: gap screening inside the descent
-            fit = solve(X, problem.with_bounds(upper), kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
-                        fixed_at_C=fixedC, bias=bias, dynamic=True, **options, **extra)
-            dyn = {"dynamic": fit.stats.get("dynamic_screened", 0)}   # 0: a cold IRWLS solve
-        elif dynamic:                          # IRWLS: gap screening between tolerance stages
-            fit, dyn = _dynamic_solve(solve, X, problem.with_bounds(upper), kernel, tol, alpha_init, fixed0, fixedC, bias, options,
-                                      extra, phi_norms, row_error, shared, not irwls_only)
+        if run.lemma9 is not None and C <= run.lemma9.C:
+            point = run.lemma9_point(C)
         else:
-            fit = solve(X, problem.with_bounds(upper), kernel, tol=tol, alpha_init=alpha_init, fixed_at_zero=fixed0,
-                        fixed_at_C=fixedC, bias=bias, **options, **extra)
-            dyn = {}
-        solve_seconds = time.perf_counter() - t0
-        ref = None
-        probe = not adaptive or useful or k % 4 == 0
-        if screening in RULES and k + 1 < Cs.size and probe:
-            fit, ref, polish_seconds, potential = _reference(
-                X, problem, C, Cs[k + 1], fit, kernel, augmented, solve, tol, fixed0, fixedC, bias,
-                options, polish=polish_reference, rule=screening, shared=shared,
-                z_norms=z_norms)
-            useful = potential >= 0.01
-            solve_seconds += polish_seconds
-            pending = ref.seconds
-        n_non_sv = int(np.count_nonzero((fit.alpha <= 0) | (fit.alpha >= upper)))
-        prev, prev_C = fit, C
+            next_C = Cs[k + 1] if k + 1 < Cs.size else None
+            probe = not adaptive or run.useful or k % 4 == 0
+            point = run.step(C, next_C if probe else None, warm_start, dynamic, polish_reference)
         if callback is not None:
             callback(C)
-        yield PathPoint(C, fit, n_R, n_L, n_non_sv, rule_seconds, solve_seconds, dyn)
+        yield point
+
+
+class _PathRun:
+    """The state a path carries from one C to the next (previous solution, screening reference)
+    and its three stages per C: screen (:meth:`_screen`), start (:meth:`_start`), solve (:meth:`step`)."""
+
+    def __init__(self, X, problem, kernel, *, screening, bias, tol, solver, solver_options, cache, index):
+        self.X, self.problem, self.kernel = X, problem, kernel
+        self.screening, self.bias, self.tol = screening, bias, tol
+        n = problem.n
+        options = dict(solver_options or {})
+        if options.get("working_set_size") is None:
+            options.pop("working_set_size", None)
+            if n >= LARGE_PROBLEM:
+                options["working_set_size"] = LARGE_WORKING_SET
+        self.augmented = bias == "augmented"
+        self.irwls_only = solver == "irwls" or bias == "equality"
+        if cache is None:
+            cache, index = row_cache(kernel, X, options.get("cache_size", 200.0), tol), np.arange(n)
+        elif index is None or np.shape(index) != (n,):
+            raise ValueError(f"index must give the {n} rows of this problem in the shared cache")
+        elif n <= SUBSET_SHARE * cache.n and n * n * cache.dtype.itemsize <= cache.capacity * cache.row_bytes:
+            cache, index = cache.subset(index), np.arange(n)    # short contiguous rows for this pair
+        self.shared = (cache, np.asarray(index, dtype=np.intp))
+        self.z_norms = np.sqrt(np.maximum(cache.row_diagonal[self.shared[1]] + (1.0 if self.augmented else 0.0), 0.0))
+        irwls_options = {k: v for k, v in options.items() if k != "max_iter"} if solver != "cd" else None
+        self.options = {k: v for k, v in options.items() if k == "max_iter"}
+        self.solve = _CachedSolver(*self.shared, irwls_options, self.irwls_only)
+        # |error| of a margin read from the cached rows, per unit of sum a (PathKernelCache.entry_error: float32
+        # rows are off by far more than 2^-23 k, e.g. 7.7e-6 on satimage's RBF rows; x 2 for the accumulation)
+        self.row_error = 2.0 * cache.entry_error
+        self.ref = self.lemma9 = self.prev = None
+        self.prev_C = 0.0
+        self.useful = True
+        self.pending = 0.0
+
+    def lemma9_point(self, C) -> PathPoint:
+        """C <= C_min: Lemma 9's exact solution a = C c, no solve."""
+        fit = _trivial_fit(self.lemma9, C, self.augmented, self.problem.y)
+        point = PathPoint(C, fit, 0, 0, self.problem.n, self.pending, 0.0, {"lemma9": True})
+        self.pending = 0.0
+        self.prev, self.prev_C = fit, C
+        return point
+
+    def _screen(self, C):
+        """Masks of the samples a safe rule proves at 0 / at C c_i (None, None: no rule this step)."""
+        prev = self.prev
+        if self.screening == "gap" and prev is not None and "margins" in prev.stats:
+            result = gap_screen_from_reference(prev.alpha, prev.stats["margins"], self.prev_C, C, self.problem,
+                                               self.z_norms, equality=self.bias == "equality",
+                                               margin_error=self.row_error * float(prev.alpha.sum()))
+            return result.in_R, result.in_L
+        if self.screening is not None and self.ref is not None:
+            result = screen(self.ref, C, self.screening)
+            return result.in_R, result.in_L
+        return None, None
+
+    def _start(self, C, fixed0, fixedC, warm_start):
+        """The warm start at C (alpha_init, solver keywords with the margins there when known): the
+        previous solution with its bounded samples moved to the new bound, screened samples at
+        theirs; at the first C Lemma 9's point a = C c when it beats 0 (:func:`_first_start`)."""
+        X, y, kernel, prev, ref = self.X, self.problem.y, self.kernel, self.prev, self.ref
+        upper = C * self.problem.C
+        alpha_init, extra = None, {}
+        if not self.irwls_only and warm_start and prev is None and not (fixed0 is not None and fixed0.any()):
+            alpha_init, margins = _first_start(X, self.problem, C, kernel, self.augmented, self.shared)
+            if alpha_init is not None:
+                extra["initial_margins"] = margins
+        if not (warm_start and prev is not None):
+            return alpha_init, extra
+        prev_upper = self.prev_C * self.problem.C
+        at_bound = (prev.alpha >= prev_upper) & (prev.alpha > 0)
+        alpha_start = np.where(at_bound, upper, prev.alpha)
+        if fixed0 is not None:
+            alpha_start[fixed0] = 0.0
+            alpha_start[fixedC] = upper[fixedC]
+        if ref is not None:
+            extra["initial_margins"] = start_margins(ref, C, alpha_start, X, y, kernel, self.augmented, self.shared)
+        elif "margins" in prev.stats:
+            extra["initial_margins"] = _rescaled_margins(prev.stats["margins"], prev.alpha, at_bound, C / self.prev_C,
+                                                         upper, alpha_start, X, y, kernel, self.augmented,
+                                                         self.shared)
+        return alpha_start, extra                # the solvers hold screened samples there anyway
+
+    def step(self, C, next_C, warm_start, dynamic, polish) -> PathPoint:
+        """Screen, start and solve at C; then the reference for ``next_C`` (None: no reference)."""
+        t0 = time.perf_counter()
+        fixed0, fixedC = self._screen(C)
+        n_R, n_L = (0, 0) if fixed0 is None else (int(fixed0.sum()), int(fixedC.sum()))
+        rule_seconds = time.perf_counter() - t0 + self.pending
+        self.pending = 0.0
+        t0 = time.perf_counter()
+        alpha_init, extra = self._start(C, fixed0, fixedC, warm_start)
+        at_C = self.problem.with_bounds(C * self.problem.C)
+        solve, options = self.solve, self.options
+        args = dict(tol=self.tol, alpha_init=alpha_init, fixed_at_zero=fixed0, fixed_at_C=fixedC, bias=self.bias)
+        if dynamic and not solve.use_irwls:    # CD: gap screening inside the descent
+            fit = solve(self.X, at_C, self.kernel, dynamic=True, **args, **options, **extra)
+            dyn = {"dynamic": fit.stats.get("dynamic_screened", 0)}   # 0: a cold IRWLS solve
+        elif dynamic:                          # IRWLS: gap screening between tolerance stages
+            fit, dyn = _dynamic_solve(solve, self.X, at_C, self.kernel, self.tol, alpha_init, fixed0, fixedC,
+                                      self.bias, options, extra, self.z_norms, self.row_error, self.shared,
+                                      not self.irwls_only)
+        else:
+            fit = solve(self.X, at_C, self.kernel, **args, **options, **extra)
+            dyn = {}
+        solve_seconds = time.perf_counter() - t0
+        self.ref = None
+        if self.screening in RULES and next_C is not None:
+            fit, self.ref, polish_seconds, potential = _reference(
+                self.X, self.problem, C, next_C, fit, self.kernel, self.augmented, solve, self.tol, fixed0, fixedC,
+                self.bias, options, polish=polish, rule=self.screening, shared=self.shared, z_norms=self.z_norms)
+            self.useful = potential >= 0.01
+            solve_seconds += polish_seconds
+            self.pending = self.ref.seconds
+        n_non_sv = int(np.count_nonzero((fit.alpha <= 0) | (fit.alpha >= at_C.C)))
+        self.prev, self.prev_C = fit, C
+        return PathPoint(C, fit, n_R, n_L, n_non_sv, rule_seconds, solve_seconds, dyn)

@@ -69,6 +69,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from leansvm.core.kernels import DEFAULT_BLOCK_MB, Kernel
+from leansvm.core.problems import DualProblem
 
 RULES = ("bt1", "bt2", "it")
 #: relative rounding slack a bound must clear before a sample is screened
@@ -391,11 +392,12 @@ def screen(ref: ScreeningReference, C: float, rule: str = "it", slack: float = D
 
 
 
-def _hinge_min_over_b(g, y, upper):
-    """min_b sum_i C_i (1 - g_i - y_i b)_+ and its minimiser (a breakpoint b = y_i (1 - g_i))."""
+def _hinge_min_over_b(g, y, upper, p):
+    """min_b sum_i C_i (-p_i - g_i - y_i b)_+ and its minimiser (a breakpoint b = y_i (-p_i - g_i));
+    the hinge's 1 - g_i - y_i b for p = -1."""
     pos, neg = y > 0, y < 0
-    t, wt = 1.0 - g[pos], upper[pos]             # positive terms (t_i - b)_+ C_i
-    s, ws = g[neg] - 1.0, upper[neg]             # negative terms (b - s_j)_+ C_j
+    t, wt = -p[pos] - g[pos], upper[pos]         # positive terms (t_i - b)_+ C_i
+    s, ws = g[neg] + p[neg], upper[neg]          # negative terms (b - s_j)_+ C_j
     cand = np.concatenate((t, s))
     if cand.size == 0:
         return 0.0, 0.0
@@ -415,10 +417,11 @@ def _hinge_min_over_b(g, y, upper):
     return float(max(value[best], 0.0)), float(cand[best])
 
 
-def _bias_upper_bound(lo_pos, c_pos, hi_neg, c_neg):
-    """b_max = sup{beta : W_pos{lo_i + beta <= 1} >= W_neg{hi_j - beta < 1}} (docstring above)."""
-    t = 1.0 - lo_pos                             # positive i counts while beta <= t_i
-    s = hi_neg - 1.0                             # negative j counts once beta > s_j
+def _bias_upper_bound(lo_pos, c_pos, t_pos, hi_neg, c_neg, t_neg):
+    """b_max = sup{beta : W_pos{lo_i + beta <= t_i} >= W_neg{hi_j - beta < t_j}} (comment above, with the
+    margin thresholds t = -p in place of 1)."""
+    t = t_pos - lo_pos                           # positive i counts while beta <= t_i
+    s = hi_neg - t_neg                           # negative j counts once beta > s_j
     cand = np.sort(np.concatenate((t, s)))
     if cand.size == 0:
         return np.inf
@@ -433,71 +436,76 @@ def _bias_upper_bound(lo_pos, c_pos, hi_neg, c_neg):
     return float(cand[ok[-1]]) if ok.size else -np.inf
 
 
-def gap_bounds(margins, w_norm2, dual_value, upper, y, phi_norms, *, equality=False, margin_error=0.0):
+def gap_bounds(margins, w_norm2, dual_value, problem: DualProblem, phi_norms, *, equality=False, margin_error=0.0):
     """(lower, upper, G, (b_min, b_max)) bounds on the optimal margins from the gap ball.
 
-    ``margins`` g_i = y_i w'phi_i of the primal centre w (no bias), ``w_norm2``
-    = ||w||^2, ``dual_value`` D(a) of a dual feasible point (for ``equality``
-    a must satisfy y'a = 0), ``upper`` C_i, ``phi_norms`` ||phi_i|| (with the +1
-    of an augmented bias included). With ``equality`` the primal point takes
+    ``problem`` (:class:`leansvm.core.problems.DualProblem`, the bounds C_i of the C screened at)
+    gives the primal loss sum_i C_i (-p_i - y_i (w'phi_i + b))_+ (C-SVC's hinge for p = -1: the
+    ball argument holds for every problem of that form). ``margins`` g_i = y_i w'phi_i of the
+    primal centre w (no bias), ``w_norm2`` = ||w||^2, ``dual_value`` -D(a) = -p'a - ||w_a||^2 / 2
+    of a dual feasible point (for ``equality`` a must satisfy y'a = 0), ``phi_norms`` ||phi_i||
+    (with the +1 of an augmented bias included). With ``equality`` the primal point takes
     its best bias, and the bounds include the b* interval. ``margin_error``:
     a bound on |error| of every g_i (e.g. float32 kernel rows); the gap grows by
     (sum C_i) of it and every interval by it, so the rule stays safe.
     """
     g = np.asarray(margins, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    upper = np.asarray(upper, dtype=np.float64)
+    y, upper, p = problem.y, problem.C, problem.p
+    if equality and problem.delta != 0.0:
+        raise ValueError("the gap rule's bias interval assumes y'a = 0")
     if equality:
-        hinge, _ = _hinge_min_over_b(g, y, upper)
+        hinge, _ = _hinge_min_over_b(g, y, upper, p)
     else:
-        hinge = float(upper @ np.maximum(1.0 - g, 0.0))
+        hinge = float(upper @ np.maximum(-p - g, 0.0))
     gap = max(0.5 * w_norm2 + hinge - dual_value, 0.0) + 2.0 * margin_error * float(upper.sum())
     r = np.sqrt(2.0 * gap)
     lo, hi = g - r * phi_norms - margin_error, g + r * phi_norms + margin_error
     if not equality:
         return lo, hi, gap, (0.0, 0.0)
     pos, neg = y > 0, y < 0
-    b_max = _bias_upper_bound(lo[pos], upper[pos], hi[neg], upper[neg])
-    b_min = -_bias_upper_bound(lo[neg], upper[neg], hi[pos], upper[pos])
+    b_max = _bias_upper_bound(lo[pos], upper[pos], -p[pos], hi[neg], upper[neg], -p[neg])
+    b_min = -_bias_upper_bound(lo[neg], upper[neg], -p[neg], hi[pos], upper[pos], -p[pos])
     lower = np.where(pos, lo + b_min, lo - b_max)
     upper_m = np.where(pos, hi + b_max, hi - b_min)
     return lower, upper_m, gap, (b_min, b_max)
 
 
-def gap_screen(margins, w_norm2, dual_value, upper, y, phi_norms, *, equality=False, slack=DEFAULT_SLACK,
-               C=np.nan, margin_error=0.0) -> ScreeningResult:
-    """Samples proven in R / L by the gap ball (:func:`gap_bounds`); rule name 'gap'."""
+def gap_screen(margins, w_norm2, dual_value, problem: DualProblem, phi_norms, *, equality=False,
+               slack=DEFAULT_SLACK, C=np.nan, margin_error=0.0) -> ScreeningResult:
+    """Variables proven in R (a_i = 0: margin above -p_i) / L (a_i = C_i: below) by the gap ball
+    (:func:`gap_bounds`); rule name 'gap'."""
     start = time.perf_counter()
-    lower, upper_m, gap, _ = gap_bounds(margins, w_norm2, dual_value, upper, y, phi_norms, equality=equality,
+    lower, upper_m, gap, _ = gap_bounds(margins, w_norm2, dual_value, problem, phi_norms, equality=equality,
                                         margin_error=margin_error)
     finite = np.isfinite(lower) & np.isfinite(upper_m)
     tol = slack * (1.0 + np.abs(margins) + np.where(finite, upper_m - lower, 0.0))
-    in_R = finite & (lower > 1.0 + tol)
-    in_L = finite & (upper_m < 1.0 - tol)
+    threshold = -problem.p
+    in_R = finite & (lower > threshold + tol)
+    in_L = finite & (upper_m < threshold - tol)
     return ScreeningResult("gap", float(C), in_R, in_L, lower, upper_m, time.perf_counter() - start)
 
 
-def gap_screen_from_reference(alpha_ref, margins_ref, C_ref, C, weights, y, phi_norms, *, equality=False,
-                              slack=DEFAULT_SLACK, margin_error=0.0) -> ScreeningResult:
+def gap_screen_from_reference(alpha_ref, margins_ref, C_ref, C, problem: DualProblem, phi_norms, *,
+                              equality=False, slack=DEFAULT_SLACK, margin_error=0.0) -> ScreeningResult:
     """The gap rule at ``C`` from a solution (alpha~, margins g~ = y_i w~'phi_i) at C_ref <= C.
 
-    Dual point t a~ (feasible at C for 0 <= t <= C / C_ref; keeps y'a = 0),
-    t = 1'a~ / ||w~||^2 clipped (the best such t); primal centre t' w~ with t'
-    the best of {1, t, C / C_ref}. O(n log n), no kernel evaluation.
+    ``problem``: the dual at unit C (bounds c_i; screened at C c_i). Dual point t a~ (feasible
+    at C for 0 <= t <= C / C_ref; keeps y'a = 0), t = -p'a~ / ||w~||^2 clipped (the best such t);
+    primal centre t' w~ with t' the best of {1, t, C / C_ref}. O(n log n), no kernel evaluation.
     """
     alpha_ref = np.asarray(alpha_ref, dtype=np.float64)
     g = np.asarray(margins_ref, dtype=np.float64)
     rho = C / C_ref
     w2 = max(float(alpha_ref @ g), 0.0)
-    s1 = float(alpha_ref.sum())
+    s1 = float(np.sum(-problem.p * alpha_ref))
     t = min(max(s1 / w2, 0.0), rho) if w2 > 0 else rho
     dual = t * s1 - 0.5 * t * t * w2
-    upper = C * np.asarray(weights, dtype=np.float64)
+    at_C = problem.with_bounds(C * problem.C)
     best = None
     for scale in sorted({1.0, t, rho}):
         if scale <= 0:
             continue
-        res = gap_screen(scale * g, scale * scale * w2, dual, upper, y, phi_norms, equality=equality,
+        res = gap_screen(scale * g, scale * scale * w2, dual, at_C, phi_norms, equality=equality,
                          slack=slack, C=C, margin_error=scale * margin_error)
         if best is None or res.n_screened > best.n_screened:
             best = res
