@@ -17,6 +17,7 @@ if TYPE_CHECKING:     # for type checkers and the API documentation (griffe read
     from .compression.compressed_svc import CompressedSVC, compress
     from .core.classifier import KernelClassifierMixin
     from .exact.svc import SVC
+    from .exact.svr import SVR
     from .core.expansion import KernelExpansion
     from .core.kernels import Kernel
     from .lean import fit_lean
@@ -30,6 +31,7 @@ _EXPORTS = {
     "CompressedSVC": "compression.compressed_svc",
     "compress": "compression.compressed_svc",
     "SVC": "exact.svc",
+    "SVR": "exact.svr",
     "KernelClassifierMixin": "core.classifier",
     "KernelExpansion": "core.expansion",
     "Kernel": "core.kernels",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DualProblem", "c_svc"]
+__all__ = ["DualProblem", "c_svc", "epsilon_svr"]
 
 
 def _vector(values, n, name) -> np.ndarray:
@@ -158,3 +158,17 @@ def c_svc(y, C) -> DualProblem:
     if y.size and not np.all(np.abs(y) == 1.0):
         raise ValueError("C-SVC labels must be +1 or -1")
     return DualProblem(y, np.full(y.size, -1.0), np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape))
+
+
+def epsilon_svr(z, C, epsilon) -> DualProblem:
+    """epsilon-SVR (LIBSVM ``solve_epsilon_svr``): a = [alpha; alpha*] on the samples' rows twice,
+    y = [+1; -1], p = [epsilon - z; epsilon + z], C_i = C c_i on both halves, Delta = 0. Variable i
+    of the first half is the dual of C_i max(0, z_i - f_i - b - epsilon), of the second half of
+    C_i max(0, f_i + b - z_i - epsilon): the two sides of the epsilon-insensitive loss. The
+    expansion's coefficient of sample i is alpha_i - alpha*_i (:meth:`DualProblem.coef`)."""
+    z = np.asarray(z, dtype=np.float64).ravel()
+    n = z.size
+    C = np.broadcast_to(np.asarray(C, dtype=np.float64), (n,))
+    rows = np.arange(n)
+    return DualProblem(np.r_[np.ones(n), -np.ones(n)], np.r_[epsilon - z, epsilon + z], np.r_[C, C],
+                       rows=np.r_[rows, rows], kind="epsilon_svr")

@@ -35,7 +35,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from leansvm.core.kernels import squared_row_norms
 
 __all__ = [
-    "validate_training_data", "validate_predict_data", "per_sample_C", "fit_transaction",
+    "validate_training_data", "validate_regression_data", "validate_predict_data", "per_sample_C", "fit_transaction",
     "check_positive_number", "check_int", "is_fitted_attribute",
 ]
 
@@ -90,6 +90,19 @@ def validate_training_data(estimator, X, y, sample_weight=None):
     classes, y_enc = _encode_labels(y, estimator)
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     return X, classes, y_enc, sample_weight
+
+
+def validate_regression_data(estimator, X, y):
+    """Checked float64 X (as :func:`validate_training_data`) and float64 targets: ValueError for
+    non-numeric, NaN/inf or multi-output y."""
+    X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C",
+                         accept_large_sparse=True, y_numeric=True)
+    y = np.asarray(y, dtype=np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"{type(estimator).__name__}: the targets y hold NaN or inf")
+    X = _canonical_csr(X)
+    _check_magnitude(X, estimator)
+    return X, y
 
 
 def validate_predict_data(estimator, X):
