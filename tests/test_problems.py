@@ -1,9 +1,8 @@
 """The problem layer: one dual (LIBSVM's generic form) that every exact solver solves.
 
-C-SVC is the problem the estimators use; the two other problems here are built by hand
-from the generic form (the next issue adds their constructors and estimators) to show
-that the solvers need nothing else: epsilon-SVR (two variables per sample, p = eps -+ z)
-and the one-class SVM (p = 0, y'a = Delta = nu l), checked against LIBSVM's optimum
+C-SVC and epsilon-SVR have constructors (``c_svc``, ``epsilon_svr``: two variables per
+sample, p = eps -+ z); the one-class SVM (p = 0, y'a = Delta = nu l) is built by hand from
+the generic form. The solvers need nothing else: each is checked against LIBSVM's optimum
 through scikit-learn.
 """
 
@@ -13,7 +12,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.svm import SVR, OneClassSVM
 
 from leansvm.core.kernels import Kernel
-from leansvm.core.problems import DualProblem, c_svc
+from leansvm.core.problems import DualProblem, c_svc, epsilon_svr
 from leansvm.exact.box_cd import solve_box_cd
 from leansvm.exact.irwls import solve_irwls
 
@@ -53,14 +52,6 @@ def test_c_svc_rejects_labels_that_are_not_plus_minus_one():
         DualProblem(np.ones(3), np.ones(2), np.ones(3))
 
 
-def _svr_problem(z, C, epsilon):
-    """epsilon-SVR as LIBSVM poses it (solve_epsilon_svr): a = [alpha; alpha*], y = [1; -1],
-    p = [eps - z; eps + z], both halves on the samples' kernel rows."""
-    n = z.size
-    return DualProblem(np.r_[np.ones(n), -np.ones(n)], np.r_[epsilon - z, epsilon + z], np.full(2 * n, C),
-                       rows=np.r_[np.arange(n), np.arange(n)], kind="epsilon_svr")
-
-
 def _svr_objective(K, coef, z, epsilon):
     """LIBSVM's epsilon-SVR dual at beta = alpha - alpha* (alpha alpha* = 0 at the optimum)."""
     return 0.5 * coef @ K @ coef + epsilon * np.abs(coef).sum() - z @ coef
@@ -73,7 +64,7 @@ def test_the_generic_dual_solves_epsilon_svr_as_libsvm(solver):
     kernel = Kernel("rbf", gamma=0.3)
     K = kernel(X)
     C, epsilon = 3.0, 0.1
-    problem = _svr_problem(z, C, epsilon)
+    problem = epsilon_svr(z, C, epsilon)
     if solver == "irwls":
         fit = solve_irwls(X, problem, kernel, tol=1e-6, random_state=0)
         ref = SVR(C=C, epsilon=epsilon, gamma=0.3, tol=1e-8).fit(X, z)
