@@ -307,16 +307,14 @@ def _shrinkable(problem, alpha, f, equality):
     Without: at 0 with G_i > max PG, or at C_i with G_i < min PG.
     """
     C = problem.C
-    at_bound = (alpha <= 0) | (alpha >= C)
-    s = problem.libsvm_s(f)
     if equality:
         up, low = problem.up_low(alpha)
         if not up.any() or not low.any():
             return np.zeros(alpha.size, dtype=bool)
+        s = problem.libsvm_s(f)
         m, M = s[up].max(), s[low].min()
-        return at_bound & ((up & ~low & (s < M)) | (low & ~up & (s > m)))
-    g = -problem.y * s
-    pg = np.where(alpha <= 0, np.minimum(g, 0.0), np.where(alpha >= C, np.maximum(g, 0.0), g))
+        return ((alpha <= 0) | (alpha >= C)) & ((up & ~low & (s < M)) | (low & ~up & (s > m)))
+    g, pg = problem.gradient(f), problem.projected_gradient(alpha, f)
     return ((alpha <= 0) & (g > max(pg.max(), 0.0))) | ((alpha >= C) & (g < min(pg.min(), 0.0)))
 
 
