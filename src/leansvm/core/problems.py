@@ -3,6 +3,10 @@ r"""The dual problem every exact solver, path and screening rule works on (LIBSV
     min_a  D(a) = 1/2 a'Qa + p'a,   Q_ij = y_i y_j k(x_{r_i}, x_{r_j}),
     s.t.   0 <= a_i <= C_i,   y'a = Delta   (the equality only with LIBSVM's bias)
 
+or, in the nu forms (LIBSVM's Solver_NU: nu-SVC, nu-SVR), one equality per sign,
+
+           sum_{y_i = +1} a_i = Delta_+,   sum_{y_i = -1} a_i = Delta_-   (``sign_sums``)
+
 (Chang & Lin, "LIBSVM: a library for support vector machines", ACM TIST 2011,
 eq. (11) and sections 2-4.) Variable i belongs to sample r_i (``rows``; the
 identity unless a problem type doubles its variables, as epsilon-SVR does with
@@ -18,6 +22,11 @@ so a solver written for this form solves every problem type, and a new type
 C-SVC p = -1, so -y_i p_i = y_i, u_i = 1 - y_i (f_i + b) is the hinge's and
 G_i = y_i f_i - 1: the same numbers, bit for bit, as the C-SVC formulas
 (x + (-1) and x - 1 round alike).
+
+With one equality per sign each sign group g has its own multiplier: at the
+optimum G_i = r_g for the free variables of group g (LIBSVM's r1, r2); the
+intercept is b = -rho = -(r_+ - r_-)/2 and r = (r_+ + r_-)/2 is the margin
+level nu-SVC divides by (and -epsilon in nu-SVR).
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DualProblem", "c_svc", "epsilon_svr"]
+__all__ = ["DualProblem", "c_svc", "epsilon_svr", "nu_svc", "nu_svr", "one_class"]
 
 
 def _vector(values, n, name) -> np.ndarray:
@@ -38,7 +47,8 @@ def _vector(values, n, name) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class DualProblem:
-    """y (+1 / -1), p (linear term), C (upper bounds), Delta (y'a = Delta) and rows (sample of each variable)."""
+    """y (+1 / -1), p (linear term), C (upper bounds), Delta (y'a = Delta), rows (sample of each
+    variable) and, for the nu forms, sign_sums = (Delta_+, Delta_-) in place of y'a = Delta."""
 
     y: np.ndarray
     p: np.ndarray
@@ -46,6 +56,7 @@ class DualProblem:
     delta: float = 0.0
     rows: np.ndarray | None = None     # None: variable i is sample i
     kind: str = "c_svc"
+    sign_sums: tuple | None = None     # (Delta_+, Delta_-): one equality per sign (nu forms)
 
     def __post_init__(self):
         y = np.ascontiguousarray(self.y, dtype=np.float64)
@@ -58,6 +69,18 @@ class DualProblem:
         object.__setattr__(self, "delta", float(self.delta))
         if self.rows is not None:
             object.__setattr__(self, "rows", np.asarray(self.rows, dtype=np.intp).reshape(n))
+        if self.sign_sums is not None:
+            object.__setattr__(self, "sign_sums", tuple(float(v) for v in self.sign_sums))
+            object.__setattr__(self, "delta", self.sign_sums[0] - self.sign_sums[1])   # y'a
+
+    @property
+    def equalities(self) -> int:
+        """1 (y'a = Delta) or 2 (one per sign, the nu forms): the solvers' equality mode."""
+        return 1 if self.sign_sums is None else 2
+
+    def sign_targets(self):
+        """(Delta_+, -Delta_-): the value of sum y_i a_i that each sign group must reach."""
+        return self.sign_sums[0], -self.sign_sums[1]
 
     @property
     def n(self) -> int:
@@ -72,13 +95,13 @@ class DualProblem:
 
     def with_bounds(self, C) -> "DualProblem":
         """The same problem with upper bounds ``C`` (a point of a regularisation path: C_i = C c_i)."""
-        return DualProblem(self.y, self.p, C, self.delta, self.rows, self.kind)
+        return DualProblem(self.y, self.p, C, self.delta, self.rows, self.kind, self.sign_sums)
 
     def subset(self, idx) -> "DualProblem":
         """The problem restricted to the variables ``idx`` (the others held at 0 by the caller)."""
         idx = np.asarray(idx, dtype=np.intp)
         rows = None if self.rows is None else self.rows[idx]
-        return DualProblem(self.y[idx], self.p[idx], self.C[idx], self.delta, rows, self.kind)
+        return DualProblem(self.y[idx], self.p[idx], self.C[idx], self.delta, rows, self.kind, self.sign_sums)
 
     def gradient(self, f) -> np.ndarray:
         """G = Qa + p = y f + p from the outputs f."""
@@ -108,14 +131,23 @@ class DualProblem:
         """The stopping measure of the solvers and its most violating pair (i, j).
 
         With y'a = Delta: LIBSVM's m(a) - M(a), s = -y G maximised over I_up (i), minimised over
-        I_low (j). Without the equality: the projected-gradient gap max(PG, 0) - min(PG, 0)
-        (liblinear's, two-sided; i has the most negative PG, j the most positive).
+        I_low (j); with one equality per sign, the larger of the two groups' m - M. Without the
+        equality: the projected-gradient gap max(PG, 0) - min(PG, 0) (liblinear's, two-sided;
+        i has the most negative PG, j the most positive).
         """
         if not equality:
             pg = self.projected_gradient(alpha, f)
             i, j = int(np.argmin(pg)), int(np.argmax(pg))
             return float(max(pg[j], 0.0) - min(pg[i], 0.0)), i, j
+        if self.equalities == 2:
+            return max((self._sign_violation(alpha, f, self.y == sign) for sign in (1.0, -1.0)),
+                       key=lambda t: t[0])
+        return self._sign_violation(alpha, f, np.ones(self.n, dtype=bool))
+
+    def _sign_violation(self, alpha, f, group):
+        """m - M over the variables ``group`` and its pair."""
         up, low = self.up_low(alpha)
+        up, low = up & group, low & group
         if not up.any() or not low.any():
             return 0.0, -1, -1
         s = self.libsvm_s(f)
@@ -126,7 +158,36 @@ class DualProblem:
 
     def intercept(self, alpha, f) -> float:
         """b = -rho as LIBSVM's ``calculate_rho``: the mean of s over free variables, else the
-        middle of the range the bounded ones leave."""
+        middle of the range the bounded ones leave. Nu forms: -(r_+ - r_-)/2 (Solver_NU)."""
+        if self.equalities == 2:
+            r_pos, r_neg = self._sign_levels(alpha, f)
+            return -(r_pos - r_neg) / 2
+        return self._intercept_one(alpha, f)
+
+    def margin_level(self, alpha, f) -> float:
+        """Nu forms: r = (r_+ + r_-)/2 (LIBSVM's ``si->r``), r_g the gradient level of group g."""
+        r_pos, r_neg = self._sign_levels(alpha, f)
+        return (r_pos + r_neg) / 2
+
+    def _sign_levels(self, alpha, f):
+        """(r_+, r_-): per sign group, the mean gradient G over free variables, else the middle
+        of the range the bounded ones leave (LIBSVM's ``Solver_NU::calculate_rho``)."""
+        G = self.gradient(f)
+        levels = []
+        for sign in (1.0, -1.0):
+            g = self.y == sign
+            free = g & (alpha > 0) & (alpha < self.C)
+            if free.any():
+                levels.append(float(G[free].mean()))
+                continue
+            at_upper, at_lower = g & (alpha >= self.C), g & (alpha <= 0)
+            lb = G[at_upper].max() if at_upper.any() else -np.inf
+            ub = G[at_lower].min() if at_lower.any() else np.inf
+            finite = [v for v in (ub, lb) if np.isfinite(v)]
+            levels.append(float(sum(finite) / len(finite)) if finite else 0.0)
+        return levels
+
+    def _intercept_one(self, alpha, f) -> float:
         s = self.libsvm_s(f)
         free = (alpha > 0) & (alpha < self.C)
         if free.any():
@@ -172,3 +233,32 @@ def epsilon_svr(z, C, epsilon) -> DualProblem:
     rows = np.arange(n)
     return DualProblem(np.r_[np.ones(n), -np.ones(n)], np.r_[epsilon - z, epsilon + z], np.r_[C, C],
                        rows=np.r_[rows, rows], kind="epsilon_svr")
+
+
+def nu_svc(y, nu, C=1.0) -> DualProblem:
+    """nu-SVC (LIBSVM ``solve_nu_svc``): p = 0, 0 <= a_i <= C_i (the sample weights, 1 by default),
+    sum_{y=+1} a_i = sum_{y=-1} a_i = nu sum_i C_i / 2. Its solution divided by the margin level r
+    (:meth:`DualProblem.margin_level`) is a C-SVC solution with C = 1 / r (Chang & Lin 2001)."""
+    y = np.asarray(y, dtype=np.float64)
+    C = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape)
+    half = nu * float(C.sum()) / 2
+    return DualProblem(y, np.zeros(y.size), C, kind="nu_svc", sign_sums=(half, half))
+
+
+def nu_svr(z, C, nu) -> DualProblem:
+    """nu-SVR (LIBSVM ``solve_nu_svr``): a = [alpha; alpha*] as :func:`epsilon_svr` with p = [-z; z]
+    (epsilon becomes a variable, -r at the optimum) and sum alpha = sum alpha* = nu sum_i C_i / 2."""
+    z = np.asarray(z, dtype=np.float64).ravel()
+    n = z.size
+    C = np.broadcast_to(np.asarray(C, dtype=np.float64), (n,))
+    half = nu * float(C.sum()) / 2
+    rows = np.arange(n)
+    return DualProblem(np.r_[np.ones(n), -np.ones(n)], np.r_[-z, z], np.r_[C, C], rows=np.r_[rows, rows],
+                       kind="nu_svr", sign_sums=(half, half))
+
+
+def one_class(nu, C) -> DualProblem:
+    """One-class SVM (LIBSVM ``solve_one_class``, Schoelkopf et al. 2001): y = 1, p = 0,
+    0 <= a_i <= C_i (the sample weights), sum a_i = nu sum_i C_i; the intercept is -rho."""
+    C = np.ascontiguousarray(C, dtype=np.float64).ravel()
+    return DualProblem(np.ones(C.size), np.zeros(C.size), C, delta=nu * float(C.sum()), kind="one_class")

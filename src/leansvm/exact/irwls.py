@@ -117,8 +117,8 @@ def _select_working_set(y, p, f, alpha, C, b, q, rng, tol, equality=True, slot_o
     seed = int(rng.integers(1, 2**63 - 1))
     if slot_of is None:
         slot_of = np.zeros(0, dtype=np.intp)
-    return select_working_set(y, p, f, alpha, C, float(b), int(q), float(tol), bool(equality), seed,
-                              slot_of)
+    b = np.broadcast_to(np.asarray(b, dtype=np.float64), (2,)).copy()
+    return select_working_set(y, p, f, alpha, C, b, int(q), float(tol), int(equality), seed, slot_of)
 
 
 BIAS_MODES = ("equality", "augmented", "none")
@@ -132,6 +132,25 @@ def _expansion_outputs(kernel, X_eval, X_src, coef, offset):
     """
     expansion = KernelExpansion(X_src, coef, offset * float(np.sum(coef)), kernel)
     return expansion.decision_function(X_eval)[:, 0]
+
+
+def _restore_equalities(alpha, problem, free):
+    """Make the equality constraints of ``problem`` hold (y'a = Delta, or one per sign group)."""
+    if problem.equalities == 1:
+        _restore_equality(alpha, problem.y, problem.C, free, problem.delta)
+        return
+    for g, target in zip((problem.y > 0, problem.y < 0), problem.sign_targets()):
+        a = alpha[g]
+        _restore_equality(a, problem.y[g], problem.C[g], free[g], target)
+        alpha[g] = a
+
+
+def _group_sums(values, problem, equality):
+    """sum_i values_i per equality group: [all, 0] with one equality, [y = +1, y = -1] with two."""
+    if equality == 2:
+        pos = problem.y > 0
+        return np.array([values[pos].sum(), values[~pos].sum()])
+    return np.array([values.sum(), 0.0])
 
 
 def _restore_equality(alpha, y, C, free, delta=0.0):
@@ -202,14 +221,14 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
         cache_dtype = np.float32 if tol >= 1e-4 else np.float64
     if bias not in BIAS_MODES:
         raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
-    equality = bias == "equality"
+    equality = problem.equalities if bias == "equality" else 0      # the compiled loops' mode
     offset = 1.0 if bias == "augmented" else 0.0
     y, C = problem.y, problem.C
     n = y.size
     fixed0, fixedC, alpha = screened_start(C, alpha_init, fixed_at_zero, fixed_at_C)
     active = ~(fixed0 | fixedC)
     if equality:
-        _restore_equality(alpha, y, C, active, problem.delta)
+        _restore_equalities(alpha, problem, active)
 
     start = time.perf_counter()
     A = np.flatnonzero(active)
@@ -220,7 +239,11 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
         f = _outputs(kernel, X, shared, A, nz, y[nz] * alpha[nz], offset)
     else:
         f = _start_outputs(kernel, X, shared, A, y, alpha, alpha_init, initial_outputs, offset)
-    c_fixed = float(y[fixedC] @ C[fixedC]) - problem.delta     # fixed part of y'a, minus Delta
+    # fixed part of y'a, minus Delta (per group)
+    if equality == 2:
+        c_fixed = _group_sums(np.where(fixedC, y * C, 0.0), problem, 2) - np.array(problem.sign_targets())
+    else:
+        c_fixed = np.array([float(y[fixedC] @ C[fixedC]) - problem.delta, 0.0])
     # one BLAS thread: the loop's products are small, and threads only wait on each other
     with one_blas_thread():
         aA, gap, n_iter, converged, loop_stats = _chunk_loop(
@@ -242,8 +265,11 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
     outputs[at_zero] = _outputs(kernel, X, shared, at_zero, nz, y[nz] * alpha[nz], offset)
     solved = problem.subset(idx)
     objective = solved.objective(alpha[idx], f_all)
+    extra = {}
     if equality:
         intercept = solved.intercept(alpha[idx], f_all)
+        if equality == 2:
+            extra["margin_level"] = solved.margin_level(alpha[idx], f_all)
     else:
         intercept = offset * float(y @ alpha)
     return BinaryFit(
@@ -252,7 +278,7 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
         dual_objective=objective,
         n_iter=n_iter,
         converged=converged,
-        stats={"violation": gap, "n_active": int(A.size), **loop_stats, "outputs": outputs,
+        stats={"violation": gap, "n_active": int(A.size), **loop_stats, **extra, "outputs": outputs,
                "seconds": time.perf_counter() - start},
     )
 
@@ -303,10 +329,16 @@ def _shrinkable(problem, alpha, f, equality):
     """Variables firmly at a bound (LIBSVM's ``be_shrunk``; liblinear's rule without y'a = Delta).
 
     With y'a = Delta and m = max_{I_up} s, M = min_{I_low} s: a variable that is only in
-    I_up with s_i < M, or only in I_low with s_i > m, can join no violating pair now.
+    I_up with s_i < M, or only in I_low with s_i > m, can join no violating pair now
+    (m and M within each sign group in the nu forms, LIBSVM's Solver_NU).
     Without: at 0 with G_i > max PG, or at C_i with G_i < min PG.
     """
     C = problem.C
+    if equality == 2:
+        firm = np.zeros(alpha.size, dtype=bool)
+        for g in (problem.y > 0, problem.y < 0):
+            firm[g] = _shrinkable(problem.subset(np.flatnonzero(g)), alpha[g], f[g], 1)
+        return firm
     if equality:
         up, low = problem.up_low(alpha)
         if not up.any() or not low.any():
@@ -351,7 +383,7 @@ class _ChunkedIRWLS:
         # float32 rows: a proximal floor above their rounding keeps the systems definite
         self.mu_floor = 0.0 if self.cache_dtype.itemsize >= 8 else (
             1e-5 * float(np.mean(kernel.diagonal(X[:1000]))) + 1e-5 * offset)
-        self.b, self.mu = 0.0, 0.0
+        self.b, self.mu = np.zeros(2), 0.0            # b: the multiplier of each equality group
         self.delta = min(1e-2 * tol, 1e-5)
         self.counts = np.zeros(3, dtype=np.int64)     # linear solves, pair steps, ridged solves
         self.inner_total = 0
@@ -375,8 +407,13 @@ class _ChunkedIRWLS:
         else:
             parent, rows = self.shared
             self.cache = SubsetRowCache(parent, rows[active], size)
-        c_inactive = float(self.y @ self.alpha - self.y[active] @ self.alpha[active])
-        self.c_const = self.c_fixed + c_inactive     # fixed part of y'a in this phase
+        inactive = np.ones(self.y.size, dtype=bool)
+        inactive[active] = False
+        if self.equality == 2:
+            c_inactive = _group_sums(np.where(inactive, self.y * self.alpha, 0.0), self.problem, 2)
+        else:
+            c_inactive = np.array([float(self.y @ self.alpha - self.y[active] @ self.alpha[active]), 0.0])
+        self.c_const = self.c_fixed + c_inactive     # fixed part of y'a in this phase (per group)
 
     def _reconstruct(self):
         """Exact outputs of the inactive samples from the snapshot and the moves since."""

@@ -10,10 +10,12 @@ instead of a dozen NumPy passes over all n samples:
   rule (LIBSVM's I_up / I_low, or the projected gradient without y'a = 0).
   The rest of W is a uniform random choice among the violators of (9)-(10)
   and the free samples, completed by the samples of smallest |u_i| when there
-  are too few candidates. Here u_i = -p_i - y_i (f_i + b) (1 - y_i (f_i + b) for C-SVC).
+  are too few candidates. Here u_i = -p_i - y_i (f_i + b) (1 - y_i (f_i + b) for C-SVC;
+  b the multiplier of i's group in the nu forms, :mod:`.irwls_subproblem`).
 * :func:`solve_chunk`: gathers K_WW from the kernel-row cache, solves the
   working-set sub-problem (:func:`irwls_subproblem.solve_working_set`) with the
-  samples outside W entering through f and c_out = sum_{i not in W} y_i a_i - Delta,
+  samples outside W entering through f and c_out = sum_{i not in W} y_i a_i - Delta
+  (one per sign group in the nu forms),
   then updates every output, f_i += sum_{j in W} k_ji y_j (a_j^new - a_j^old),
   reading each changed cached row once (no copies), and returns the dual
   objective 1/2 a'Qa + p'a = sum_i a_i (y_i f_i / 2 + p_i).
@@ -24,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from leansvm.exact.irwls_subproblem import projected_gradient, solve_working_set, up_low
+from leansvm.exact.irwls_subproblem import group, projected_gradient, solve_working_set, up_low
 
 _MULT = np.uint64(0x2545F4914F6CDD1D)
 
@@ -68,15 +70,34 @@ def _mark_top(score, k, chosen):
 def _side_scores(y, p, f, alpha, C, equality):
     """Per-sample scores of the two sides of the stopping rule (-inf where not eligible).
 
-    With y'a = Delta: s_i = -y_i p_i - f_i over I_up and -s_i over I_low (LIBSVM). Without:
-    -PG_i where the projected gradient PG_i < 0, PG_i where PG_i > 0.
+    With y'a = Delta: s_i = -y_i p_i - f_i over I_up and -s_i over I_low (LIBSVM); with one
+    equality per sign, s_i - mid_g, each group's s centred on the middle of its own range
+    (max_{I_up} s + min_{I_low} s) / 2, so that both groups' violators rank at the top.
+    Without: -PG_i where the projected gradient PG_i < 0, PG_i where PG_i > 0.
     """
     n = y.size
     up = np.full(n, -np.inf)
     low = np.full(n, -np.inf)
+    mid = np.zeros(2)
+    if equality == 2:
+        hi = np.full(2, -np.inf)
+        lo = np.full(2, np.inf)
+        for i in range(n):
+            s = -y[i] * p[i] - f[i]
+            gr = group(y, i, equality)
+            in_up, in_low = up_low(y, alpha, C, i)
+            if in_up:
+                hi[gr] = max(hi[gr], s)
+            if in_low:
+                lo[gr] = min(lo[gr], s)
+        for gr in range(2):
+            if np.isfinite(hi[gr]) and np.isfinite(lo[gr]):
+                mid[gr] = (hi[gr] + lo[gr]) / 2
     for i in range(n):
         if equality:
             s = -y[i] * p[i] - f[i]
+            if equality == 2:
+                s -= mid[group(y, i, equality)]
             in_up, in_low = up_low(y, alpha, C, i)
             if in_up:
                 up[i] = s
@@ -107,7 +128,7 @@ def select_working_set(y, p, f, alpha, C, b, q, tol, equality, seed, slot_of):
     worst = np.full(4, -np.inf)              # (class +1, -1) x (condition 9, 10)
     worst_at = np.full(4, -1)
     for i in range(n):
-        u = -p[i] - y[i] * (f[i] + b)
+        u = -p[i] - y[i] * (f[i] + b[group(y, i, equality)])
         abs_u[i] = abs(u)
         slot = 0 if y[i] > 0 else 2
         if alpha[i] <= 0:
@@ -186,8 +207,8 @@ def solve_chunk(slab, slots, W, y, p, C, alpha, f, c_const, offset, b, mu, delta
 
     ``slab[slots[r]]`` is the cached kernel row of sample W[r] over all (active)
     samples; ``offset`` is added to every kernel value (augmented bias).
-    ``c_const`` is the part of y'a held outside this problem, minus Delta. Returns
-    (b, mu, inner iterations, dual objective after the step).
+    ``c_const`` is the part of y'a held outside this problem, minus Delta (per group, as ``b``).
+    Returns (b, mu, inner iterations, dual objective after the step).
     """
     q = W.size
     n = y.size
@@ -197,16 +218,16 @@ def solve_chunk(slab, slots, W, y, p, C, alpha, f, c_const, offset, b, mu, delta
     C_W = np.empty(q)
     alpha_W = np.empty(q)
     f_W = np.empty(q)
-    c_out = c_const
+    c_out = c_const.copy()
     for i in range(n):
-        c_out += y[i] * alpha[i]
+        c_out[group(y, i, equality)] += y[i] * alpha[i]
     for r in range(q):
         row = slab[slots[r]]
         w = W[r]
         for c in range(q):
             K[r, c] = row[W[c]] + offset
         y_W[r], p_W[r], C_W[r], alpha_W[r], f_W[r] = y[w], p[w], C[w], alpha[w], f[w]
-        c_out -= y[w] * alpha[w]
+        c_out[group(y, w, equality)] -= y[w] * alpha[w]
     b, mu, n_inner = solve_working_set(K, y_W, p_W, C_W, alpha_W, f_W, c_out, b, mu, delta, tol,
                                        max_inner, equality, counts, n_pair, mu_floor)
     d_sum = 0.0
