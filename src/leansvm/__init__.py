@@ -17,7 +17,9 @@ if TYPE_CHECKING:     # for type checkers and the API documentation (griffe read
     from .compression.compressed_svc import CompressedSVC, compress
     from .core.classifier import KernelClassifierMixin
     from .exact.svc import SVC
-    from .exact.svr import SVR
+    from .exact.nu_svc import NuSVC
+    from .exact.svr import SVR, NuSVR
+    from .exact.one_class import OneClassSVM
     from .core.expansion import KernelExpansion
     from .core.kernels import Kernel
     from .lean import fit_lean
@@ -32,6 +34,9 @@ _EXPORTS = {
     "compress": "compression.compressed_svc",
     "SVC": "exact.svc",
     "SVR": "exact.svr",
+    "NuSVR": "exact.svr",
+    "NuSVC": "exact.nu_svc",
+    "OneClassSVM": "exact.one_class",
     "KernelClassifierMixin": "core.classifier",
     "KernelExpansion": "core.expansion",
     "Kernel": "core.kernels",

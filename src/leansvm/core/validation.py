@@ -105,6 +105,14 @@ def validate_regression_data(estimator, X, y):
     return X, y
 
 
+def validate_unlabelled_data(estimator, X):
+    """Checked float64 X for a fit without targets (novelty detection), as :func:`validate_training_data`."""
+    X = validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C", accept_large_sparse=True)
+    X = _canonical_csr(X)
+    _check_magnitude(X, estimator)
+    return X
+
+
 def validate_predict_data(estimator, X):
     """Checked float64 X for a fitted estimator: ``NotFittedError`` first, then shape and values."""
     check_is_fitted(estimator, "expansion_")

@@ -522,10 +522,14 @@ def _chunk_loop(X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, wo
         warnings.warn(f"IRWLS stopped after max_iter={limit} chunk iterations with violation "
                       f"{gap:.3e} > tol={tol}; the solution may be inaccurate",
                       ConvergenceWarning, stacklevel=3)
-    if solver.counts[2]:
+    # A system made singular by duplicate samples, or by both variables of a regression sample
+    # in S1, is solved with a small ridge and the stopping rule still certifies the optimum;
+    # only when it did not converge may an indefinite kernel be the cause worth naming.
+    if solver.counts[2] and not converged:
         warnings.warn(f"{solver.counts[2]} IRWLS systems were not positive definite (indefinite "
                       "kernel?) and were solved with a ridge", RuntimeWarning, stacklevel=3)
     stats = {"inner_iterations": solver.inner_total, "pair_steps": int(solver.counts[1]),
+             "ridged_solves": int(solver.counts[2]),
              "n_shrink": solver.n_shrink, "n_unshrink": solver.n_unshrink,
              "cache_hits": solver.cache_hits + solver.cache.hits,
              "cache_misses": solver.cache_misses + solver.cache.misses,

@@ -77,7 +77,7 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         if self.probability:
             return self._fit_with_calibration(X, y, sample_weight)
         X, classes, y_enc, sample_weight = validate_training_data(self, X, y, sample_weight)
-        C = per_sample_C(self.C, self.class_weight, classes, y_enc, sample_weight)
+        C = self._sample_bounds(classes, y_enc, sample_weight)
         kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         keep = np.flatnonzero(C > 0)   # zero weight: the sample cannot be a support vector
         if np.unique(y_enc[keep]).size < 2:
@@ -92,10 +92,7 @@ class SVC(KernelClassifierMixin, BaseEstimator):
             tracker = ConvergenceProgress(bar, self.tol) if n_problems == 1 else None
 
             def train_binary(Xb, yb, Cb):
-                fit = solve_irwls(Xb, c_svc(yb, Cb), kernel, tol=self.tol, working_set_size=self.working_set_size,
-                                  cache_size=self.cache_size, max_iter=self.max_iter,
-                                  random_state=self.random_state, verbose=int(self.verbose),
-                                  shrinking=bool(self.shrinking), callback=tracker)
+                fit = self._solve_binary(Xb, yb, Cb, kernel, tracker)
                 if tracker is not None:
                     tracker.finish()
                 else:
@@ -106,6 +103,16 @@ class SVC(KernelClassifierMixin, BaseEstimator):
             result = reduce(X[keep], y_enc[keep], classes.size, train_binary, C[keep], kernel, self.n_jobs)
         self._set_fitted(result, classes, keep)
         return self
+
+    def _sample_bounds(self, classes, y_enc, sample_weight):
+        """The upper bound of each sample's dual variable: C x class weight x sample weight."""
+        return per_sample_C(self.C, self.class_weight, classes, y_enc, sample_weight)
+
+    def _solve_binary(self, X, y, C, kernel, callback):
+        """One binary problem (y = +1 / -1, bounds C) by IRWLS."""
+        return solve_irwls(X, c_svc(y, C), kernel, tol=self.tol, working_set_size=self.working_set_size,
+                           cache_size=self.cache_size, max_iter=self.max_iter, random_state=self.random_state,
+                           verbose=int(self.verbose), shrinking=bool(self.shrinking), callback=callback)
 
     @classmethod
     def from_multiclass_fit(cls, result, classes, keep=None, **params) -> "SVC":

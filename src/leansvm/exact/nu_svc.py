@@ -1,0 +1,101 @@
+"""nu-support vector classification (LIBSVM ``-s 1``, scikit-learn ``NuSVC``) by IRWLS.
+
+Each binary problem is :func:`leansvm.core.problems.nu_svc` (Schoelkopf et al. 2000; LIBSVM's
+form, Chang & Lin 2001):
+
+    min_a 1/2 a'Qa   s.t.  0 <= a_i <= c_i,  sum_{y=+1} a_i = sum_{y=-1} a_i = nu sum_i c_i / 2
+
+(c_i the sample weights), solved by the same chunked IRWLS as C-SVC with one equality per
+sign. As LIBSVM does, the solution is then divided by the margin level r
+(:meth:`~leansvm.core.problems.DualProblem.margin_level`): a / r solves C-SVC with C = 1 / r,
+and the decision function, the intercept and the objective (/ r^2) are LIBSVM's.
+Multi-class, prediction, probabilities: as :class:`leansvm.SVC`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from leansvm.core.multiclass import BinaryFit, ovo_pairs
+from leansvm.core.problems import nu_svc
+from leansvm.exact.irwls import DEFAULT_WORKING_SET, solve_irwls
+from leansvm.exact.svc import SVC
+
+
+def check_nu(nu, what) -> float:
+    """nu as a float in (0, 1]; ValueError naming it otherwise."""
+    try:
+        value = float(nu)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: nu must be a number in (0, 1], got {nu!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"{what}: nu must be in (0, 1], got {nu!r}")
+    return value
+
+
+class NuSVC(SVC):
+    """nu-support vector classifier with scikit-learn's ``NuSVC`` parameters, solved by chunked IRWLS.
+
+    ``nu`` in (0, 1] bounds the fraction of margin errors from above and of support vectors
+    from below. As in LIBSVM and scikit-learn, ``class_weight`` has no effect on nu-SVC (a
+    warning says so); ``sample_weight`` scales each sample's bound. A ``nu`` that no point of
+    the constraints can meet for some pair of classes (nu (n_1 + n_2) / 2 > min(n_1, n_2),
+    n the classes' weight sums) raises LIBSVM's "specified nu is infeasible".
+    Other parameters and fitted attributes as :class:`leansvm.SVC`; ``dual_objective_`` is
+    LIBSVM's, of the rescaled problem.
+    """
+
+    def __init__(self, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
+                 cache_size=200.0, class_weight=None, max_iter=-1, decision_function_shape="ovr",
+                 probability=False, random_state=None, verbose=False,
+                 working_set_size=DEFAULT_WORKING_SET, multiclass="ovo", n_jobs=None, shrinking=True):
+        self.nu = nu
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.probability = probability
+        self.random_state = random_state
+        self.verbose = verbose
+        self.working_set_size = working_set_size
+        self.multiclass = multiclass
+        self.n_jobs = n_jobs
+        self.shrinking = shrinking
+
+    def _check_params(self):
+        super()._check_params()
+        check_nu(self.nu, "NuSVC")
+        if self.multiclass != "ovo":
+            raise ValueError("NuSVC: multiclass must be 'ovo' (LIBSVM's nu-SVC is one-vs-one)")
+
+    def _sample_bounds(self, classes, y_enc, sample_weight):
+        if self.class_weight is not None:
+            warnings.warn("NuSVC: class_weight has no effect on nu-SVC (as in LIBSVM and scikit-learn); "
+                          "use sample_weight", UserWarning, stacklevel=4)
+        nu = check_nu(self.nu, "NuSVC")
+        totals = np.bincount(y_enc, weights=sample_weight, minlength=classes.size)
+        for i, j in ovo_pairs(classes.size):
+            if nu * (totals[i] + totals[j]) / 2 > min(totals[i], totals[j]):
+                raise ValueError(f"specified nu is infeasible: nu={nu} for classes {classes[i]!r} and "
+                                 f"{classes[j]!r} (weights {totals[i]:g} and {totals[j]:g}) needs "
+                                 f"nu <= 2 min / sum = {2 * min(totals[i], totals[j]) / (totals[i] + totals[j]):.4g}")
+        return sample_weight.copy()
+
+    def _solve_binary(self, X, y, C, kernel, callback):
+        fit = solve_irwls(X, nu_svc(y, float(self.nu), C), kernel, tol=self.tol,
+                          working_set_size=self.working_set_size, cache_size=self.cache_size,
+                          max_iter=self.max_iter, random_state=self.random_state, verbose=int(self.verbose),
+                          shrinking=bool(self.shrinking), callback=callback)
+        r = fit.stats["margin_level"]
+        if not r > 0:
+            raise ValueError(f"NuSVC: the margin level r = {r:.3g} is not positive (nu = {self.nu} too "
+                             "large for these data?); LIBSVM's rescaling a / r is undefined")
+        return BinaryFit(alpha=fit.alpha / r, intercept=fit.intercept / r, dual_objective=fit.dual_objective / r**2,
+                         n_iter=fit.n_iter, converged=fit.converged, stats={**fit.stats, "C": 1.0 / r})

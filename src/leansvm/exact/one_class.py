@@ -1,0 +1,73 @@
+"""The one-class SVM (LIBSVM ``-s 2``, scikit-learn ``OneClassSVM``; Schoelkopf et al. 2001) by IRWLS.
+
+Its dual is :func:`leansvm.core.problems.one_class`:
+
+    min_a 1/2 a'Ka   s.t.  0 <= a_i <= w_i,  sum_i a_i = nu sum_i w_i
+
+(w the sample weights, 1 by default), LIBSVM's scaling of the problem; the decision function
+is sum_i a_i k(x_i, x) - rho, rho from LIBSVM's ``calculate_rho``. The samples with a
+negative decision are the outliers; nu in (0, 1] bounds their fraction from above and the
+fraction of support vectors from below.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, OutlierMixin
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from leansvm.core.problems import one_class
+from leansvm.core.validation import fit_transaction, validate_predict_data, validate_unlabelled_data
+from leansvm.exact.irwls import DEFAULT_WORKING_SET
+from leansvm.exact.nu_svc import check_nu
+from leansvm.exact.single_problem import ExpansionAttributes, solve_expansion
+
+
+class OneClassSVM(ExpansionAttributes, OutlierMixin, BaseEstimator):
+    """One-class SVM with scikit-learn's ``OneClassSVM`` parameters, solved by chunked IRWLS.
+
+    ``predict`` gives +1 (inlier) or -1 (outlier); ``decision_function`` = ``score_samples``
+    - ``offset_``, ``score_samples`` = sum_i a_i k(x_i, x). Fitted attributes as
+    :class:`leansvm.SVR` plus ``offset_`` (rho; ``intercept_`` = -rho).
+    """
+
+    def __init__(self, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5, shrinking=True,
+                 cache_size=200.0, verbose=False, max_iter=-1, working_set_size=DEFAULT_WORKING_SET,
+                 random_state=None):
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.nu = nu
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.working_set_size = working_set_size
+        self.random_state = random_state
+
+    @fit_transaction
+    def fit(self, X, y=None, sample_weight=None):
+        nu = check_nu(self.nu, "OneClassSVM")
+        X = validate_unlabelled_data(self, X)
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        solve_expansion(self, X, sample_weight, lambda keep, bounds: one_class(nu, bounds))
+        return self
+
+    @property
+    def offset_(self):
+        """rho: ``decision_function = score_samples - offset_``."""
+        check_is_fitted(self, "expansion_")
+        return -self.expansion_.intercept
+
+    def decision_function(self, X):
+        X = validate_predict_data(self, X)
+        return self.expansion_.decision_function(X)[:, 0]
+
+    def score_samples(self, X):
+        return self.decision_function(X) + self.offset_
+
+    def predict(self, X):
+        """+1 where the decision function is positive, -1 elsewhere (LIBSVM's rule)."""
+        return np.where(self.decision_function(X) > 0, 1, -1)

@@ -1,0 +1,73 @@
+"""Estimators with one dual problem (SVR, NuSVR, OneClassSVM): solve it, keep the expansion.
+
+:func:`solve_expansion` drops zero-weight samples (they cannot be support vectors), builds
+the problem over the rest, solves it by chunked IRWLS (:mod:`leansvm.exact.irwls`) on a
+kernel row cache over the samples (a problem with two variables per sample reads one row
+for both) and sets scikit-learn's fitted attributes from the expansion
+sum_i coef_i k(x_i, x) + b, coef_i the sum of y_j a_j over sample i's variables.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from leansvm.core.expansion import KernelExpansion
+from leansvm.core.kernels import Kernel, KernelRowCache
+from leansvm.core.validation import check_positive_number
+from leansvm.exact.irwls import solve_irwls
+
+
+def solve_expansion(estimator, X, bounds, make_problem):
+    """Fit ``estimator`` (its kernel and solver parameters) on the problem ``make_problem(keep,
+    bounds[keep])`` over the samples of positive bound; returns the solver's fit."""
+    check_positive_number("tol", estimator.tol)
+    name = type(estimator).__name__
+    keep = np.flatnonzero(bounds > 0)
+    if keep.size == 0:
+        raise ValueError(f"{name}: every sample has zero weight")
+    X_keep = X[keep]
+    kernel = Kernel.from_params(estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0, X)
+    problem = make_problem(keep, bounds[keep])
+    dtype = np.float32 if estimator.tol >= 1e-4 else np.float64
+    rows = KernelRowCache(kernel, X_keep, float(estimator.cache_size), dtype=dtype)
+    fit = solve_irwls(X_keep, problem, kernel, tol=estimator.tol, working_set_size=estimator.working_set_size,
+                      cache_size=estimator.cache_size, max_iter=estimator.max_iter,
+                      random_state=estimator.random_state, verbose=int(estimator.verbose),
+                      shrinking=bool(estimator.shrinking), kernel_cache=(rows, np.arange(keep.size)))
+    coef = problem.coef(fit.alpha, keep.size)
+    sv = np.flatnonzero(coef != 0)
+    estimator.support_ = keep[sv].astype(np.int32)
+    estimator.expansion_ = KernelExpansion(X_keep[sv], coef[sv, None], np.array([fit.intercept]), kernel)
+    estimator.n_support_ = np.array([sv.size], dtype=np.int32)
+    estimator.dual_objective_ = np.array([fit.dual_objective])
+    estimator.n_iter_ = np.array([fit.n_iter])
+    estimator.fit_status_ = 0 if fit.converged else 1
+    estimator.solver_stats_ = {k: v for k, v in fit.stats.items() if k != "outputs"}
+    estimator._gamma = kernel.gamma
+    return fit
+
+
+class ExpansionAttributes:
+    """scikit-learn's attribute names over ``expansion_``: support vectors, dual coefficients,
+    intercept; sparse input accepted."""
+
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.support_vectors
+
+    @property
+    def dual_coef_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.coef.T.copy()
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.intercept
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
