@@ -74,6 +74,9 @@ class Case:
 CASES = [
     Case("leansvm.exact.svc:SVC", dict(), dict(SOLVER_TOLERANCE)),
     Case("leansvm.exact.svc:SVC", dict(multiclass="ovr"), dict(SOLVER_TOLERANCE), id="SVC-ovr"),
+    Case("leansvm.exact.nu_svc:NuSVC", dict(nu=0.3, random_state=0),
+         {**SOLVER_TOLERANCE, "check_class_weight_classifiers":
+          "class_weight has no effect on nu-SVC (LIBSVM's and scikit-learn's rule; a warning says so)"}),
     Case("leansvm.compression.compressed_svc:CompressedSVC",
          dict(estimator=SVC(random_state=0), ratio=0.5, max_iter=10, random_state=0)),
     Case("leansvm.budget.budget_svc:BudgetSVC", dict(budget=10), {**SOLVER_TOLERANCE, **BUDGET_PRUNING}),

@@ -147,14 +147,56 @@ def test_nu_svc_warns_that_class_weight_has_no_effect():
 _SAMPLE_WEIGHT_TOLERANCE = "decision values agree to the solver tolerance tol, not to rtol=1e-7 (as sklearn.svm)"
 
 
-@parametrize_with_checks([NuSVC(random_state=0), NuSVR(random_state=0), OneClassSVM(random_state=0)],
+# NuSVC runs through tests/test_estimator_checks.py with the other classifiers (estimators_under_test.py)
+@parametrize_with_checks([NuSVR(random_state=0), OneClassSVM(random_state=0)],
                          expected_failed_checks=lambda est: {
     "check_sample_weight_equivalence_on_dense_data": _SAMPLE_WEIGHT_TOLERANCE,
     "check_sample_weight_equivalence_on_sparse_data": _SAMPLE_WEIGHT_TOLERANCE,
-    "check_class_weight_classifiers": "class_weight has no effect on nu-SVC (LIBSVM's and scikit-learn's rule)",
-    "check_class_weight_balanced_linear_classifier": "class_weight has no effect on nu-SVC",
 })
 def test_sklearn_conformance(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)
+
+
+_NON_CLASSIFIERS = [leansvm.SVR(), NuSVR(), OneClassSVM()]
+
+
+def _fit(estimator, X, y):
+    return estimator.fit(X) if isinstance(estimator, OneClassSVM) else estimator.fit(X, y)
+
+
+@pytest.mark.parametrize("estimator", _NON_CLASSIFIERS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("kind, message", [
+    ("nan", "NaN"), ("inf", "infinity|inf"), ("overflow", "too large|overflow|magnitude"),
+    ("complex", "[Cc]omplex"), ("strings", "convert|could not"), ("empty", "0 sample|minimum"),
+])
+def test_regression_and_novelty_refuse_hostile_X_and_stay_unfitted(estimator, kind, message):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
+    if kind == "nan":
+        X[3, 1] = np.nan
+    elif kind == "inf":
+        X[4, 0] = np.inf
+    elif kind == "overflow":
+        X[5] = 1e200
+    elif kind == "complex":
+        X = X + 1j
+    elif kind == "strings":
+        X = X.astype(str).astype(object)
+        X[0, 0] = "abc"
+    elif kind == "empty":
+        X, y = X[:0], y[:0]
+    with pytest.raises(ValueError, match=message):
+        _fit(estimator, X, y)
+    assert not hasattr(estimator, "expansion_")
+
+
+@pytest.mark.parametrize("estimator", _NON_CLASSIFIERS, ids=lambda e: type(e).__name__)
+def test_regression_and_novelty_name_bad_predict_input(estimator):
+    rng = np.random.default_rng(1)
+    model = _fit(estimator, rng.normal(size=(40, 3)), rng.normal(size=40))
+    with pytest.raises(ValueError, match="3 features"):
+        model.predict(rng.normal(size=(5, 4)))
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict(np.full((2, 3), np.nan))

@@ -89,13 +89,23 @@ class NuSVC(SVC):
         return sample_weight.copy()
 
     def _solve_binary(self, X, y, C, kernel, callback):
-        fit = solve_irwls(X, nu_svc(y, float(self.nu), C), kernel, tol=self.tol,
-                          working_set_size=self.working_set_size, cache_size=self.cache_size,
-                          max_iter=self.max_iter, random_state=self.random_state, verbose=int(self.verbose),
-                          shrinking=bool(self.shrinking), callback=callback)
-        r = fit.stats["margin_level"]
+        """The binary nu-SVC problem, rescaled by its margin level r. The decision values are
+        those of the solution divided by r, so their error is about tol / r: while r <= 10 tol
+        (nearly separable data, C = 1 / r huge) the solve continues, warm-started, at tol / 100."""
+        problem = nu_svc(y, float(self.nu), C)
+        tol, fit = self.tol, None
+        while True:
+            fit = solve_irwls(X, problem, kernel, tol=tol, working_set_size=self.working_set_size,
+                              cache_size=self.cache_size, max_iter=self.max_iter, random_state=self.random_state,
+                              verbose=int(self.verbose), shrinking=bool(self.shrinking), callback=callback,
+                              alpha_init=None if fit is None else fit.alpha)
+            r = fit.stats["margin_level"]
+            if r > 10 * tol or tol < 1e-12:
+                break
+            tol /= 100
         if not r > 0:
-            raise ValueError(f"NuSVC: the margin level r = {r:.3g} is not positive (nu = {self.nu} too "
-                             "large for these data?); LIBSVM's rescaling a / r is undefined")
+            raise ValueError(f"NuSVC: the margin level r = {r:.3g} is not positive: no margin separates "
+                             "the classes in feature space (identical points with different labels?), so "
+                             "LIBSVM's rescaling a / r is undefined (scikit-learn's NuSVC fails here too)")
         return BinaryFit(alpha=fit.alpha / r, intercept=fit.intercept / r, dual_objective=fit.dual_objective / r**2,
-                         n_iter=fit.n_iter, converged=fit.converged, stats={**fit.stats, "C": 1.0 / r})
+                         n_iter=fit.n_iter, converged=fit.converged, stats={**fit.stats, "C": 1.0 / r, "tol": tol})
