@@ -135,7 +135,13 @@ def _expansion_outputs(kernel, X_eval, X_src, coef, offset):
 
 
 def _restore_equalities(alpha, problem, free):
-    """Make the equality constraints of ``problem`` hold (y'a = Delta, or one per sign group)."""
+    """Make the equality constraints of ``problem`` hold (y'a = Delta, or one per sign group).
+
+    From a = 0 (a cold start) the sums are filled as LIBSVM does: a_i = min(C_i, what is left)
+    in index order, a sparse start; the proportional fill of a warm start would make every
+    variable a support vector (one-class SVM on magic's class g: 0.88 s -> 0.17 s, LIBSVM 0.34 s)."""
+    if not alpha[free].any() and not alpha.any():
+        _fill_in_order(alpha, problem, free)
     if problem.equalities == 1:
         _restore_equality(alpha, problem.y, problem.C, free, problem.delta)
         return
@@ -143,6 +149,22 @@ def _restore_equalities(alpha, problem, free):
         a = alpha[g]
         _restore_equality(a, problem.y[g], problem.C[g], free[g], target)
         alpha[g] = a
+
+
+def _fill_in_order(alpha, problem, free):
+    """a_i = min(C_i, what is left) over the free variables in order, until each equality's
+    target (sum of y_i a_i within a sign group) is reached: LIBSVM's start for one-class and the
+    nu forms. Targets of the wrong sign for a group (none here) are left to the restore step."""
+    y, C = problem.y, problem.C
+    groups = ([np.ones(y.size, dtype=bool)] if problem.equalities == 1 else [y > 0, y < 0])
+    targets = [problem.delta] if problem.equalities == 1 else list(problem.sign_targets())
+    for g, target in zip(groups, targets):
+        idx = np.flatnonzero(g & free & (y == (1.0 if target > 0 else -1.0)))
+        left = abs(target)
+        if left <= 0 or idx.size == 0:
+            continue
+        before = np.concatenate(([0.0], np.cumsum(C[idx])[:-1]))
+        alpha[idx] = np.clip(left - before, 0.0, C[idx])
 
 
 def _group_sums(values, problem, equality):

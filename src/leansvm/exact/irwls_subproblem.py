@@ -298,11 +298,12 @@ def _step_towards(K, y, p, C, alpha, f, target, mu, mu_floor, equality):
 
     The step may extrapolate past the target (eta > 1). Near convergence d = target - alpha is
     tiny and its group sums are rounding noise that a large eta would amplify into a visible
-    violation of the nu forms' two equalities (measured: 0.4 on a sum of 600); in mode 2 each
-    group's sum of y d is therefore made zero on its largest component first."""
+    violation of the equalities (measured: 0.4 on a sum of 600 in nu-SVC, 77 of 987 in a
+    one-class SVM started sparse); each group's sum of y d is therefore made zero on its largest
+    component first."""
     d = target - alpha
-    if equality == 2:
-        _zero_group_sums(y, d)
+    if equality:
+        _zero_group_sums(y, d, equality)
     slope = 0.0
     for k in range(d.size):
         slope += d[k] * (y[k] * f[k] + p[k])
@@ -333,17 +334,17 @@ def _step_towards(K, y, p, C, alpha, f, target, mu, mu_floor, equality):
 
 
 @njit(cache=True, nogil=True)
-def _zero_group_sums(y, d):
-    """Move each sign group's sum of y_k d_k onto its largest |d_k|, leaving a zero sum."""
-    for sign in (1.0, -1.0):
+def _zero_group_sums(y, d, equality):
+    """Move each equality group's sum of y_k d_k onto its largest |d_k|, leaving a zero sum."""
+    for gr in range(2 if equality == 2 else 1):
         total, big, at = 0.0, 0.0, -1
         for k in range(y.size):
-            if y[k] == sign:
-                total += d[k]
+            if group(y, k, equality) == gr:
+                total += y[k] * d[k]
                 if abs(d[k]) > big:
                     big, at = abs(d[k]), k
         if at >= 0:
-            d[at] -= total
+            d[at] -= y[at] * total
 
 
 @njit(cache=True, nogil=True)
