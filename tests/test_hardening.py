@@ -288,8 +288,11 @@ def test_constant_features_change_nothing(case):
     ref = _quiet_fit(case.make(**kw), X, y)
     assert_finite_model(est, Xc)
     if "gamma" in kw and case.make(**kw).get_params().get("kernel") == "rbf":
-        # RBF distances do not see constant columns: the same problem, up to rounding
-        np.testing.assert_allclose(est.decision_function(Xc), ref.decision_function(X), rtol=1e-6, atol=1e-6)
+        # RBF distances do not see constant columns: the same problem, up to rounding. nu-SVC's
+        # outputs are its solution divided by the margin level r, and a rounding difference that
+        # changes one solver step moves the stopping point within tol: 3.5e-6 measured
+        tol = 1e-4 if case.name == "NuSVC" else 1e-6
+        np.testing.assert_allclose(est.decision_function(Xc), ref.decision_function(X), rtol=tol, atol=tol)
 
 
 @each_case
