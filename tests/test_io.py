@@ -373,7 +373,12 @@ CORRUPTIONS = {
                        "unknown or unsupported kernel_type 'quantum'"),
     "precomputed kernel": (lambda t: _replace_line(t, "kernel_type", "kernel_type precomputed"),
                            lambda t: 2, "kernel_type 'precomputed'"),
-    "nu_svc": (lambda t: _replace_line(t, "svm_type", "svm_type nu_svc"), lambda t: 1, "svm_type 'nu_svc'"),
+    "unknown svm_type": (lambda t: _replace_line(t, "svm_type", "svm_type nu_svm"), lambda t: 1,
+                         "unknown svm_type 'nu_svm'"),
+    "regression type on a 3-class file": (
+        lambda t: _replace_line(t, "svm_type", "svm_type epsilon_svr"),
+        lambda t: 1 + next(i for i, l in enumerate(_lines(t)) if l.startswith("nr_class")),
+        "epsilon_svr model has nr_class 2, got 3"),
     "missing rho": (lambda t: "".join(l for l in _lines(t) if not l.startswith("rho")),
                     lambda t: _sv_line_number(t) - 1, "lacks 'rho'"),
     "missing gamma": (lambda t: "".join(l for l in _lines(t) if not l.startswith("gamma")),

@@ -47,6 +47,8 @@ class NuSVC(SVC):
     LIBSVM's, of the rescaled problem.
     """
 
+    libsvm_svm_type = "nu_svc"     #: LIBSVM's svm_type (model files)
+
     def __init__(self, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
                  cache_size=200.0, class_weight=None, max_iter=-1, decision_function_shape="ovr",
                  probability=False, random_state=None, verbose=False,

@@ -31,6 +31,8 @@ class OneClassSVM(ExpansionAttributes, OutlierMixin, BaseEstimator):
     :class:`leansvm.SVR` plus ``offset_`` (rho; ``intercept_`` = -rho).
     """
 
+    libsvm_svm_type = "one_class"     #: LIBSVM's svm_type (model files)
+
     def __init__(self, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5, shrinking=True,
                  cache_size=200.0, verbose=False, max_iter=-1, working_set_size=DEFAULT_WORKING_SET,
                  random_state=None):

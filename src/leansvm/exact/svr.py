@@ -61,6 +61,8 @@ class SVR(_IRWLSRegressor):
     ``expansion_``, ``dual_objective_``, ``n_iter_``, ``fit_status_``.
     """
 
+    libsvm_svm_type = "epsilon_svr"     #: LIBSVM's svm_type (model files)
+
     def __init__(self, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0, epsilon=0.1,
                  shrinking=True, cache_size=200.0, verbose=False, max_iter=-1,
                  working_set_size=DEFAULT_WORKING_SET, random_state=None):
@@ -89,6 +91,8 @@ class NuSVR(_IRWLSRegressor):
     vectors from below; the tube width is found (``epsilon_``). Other parameters and fitted
     attributes as :class:`SVR`.
     """
+
+    libsvm_svm_type = "nu_svr"     #: LIBSVM's svm_type (model files)
 
     def __init__(self, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
                  tol=1e-3, cache_size=200.0, verbose=False, max_iter=-1,

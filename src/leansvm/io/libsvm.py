@@ -24,6 +24,11 @@ meaning ``label[0]``; leansvm's binary expansion is its negation (``> 0``
 means ``classes_[1]``), so ``sv_coef = -coef`` and ``rho = intercept``. For
 k > 2 column p of the expansion is pair p's decision: ``intercept = -rho``.
 Numbers are written with ``%.17g`` so that files round-trip exactly.
+
+The other svm types (``nu_svc`` as ``c_svc``; ``epsilon_svr``, ``nu_svr``, ``one_class``)
+are written as LIBSVM does: regression and one-class models have ``nr_class 2``, one
+``rho``, no ``label`` / ``nr_sv``, and one coefficient per support vector; their value
+is ``sum sv_coef k(sv, x) - rho``, so ``sv_coef = coef`` and ``rho = -intercept``.
 """
 
 from __future__ import annotations
@@ -50,6 +55,12 @@ _INT32_MAX = 2**31 - 1
 _LIBSVM_KERNEL_NAME = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid"}
 _KERNEL_FROM_LIBSVM = {v: k for k, v in _LIBSVM_KERNEL_NAME.items()}
 _LIBSVM_SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
+#: svm types with one output and no labels (LIBSVM's regression and one-class models)
+_ONE_OUTPUT_TYPES = ("one_class", "epsilon_svr", "nu_svr")
+#: the estimator each svm type loads as (module, class)
+_ESTIMATOR_OF_TYPE = {"c_svc": ("leansvm.exact.svc", "SVC"), "nu_svc": ("leansvm.exact.nu_svc", "NuSVC"),
+                      "epsilon_svr": ("leansvm.exact.svr", "SVR"), "nu_svr": ("leansvm.exact.svr", "NuSVR"),
+                      "one_class": ("leansvm.exact.one_class", "OneClassSVM")}
 _HEADER_KEYS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv",
                 "rho", "label", "probA", "probB", "nr_sv")
 
@@ -170,15 +181,33 @@ def _numbers(values) -> str:
     return " ".join("%.17g" % float(v) for v in values)
 
 
+def svm_type_of(estimator) -> str:
+    """LIBSVM's svm_type of a fitted estimator (``c_svc`` unless its class says otherwise)."""
+    return getattr(estimator, "libsvm_svm_type", "c_svc")
+
+
+def _one_output_layout(estimator):
+    """(None, None, sv_coef 1 x m, rho) of a regression or one-class model."""
+    if not hasattr(estimator, "expansion_"):
+        raise ValueError(f"{type(estimator).__name__} is not fitted (no expansion_)")
+    expansion = estimator.expansion_
+    if expansion.n_outputs != 1:
+        raise ValueError(f"a {svm_type_of(estimator)} model must have one output, this one has "
+                         f"{expansion.n_outputs}")
+    return None, None, expansion.coef.T, -expansion.intercept
+
+
 def _libsvm_header(estimator, labels, n_support, rho) -> list[str]:
     kernel = estimator.expansion_.kernel
-    lines = ["svm_type c_svc", f"kernel_type {_LIBSVM_KERNEL_NAME[kernel.name]}"]
+    lines = [f"svm_type {svm_type_of(estimator)}", f"kernel_type {_LIBSVM_KERNEL_NAME[kernel.name]}"]
     if kernel.name == "poly":
         lines.append(f"degree {int(kernel.degree)}")
     if kernel.name in ("poly", "rbf", "sigmoid"):
         lines.append("gamma %.17g" % kernel.gamma)
     if kernel.name in ("poly", "sigmoid"):
         lines.append("coef0 %.17g" % kernel.coef0)
+    if labels is None:           # regression, one-class: nr_class 2, one rho, no labels (LIBSVM's layout)
+        return lines + ["nr_class 2", f"total_sv {estimator.expansion_.n_support}", f"rho {_numbers(rho)}", "SV"]
     lines += [f"nr_class {len(labels)}", f"total_sv {int(np.sum(n_support))}",
               f"rho {_numbers(rho)}", "label " + " ".join(str(v) for v in labels)]
     prob = _probability_params(estimator, len(rho))
@@ -209,7 +238,8 @@ def _sv_lines(support_vectors, sv_coef):
 
 
 def save_libsvm_model(estimator, path) -> None:
-    """Write a fitted one-vs-one classifier as a LIBSVM model file (atomically).
+    """Write a fitted one-vs-one classifier, regressor or one-class model as a LIBSVM model file
+    (atomically; svm_type from the estimator: c_svc, nu_svc, epsilon_svr, nu_svr, one_class).
 
     Raises ``ValueError`` for models LIBSVM cannot represent: one-vs-rest with
     more than two classes, non-integer labels, coefficients outside LIBSVM's
@@ -225,7 +255,8 @@ def save_libsvm_model(estimator, path) -> None:
                       "native .npz format, which predicts raw tables", UserWarning, stacklevel=2)
     if hasattr(estimator, "libsvm_equivalent"):   # CompressedSVC: shared vectors repeated per class
         estimator = estimator.libsvm_equivalent()
-    labels, n_support, sv_coef, rho = _libsvm_layout(estimator)
+    layout = _one_output_layout if svm_type_of(estimator) in _ONE_OUTPUT_TYPES else _libsvm_layout
+    labels, n_support, sv_coef, rho = layout(estimator)
     header = _libsvm_header(estimator, labels, n_support, rho)
     with atomic_write(path, "w") as f:
         f.write("\n".join(header) + "\n")
@@ -278,9 +309,8 @@ def _parse_header_line(key: str, values: list[str]):
     """The parsed value of one header line."""
     if key == "svm_type":
         name = _one(values, key)
-        if name != "c_svc":
-            known = "a LIBSVM type" if name in _LIBSVM_SVM_TYPES else "unknown"
-            raise _LineError(f"svm_type {name!r} ({known}) is not supported; leansvm reads c_svc models")
+        if name not in _LIBSVM_SVM_TYPES:
+            raise _LineError(f"unknown svm_type {name!r}; expected one of {', '.join(_LIBSVM_SVM_TYPES)}")
         return name
     if key == "kernel_type":
         name = _one(values, key)
@@ -322,7 +352,7 @@ def _read_header(lines, path):
                 raise _fail(path, lineno, "unexpected text after 'SV'")
             return header, where, lineno
         if key not in _HEADER_KEYS:
-            raise _fail(path, lineno, f"unknown header key {key!r} (not a LIBSVM c_svc model file?)")
+            raise _fail(path, lineno, f"unknown header key {key!r} (not a LIBSVM model file?)")
         if key in header:
             raise _fail(path, lineno, f"header key {key!r} appears twice")
         try:
@@ -336,7 +366,10 @@ def _read_header(lines, path):
 
 def _check_header(header, where, sv_line, path):
     """Required keys present and per-class / per-pair counts consistent; returns (k, n_pairs)."""
-    required = ["svm_type", "kernel_type", "nr_class", "total_sv", "rho", "label", "nr_sv"]
+    required = ["svm_type", "kernel_type", "nr_class", "total_sv", "rho"]
+    one_output = header.get("svm_type") in _ONE_OUTPUT_TYPES
+    if not one_output:
+        required += ["label", "nr_sv"]
     kernel = header.get("kernel_type")
     required += {"poly": ["degree", "gamma", "coef0"], "rbf": ["gamma"],
                  "sigmoid": ["gamma", "coef0"]}.get(kernel, [])
@@ -345,6 +378,12 @@ def _check_header(header, where, sv_line, path):
             raise _fail(path, sv_line, f"header lacks {key!r} before the 'SV' line")
     k = header["nr_class"]
     n_pairs = k * (k - 1) // 2
+    if one_output:
+        if k != 2:
+            raise _fail(path, where["nr_class"], f"a {header['svm_type']} model has nr_class 2, got {k}")
+        for key in ("label", "nr_sv"):
+            if key in header:
+                raise _fail(path, where[key], f"a {header['svm_type']} model has no {key!r}")
     for key, count in (("rho", n_pairs), ("probA", n_pairs), ("probB", n_pairs),
                        ("label", k), ("nr_sv", k)):
         if key in header and len(header[key]) != count:
@@ -353,6 +392,8 @@ def _check_header(header, where, sv_line, path):
     if ("probA" in header) != ("probB" in header):
         key = "probA" if "probA" in header else "probB"
         raise _fail(path, where[key], "probA and probB must be given together")
+    if one_output:
+        return k, n_pairs
     if len(set(header["label"])) != k:
         raise _fail(path, where["label"], f"labels are not distinct: {header['label']}")
     if sum(header["nr_sv"]) != header["total_sv"]:
@@ -461,7 +502,10 @@ def _support_vector_matrix(indices, values, indptr, n_features):
 
 
 def load_libsvm_model(path, n_features: int | None = None, max_bytes: int | None = None):
-    """Read a LIBSVM c_svc model file as a fitted :class:`leansvm.SVC`.
+    """Read a LIBSVM model file as the fitted estimator of its svm_type: :class:`leansvm.SVC`,
+    :class:`leansvm.NuSVC`, :class:`leansvm.SVR`, :class:`leansvm.NuSVR` or
+    :class:`leansvm.OneClassSVM` (regression and one-class: predictions and decision values
+    equal ``svm-predict``'s).
 
     ``classes_`` keeps LIBSVM's label order, so predictions equal LIBSVM's.
     ``n_features_in_`` is the largest feature index in the file, or
@@ -489,11 +533,15 @@ def load_libsvm_model(path, n_features: int | None = None, max_bytes: int | None
         raise ValueError(f"{os.fspath(path)}: support vectors use feature {max_index}, "
                          f"more than n_features = {n_features}")
     support_vectors = _support_vector_matrix(indices, values, indptr, int(n_features))
-    n_support = np.array(header["nr_sv"], dtype=np.int32)
     rho = header["rho"]
-    if k == 2:
+    if header["svm_type"] in _ONE_OUTPUT_TYPES:
+        n_support = np.array([header["total_sv"]], dtype=np.int32)
+        coef, intercept = sv_coef.copy(), -rho
+    elif k == 2:
+        n_support = np.array(header["nr_sv"], dtype=np.int32)
         coef, intercept = -sv_coef, rho.copy()
     else:
+        n_support = np.array(header["nr_sv"], dtype=np.int32)
         coef, intercept = dense_from_libsvm_coef(sv_coef.T, n_support), -rho
     kernel = Kernel(header["kernel_type"], header.get("gamma", 1.0), header.get("degree", 3),
                     header.get("coef0", 0.0))
@@ -502,13 +550,16 @@ def load_libsvm_model(path, n_features: int | None = None, max_bytes: int | None
 
 
 def _libsvm_estimator(header, kernel, expansion, n_support):
-    from leansvm.exact.svc import SVC
+    import importlib
 
+    module, name = _ESTIMATOR_OF_TYPE[header["svm_type"]]
+    cls = getattr(importlib.import_module(module), name)
     gamma = kernel.gamma if "gamma" in header else "scale"
-    est = SVC(kernel=kernel.name, gamma=gamma, degree=kernel.degree, coef0=kernel.coef0,
-              decision_function_shape="ovr")
-    est.classes_ = np.array(header["label"], dtype=np.int64)
-    est.multiclass_ = "ovo"
+    est = cls(kernel=kernel.name, gamma=gamma, degree=kernel.degree, coef0=kernel.coef0)
+    if header["svm_type"] not in _ONE_OUTPUT_TYPES:
+        est.set_params(decision_function_shape="ovr")
+        est.classes_ = np.array(header["label"], dtype=np.int64)
+        est.multiclass_ = "ovo"
     est.expansion_ = expansion
     est.n_support_ = n_support
     est.support_ = np.empty(0, dtype=np.int32)
