@@ -122,3 +122,32 @@ def test_malformed_files_of_the_new_types_are_named(text, message, tmp_path):
     path.write_text(text)
     with pytest.raises(ValueError, match=message):
         io.load_libsvm_model(path)
+
+
+@pytest.mark.parametrize("estimator", [leansvm.SVR(gamma=0.2), leansvm.NuSVR(gamma=0.2), leansvm.OneClassSVM(gamma=0.2),
+                                       leansvm.NuSVC(nu=0.3, gamma=0.2)], ids=lambda e: type(e).__name__)
+def test_native_files_round_trip_every_type(estimator, tmp_path):
+    X, z, X_new, _ = _regression_data()
+    y = (z > np.median(z)).astype(int) if isinstance(estimator, leansvm.NuSVC) else z
+    estimator.fit(X, y) if not isinstance(estimator, leansvm.OneClassSVM) else estimator.fit(X)
+    path = tmp_path / "model.npz"
+    io.save_model(estimator, path)
+    back = io.load_model(path)
+    assert type(back) is type(estimator)
+    np.testing.assert_array_equal(back.predict(X_new), estimator.predict(X_new))
+    assert back.get_params() == estimator.get_params()
+
+
+def test_native_file_with_classes_removed_or_added_is_refused(tmp_path):
+    X, z, _, _ = _regression_data()
+    svc = leansvm.SVC(gamma=0.2).fit(X, (z > np.median(z)).astype(int))
+    svr = leansvm.SVR(gamma=0.2).fit(X, z)
+    for model, classes, message in ((svc, np.empty(0), "SVC model needs classes"),
+                                    (svr, np.array([0, 1]), "SVR model has no classes")):
+        path = tmp_path / "model.npz"
+        io.save_model(model, path)
+        arrays = dict(np.load(path))
+        arrays["classes"] = classes
+        np.savez(path, **arrays)
+        with pytest.raises(ValueError, match=message):
+            io.load_model(path)

@@ -13,7 +13,8 @@ import importlib
 ESTIMATORS: dict[str, type] = {}
 
 #: the modules whose estimators the native format restores
-ESTIMATOR_MODULES = ("leansvm.exact.svc", "leansvm.budget.budget_svc", "leansvm.compression.compressed_svc",
+ESTIMATOR_MODULES = ("leansvm.exact.svc", "leansvm.exact.nu_svc", "leansvm.exact.svr", "leansvm.exact.one_class",
+                     "leansvm.budget.budget_svc", "leansvm.compression.compressed_svc",
                      "leansvm.budget.bsgd_classifier", "leansvm.budget.landmark_svc")
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from leansvm.core.multiclass import BinaryFit, ovo_pairs
 from leansvm.core.problems import nu_svc
+from leansvm.core.registry import register_estimator
 from leansvm.exact.irwls import DEFAULT_WORKING_SET, solve_irwls
 from leansvm.exact.svc import SVC
 
@@ -35,6 +36,7 @@ def check_nu(nu, what) -> float:
     return value
 
 
+@register_estimator
 class NuSVC(SVC):
     """nu-support vector classifier with scikit-learn's ``NuSVC`` parameters, solved by chunked IRWLS.
 

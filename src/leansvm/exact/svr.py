@@ -14,8 +14,9 @@ prediction is the classifiers' blocked kernel product.
   variable, priced by C nu; sum alpha = sum alpha* = C nu sum_i w_i / 2 (LIBSVM's two
   equalities). The tube width found is ``epsilon_`` (-r at the optimum).
 
-Partial (issue 21): no LIBSVM / native model files, ONNX export or command-line ``-s 3/4``
-for regression yet.
+Model files: LIBSVM's (``epsilon_svr`` / ``nu_svr``) and the native ``.npz``
+(:mod:`leansvm.io`). Partial (issue 21): no ONNX export, command-line ``-s 3/4`` or
+precomputed kernels for regression yet.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from leansvm.core.problems import epsilon_svr, nu_svr
+from leansvm.core.registry import register_estimator
 from leansvm.core.validation import (check_positive_number, fit_transaction, validate_predict_data,
                                      validate_regression_data)
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
@@ -48,6 +50,7 @@ class _IRWLSRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
         return self.expansion_.decision_function(X)[:, 0]
 
 
+@register_estimator
 class SVR(_IRWLSRegressor):
     """Epsilon-SVR with scikit-learn's ``SVR`` parameters, solved by chunked IRWLS.
 
@@ -84,6 +87,7 @@ class SVR(_IRWLSRegressor):
         return epsilon_svr(z, C, check_positive_number("epsilon", self.epsilon, allow_zero=True))
 
 
+@register_estimator
 class NuSVR(_IRWLSRegressor):
     """nu-SVR with scikit-learn's ``NuSVR`` parameters, solved by chunked IRWLS.
 

@@ -10,6 +10,7 @@ import os
 import zipfile
 
 import numpy as np
+from sklearn.base import is_classifier
 import scipy.sparse as sp
 
 from leansvm.core.expansion import KernelExpansion
@@ -57,7 +58,9 @@ def _native_arrays(estimator) -> tuple[dict, dict]:
     if not hasattr(estimator, "expansion_"):
         raise ValueError(f"{type(estimator).__name__} is not fitted (no expansion_)")
     exp = estimator.expansion_
-    arrays = {"coef": exp.coef, "intercept": exp.intercept, "classes": _class_array(estimator.classes_)}
+    # regression and one-class models have no classes: an empty array marks them
+    classes = _class_array(estimator.classes_) if hasattr(estimator, "classes_") else np.empty(0)
+    arrays = {"coef": exp.coef, "intercept": exp.intercept, "classes": classes}
     sv = exp.support_vectors
     if sp.issparse(sv):
         sv = sp.csr_matrix(sv)
@@ -245,8 +248,9 @@ def _check_native_types(arrays, meta):
         if key in arrays and arrays[key].dtype.kind not in "iu":
             raise ValueError(f"array {key!r} must hold integers, got dtype {arrays[key].dtype}")
     classes = arrays["classes"]
-    if classes.dtype.kind not in "biufU" or np.unique(classes).size != classes.size or classes.size < 2:
-        raise ValueError(f"classes must be at least two distinct numbers or strings, got {classes[:5]!r}")
+    if classes.dtype.kind not in "biufU" or np.unique(classes).size != classes.size or classes.size == 1:
+        raise ValueError(f"classes must be at least two distinct numbers or strings (none for a regression "
+                         f"or one-class model), got {classes[:5]!r}")
     if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
         raise ValueError("classes must be finite")
 
@@ -264,6 +268,10 @@ def _native_support_vectors(arrays, meta):
 
 
 def _check_outputs(n_classes: int, strategy: str, n_outputs: int):
+    if n_classes == 0:                    # regression or one-class: one output
+        if n_outputs != 1:
+            raise ValueError(f"a model without classes has one output, the file has {n_outputs}")
+        return
     expected = 1 if n_classes == 2 else (n_classes if strategy == "ovr" else n_classes * (n_classes - 1) // 2)
     if strategy not in ("ovo", "ovr") or n_outputs != expected:
         raise ValueError(f"{n_classes} classes with multiclass={strategy!r} need {expected} outputs, "
@@ -295,8 +303,11 @@ def load_model(path, max_bytes: int | None = None):
         est = cls(**params)
     except (KeyError, TypeError, ValueError, OverflowError, AttributeError, IndexError) as exc:
         raise ValueError(f"{name}: inconsistent model file ({exc})") from None
-    est.classes_ = arrays["classes"]
-    est.multiclass_ = meta["multiclass"]
+    if bool(arrays["classes"].size) != is_classifier(est):
+        raise ValueError(f"{name}: a {meta['estimator']} model {'needs' if is_classifier(est) else 'has no'} classes")
+    if arrays["classes"].size:
+        est.classes_ = arrays["classes"]
+        est.multiclass_ = meta["multiclass"]
     est.expansion_ = expansion
     if "n_support" in arrays:
         est.n_support_ = arrays["n_support"].astype(np.int32)
