@@ -124,6 +124,12 @@ def _select_working_set(y, p, f, alpha, C, b, q, rng, tol, equality=True, slot_o
 BIAS_MODES = ("equality", "augmented", "none")
 
 
+def default_cache_dtype(tol):
+    """Kernel rows in float32 when tol >= 1e-4 (as LIBSVM's Qfloat: twice the rows per MB), float64
+    for tighter tolerances, where float32 rounding of the outputs would exceed tol."""
+    return np.float32 if tol >= 1e-4 else np.float64
+
+
 def _expansion_outputs(kernel, X_eval, X_src, coef, offset):
     """sum_j coef_j (k(x_j, x) + offset) at every row x of X_eval.
 
@@ -140,7 +146,7 @@ def _restore_equalities(alpha, problem, free):
     From a = 0 (a cold start) the sums are filled as LIBSVM does: a_i = min(C_i, what is left)
     in index order, a sparse start; the proportional fill of a warm start would make every
     variable a support vector (one-class SVM on magic's class g: 0.88 s -> 0.17 s, LIBSVM 0.34 s)."""
-    if not alpha[free].any() and not alpha.any():
+    if not alpha.any():
         _fill_in_order(alpha, problem, free)
     if problem.equalities == 1:
         _restore_equality(alpha, problem.y, problem.C, free, problem.delta)
@@ -240,7 +246,7 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
     if shared is not None:
         cache_dtype = shared[0].dtype
     if cache_dtype is None:
-        cache_dtype = np.float32 if tol >= 1e-4 else np.float64
+        cache_dtype = default_cache_dtype(tol)
     if bias not in BIAS_MODES:
         raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
     equality = problem.equalities if bias == "equality" else 0      # the compiled loops' mode

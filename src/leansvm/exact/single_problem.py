@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel, KernelRowCache
 from leansvm.core.validation import check_positive_number
-from leansvm.exact.irwls import solve_irwls
+from leansvm.exact.irwls import default_cache_dtype, solve_irwls
 
 
 def solve_expansion(estimator, X, bounds, make_problem):
@@ -29,8 +29,7 @@ def solve_expansion(estimator, X, bounds, make_problem):
     X_keep = X[keep]
     kernel = Kernel.from_params(estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0, X)
     problem = make_problem(keep, bounds[keep])
-    dtype = np.float32 if estimator.tol >= 1e-4 else np.float64
-    rows = KernelRowCache(kernel, X_keep, float(estimator.cache_size), dtype=dtype)
+    rows = KernelRowCache(kernel, X_keep, float(estimator.cache_size), dtype=default_cache_dtype(estimator.tol))
     fit = solve_irwls(X_keep, problem, kernel, tol=estimator.tol, working_set_size=estimator.working_set_size,
                       cache_size=estimator.cache_size, max_iter=estimator.max_iter,
                       random_state=estimator.random_state, verbose=int(estimator.verbose),
