@@ -78,9 +78,12 @@ class DualProblem:
         """1 (y'a = Delta) or 2 (one per sign, the nu forms): the solvers' equality mode."""
         return 1 if self.sign_sums is None else 2
 
-    def sign_targets(self):
-        """(Delta_+, -Delta_-): the value of sum y_i a_i that each sign group must reach."""
-        return self.sign_sums[0], -self.sign_sums[1]
+    def equality_groups(self):
+        """(mask, target) per equality constraint, the constraint being sum_{mask} y_i a_i = target:
+        all variables and Delta, or in the nu forms (y = +1, Delta_+) and (y = -1, -Delta_-)."""
+        if self.sign_sums is None:
+            return [(np.ones(self.n, dtype=bool), self.delta)]
+        return [(self.y > 0, self.sign_sums[0]), (self.y < 0, -self.sign_sums[1])]
 
     @property
     def n(self) -> int:
@@ -139,12 +142,10 @@ class DualProblem:
             pg = self.projected_gradient(alpha, f)
             i, j = int(np.argmin(pg)), int(np.argmax(pg))
             return float(max(pg[j], 0.0) - min(pg[i], 0.0)), i, j
-        if self.equalities == 2:
-            return max((self._sign_violation(alpha, f, self.y == sign) for sign in (1.0, -1.0)),
-                       key=lambda t: t[0])
-        return self._sign_violation(alpha, f, np.ones(self.n, dtype=bool))
+        return max((self._group_violation(alpha, f, group) for group, _ in self.equality_groups()),
+                   key=lambda t: t[0])
 
-    def _sign_violation(self, alpha, f, group):
+    def _group_violation(self, alpha, f, group):
         """m - M over the variables ``group`` and its pair."""
         up, low = self.up_low(alpha)
         up, low = up & group, low & group
@@ -174,8 +175,7 @@ class DualProblem:
         of the range the bounded ones leave (LIBSVM's ``Solver_NU::calculate_rho``)."""
         G = self.gradient(f)
         levels = []
-        for sign in (1.0, -1.0):
-            g = self.y == sign
+        for g, _ in self.equality_groups():
             free = g & (alpha > 0) & (alpha < self.C)
             if free.any():
                 levels.append(float(G[free].mean()))

@@ -147,6 +147,17 @@ def check_positive_number(name: str, value, *, allow_zero: bool = False) -> floa
     return value
 
 
+def check_nu(nu, what) -> float:
+    """nu as a float in (0, 1]; ValueError naming it otherwise."""
+    try:
+        value = float(nu)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: nu must be a number in (0, 1], got {nu!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"{what}: nu must be in (0, 1], got {nu!r}")
+    return value
+
+
 def check_int(name: str, value, low: int) -> int:
     """``value`` as an int; ValueError unless it is an integer >= ``low``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:

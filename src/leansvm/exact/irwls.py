@@ -151,7 +151,7 @@ def _restore_equalities(alpha, problem, free):
     if problem.equalities == 1:
         _restore_equality(alpha, problem.y, problem.C, free, problem.delta)
         return
-    for g, target in zip((problem.y > 0, problem.y < 0), problem.sign_targets()):
+    for g, target in problem.equality_groups():
         a = alpha[g]
         _restore_equality(a, problem.y[g], problem.C[g], free[g], target)
         alpha[g] = a
@@ -162,9 +162,7 @@ def _fill_in_order(alpha, problem, free):
     target (sum of y_i a_i within a sign group) is reached: LIBSVM's start for one-class and the
     nu forms. Targets of the wrong sign for a group (none here) are left to the restore step."""
     y, C = problem.y, problem.C
-    groups = ([np.ones(y.size, dtype=bool)] if problem.equalities == 1 else [y > 0, y < 0])
-    targets = [problem.delta] if problem.equalities == 1 else list(problem.sign_targets())
-    for g, target in zip(groups, targets):
+    for g, target in problem.equality_groups():
         idx = np.flatnonzero(g & free & (y == (1.0 if target > 0 else -1.0)))
         left = abs(target)
         if left <= 0 or idx.size == 0:
@@ -173,12 +171,9 @@ def _fill_in_order(alpha, problem, free):
         alpha[idx] = np.clip(left - before, 0.0, C[idx])
 
 
-def _group_sums(values, problem, equality):
-    """sum_i values_i per equality group: [all, 0] with one equality, [y = +1, y = -1] with two."""
-    if equality == 2:
-        pos = problem.y > 0
-        return np.array([values[pos].sum(), values[~pos].sum()])
-    return np.array([values.sum(), 0.0])
+def _group_sums(values, problem):
+    """sum_i values_i over each equality group of the nu forms: [y = +1, y = -1]."""
+    return np.array([values[g].sum() for g, _ in problem.equality_groups()])
 
 
 def _restore_equality(alpha, y, C, free, delta=0.0):
@@ -269,7 +264,7 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
         f = _start_outputs(kernel, X, shared, A, y, alpha, alpha_init, initial_outputs, offset)
     # fixed part of y'a, minus Delta (per group)
     if equality == 2:
-        c_fixed = _group_sums(np.where(fixedC, y * C, 0.0), problem, 2) - np.array(problem.sign_targets())
+        c_fixed = _group_sums(np.where(fixedC, y * C, 0.0), problem) - [t for _, t in problem.equality_groups()]
     else:
         c_fixed = np.array([float(y[fixedC] @ C[fixedC]) - problem.delta, 0.0])
     # one BLAS thread: the loop's products are small, and threads only wait on each other
@@ -364,7 +359,7 @@ def _shrinkable(problem, alpha, f, equality):
     C = problem.C
     if equality == 2:
         firm = np.zeros(alpha.size, dtype=bool)
-        for g in (problem.y > 0, problem.y < 0):
+        for g, _ in problem.equality_groups():
             firm[g] = _shrinkable(problem.subset(np.flatnonzero(g)), alpha[g], f[g], 1)
         return firm
     if equality:
@@ -438,7 +433,7 @@ class _ChunkedIRWLS:
         inactive = np.ones(self.y.size, dtype=bool)
         inactive[active] = False
         if self.equality == 2:
-            c_inactive = _group_sums(np.where(inactive, self.y * self.alpha, 0.0), self.problem, 2)
+            c_inactive = _group_sums(np.where(inactive, self.y * self.alpha, 0.0), self.problem)
         else:
             c_inactive = np.array([float(self.y @ self.alpha - self.y[active] @ self.alpha[active]), 0.0])
         self.c_const = self.c_fixed + c_inactive     # fixed part of y'a in this phase (per group)

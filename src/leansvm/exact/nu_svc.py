@@ -21,19 +21,9 @@ import numpy as np
 from leansvm.core.multiclass import BinaryFit, ovo_pairs
 from leansvm.core.problems import nu_svc
 from leansvm.core.registry import register_estimator
+from leansvm.core.validation import check_nu
 from leansvm.exact.irwls import DEFAULT_WORKING_SET, solve_irwls
 from leansvm.exact.svc import SVC
-
-
-def check_nu(nu, what) -> float:
-    """nu as a float in (0, 1]; ValueError naming it otherwise."""
-    try:
-        value = float(nu)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: nu must be a number in (0, 1], got {nu!r}") from None
-    if not 0.0 < value <= 1.0:
-        raise ValueError(f"{what}: nu must be in (0, 1], got {nu!r}")
-    return value
 
 
 @register_estimator

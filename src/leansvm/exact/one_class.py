@@ -18,9 +18,8 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from leansvm.core.problems import one_class
 from leansvm.core.registry import register_estimator
-from leansvm.core.validation import fit_transaction, validate_predict_data, validate_unlabelled_data
+from leansvm.core.validation import check_nu, fit_transaction, validate_predict_data, validate_unlabelled_data
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
-from leansvm.exact.nu_svc import check_nu
 from leansvm.exact.single_problem import ExpansionAttributes, solve_expansion
 
 
