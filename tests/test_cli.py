@@ -1,5 +1,6 @@
 """The ``leansvm`` command, run in-process through ``main`` (and once as ``python -m leansvm``)."""
 
+import re
 import subprocess
 import sys
 import types
@@ -195,7 +196,13 @@ def test_named_dataset(fake_datasets, tmp_path, capsys):
     (lambda d, m, t: ["train", "-c", "abc", d, str(t / "m")], 2, "invalid float value"),
     (lambda d, m, t: ["train", "-c", "-1", d, str(t / "m")], 2, "C must be positive"),
     (lambda d, m, t: ["train", "-w1", "x", d, str(t / "m")], 2, "not a number"),
-    (lambda d, m, t: ["train", "-s", "1", d, str(t / "m")], 2, "only C-SVC"),
+    (lambda d, m, t: ["train", "-s", "5", d, str(t / "m")], 2, "invalid choice"),
+    (lambda d, m, t: ["train", "-s", "2", "-n", "0", d, str(t / "m")], 2, "nu must be in (0, 1]"),
+    (lambda d, m, t: ["train", "-s", "3", "-p", "-1", d, str(t / "m")], 2, "epsilon (-p) must be non-negative"),
+    (lambda d, m, t: ["train", "-s", "2", "-b", "1", d, str(t / "m")], 2, "not implemented for the one-class"),
+    (lambda d, m, t: ["train", "-s", "3", "--algorithm", "bsgd", "--budget", "5", d, str(t / "m")], 2,
+     "trains a C-SVC"),
+    (lambda d, m, t: ["train", "-t", "4", d, str(t / "m")], 1, "rows must be numbered 0:1"),
     (lambda d, m, t: ["train", "-t", "0", "--kernel", "rbf", d, str(t / "m")], 2, "contradicts"),
     (lambda d, m, t: ["frobnicate"], 2, "invalid choice"),
     (lambda d, m, t: [], 2, "required"),
@@ -223,3 +230,75 @@ def test_python_dash_m_entry_point(trained):
     result = subprocess.run([sys.executable, "-m", "leansvm", "info", str(trained) + ".missing"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("svm_type", [0, 1, 2, 3, 4])
+def test_every_svm_type_trains_and_predicts_as_svm_train(heart, tmp_path, capsys, svm_type):
+    """``leansvm train -s N`` writes a file of LIBSVM's svm_type whose predictions equal those of
+    LIBSVM's own model (same options); ``predict`` prints svm-predict's lines."""
+    ours = tmp_path / "ours.model"
+    status, out, err = _run(capsys, ["train", "-s", str(svm_type), "-g", "0.1", "-n", "0.4", "-p", "0.2",
+                                     heart, str(ours)])
+    assert status == 0, err
+    y, X = svmutil.svm_read_problem(heart)
+    with threadpool_limits(1, user_api="openmp"):
+        reference = svmutil.svm_train(y, X, f"-s {svm_type} -g 0.1 -n 0.4 -p 0.2 -q")
+        theirs, (_, mse, r2), _ = svmutil.svm_predict(y, X, reference, "-q")
+    svm_type_line = open(ours).readline().split()[1]
+    assert svm_type_line == ["c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr"][svm_type]
+    status, out, err = _run(capsys, ["predict", heart, str(ours), str(tmp_path / "out")])
+    assert status == 0, err
+    predicted = np.loadtxt(tmp_path / "out")
+    if svm_type in (3, 4):
+        assert np.max(np.abs(predicted - theirs)) <= 1e-2 * np.std(y)
+        ours_mse = float(re.search(r"Mean squared error = (\S+) \(regression\)", out).group(1))
+        ours_r2 = float(re.search(r"Squared correlation coefficient = (\S+) \(regression\)", out).group(1))
+        assert ours_mse == pytest.approx(mse, rel=1e-2) and ours_r2 == pytest.approx(r2, rel=1e-2)
+        assert ours_mse == pytest.approx(np.mean((predicted - np.array(y)) ** 2), rel=1e-5)
+    else:
+        # one-class at nu 0.4: the free support vectors lie on the boundary (score 0 to tol)
+        assert np.mean(predicted == np.array(theirs)) >= (0.98 if svm_type == 2 else 0.995)
+        assert "(classification)" in out
+
+
+def test_precomputed_kernel_files_train_and_predict_as_libsvm(heart, tmp_path, capsys):
+    """-t 4: rows ``0:serial 1:k(x,x_1) ...``, written and read as LIBSVM does."""
+    y, X = svmutil.svm_read_problem(heart, return_scipy=True)
+    X = X.toarray()
+    K = np.exp(-0.1 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+
+    def write(path, rows, serial):
+        with open(path, "w") as f:
+            for i, row in enumerate(rows):
+                f.write("%g 0:%d " % (y[i], serial(i)) + " ".join("%d:%.17g" % (j + 1, v)
+                                                               for j, v in enumerate(row)) + "\n")
+
+    write(tmp_path / "train", K, lambda i: i + 1)
+    write(tmp_path / "test", K[:80], lambda i: 0)
+    for svm_type in (0, 3):
+        model = tmp_path / f"m{svm_type}"
+        assert main(["train", "-q", "-s", str(svm_type), "-t", "4", str(tmp_path / "train"), str(model)]) == 0
+        assert main(["predict", "-q", str(tmp_path / "test"), str(model), str(tmp_path / "out")]) == 0
+        ours = np.loadtxt(tmp_path / "out")
+        yt, Xt = svmutil.svm_read_problem(str(tmp_path / "test"))
+        with threadpool_limits(1, user_api="openmp"):
+            theirs, _, _ = svmutil.svm_predict(yt, Xt, svmutil.svm_load_model(str(model)), "-q")
+        np.testing.assert_allclose(ours, theirs, atol=1e-9)      # LIBSVM reads our file alike
+        named = leansvm.SVC(gamma=0.1) if svm_type == 0 else leansvm.SVR(gamma=0.1)
+        named.fit(X, y)
+        agree = np.abs(ours - named.predict(X[:80]))
+        assert (np.mean(agree == 0) >= 0.99) if svm_type == 0 else (agree.max() <= 1e-2)
+
+
+def test_svr_probability_writes_laplace_sigma_libsvm_reads(heart, tmp_path, capsys):
+    path = tmp_path / "svr.model"
+    assert main(["train", "-q", "-s", "3", "-b", "1", "-g", "0.1", heart, str(path)]) == 0
+    ours = load_libsvm_model(path).probA_[0]
+    sigma = svmutil.svm_load_model(str(path)).get_svr_probability()
+    assert sigma == pytest.approx(ours, rel=1e-12)
+    y, X = svmutil.svm_read_problem(heart)
+    with threadpool_limits(1, user_api="openmp"):
+        reference = svmutil.svm_train(y, X, "-s 3 -b 1 -g 0.1 -q").get_svr_probability()
+    assert ours == pytest.approx(reference, rel=0.15)           # random folds on both sides
+    status, out, _ = _run(capsys, ["predict", "-b", "1", heart, str(path), str(tmp_path / "out")])
+    assert status == 0 and f"sigma={ours:g}" in out

@@ -63,6 +63,27 @@ def test_blockwise_prediction_equals_in_memory(client, models, name):
     np.testing.assert_allclose(got_scores, model.decision_function(X), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["SVR", "NuSVR", "OneClassSVM", "NuSVC", "precomputed SVR"])
+def test_blockwise_prediction_of_every_estimator(client, name):
+    """Regressors, the one-class model (predict, decision_function, score_samples), nu-SVC and a
+    precomputed kernel (X: kernel values against the training samples) predict blockwise as in memory."""
+    from sklearn.metrics.pairwise import rbf_kernel
+    X, y = problem(2, seed=3)
+    z = X[:, 0] + 0.1 * X[:, 1] ** 2
+    model = {"SVR": lambda: leansvm.SVR().fit(X, z), "NuSVR": lambda: leansvm.NuSVR().fit(X, z),
+             "OneClassSVM": lambda: leansvm.OneClassSVM(nu=0.2).fit(X), "NuSVC": lambda: leansvm.NuSVC().fit(X, y),
+             "precomputed SVR": lambda: leansvm.SVR(kernel="precomputed").fit(rbf_kernel(X, X), z)}[name]()
+    X_new = np.random.default_rng(0).normal(size=(230, X.shape[1]))
+    if name.startswith("precomputed"):
+        X_new = rbf_kernel(X_new, X)
+    Xd = da.from_array(X_new, chunks=(70, X_new.shape[1]))
+    methods = ["predict"] + (["decision_function"] if hasattr(model, "decision_function") else []) + \
+        (["score_samples"] if name == "OneClassSVM" else [])
+    for method in methods:
+        got = client.compute(getattr(ld, method)(model, Xd, client=client), sync=True)
+        np.testing.assert_allclose(got, getattr(model, method)(X_new), rtol=1e-12, atol=1e-12)
+
+
 def test_predict_proba_and_dataframe_input(client, models):
     model, X = models["proba"]
     frame = dd.from_pandas(pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]), npartitions=3)

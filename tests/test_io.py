@@ -371,8 +371,8 @@ CORRUPTIONS = {
     "garbled rho": (lambda t: _replace_line(t, "rho", "rho 0.1 zz 0.3"), lambda t: _key_line(t, "rho"), "rho value 2"),
     "unknown kernel": (lambda t: _replace_line(t, "kernel_type", "kernel_type quantum"), lambda t: 2,
                        "unknown or unsupported kernel_type 'quantum'"),
-    "precomputed kernel": (lambda t: _replace_line(t, "kernel_type", "kernel_type precomputed"),
-                           lambda t: 2, "kernel_type 'precomputed'"),
+    "precomputed kernel without serials": (lambda t: _replace_line(t, "kernel_type", "kernel_type precomputed"),
+                                           lambda t: t.splitlines().index("SV") + 2, "0:serial"),
     "unknown svm_type": (lambda t: _replace_line(t, "svm_type", "svm_type nu_svm"), lambda t: 1,
                          "unknown svm_type 'nu_svm'"),
     "regression type on a 3-class file": (
@@ -437,7 +437,7 @@ def test_failed_libsvm_write_keeps_previous_file(iris, tmp_path, monkeypatch):
     path = tmp_path / "m.model"
     path.write_text("previous content\n")
 
-    def broken(support_vectors, sv_coef):
+    def broken(support_vectors, sv_coef, first_index=1):
         yield "1 1 1:1"
         raise RuntimeError("disk full")
 

@@ -274,3 +274,63 @@ def test_probabilities_refused_with_a_reason():
         assert len(to_onnx(coupled).graph.output) == 2
     with pytest.raises(ValueError, match="probabilities"):
         to_onnx(plain, probabilities="yes")
+
+
+def _outputs(onnx_model, X):
+    sess = ort.InferenceSession(onnx_model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    return dict(zip(names, sess.run(names, {"X": X})))
+
+
+def _one_output_models():
+    from sklearn.datasets import make_friedman1
+    X, z = make_friedman1(n_samples=200, n_features=5, noise=0.3, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    z = (z - z.mean()) / z.std()
+    return X, {"SVR-rbf": leansvm.SVR(C=3.0, gamma=0.3).fit(X, z),
+               "NuSVR-poly": leansvm.NuSVR(kernel="poly", degree=2, gamma=0.2, coef0=1.0).fit(X, z),
+               "SVR-linear": leansvm.SVR(kernel="linear").fit(X, z),
+               "OneClassSVM-rbf": leansvm.OneClassSVM(nu=0.2, gamma=0.3).fit(X)}
+
+
+@pytest.mark.parametrize("name", ["SVR-rbf", "NuSVR-poly", "SVR-linear", "OneClassSVM-rbf"])
+def test_regressors_and_one_class_export(name):
+    """float64 graph: scores and predictions as leansvm's to 1e-10; the SVMRegressor operator
+    (float32) to 1e-4; one-class labels +1 / -1 as ``predict``."""
+    X, models = _one_output_models()
+    model = models[name]
+    X_new = np.random.default_rng(1).normal(size=(120, X.shape[1]))
+    one_class = name.startswith("OneClass")
+    expected = model.decision_function(X_new) if one_class else model.predict(X_new)
+    exact = _outputs(to_onnx(model), X_new)
+    operator = _outputs(to_onnx(model, method="svm_regressor"), X_new.astype(np.float32))
+    for out, tol in ((exact, 1e-10), (operator, 1e-4 * max(1.0, np.abs(expected).max()))):
+        np.testing.assert_allclose(out["scores"][:, 0], expected, atol=tol)
+        if one_class:
+            np.testing.assert_array_equal(out["label"][np.abs(expected) > tol], model.predict(X_new)[np.abs(expected) > tol])
+        else:
+            np.testing.assert_allclose(out["prediction"], expected, atol=tol)
+
+
+def test_precomputed_kernel_export_gathers_kernel_columns():
+    from sklearn.metrics.pairwise import rbf_kernel
+    X, y = problem(3)
+    K, K_new = rbf_kernel(X, X, gamma=0.3), rbf_kernel(X[:40] + 0.1, X, gamma=0.3)
+    for model in (leansvm.SVC(kernel="precomputed").fit(K, y), leansvm.SVR(kernel="precomputed").fit(K, X[:, 0])):
+        out = _outputs(to_onnx(model), K_new)
+        first = "label" if "label" in out else "prediction"
+        np.testing.assert_allclose(out[first], model.predict(K_new), atol=1e-10)
+        with pytest.raises(ValueError, match="no precomputed kernel"):
+            to_onnx(model, method="svm_classifier" if first == "label" else "svm_regressor")
+
+
+def test_one_output_export_refusals():
+    X, models = _one_output_models()
+    with pytest.raises(ValueError, match="exports classifiers"):
+        to_onnx(models["SVR-rbf"], method="svm_classifier")
+    with pytest.raises(ValueError, match="no class probabilities"):
+        to_onnx(models["SVR-rbf"], probabilities=True)
+    with pytest.raises(ValueError, match="exports regressors"):
+        to_onnx(leansvm.SVC().fit(*problem(2)), method="svm_regressor")
+    with pytest.raises(ValueError, match="kernel function"):
+        to_onnx(leansvm.OneClassSVM(kernel=lambda A, B: A @ B.T).fit(X))

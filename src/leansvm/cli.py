@@ -1,7 +1,7 @@
 """The ``leansvm`` command: LIBSVM's ``svm-train`` / ``svm-predict`` habits, plus ``info``.
 
-    leansvm train [options] DATA MODEL      train a C-SVC, write MODEL
-    leansvm predict [-q] DATA MODEL OUTPUT  one predicted label per line, print accuracy
+    leansvm train [options] DATA MODEL      train (svm-train's -s 0..4, -t 0..4), write MODEL
+    leansvm predict [-q] DATA MODEL OUTPUT  one prediction per line; accuracy, or MSE and r^2
     leansvm info MODEL                      kernel, parameters, classes, support vectors
 
 DATA is an svmlight/LIBSVM data file (0- or 1-based indices, ``--zero-based``),
@@ -30,6 +30,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import is_regressor
 
 from leansvm import interrupts, io
 from leansvm.core.kernels import LIBSVM_KERNEL_CODES
@@ -77,14 +78,15 @@ def _add_zero_based(p):
 
 def _train_parser(sub):
     # add_help=False: -h is LIBSVM's shrinking option; --help is added below
-    p = sub.add_parser("train", add_help=False, help="train a C-SVC and write a model file",
-                       description="Train a C-SVC (LIBSVM's svm-train options) and write MODEL.")
+    p = sub.add_parser("train", add_help=False, help="train an SVM and write a model file",
+                       description="Train an SVM (LIBSVM's svm-train options) and write MODEL.")
     p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, or a named dataset")
     p.add_argument("model", metavar="MODEL", help="model file to write (LIBSVM format; native if *.npz)")
-    p.add_argument("-s", dest="svm_type", type=int, default=0, metavar="svm_type",
-                   help="LIBSVM svm_type; only 0 (C-SVC) is supported")
-    p.add_argument("-t", dest="kernel_type", type=int, choices=range(4), metavar="kernel_type",
-                   help="0 linear, 1 polynomial, 2 rbf (default), 3 sigmoid")
+    p.add_argument("-s", dest="svm_type", type=int, default=0, choices=range(5), metavar="svm_type",
+                   help="0 C-SVC (default), 1 nu-SVC, 2 one-class SVM, 3 epsilon-SVR, 4 nu-SVR")
+    p.add_argument("-t", dest="kernel_type", type=int, choices=range(5), metavar="kernel_type",
+                   help="0 linear, 1 polynomial, 2 rbf (default), 3 sigmoid, 4 precomputed kernel "
+                        "(DATA rows: 0:serial 1:k(x,x_1) ... n:k(x,x_n), as LIBSVM)")
     p.add_argument("--kernel", choices=list(LIBSVM_KERNEL_CODES), help="kernel by name (rbf)")
     p.add_argument("-c", "--C", dest="C", type=float, help="cost C (default 1, or the dataset's)")
     p.add_argument("-g", "--gamma", dest="gamma", type=float,
@@ -93,10 +95,13 @@ def _train_parser(sub):
     p.add_argument("-r", "--coef0", dest="coef0", type=float, default=0.0, help="coef0 (0)")
     p.add_argument("-m", "--cache-size", dest="cache_size", type=float, default=100.0,
                    help="kernel cache in MB (100)")
+    p.add_argument("-n", "--nu", dest="nu", type=float, default=0.5, help="nu of -s 1, 2, 4 (0.5)")
+    p.add_argument("-p", "--epsilon", dest="epsilon", type=float, default=0.1,
+                   help="epsilon of the epsilon-SVR loss, -s 3 (0.1)")
     p.add_argument("-e", "--tol", dest="tol", type=float, default=1e-3, help="stopping tolerance (0.001)")
     p.add_argument("-w", "--weight", dest="weights", nargs=2, action="append", default=[],
                    metavar=("LABEL", "WEIGHT"),
-                   help="multiply C of class LABEL by WEIGHT (LIBSVM's -wLABEL WEIGHT); repeatable")
+                   help="multiply C of class LABEL by WEIGHT (LIBSVM's -wLABEL WEIGHT; C-SVC); repeatable")
     p.add_argument("-b", dest="b", type=int, choices=(0, 1), default=0, metavar="0|1",
                    help="1: train probability estimates (Platt scaling)")
     p.add_argument("--probability", action="store_true", help="same as -b 1")
@@ -134,7 +139,9 @@ def _predict_parser(sub):
                    help="file to write the predicted labels to (optional for tables: standard output)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the accuracy")
     p.add_argument("--probability", action="store_true",
-                   help="tables: add the class probabilities (the model must have them)")
+                   help="tables: add the class probabilities (the model must have them); regression: print "
+                        "the Laplace noise model")
+    p.add_argument("-b", dest="b", type=int, choices=(0, 1), default=0, metavar="0|1", help="1: same as --probability")
     _add_zero_based(p)
     _add_table_options(p, impute=False)
     p.set_defaults(func=cmd_predict)
@@ -288,10 +295,11 @@ def _export_parser(sub):
                                    "(banana: 2.7e-4 operator, 1.7e-2 float32 graph).")
     p.add_argument("model", metavar="MODEL", help="LIBSVM model file or leansvm .npz")
     p.add_argument("output", metavar="OUTPUT", help="ONNX file to write (e.g. model.onnx)")
-    p.add_argument("--method", choices=("auto", "matmul", "svm_classifier"), default="auto",
-                   help="standard operators (matmul, the default: float64, exact to ~1e-10) or "
+    p.add_argument("--method", choices=("auto", "matmul", "svm_classifier", "svm_regressor"), default="auto",
+                   help="standard operators (matmul, the default: float64, exact to ~1e-10), "
                         "ai.onnx.ml.SVMClassifier (binary / one-vs-one; float32 storage: scores off by up to "
-                        "~3e-4 on large-C models such as banana and a9a)")
+                        "~3e-4 on large-C models such as banana and a9a) or ai.onnx.ml.SVMRegressor "
+                        "(regression and one-class models, float32)")
     p.add_argument("--float32", action="store_true",
                    help="float32 matmul graph (fastest; scores off by up to ~1e-2 on large-C models)")
     p.add_argument("--no-probabilities", action="store_true", help="leave out the probabilities output")
@@ -504,46 +512,104 @@ def _class_weight(weights, y):
     return out or None
 
 
-def _train_options(args, X, y, ds):
-    if args.svm_type != 0:
-        raise UsageError(f"leansvm train: error: only C-SVC (-s 0) is supported, got -s {args.svm_type}")
+#: LIBSVM's svm_type codes (-s): name, and the estimator (module, class) that trains it
+_SVM_TYPES = {0: ("C-SVC", "leansvm.exact.svc", "SVC"), 1: ("nu-SVC", "leansvm.exact.nu_svc", "NuSVC"),
+              2: ("one-class SVM", "leansvm.exact.one_class", "OneClassSVM"),
+              3: ("epsilon-SVR", "leansvm.exact.svr", "SVR"), 4: ("nu-SVR", "leansvm.exact.svr", "NuSVR")}
+
+
+def _svm_type_class(code: int):
+    import importlib
+
+    _, module, name = _SVM_TYPES[code]
+    return getattr(importlib.import_module(module), name)
+
+
+def _train_options(args, y, ds):
+    """Every estimator parameter the command line sets; :func:`_exact_model` keeps those its
+    svm type takes (as svm-train ignores -p for a classifier)."""
     kernel = _kernel_name(args)
     C = args.C if args.C is not None else (ds.C if ds is not None else 1.0)
     gamma = args.gamma if args.gamma is not None else (ds.gamma if ds is not None else "auto")
     for name, value in (("C", C), ("tol", args.tol), ("cache size", args.cache_size)):
         if not value > 0:
             raise UsageError(f"leansvm train: error: {name} must be positive, got {value}")
-    return dict(C=C, kernel=kernel, gamma=gamma, degree=args.degree, coef0=args.coef0, tol=args.tol,
-                cache_size=args.cache_size, class_weight=_class_weight(args.weights, y),
-                probability=bool(args.b or args.probability),
-                shrinking=args.shrinking is None or bool(args.shrinking))
+    if args.svm_type in (1, 2, 4) and not 0 < args.nu <= 1:
+        raise UsageError(f"leansvm train: error: nu must be in (0, 1], got {args.nu}")
+    if args.svm_type == 3 and not args.epsilon >= 0:
+        raise UsageError(f"leansvm train: error: epsilon (-p) must be non-negative, got {args.epsilon}")
+    probability = bool(args.b or args.probability)
+    if probability and args.svm_type == 2:
+        raise UsageError("leansvm train: error: probability estimates (-b 1) are not implemented for the "
+                         "one-class SVM (-s 2)")
+    if args.algorithm != "svc" and args.svm_type != 0:
+        raise UsageError(f"leansvm train: error: --algorithm {args.algorithm} trains a C-SVC (-s 0), "
+                         f"not -s {args.svm_type}")
+    return dict(C=C, nu=args.nu, epsilon=args.epsilon, kernel=kernel, gamma=gamma, degree=args.degree,
+                coef0=args.coef0, tol=args.tol, cache_size=args.cache_size,
+                class_weight=_class_weight(args.weights, y) if args.svm_type in (0, 1) else None,
+                probability=probability, shrinking=args.shrinking is None or bool(args.shrinking))
+
+
+def _exact_model(svm_type: int, params):
+    """The exact estimator of LIBSVM's svm type, with the parameters it takes."""
+    cls = _svm_type_class(svm_type)
+    accepted = cls().get_params()
+    return cls(random_state=0, **{k: v for k, v in params.items() if k in accepted})  # reproducible
+
+
+def _precomputed_rows(X, training: bool, needed: int = 0):
+    """A precomputed-kernel data file (``0:serial 1:k(x,x_1) ...``, read 0-based) as scikit-learn's
+    kernel matrix: training rows must carry serials 1..n in order (the matrix is then square)."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    if training:
+        n = X.shape[0]
+        serial = X[:, 0] if X.shape[1] else np.zeros(n)
+        if not np.array_equal(serial, np.arange(1, n + 1)):
+            bad = int(np.flatnonzero(serial != np.arange(1, n + 1))[0])
+            raise ValueError(f"precomputed kernel (-t 4): training row {bad + 1} has 0:{serial[bad]:g}; the "
+                             "rows must be numbered 0:1, 0:2, ... in order")
+        needed = n
+    K = X[:, 1:]
+    if K.shape[1] > needed and training:
+        raise ValueError(f"precomputed kernel (-t 4): rows hold {K.shape[1]} kernel values for {needed} "
+                         "training samples")
+    return widen(K, needed)
 
 
 def cmd_train(args) -> int:
-    from leansvm.exact.svc import SVC
-
+    if args.kernel_type == 4 or args.kernel == "precomputed":
+        args.zero_based = "yes"                     # 0:serial is column 0
     X, y, described, ds = load_data(args.data, "train", args)
-    params = _train_options(args, X, y, ds)
-    _check_integer_labels(y, args.model)
+    params = _train_options(args, y, ds)
+    if args.svm_type in (0, 1):
+        _check_integer_labels(y, args.model)
+    if params["kernel"] == "precomputed":
+        if is_table_file(args.data):
+            raise UsageError("leansvm train: error: a precomputed kernel (-t 4) is read from svmlight data, "
+                             "not from a table")
+        X = _precomputed_rows(X, training=True)
     start = time.perf_counter()
     if args.algorithm in ("budget-l1", "budget-l2"):
         model = _budget_model(args, params)
     elif args.algorithm == "bsgd":
         model = _bsgd_model(args, params)
     else:
-        model = SVC(random_state=0, **params)  # reproducible, as svm-train
+        model = _exact_model(args.svm_type, params)
+    fit_args = (y,) if args.svm_type != 2 else ()   # one-class: labels are ignored, as by svm-train
     if is_table_file(args.data):              # impute, one-hot encode, scale: kept with the model
         from leansvm.preprocessing.tabular import TablePreprocessor
         preprocessor = TablePreprocessor(impute=args.impute).fit(X)
-        model = io.with_preprocessing(preprocessor, model.fit(preprocessor.transform(X), y))
+        model = io.with_preprocessing(preprocessor, model.fit(preprocessor.transform(X), *fit_args))
         if not args.quiet:
             print(f"preprocessing: {preprocessor.describe()}")
     else:
-        model = model.fit(X, y)
+        model = model.fit(X, *fit_args)
     elapsed = time.perf_counter() - start
     save_any_model(model, args.model)
     if not args.quiet:
-        _print_train_summary(io.split_preprocessing(model)[1], X, described, elapsed, args.model)
+        _print_train_summary(io.split_preprocessing(model)[1], X, described, elapsed, args.model,
+                             _SVM_TYPES[args.svm_type][0])
     return 0
 
 
@@ -575,16 +641,25 @@ def _bsgd_model(args, params):
                           multiclass="ovo", random_state=0)
 
 
-def _print_train_summary(model, X, described, elapsed, path):
+def _print_train_summary(model, X, described, elapsed, path, svm_name):
     kernel = model.expansion_.kernel
-    per_class = ", ".join(f"{io.libsvm.format_label(c)}: {n}" for c, n in zip(model.classes_.tolist(),
-                                                                          model.n_support_.tolist()))
-    print(f"trained C-SVC on {described}: {X.shape[0]} samples x {X.shape[1]} features")
-    print(f"kernel {kernel.name}, C = {model.C:g}, gamma = {kernel.gamma:g}"
+    print(f"trained {svm_name} on {described}: {X.shape[0]} samples x {X.shape[1]} "
+          + ("kernel columns" if kernel.pairwise else "features"))
+    params = model.get_params()
+    shown = ", ".join(f"{k} = {params[k]:g}" for k in ("C", "nu", "epsilon") if k in params)
+    print(f"kernel {kernel.name}, {shown}" + (f", gamma = {kernel.gamma:g}" if kernel.name not in (
+          "linear", "precomputed") else "")
           + (f", degree {kernel.degree}" if kernel.name == "poly" else "")
           + (f", coef0 = {kernel.coef0:g}" if kernel.name in ("poly", "sigmoid") else ""))
-    print(f"classes: {' '.join(io.libsvm.format_label(c) for c in model.classes_.tolist())}")
-    print(f"support vectors: {model.expansion_.n_support} ({per_class})")
+    if hasattr(model, "classes_"):
+        per_class = ", ".join(f"{io.libsvm.format_label(c)}: {n}" for c, n in zip(model.classes_.tolist(),
+                                                                              model.n_support_.tolist()))
+        print(f"classes: {' '.join(io.libsvm.format_label(c) for c in model.classes_.tolist())}")
+        print(f"support vectors: {model.expansion_.n_support} ({per_class})")
+    else:
+        print(f"support vectors: {model.expansion_.n_support}")
+    if hasattr(model, "epsilon_"):
+        print(f"epsilon (tube half-width found): {model.epsilon_:g}")
     print(f"time: {elapsed:.3f} s")
     if model.fit_status_ != 0:
         print("WARNING: the solver stopped before reaching the tolerance", file=sys.stderr)
@@ -595,7 +670,12 @@ def _print_train_summary(model, X, described, elapsed, path):
 
 
 def cmd_predict(args) -> int:
+    args.probability = bool(args.probability or args.b)
     model = load_any_model(args.model)
+    kernel_model = io.split_preprocessing(model)[1]
+    precomputed = kernel_model.expansion_.kernel.pairwise
+    if precomputed:
+        args.zero_based = "yes"                     # 0:serial is column 0
     X, y, _, _ = load_data(args.data, "test", args)
     table = is_table_file(args.data)
     if table != hasattr(io.split_preprocessing(model)[0], "feature_names_out_"):
@@ -606,21 +686,53 @@ def cmd_predict(args) -> int:
     else:
         if args.output is None:
             raise UsageError("leansvm predict: error: OUTPUT is required for svmlight data")
-        if io.split_preprocessing(model)[0] is None:     # a scaling matches the features itself
+        if precomputed:
+            X = _precomputed_rows(X, training=False, needed=getattr(
+                kernel_model, "n_features_in_", _largest_serial(kernel_model)))
+        elif io.split_preprocessing(model)[0] is None:     # a scaling matches the features itself
             model, X = match_features(model, X)
     pred = model.predict(X)
+    regression = is_regressor(kernel_model)
     if table:
         _write_predictions_csv(model, X, pred, args)
     else:
         with io.atomic_write(args.output, "w", encoding="utf-8") as f:
-            f.write(_format_labels(pred))
+            f.write("".join("%.17g\n" % v for v in pred.tolist()) if regression else _format_labels(pred))
     if not args.quiet and y is not None:
-        total = len(y)
-        correct = int(np.sum(_equal_labels(pred, y)))
-        accuracy = 100.0 * correct / total if total else 0.0
-        print("Accuracy = %g%% (%d/%d) (classification)" % (accuracy, correct, total),
-              file=sys.stdout if args.output else sys.stderr)
+        out = sys.stdout if args.output else sys.stderr
+        sigma = getattr(kernel_model, "probA_", None) if regression and args.probability else None
+        if sigma is not None:
+            print("Prob. model for test data: target value = predicted value + z,\nz: Laplace distribution "
+                  "e^(-|z|/sigma)/(2sigma),sigma=%g" % float(np.ravel(sigma)[0]), file=out)
+        if regression:
+            print("Mean squared error = %g (regression)\nSquared correlation coefficient = %g (regression)"
+                  % _regression_scores(pred, y), file=out)
+        else:
+            total = len(y)
+            correct = int(np.sum(_equal_labels(pred, y)))
+            accuracy = 100.0 * correct / total if total else 0.0
+            print("Accuracy = %g%% (%d/%d) (classification)" % (accuracy, correct, total), file=out)
     return 0
+
+
+def _largest_serial(model) -> int:
+    """The largest training serial among a precomputed-kernel model's support vectors."""
+    serials = model.expansion_.kernel.serials(model.expansion_.support_vectors)
+    return int(serials.max()) if serials.size else 0
+
+
+def _regression_scores(pred, y):
+    """svm-predict's (mean squared error, squared correlation coefficient); r^2 is nan when the
+    predictions or the targets are constant, as LIBSVM's 0/0."""
+    pred, y = np.asarray(pred, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    n = y.size
+    mse = float(np.mean((pred - y) ** 2)) if n else float("nan")
+    sv, sy = pred.sum(), y.sum()
+    numerator = (n * np.dot(pred, y) - sv * sy) ** 2
+    denominator = (n * np.dot(pred, pred) - sv * sv) * (n * np.dot(y, y) - sy * sy)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2 = float(np.float64(numerator) / np.float64(denominator))
+    return mse, r2
 
 
 def _table_labels(frame, y, model):
@@ -666,25 +778,27 @@ def cmd_info(args) -> int:
     model = io.load_model(args.model) if native else io.load_libsvm_model(args.model)
     prep, model = io.split_preprocessing(model)      # a table's columns or a scaling, then the kernel model
     kernel = model.expansion_.kernel
-    params = {"linear": [], "rbf": ["gamma"], "poly": ["gamma", "degree", "coef0"],
-              "sigmoid": ["gamma", "coef0"]}[kernel.name]
+    params = {"rbf": ["gamma"], "poly": ["gamma", "degree", "coef0"],
+              "sigmoid": ["gamma", "coef0"]}.get(kernel.name, [])
     described = ", ".join(f"{p} = {getattr(kernel, p):.17g}" for p in params)
-    classes = model.classes_.tolist()
-    n_support = getattr(model, "n_support_", None)
+    classes = model.classes_.tolist() if hasattr(model, "classes_") else None
+    n_support = getattr(model, "n_support_", None) if classes is not None else None
     print(f"model: {args.model} ({'leansvm native' if native else 'LIBSVM'} format, "
           f"{type(model).__name__}{' with preprocessing' if prep is not None else ''})")
     if hasattr(prep, "feature_names_in_"):
         print(f"input columns: {', '.join(map(str, prep.feature_names_in_))}")
     if prep is not None:
         print(f"preprocessing: {prep.describe()}")
+    print(f"svm type: {io.libsvm.svm_type_of(model)}")
     print(f"kernel: {kernel.name}" + (f" ({described})" if described else ""))
-    print(f"classes: {len(classes)} ({' '.join(io.libsvm.format_label(c) for c in classes)})")
-    print(f"multi-class: {model.multiclass_}, {model.expansion_.n_outputs} output(s)")
+    if classes is not None:
+        print(f"classes: {len(classes)} ({' '.join(io.libsvm.format_label(c) for c in classes)})")
+        print(f"multi-class: {model.multiclass_}, {model.expansion_.n_outputs} output(s)")
     line = f"support vectors: {model.expansion_.n_support}"
     if n_support is not None:
         line += " (" + ", ".join(f"{io.libsvm.format_label(c)}: {n}" for c, n in zip(classes, n_support.tolist())) + ")"
     print(line)
-    print(f"n_features: {model.n_features_in_}")
+    print(f"n_features: {getattr(model, 'n_features_in_', 'not stored (precomputed kernel)')}")
     sparse = sp.issparse(model.expansion_.support_vectors)
     print(f"support vector storage: {'sparse (CSR)' if sparse else 'dense'}")
     print(f"probability estimates: {'yes' if getattr(model, 'probA_', None) is not None else 'no'}")

@@ -4,9 +4,10 @@ Everything here runs on any Dask scheduler: a ``distributed.Client`` (pass it,
 or its scheduler address ``"tcp://host:8786"`` as ``client=``), the default
 client when one exists, else Dask's local threaded scheduler.
 
-Prediction (:func:`predict`, :func:`decision_function`, :func:`predict_proba`)
-takes any fitted leansvm classifier (anything with ``expansion_`` and the
-:class:`~leansvm.exact.svc.KernelClassifierMixin` methods) and a
+Prediction (:func:`predict`, :func:`decision_function`, :func:`predict_proba`,
+:func:`score_samples`) takes any fitted leansvm model (anything with ``expansion_``:
+classifiers, regressors, one-class models; a precomputed kernel's X holds the kernel values
+against the training samples) and a
 ``dask.array`` (n x d, any row chunks; NumPy or ``scipy.sparse`` blocks, e.g.
 ``X.map_blocks(scipy.sparse.csr_matrix)``; other block types are refused),
 a ``dask.dataframe`` or a NumPy array.
@@ -34,7 +35,7 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["predict", "decision_function", "predict_proba", "fit_budget", "fit_svccv", "svm_paths",
+__all__ = ["predict", "decision_function", "predict_proba", "score_samples", "fit_budget", "fit_svccv", "svm_paths",
            "get_client", "as_dask_array"]
 
 
@@ -96,8 +97,8 @@ def as_dask_array(X, chunk_rows: int = 100_000):
 
 
 def _check_model(model, method):
-    if not hasattr(model, "expansion_") or not hasattr(model, "classes_"):
-        raise ValueError(f"{type(model).__name__} is not a fitted leansvm classifier (no expansion_/classes_)")
+    if not hasattr(model, "expansion_"):
+        raise ValueError(f"{type(model).__name__} is not a fitted leansvm model (no expansion_)")
     if not callable(getattr(model, method, None)):
         raise AttributeError(f"{type(model).__name__} has no {method}")
 
@@ -127,7 +128,9 @@ def _blockwise(model, X, method, client):
     _require_dask()
     _check_model(model, method)
     X = as_dask_array(X)
-    n_features = getattr(model, "n_features_in_", model.expansion_.n_features)
+    n_features = getattr(model, "n_features_in_", None)   # a loaded precomputed-kernel model has none
+    if n_features is None:
+        n_features = X.shape[1] if model.expansion_.kernel.pairwise else model.expansion_.n_features
     if X.shape[1] != n_features:
         raise ValueError(f"X has {X.shape[1]} features, but {type(model).__name__} expects {n_features}")
     client = get_client(client)
@@ -155,6 +158,11 @@ def decision_function(model, X, client=None):
 def predict_proba(model, X, client=None):
     """Lazy ``dask.array`` of ``model.predict_proba`` (n x n_classes); the model must support it."""
     return _blockwise(model, X, "predict_proba", client)
+
+
+def score_samples(model, X, client=None):
+    """Lazy ``dask.array`` of a one-class model's ``score_samples`` (n,)."""
+    return _blockwise(model, X, "score_samples", client)
 
 
 # -- distributed budget training ----------------------------------------------------------

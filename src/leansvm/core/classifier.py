@@ -1,21 +1,53 @@
-"""Prediction shared by every classifier whose fitted state is a kernel expansion.
+"""Prediction shared by every model whose fitted state is a kernel expansion.
 
-Every classifier ends up with ``expansion_`` (a :class:`~leansvm.core.expansion.KernelExpansion`),
-``classes_`` and ``multiclass_`` ('ovo' or 'ovr'); prediction, scores, files,
-compression and Dask only read those. :class:`KernelClassifierMixin` holds the
-shared prediction side, so a new trainer only writes ``fit``.
+Every model ends up with ``expansion_`` (a :class:`~leansvm.core.expansion.KernelExpansion`);
+a classifier also with ``classes_`` and ``multiclass_`` ('ovo' or 'ovr'). Prediction, scores,
+files, compression and Dask only read those. :class:`ExpansionAttributes` gives scikit-learn's
+attribute names over the expansion (every model); :class:`KernelClassifierMixin` holds the
+classifiers' prediction side, so a new trainer only writes ``fit``.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.multiclass import libsvm_coef_from_dense, predict_index, shape_decision
+from leansvm.core.user_kernels import is_precomputed
 from leansvm.core.validation import fit_transaction, validate_predict_data
 
 
-class KernelClassifierMixin(ClassifierMixin):
+class ExpansionAttributes:
+    """scikit-learn's attribute names over ``expansion_``: support vectors, dual coefficients,
+    intercept; sparse input accepted; a precomputed kernel is pairwise input (scikit-learn's
+    cross-validation then slices K by rows and columns) and keeps no support vectors (scikit-learn
+    shows an empty (0, 0) array; ``support_`` names the training samples)."""
+
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "expansion_")
+        return np.empty((0, 0)) if is_precomputed(self) else self.expansion_.support_vectors
+
+    @property
+    def dual_coef_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.coef.T.copy()
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "expansion_")
+        return self.expansion_.intercept
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        kernel = getattr(self, "kernel", None)
+        tags.input_tags.pairwise = isinstance(kernel, str) and kernel == "precomputed"
+        return tags
+
+
+class KernelClassifierMixin(ExpansionAttributes, ClassifierMixin):
     """Prediction for any classifier whose fitted state is a kernel expansion.
 
     Needs ``expansion_``, ``classes_``, ``multiclass_`` and the
@@ -49,17 +81,6 @@ class KernelClassifierMixin(ClassifierMixin):
     def n_support_vectors_(self) -> int:
         return self.expansion_.n_support
 
-    # scikit-learn's view of the expansion -------------------------------------------------
-    @property
-    def support_vectors_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.support_vectors
-
-    @property
-    def intercept_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.intercept
-
     @property
     def dual_coef_(self):
         """y_i alpha_i: (1, n_SV) binary; (n_classes - 1, n_SV) in LIBSVM's layout for one-vs-one
@@ -68,8 +89,3 @@ class KernelClassifierMixin(ClassifierMixin):
         if len(self.classes_) == 2 or self.multiclass_ == "ovr":
             return self.expansion_.coef.T.copy()
         return libsvm_coef_from_dense(self.expansion_.coef, self.n_support_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags

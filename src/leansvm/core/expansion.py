@@ -68,6 +68,7 @@ class KernelExpansion:
 
     def __init__(self, support_vectors, coef, intercept, kernel: Kernel):
         coef = np.asarray(coef, dtype=np.float64)
+        support_vectors = kernel.support_rows(support_vectors)
         if coef.ndim == 1:
             coef = coef[:, None]
         if sp.issparse(support_vectors):
@@ -119,7 +120,7 @@ class KernelExpansion:
         ``dtype=np.float32`` computes kernel blocks in single precision (about
         twice as fast, scores accurate to ~1e-5 relative).
         """
-        if X.shape[1] != self.n_features:
+        if X.shape[1] != self.n_features and not self.kernel.pairwise:
             raise ValueError(f"X has {X.shape[1]} features, but the model expects {self.n_features}")
         if sp.issparse(X):
             X = sp.csr_matrix(X)

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
 #: LIBSVM's numeric kernel codes (``-t`` option, ``kernel_type`` in model files).
-LIBSVM_KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
+LIBSVM_KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 
 DEFAULT_BLOCK_MB = 64.0
 
@@ -116,6 +116,8 @@ class Kernel:
     gamma: float = 1.0
     degree: int = 3
     coef0: float = 0.0
+    #: True where a sample's row holds kernel values, not features (:mod:`leansvm.core.user_kernels`)
+    pairwise = False
 
     def __post_init__(self):
         if self.name not in KERNELS:
@@ -169,6 +171,11 @@ class Kernel:
             return norms
         t = self.gamma * norms + self.coef0
         return t**self.degree if self.name == "poly" else np.tanh(t)
+
+    def support_rows(self, support_vectors):
+        """What a model keeps of its support vectors' rows: all of them (a precomputed kernel keeps
+        one column)."""
+        return support_vectors
 
     def blocks(self, X, Y, max_mb=DEFAULT_BLOCK_MB, dtype=np.float64, y_norms=None):
         """Yield ``(start, stop, K[start:stop])`` over row blocks of X, each under ``max_mb``."""

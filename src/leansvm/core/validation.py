@@ -33,6 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from leansvm.core.kernels import squared_row_norms
+from leansvm.core.user_kernels import is_precomputed, with_serials
 
 __all__ = [
     "validate_training_data", "validate_regression_data", "validate_predict_data", "per_sample_C", "fit_transaction",
@@ -57,6 +58,22 @@ def _check_magnitude(X, estimator):
         row = int(np.flatnonzero(~np.isfinite(norms))[0])
         raise ValueError(f"{type(estimator).__name__}: X row {row} has values so large that its "
                          "squared norm overflows float64; rescale the data (e.g. StandardScaler)")
+
+
+def _checked_rows(estimator, X, training: bool):
+    """Canonical CSR, finite squared norms, and a precomputed kernel matrix as LIBSVM's rows
+    [serial | K] (:mod:`leansvm.core.user_kernels`): at fit when the ``kernel`` parameter says
+    'precomputed', at prediction when the fitted model's kernel is precomputed."""
+    X = _canonical_csr(X)
+    _check_magnitude(X, estimator)
+    kernel = getattr(estimator, "kernel", None)
+    if training:
+        precomputed = isinstance(kernel, str) and kernel == "precomputed"
+    else:
+        precomputed = is_precomputed(estimator)
+    if precomputed:
+        X = with_serials(estimator, X, training=training)
+    return X
 
 
 def _encode_labels(y, estimator):
@@ -85,8 +102,7 @@ def validate_training_data(estimator, X, y, sample_weight=None):
     """
     X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C",
                          accept_large_sparse=True)
-    X = _canonical_csr(X)
-    _check_magnitude(X, estimator)
+    X = _checked_rows(estimator, X, training=True)
     classes, y_enc = _encode_labels(y, estimator)
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     return X, classes, y_enc, sample_weight
@@ -100,17 +116,13 @@ def validate_regression_data(estimator, X, y):
     y = np.asarray(y, dtype=np.float64)
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{type(estimator).__name__}: the targets y hold NaN or inf")
-    X = _canonical_csr(X)
-    _check_magnitude(X, estimator)
-    return X, y
+    return _checked_rows(estimator, X, training=True), y
 
 
 def validate_unlabelled_data(estimator, X):
     """Checked float64 X for a fit without targets (novelty detection), as :func:`validate_training_data`."""
     X = validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C", accept_large_sparse=True)
-    X = _canonical_csr(X)
-    _check_magnitude(X, estimator)
-    return X
+    return _checked_rows(estimator, X, training=True)
 
 
 def validate_predict_data(estimator, X):
@@ -118,9 +130,7 @@ def validate_predict_data(estimator, X):
     check_is_fitted(estimator, "expansion_")
     X = validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False,
                       accept_large_sparse=True)
-    X = _canonical_csr(X)
-    _check_magnitude(X, estimator)
-    return X
+    return _checked_rows(estimator, X, training=False)
 
 
 # -- hyper-parameters -------------------------------------------------------------------------

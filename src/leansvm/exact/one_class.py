@@ -20,7 +20,8 @@ from leansvm.core.problems import one_class
 from leansvm.core.registry import register_estimator
 from leansvm.core.validation import check_nu, fit_transaction, validate_predict_data, validate_unlabelled_data
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
-from leansvm.exact.single_problem import ExpansionAttributes, solve_expansion
+from leansvm.core.classifier import ExpansionAttributes
+from leansvm.exact.single_problem import solve_expansion
 
 
 @register_estimator

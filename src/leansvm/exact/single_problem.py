@@ -10,10 +10,10 @@ sum_i coef_i k(x_i, x) + b, coef_i the sum of y_j a_j over sample i's variables.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.expansion import KernelExpansion
-from leansvm.core.kernels import Kernel, KernelRowCache
+from leansvm.core.kernels import KernelRowCache
+from leansvm.core.user_kernels import kernel_of
 from leansvm.core.validation import check_positive_number
 from leansvm.exact.irwls import default_cache_dtype, solve_irwls
 
@@ -27,7 +27,7 @@ def solve_expansion(estimator, X, bounds, make_problem):
     if keep.size == 0:
         raise ValueError(f"{name}: every sample has zero weight")
     X_keep = X[keep]
-    kernel = Kernel.from_params(estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0, X)
+    kernel = kernel_of(estimator, X)
     problem = make_problem(keep, bounds[keep])
     rows = KernelRowCache(kernel, X_keep, float(estimator.cache_size), dtype=default_cache_dtype(estimator.tol))
     fit = solve_irwls(X_keep, problem, kernel, tol=estimator.tol, working_set_size=estimator.working_set_size,
@@ -45,28 +45,3 @@ def solve_expansion(estimator, X, bounds, make_problem):
     estimator.solver_stats_ = {k: v for k, v in fit.stats.items() if k != "outputs"}
     estimator._gamma = kernel.gamma
     return fit
-
-
-class ExpansionAttributes:
-    """scikit-learn's attribute names over ``expansion_``: support vectors, dual coefficients,
-    intercept; sparse input accepted."""
-
-    @property
-    def support_vectors_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.support_vectors
-
-    @property
-    def dual_coef_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.coef.T.copy()
-
-    @property
-    def intercept_(self):
-        check_is_fitted(self, "expansion_")
-        return self.expansion_.intercept
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags

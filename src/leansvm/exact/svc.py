@@ -12,7 +12,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.classifier import KernelClassifierMixin
-from leansvm.core.kernels import Kernel
+from leansvm.core.user_kernels import kernel_of
 from leansvm.core.problems import c_svc
 from leansvm.core.registry import register_estimator
 from leansvm.core.multiclass import fit_ovo, fit_ovr, n_binary_problems
@@ -78,7 +78,7 @@ class SVC(KernelClassifierMixin, BaseEstimator):
             return self._fit_with_calibration(X, y, sample_weight)
         X, classes, y_enc, sample_weight = validate_training_data(self, X, y, sample_weight)
         C = self._sample_bounds(classes, y_enc, sample_weight)
-        kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
+        kernel = kernel_of(self, X)
         keep = np.flatnonzero(C > 0)   # zero weight: the sample cannot be a support vector
         if np.unique(y_enc[keep]).size < 2:
             raise ValueError("after removing zero-weight samples fewer than two classes remain")

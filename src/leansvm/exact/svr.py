@@ -14,15 +14,20 @@ prediction is the classifiers' blocked kernel product.
   variable, priced by C nu; sum alpha = sum alpha* = C nu sum_i w_i / 2 (LIBSVM's two
   equalities). The tube width found is ``epsilon_`` (-r at the optimum).
 
-Model files: LIBSVM's (``epsilon_svr`` / ``nu_svr``) and the native ``.npz``
-(:mod:`leansvm.io`). Partial (issue 21): no ONNX export, command-line ``-s 3/4`` or
-precomputed kernels for regression yet.
+* ``probability=True`` adds LIBSVM's noise model (``svm-train -b 1``): the targets are taken as
+  the prediction plus Laplace noise e^(-|z|/sigma) / (2 sigma), sigma (``probA_``) the mean
+  absolute 5-fold cross-validation residual, residuals beyond 5 x sqrt(2) x their mean left
+  out (LIBSVM's ``svm_svr_probability``).
+
+Model files: LIBSVM's (``epsilon_svr`` / ``nu_svr``, with ``probA``) and the native ``.npz``
+(:mod:`leansvm.io`).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from leansvm.core.problems import epsilon_svr, nu_svr
@@ -30,7 +35,8 @@ from leansvm.core.registry import register_estimator
 from leansvm.core.validation import (check_nu, check_positive_number, fit_transaction, validate_predict_data,
                                      validate_regression_data)
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
-from leansvm.exact.single_problem import ExpansionAttributes, solve_expansion
+from leansvm.core.classifier import ExpansionAttributes
+from leansvm.exact.single_problem import solve_expansion
 
 
 class _IRWLSRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
@@ -39,14 +45,32 @@ class _IRWLSRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
     @fit_transaction
     def fit(self, X, y, sample_weight=None):
         C = check_positive_number("C", self.C)
+        X_given = X
         X, y = validate_regression_data(self, X, y)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if self.probability:
+            self.probA_ = np.array([laplace_sigma(self, X_given, y, sample_weight)])
         solve_expansion(self, X, C * sample_weight, lambda keep, bounds: self._problem(y[keep], bounds))
         return self
 
     def predict(self, X):
         X = validate_predict_data(self, X)
         return self.expansion_.decision_function(X)[:, 0]
+
+
+def laplace_sigma(estimator, X, y, sample_weight) -> float:
+    """LIBSVM's ``svm_svr_probability``: the scale sigma of Laplace noise on the targets.
+
+    r_i = |y_i - f_{-fold(i)}(x_i)| over 5-fold cross-validation (shuffled folds); sigma is the
+    mean of the r_i at most 5 sqrt(2) mean(r) (larger ones are outliers)."""
+    if y.size < 2:
+        raise ValueError(f"{type(estimator).__name__}: probability=True needs at least two samples")
+    folds = KFold(min(5, y.size), shuffle=True, random_state=estimator.random_state)
+    model = clone(estimator).set_params(probability=False)
+    predicted = cross_val_predict(model, X, y, cv=folds, params={"sample_weight": sample_weight})
+    residual = np.abs(y - predicted)
+    inside = residual <= 5.0 * np.sqrt(2.0) * residual.mean()
+    return float(residual[inside].mean())
 
 
 @register_estimator
@@ -56,18 +80,19 @@ class SVR(_IRWLSRegressor):
     The primal is min 1/2 ||w||^2 + sum_i C_i max(0, |z_i - f(x_i) - b| - epsilon),
     C_i = C x sample weight; its dual is LIBSVM's (same optimum, objective in
     ``dual_objective_``). ``working_set_size``, ``shrinking`` and ``random_state`` as
-    :class:`leansvm.SVC`.
+    :class:`leansvm.SVC`; ``probability``: fit LIBSVM's Laplace noise model (``probA_``, see
+    the module docstring; five extra fits).
 
     Fitted attributes: ``support_``, ``support_vectors_``, ``dual_coef_``
     (alpha_i - alpha*_i, shape (1, n_SV)), ``intercept_``, ``n_support_``,
-    ``expansion_``, ``dual_objective_``, ``n_iter_``, ``fit_status_``.
+    ``expansion_``, ``dual_objective_``, ``n_iter_``, ``fit_status_``, ``probA_``.
     """
 
     libsvm_svm_type = "epsilon_svr"     #: LIBSVM's svm_type (model files)
 
     def __init__(self, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0, epsilon=0.1,
                  shrinking=True, cache_size=200.0, verbose=False, max_iter=-1,
-                 working_set_size=DEFAULT_WORKING_SET, random_state=None):
+                 working_set_size=DEFAULT_WORKING_SET, random_state=None, probability=False):
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -81,6 +106,7 @@ class SVR(_IRWLSRegressor):
         self.max_iter = max_iter
         self.working_set_size = working_set_size
         self.random_state = random_state
+        self.probability = probability
 
     def _problem(self, z, C):
         return epsilon_svr(z, C, check_positive_number("epsilon", self.epsilon, allow_zero=True))
@@ -99,7 +125,7 @@ class NuSVR(_IRWLSRegressor):
 
     def __init__(self, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
                  tol=1e-3, cache_size=200.0, verbose=False, max_iter=-1,
-                 working_set_size=DEFAULT_WORKING_SET, random_state=None):
+                 working_set_size=DEFAULT_WORKING_SET, random_state=None, probability=False):
         self.nu = nu
         self.C = C
         self.kernel = kernel
@@ -113,6 +139,7 @@ class NuSVR(_IRWLSRegressor):
         self.max_iter = max_iter
         self.working_set_size = working_set_size
         self.random_state = random_state
+        self.probability = probability
 
     def _problem(self, z, C):
         return nu_svr(z, C, check_nu(self.nu, "NuSVR"))

@@ -3,7 +3,7 @@
 LIBSVM model files (``save_libsvm_model`` / ``load_libsvm_model``) are text::
 
     svm_type c_svc
-    kernel_type rbf                 linear | polynomial | rbf | sigmoid
+    kernel_type rbf                 linear | polynomial | rbf | sigmoid | precomputed
     degree 3                        polynomial only
     gamma 0.5                       polynomial, rbf, sigmoid
     coef0 0                         polynomial, sigmoid
@@ -29,6 +29,9 @@ The other svm types (``nu_svc`` as ``c_svc``; ``epsilon_svr``, ``nu_svr``, ``one
 are written as LIBSVM does: regression and one-class models have ``nr_class 2``, one
 ``rho``, no ``label`` / ``nr_sv``, and one coefficient per support vector; their value
 is ``sum sv_coef k(sv, x) - rho``, so ``sv_coef = coef`` and ``rho = -intercept``.
+
+A precomputed kernel's support vector is ``0:serial``, its 1-based training index
+(:mod:`leansvm.core.user_kernels`); a model with a kernel function cannot be written.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from leansvm.core.expansion import DENSE_FRACTION, KernelExpansion
-from leansvm.core.kernels import Kernel
+from leansvm.core.user_kernels import check_storable, named_kernel
 from leansvm.core.multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense
 from leansvm.io.files import _check_budget, _memory_budget, atomic_write
 from leansvm.preprocessing.attached import split_preprocessing
@@ -52,7 +55,8 @@ MAX_CLASSES = 4096
 #: LIBSVM stores labels and feature indices as C ``int``.
 _INT32_MAX = 2**31 - 1
 
-_LIBSVM_KERNEL_NAME = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid"}
+_LIBSVM_KERNEL_NAME = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid",
+                       "precomputed": "precomputed"}
 _KERNEL_FROM_LIBSVM = {v: k for k, v in _LIBSVM_KERNEL_NAME.items()}
 _LIBSVM_SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 #: svm types with one output and no labels (LIBSVM's regression and one-class models)
@@ -207,7 +211,9 @@ def _libsvm_header(estimator, labels, n_support, rho) -> list[str]:
     if kernel.name in ("poly", "sigmoid"):
         lines.append("coef0 %.17g" % kernel.coef0)
     if labels is None:           # regression, one-class: nr_class 2, one rho, no labels (LIBSVM's layout)
-        return lines + ["nr_class 2", f"total_sv {estimator.expansion_.n_support}", f"rho {_numbers(rho)}", "SV"]
+        lines += ["nr_class 2", f"total_sv {estimator.expansion_.n_support}", f"rho {_numbers(rho)}"]
+        sigma = getattr(estimator, "probA_", None)     # SVR's Laplace sigma (svm-train -s 3/4 -b 1)
+        return lines + ([f"probA {_numbers(np.ravel(sigma))}"] if sigma is not None else []) + ["SV"]
     lines += [f"nr_class {len(labels)}", f"total_sv {int(np.sum(n_support))}",
               f"rho {_numbers(rho)}", "label " + " ".join(str(v) for v in labels)]
     prob = _probability_params(estimator, len(rho))
@@ -217,8 +223,9 @@ def _libsvm_header(estimator, labels, n_support, rho) -> list[str]:
     return lines
 
 
-def _sv_lines(support_vectors, sv_coef):
-    """Yield ``"c_1 .. c_{k-1} idx:val ..."`` per support vector (zeros omitted, 1-based)."""
+def _sv_lines(support_vectors, sv_coef, first_index: int = 1):
+    """Yield ``"c_1 .. c_{k-1} idx:val ..."`` per support vector (zeros omitted; column j is index
+    j + first_index: 1-based features, or a precomputed kernel's ``0:serial``)."""
     sparse = sp.issparse(support_vectors)
     if sparse:
         support_vectors = sp.csr_matrix(support_vectors)
@@ -233,7 +240,7 @@ def _sv_lines(support_vectors, sv_coef):
             idx = np.flatnonzero(row)
             val = row[idx]
         keep = val != 0
-        features = " ".join("%d:%.17g" % (j, v) for j, v in zip((idx[keep] + 1).tolist(), val[keep].tolist()))
+        features = " ".join("%d:%.17g" % (j, v) for j, v in zip((idx[keep] + first_index).tolist(), val[keep].tolist()))
         yield _numbers(sv_coef[:, i]) + (" " + features if features else "")
 
 
@@ -257,10 +264,12 @@ def save_libsvm_model(estimator, path) -> None:
         estimator = estimator.libsvm_equivalent()
     layout = _one_output_layout if svm_type_of(estimator) in _ONE_OUTPUT_TYPES else _libsvm_layout
     labels, n_support, sv_coef, rho = layout(estimator)
+    kernel = estimator.expansion_.kernel
+    check_storable(kernel, "a LIBSVM model file")
     header = _libsvm_header(estimator, labels, n_support, rho)
     with atomic_write(path, "w") as f:
         f.write("\n".join(header) + "\n")
-        for line in _sv_lines(estimator.expansion_.support_vectors, sv_coef):
+        for line in _sv_lines(estimator.expansion_.support_vectors, sv_coef, 0 if kernel.pairwise else 1):
             f.write(line + "\n")
     if preprocessor is not None and hasattr(preprocessor, "range_file_text"):   # after the model: a
         from leansvm.preprocessing.scaling import range_file_path                                    # refused model writes none
@@ -389,7 +398,9 @@ def _check_header(header, where, sv_line, path):
         if key in header and len(header[key]) != count:
             raise _fail(path, where[key], f"{key!r} needs {count} values for nr_class {k}, "
                                           f"got {len(header[key])}")
-    if ("probA" in header) != ("probB" in header):
+    if one_output and "probB" in header:
+        raise _fail(path, where["probB"], f"a {header['svm_type']} model has no 'probB'")
+    if ("probA" in header) != ("probB" in header) and not one_output:
         key = "probA" if "probA" in header else "probB"
         raise _fail(path, where[key], "probA and probB must be given together")
     if one_output:
@@ -402,13 +413,13 @@ def _check_header(header, where, sv_line, path):
     return k, n_pairs
 
 
-def _parse_sv_line(line: str, n_coef: int):
-    """(coefficients, 0-based feature indices, values) of one SV line."""
+def _parse_sv_line(line: str, n_coef: int, first_index: int = 1):
+    """(coefficients, column indices, values) of one SV line; index ``first_index`` is column 0."""
     tokens = line.split()
     if len(tokens) < n_coef:
         raise _LineError(f"expected {n_coef} coefficient(s) and index:value pairs, "
                          f"found {len(tokens)} token(s)")
-    fast = _parse_sv_tokens_fast(line, tokens, n_coef)
+    fast = _parse_sv_tokens_fast(line, tokens, n_coef, first_index)
     if fast is not None:
         return fast
     coef = [_parse_float(t, f"coefficient {i + 1}") for i, t in enumerate(tokens[:n_coef])]
@@ -417,10 +428,10 @@ def _parse_sv_line(line: str, n_coef: int):
         if t.count(":") != 1:
             raise _LineError(f"expected index:value, got {t!r}")
     parts = ":".join(pairs).split(":")
-    idx = np.array([_parse_int(t, "feature index", 1) for t in parts[0::2]], dtype=np.int64)
+    idx = np.array([_parse_int(t, "feature index", first_index) for t in parts[0::2]], dtype=np.int64)
     val = np.array([_parse_float(t, f"value of feature {j}") for t, j in zip(parts[1::2], parts[0::2])])
     _check_indices(idx)
-    return coef, idx - 1, val
+    return coef, idx - first_index, val
 
 
 def _check_indices(idx):
@@ -429,7 +440,7 @@ def _check_indices(idx):
         raise _LineError(f"feature indices must increase: {idx[bad]} is followed by {idx[bad + 1]}")
 
 
-def _parse_sv_tokens_fast(line, tokens, n_coef):
+def _parse_sv_tokens_fast(line, tokens, n_coef, first_index):
     """Vectorised parse of a well-formed line, or None (the slow path then names the error)."""
     pairs = tokens[n_coef:]
     if not line.isascii() or "_" in line or not all(t.count(":") == 1 for t in pairs):
@@ -443,13 +454,13 @@ def _parse_sv_tokens_fast(line, tokens, n_coef):
         return None
     if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(val))):
         return None
-    if idx.size and (idx.min() < 1 or idx.max() > _INT32_MAX):
+    if idx.size and (idx.min() < first_index or idx.max() > _INT32_MAX):
         return None
     _check_indices(idx)
-    return coef.tolist(), idx - 1, val
+    return coef.tolist(), idx - first_index, val
 
 
-def _read_support_vectors(lines, path, total_sv: int, n_coef: int, sv_line: int):
+def _read_support_vectors(lines, path, total_sv: int, n_coef: int, sv_line: int, first_index: int = 1):
     """Parse SV lines one by one (never trusting ``total_sv`` for allocation): (coef, CSR parts)."""
     coefs, indices, values, lengths = [], [], [], []
     lineno = sv_line
@@ -462,7 +473,10 @@ def _read_support_vectors(lines, path, total_sv: int, n_coef: int, sv_line: int)
             raise _fail(path, lineno, f"empty line where support vector {len(coefs) + 1} "
                                       f"of {total_sv} was expected")
         try:
-            coef, idx, val = _parse_sv_line(line, n_coef)
+            coef, idx, val = _parse_sv_line(line, n_coef, first_index)
+            if first_index == 0 and not (idx.size == 1 and idx[0] == 0 and val[0] >= 1 and val[0] == int(val[0])):
+                raise _LineError("a precomputed kernel's support vector is 0:serial, its training sample's "
+                                 "number (an integer >= 1)")
         except _LineError as exc:
             raise _fail(path, lineno, str(exc)) from None
         coefs.append(coef)
@@ -523,7 +537,7 @@ def load_libsvm_model(path, n_features: int | None = None, max_bytes: int | None
         header, where, sv_line = _read_header(lines, path)
         k, n_pairs = _check_header(header, where, sv_line, path)
         sv_coef, indices, values, indptr = _read_support_vectors(
-            lines, path, header["total_sv"], k - 1, sv_line)
+            lines, path, header["total_sv"], k - 1, sv_line, 0 if header["kernel_type"] == "precomputed" else 1)
     _check_budget(path, f"the dense coefficient matrix of {header['total_sv']} support vectors x "
                         f"{n_pairs} class pairs", 8 * header["total_sv"] * n_pairs, budget)
     max_index = int(indices.max()) + 1 if indices.size else 0
@@ -543,8 +557,8 @@ def load_libsvm_model(path, n_features: int | None = None, max_bytes: int | None
     else:
         n_support = np.array(header["nr_sv"], dtype=np.int32)
         coef, intercept = dense_from_libsvm_coef(sv_coef.T, n_support), -rho
-    kernel = Kernel(header["kernel_type"], header.get("gamma", 1.0), header.get("degree", 3),
-                    header.get("coef0", 0.0))
+    kernel = named_kernel(header["kernel_type"], header.get("gamma", 1.0), header.get("degree", 3),
+                          header.get("coef0", 0.0))
     return _libsvm_estimator(header, kernel, KernelExpansion(support_vectors, coef, intercept, kernel),
                              n_support)
 
@@ -563,9 +577,12 @@ def _libsvm_estimator(header, kernel, expansion, n_support):
     est.expansion_ = expansion
     est.n_support_ = n_support
     est.support_ = np.empty(0, dtype=np.int32)
-    est.n_features_in_ = expansion.n_features
+    if not kernel.pairwise:        # a precomputed kernel's n_train is not in the file
+        est.n_features_in_ = expansion.n_features
     est._gamma = kernel.gamma
     est.fit_status_ = 0
     if "probA" in header:
-        est.probA_, est.probB_ = header["probA"], header["probB"]
+        est.probA_ = header["probA"]
+    if "probB" in header:
+        est.probB_ = header["probB"]
     return est

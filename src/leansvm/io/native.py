@@ -14,7 +14,7 @@ from sklearn.base import is_classifier
 import scipy.sparse as sp
 
 from leansvm.core.expansion import KernelExpansion
-from leansvm.core.kernels import Kernel
+from leansvm.core.user_kernels import check_storable, named_kernel
 from leansvm.core.registry import registered_estimators
 from leansvm.io.files import _check_budget, _memory_budget, atomic_write
 from leansvm.io.libsvm import _binary_platt_from_calibrator
@@ -75,6 +75,7 @@ def _native_arrays(estimator) -> tuple[dict, dict]:
     if platt is not None and "probA" not in arrays:
         arrays["probA"], arrays["probB"] = platt
     kernel = exp.kernel
+    check_storable(kernel, "a native model file")
     meta = {
         "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
         "estimator": type(estimator).__name__,
@@ -84,7 +85,8 @@ def _native_arrays(estimator) -> tuple[dict, dict]:
         "multiclass": getattr(estimator, "multiclass_", "ovo"),
         "n_support": None if "n_support" not in arrays else arrays["n_support"].tolist(),
         "decision_function_shape": getattr(estimator, "decision_function_shape", "ovr"),
-        "n_features": int(exp.n_features), "sv_shape": list(sv.shape), "sparse": bool(sp.issparse(sv)),
+        "n_features": int(exp.n_features), "n_features_in": int(getattr(estimator, "n_features_in_", exp.n_features)),
+        "sv_shape": list(sv.shape), "sparse": bool(sp.issparse(sv)),
         "fit_status": int(getattr(estimator, "fit_status_", 0)),
     }
     return arrays, meta
@@ -101,7 +103,8 @@ def save_model(estimator, path) -> None:
     (class name), ``params`` (constructor parameters JSON stores exactly;
     others, such as a ``class_weight`` dict, load as their defaults),
     ``kernel`` (name, gamma, degree, coef0), ``multiclass``, ``n_support``,
-    ``decision_function_shape``, ``n_features``, ``sv_shape``, ``sparse``,
+    ``decision_function_shape``, ``n_features`` (support-vector width), ``n_features_in`` (the
+    estimator's input width; a precomputed kernel's n_train), ``sv_shape``, ``sparse``,
     ``fit_status`` and, for a model with preprocessing (:func:`~leansvm.preprocessing.attached.with_preprocessing`),
     ``preprocessing``: a table's columns, imputed values, means, scales and categories
     (``TablePreprocessor.to_json``) or a feature scaling (``FeatureScaler.to_json``).
@@ -294,10 +297,11 @@ def load_model(path, max_bytes: int | None = None):
                          f"known: {', '.join(sorted(registered_estimators()))}")
     try:
         k = meta["kernel"]
-        kernel = Kernel(k["name"], float(k["gamma"]), int(k["degree"]), float(k["coef0"]))
+        kernel = named_kernel(k["name"], k["gamma"], k["degree"], k["coef0"])
         expansion = KernelExpansion(_native_support_vectors(arrays, meta), arrays["coef"],
                                     arrays["intercept"], kernel)
         _check_outputs(arrays["classes"].size, meta["multiclass"], expansion.n_outputs)
+        n_features_in = _n_features_in(meta, expansion)
         valid = cls().get_params(deep=False)
         params = {key: value for key, value in meta.get("params", {}).items() if key in valid}
         est = cls(**params)
@@ -312,11 +316,13 @@ def load_model(path, max_bytes: int | None = None):
     if "n_support" in arrays:
         est.n_support_ = arrays["n_support"].astype(np.int32)
     est.support_ = arrays.get("support", np.empty(0, dtype=np.int32))
-    est.n_features_in_ = expansion.n_features
+    est.n_features_in_ = n_features_in
     est._gamma = kernel.gamma
     est.fit_status_ = int(meta.get("fit_status", 0))
-    if "probA" in arrays and "probB" in arrays:
-        est.probA_, est.probB_ = arrays["probA"], arrays["probB"]
+    if "probA" in arrays and ("probB" in arrays or not is_classifier(est)):   # regression: probA only
+        est.probA_ = arrays["probA"]
+    if "probB" in arrays and "probA" in arrays:
+        est.probB_ = arrays["probB"]
     if "preprocessing" in meta:
         try:
             prep = _preprocessor_from_json(meta["preprocessing"])
@@ -327,6 +333,17 @@ def load_model(path, max_bytes: int | None = None):
             raise ValueError(f"{name}: the preprocessing makes {made} columns, the model takes {est.n_features_in_}")
         return with_preprocessing(prep, est)
     return est
+
+
+def _n_features_in(meta, expansion) -> int:
+    """The estimator's input width: the support vectors' (files written before it was stored, or
+    any named kernel) or, for a precomputed kernel, the number of training samples."""
+    n = meta.get("n_features_in", expansion.n_features)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n_features_in must be a non-negative integer, got {n!r}")
+    if n != expansion.n_features and not expansion.kernel.pairwise:
+        raise ValueError(f"n_features_in {n} differs from the support vectors' {expansion.n_features} columns")
+    return n
 
 
 def _preprocessor_from_json(state):

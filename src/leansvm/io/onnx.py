@@ -1,6 +1,7 @@
-"""ONNX export of any leansvm classifier (anything with ``expansion_``, ``classes_``, ``multiclass_``).
+"""ONNX export of any leansvm model: classifiers (anything with ``expansion_``, ``classes_``,
+``multiclass_``), regressors and one-class models (``expansion_`` with one output).
 
-The exported graph has one input ``X`` (n x d, float32 or float64) and two outputs:
+The exported graph of a classifier has one input ``X`` (n x d, float32 or float64) and two outputs:
 
 * ``label`` (n,): the predicted class, int64 or string (or float / bool as ``classes_``);
 * ``scores`` (n x n_outputs): the raw outputs of the kernel expansion
@@ -53,6 +54,16 @@ support vectors its scores are off by more than 1e-4 (banana, C = 100:
 2.7e-4; a9a, 11,383 SVs: 2.3e-4; labels still identical there), and the
 float32 graph by up to 1.7e-2 (banana). Use them for speed, not for exactness.
 
+Regressors (SVR, NuSVR) and one-class models: outputs ``scores`` (n x 1, the expansion:
+``predict`` of a regressor, ``decision_function`` of a one-class model) and ``prediction``
+(n,: the regression value) or ``label`` (n,: +1 inlier where the score is > 0, else -1), by
+the standard operators or by ``method="svm_regressor"``: the ``ai.onnx.ml.SVMRegressor``
+operator (float32, value = sum coefficients k(sv, x) + rho, so ``rho = intercept``).
+
+A precomputed kernel's graph takes the kernel values against the training samples as ``X``
+(n x n_train, scikit-learn's input) and gathers the support vectors' columns; a model with a
+kernel function (Python code) cannot be exported.
+
 Probabilities: a third output ``probabilities`` (n x n_classes) reproduces
 ``model.predict_proba`` for ``leansvm.SVC(probability=True)`` (scikit-learn's
 sigmoid calibration on the decision function, binary and multi-class: within
@@ -70,11 +81,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from leansvm.core.multiclass import ovo_pairs
+from leansvm.core.user_kernels import check_storable
 from leansvm.preprocessing.attached import split_preprocessing
 
 __all__ = ["to_onnx", "save_onnx", "probability_parameters", "METHODS"]
 
-METHODS = ("auto", "matmul", "svm_classifier")
+METHODS = ("auto", "matmul", "svm_classifier", "svm_regressor")
 #: default opsets: ai.onnx 17 (runs on onnxruntime >= 1.13), ai.onnx.ml 1
 DEFAULT_OPSET = 17
 _ML_DOMAIN = "ai.onnx.ml"
@@ -101,12 +113,18 @@ def _feature_scaling(model):
 
 
 def _fitted_parts(model):
-    """(expansion, classes, strategy) of a fitted leansvm classifier; ValueError otherwise."""
+    """(expansion, classes, strategy) of a fitted leansvm model (classes None for a regressor or
+    one-class model); ValueError otherwise."""
     expansion = getattr(model, "expansion_", None)
     classes = getattr(model, "classes_", None)
-    if expansion is None or classes is None:
-        raise ValueError(f"{type(model).__name__} is not a fitted leansvm classifier "
-                         "(it needs expansion_ and classes_)")
+    if expansion is None:
+        raise ValueError(f"{type(model).__name__} is not a fitted leansvm model (it needs expansion_)")
+    check_storable(expansion.kernel, "ONNX")
+    if classes is None:
+        if expansion.n_outputs != 1:
+            raise ValueError(f"a {type(model).__name__} without classes_ must have one output, this one has "
+                             f"{expansion.n_outputs}")
+        return expansion, None, None
     classes = np.asarray(classes)
     strategy = getattr(model, "multiclass_", "ovo")
     k = classes.size
@@ -201,13 +219,14 @@ def _svm_classifier_graph(expansion, classes, strategy, kind, input_type):
     coef, intercept = expansion.coef, expansion.intercept
     if k == 2:                       # operator: s > 0 -> class 0; leansvm: f > 0 -> class 1
         coef, intercept = -coef, -intercept
+    _operator_kernel(expansion)
     rows, copy_class, coefficients = svm_classifier_layout(coef, k)
     if rows.size == 0:
         raise ValueError("the model has no support vectors with non-zero coefficients; use method='matmul'")
     sv = _dense(expansion.support_vectors)[rows]
     kern = expansion.kernel
     attrs = dict(
-        kernel_type=_ONNX_KERNEL[kern.name],
+        kernel_type=_operator_kernel(expansion),
         kernel_params=[float(kern.gamma), float(kern.coef0), float(kern.degree)],
         support_vectors=sv.astype(np.float32).ravel().tolist(),
         vectors_per_class=np.bincount(copy_class, minlength=k).astype(np.int64).tolist(),
@@ -247,6 +266,13 @@ def _string_const(name, values):
     return helper.make_tensor(name, TensorProto.STRING, [len(values)], [v.encode("utf-8") for v in values])
 
 
+def _operator_kernel(expansion) -> str:
+    """The ONNX-ML operators' name of the model's kernel; they have no precomputed kernel."""
+    if expansion.kernel.name not in _ONNX_KERNEL:
+        raise ValueError(f"the ai.onnx.ml SVM operators have no {expansion.kernel.name} kernel; use method='matmul'")
+    return _ONNX_KERNEL[expansion.kernel.name]
+
+
 def _kernel_nodes(expansion, ft, nodes, inits):
     """Nodes computing K = k(X, SV) (n x m) into 'K' in dtype ``ft``."""
     from onnx import helper
@@ -254,6 +280,10 @@ def _kernel_nodes(expansion, ft, nodes, inits):
     kern = expansion.kernel
     sv = _dense(expansion.support_vectors)
     g = float(kern.gamma)
+    if kern.pairwise:   # precomputed: X holds k(x, x_j) in column j - 1 of training sample j
+        inits.append(_const("sv_columns", kern.serials(sv) - 1))
+        nodes.append(helper.make_node("Gather", ["Xc", "sv_columns"], ["K"], axis=1))
+        return
     if kern.name == "rbf":
         inits += [_const("sv_t_2g", (2.0 * g * sv.T).astype(ft)),
                   _const("g_ones", np.full((sv.shape[1], 1), g, dtype=ft)),
@@ -470,6 +500,13 @@ def _probability_nodes(rule, a, b, source, n_classes, strategy, ft, nodes, inits
 
 
 def _matmul_graph(expansion, classes, strategy, kind, input_type, dtype):
+    nodes, inits, onnx_ft = _raw_nodes(expansion, input_type, dtype)
+    label_type = _label_nodes(classes, strategy, kind, np.dtype(dtype), nodes, inits)
+    return nodes, inits, label_type, onnx_ft
+
+
+def _raw_nodes(expansion, input_type, dtype):
+    """Nodes computing the expansion's outputs 'raw' (n x n_outputs) from 'X' in ``dtype``."""
     from onnx import TensorProto, helper
 
     ft = np.dtype(dtype)
@@ -492,9 +529,49 @@ def _matmul_graph(expansion, classes, strategy, kind, input_type, dtype):
     else:
         _kernel_nodes(expansion, ft, nodes, inits)
         _coef_nodes(expansion, ft, nodes, inits)
-    label_type = _label_nodes(classes, strategy, kind, ft, nodes, inits)
     nodes.append(helper.make_node("Identity", ["raw"], ["scores"]))
-    return nodes, inits, label_type, onnx_ft
+    return nodes, inits, onnx_ft
+
+
+def _one_output_graph(model, expansion, method, input_type, dtype):
+    """Nodes of a regressor ('prediction') or one-class model ('label', +1 where score > 0, else -1),
+    both with 'scores' (n x 1): standard operators, or the SVMRegressor operator (float32)."""
+    from onnx import TensorProto, helper
+
+    if method == "svm_regressor":
+        nodes, inits = [], []
+        sv = _dense(expansion.support_vectors)
+        nodes.append(helper.make_node(
+            "SVMRegressor", ["X"], ["scores"], domain=_ML_DOMAIN, kernel_type=_operator_kernel(expansion),
+            kernel_params=[float(expansion.kernel.gamma), float(expansion.kernel.coef0),
+                           float(expansion.kernel.degree)],
+            support_vectors=sv.astype(np.float32).ravel().tolist(), n_supports=int(expansion.n_support),
+            coefficients=expansion.coef[:, 0].astype(np.float32).tolist(),
+            rho=expansion.intercept.astype(np.float32).tolist(), one_class=0, post_transform="NONE"))
+        score_type, ft = TensorProto.FLOAT, np.float32
+    else:
+        nodes, inits, score_type = _raw_nodes(expansion, input_type, dtype)
+        ft = np.dtype(dtype)
+    inits.append(_const("flat_shape", np.array([-1], np.int64)))
+    if getattr(model, "libsvm_svm_type", "") == "one_class":
+        inits += [_const("zero_score", np.zeros((1,), dtype=ft)), _const("inlier", np.array([1], np.int64)),
+                  _const("outlier", np.array([-1], np.int64))]
+        nodes += [helper.make_node("Reshape", ["scores", "flat_shape"], ["flat_scores"]),
+                  helper.make_node("Greater", ["flat_scores", "zero_score"], ["is_inlier"]),
+                  helper.make_node("Where", ["is_inlier", "inlier", "outlier"], ["label"])]
+        first = helper.make_tensor_value_info("label", TensorProto.INT64, [None])
+    else:
+        nodes.append(helper.make_node("Reshape", ["scores", "flat_shape"], ["prediction"]))
+        first = helper.make_tensor_value_info("prediction", score_type, [None])
+    return nodes, inits, [first, helper.make_tensor_value_info("scores", score_type, [None, 1])]
+
+
+def _input_width(model, expansion) -> int:
+    """Columns of X: the features, or a precomputed kernel's training samples."""
+    if not expansion.kernel.pairwise:
+        return expansion.n_features
+    serials = expansion.kernel.serials(_dense(expansion.support_vectors))
+    return int(getattr(model, "n_features_in_", serials.max() if serials.size else 0))
 
 
 def _probability_choice(model, classes, strategy, probabilities):
@@ -540,24 +617,35 @@ def to_onnx(model, method: str = "auto", dtype=np.float64, input_dtype=None,
     if np.dtype(dtype) not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
     if input_dtype is None:   # the operator computes in float32 whatever it is given
-        input_dtype = np.float32 if method == "svm_classifier" else dtype
+        input_dtype = np.float32 if method in ("svm_classifier", "svm_regressor") else dtype
     input_dtype = np.dtype(input_dtype)
     if input_dtype not in (np.float32, np.float64):
         raise ValueError(f"input_dtype must be float32 or float64, got {input_dtype!r}")
     input_type = TensorProto.FLOAT if input_dtype == np.float32 else TensorProto.DOUBLE
     scaler, model = _feature_scaling(model)
     expansion, classes, strategy = _fitted_parts(model)
-    kind = _label_kind(classes)
     if method == "auto":
         method = "matmul"
-    proba = _probability_choice(model, classes, strategy, probabilities)
-    if method == "svm_classifier":
-        nodes, inits, label_type, score_type = _svm_classifier_graph(expansion, classes, strategy, kind,
-                                                                     input_type)
+    if (method == "svm_regressor") != (classes is None) and method != "matmul":
+        raise ValueError(f"method={method!r} exports {'regressors and one-class models' if method == 'svm_regressor' else 'classifiers'}; "
+                         f"{type(model).__name__} is {'a classifier' if classes is not None else 'not'}: use 'matmul'")
+    proba = None
+    if classes is None:
+        if probabilities:
+            raise ValueError(f"{type(model).__name__} has no class probabilities to export")
+        nodes, inits, outputs = _one_output_graph(model, expansion, method, input_type, dtype)
     else:
-        nodes, inits, label_type, score_type = _matmul_graph(expansion, classes, strategy, kind,
-                                                             input_type, dtype)
-    d = expansion.n_features
+        kind = _label_kind(classes)
+        proba = _probability_choice(model, classes, strategy, probabilities)
+        if method == "svm_classifier":
+            nodes, inits, label_type, score_type = _svm_classifier_graph(expansion, classes, strategy, kind,
+                                                                         input_type)
+        else:
+            nodes, inits, label_type, score_type = _matmul_graph(expansion, classes, strategy, kind,
+                                                                 input_type, dtype)
+        outputs = [helper.make_tensor_value_info("label", label_type, [None]),
+                   helper.make_tensor_value_info("scores", score_type, [None, expansion.n_outputs])]
+    d = _input_width(model, expansion)
     if scaler is not None:                    # x' = offset + factor * x, then the graph as before
         offset, factor = scaler.affine()
         if factor.size != d:
@@ -568,8 +656,6 @@ def to_onnx(model, method: str = "auto", dtype=np.float64, input_dtype=None,
         inits += [_const("scale_factor", factor.astype(ft)), _const("scale_offset", offset.astype(ft))]
         nodes[:0] = [helper.make_node("Mul", ["X", "scale_factor"], ["X_mul"]),
                      helper.make_node("Add", ["X_mul", "scale_offset"], ["X_scaled"])]
-    outputs = [helper.make_tensor_value_info("label", label_type, [None]),
-               helper.make_tensor_value_info("scores", score_type, [None, expansion.n_outputs])]
     if proba is not None:
         ft = np.float32 if score_type == TensorProto.FLOAT else np.float64
         _probability_nodes(*proba, "scores", classes.size, strategy, ft, nodes, inits)
@@ -578,7 +664,7 @@ def to_onnx(model, method: str = "auto", dtype=np.float64, input_dtype=None,
         nodes, name or f"leansvm_{type(model).__name__}", [helper.make_tensor_value_info("X", input_type, [None, d])],
         outputs, initializer=inits)
     opsets = [helper.make_opsetid("", opset)]
-    if method == "svm_classifier":
+    if method in ("svm_classifier", "svm_regressor"):
         opsets.append(helper.make_opsetid(_ML_DOMAIN, 1))
     from leansvm import __version__
 
