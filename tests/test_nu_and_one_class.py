@@ -4,7 +4,8 @@ against LIBSVM through scikit-learn's estimators of the same names.
 LIBSVM's optimum: the dual objective (rel <= 1e-3, computed from each side's coefficients),
 predictions (regression within 1e-2 std(y)), labels on new points (>= 99.5 % equal), the
 intercept; invariants: the equalities of the nu forms hold, zero-weight samples are never
-support vectors. Partial issue 21: files, ONNX and the command line for these types come later.
+support vectors. Files, the command line, ONNX and Dask: test_libsvm_files_all_types, test_cli,
+test_onnx, test_distributed.
 """
 
 import warnings

@@ -1,7 +1,8 @@
 """leansvm.SVR (epsilon-SVR on the problem layer) against LIBSVM through scikit-learn's SVR.
 
-Partial issue 21: the estimator, its optimum and scikit-learn conformance; files, ONNX and
-the command line for SVR are not built yet.
+The estimator, its optimum and scikit-learn conformance; files, the command line, ONNX, Dask and
+precomputed kernels are tested in test_libsvm_files_all_types, test_cli, test_onnx,
+test_distributed and test_user_kernels.
 """
 
 import warnings
