@@ -302,3 +302,19 @@ def test_svr_probability_writes_laplace_sigma_libsvm_reads(heart, tmp_path, caps
     assert ours == pytest.approx(reference, rel=0.15)           # random folds on both sides
     status, out, _ = _run(capsys, ["predict", "-b", "1", heart, str(path), str(tmp_path / "out")])
     assert status == 0 and f"sigma={ours:g}" in out
+
+
+def test_compress_a_regression_model_by_error_increase(heart, tmp_path, capsys):
+    full = tmp_path / "svr.model"
+    assert main(["train", "-q", "-s", "3", "-g", "0.1", heart, str(full)]) == 0
+    small = tmp_path / "small.model"
+    status, out, err = _run(capsys, ["compress", "--max-error-increase", "3", "--max-iter", "50", "--data", heart,
+                                     str(full), str(small)])
+    assert status == 0, err
+    rmse_full, rmse_small = map(float, re.search(r"RMSE on .*: full (\S+), compressed (\S+)", out).groups())
+    assert rmse_small <= 1.03 * rmse_full + 1e-3          # printed to 4 digits
+    assert load_libsvm_model(small).expansion_.n_support < load_libsvm_model(full).expansion_.n_support
+    y, X = svmutil.svm_read_problem(heart)
+    with threadpool_limits(1, user_api="openmp"):
+        _, (_, mse, _), _ = svmutil.svm_predict(y, X, svmutil.svm_load_model(str(small)), "-q")
+    assert np.sqrt(mse) == pytest.approx(rmse_small, rel=1e-3)   # LIBSVM predicts the compressed file alike

@@ -454,3 +454,69 @@ def test_command_line_layout_follows_the_output_format(multiclass, tmp_path):
     assert shared.expansion_.n_support <= 8
     assert np.count_nonzero(shared.expansion_.coef) == shared.expansion_.coef.size   # every pair
     assert cli.main(["compress", str(full), str(small), "--n-sv", "3", "--ratio", "0.1"]) == 2
+
+
+# -- regressors and one-class models (issue 22) -------------------------------------------------
+@pytest.fixture(scope="module")
+def regression():
+    from sklearn.datasets import make_friedman1
+    X, z = make_friedman1(n_samples=1400, n_features=8, noise=1.0, random_state=0)
+    X, z = StandardScaler().fit_transform(X), (z - z.mean()) / z.std()
+    return X[:1000], z[:1000], X[1000:], z[1000:]
+
+
+def _rmse(model, X, z):
+    return float(np.sqrt(np.mean((model.predict(X) - z) ** 2)))
+
+
+@pytest.mark.parametrize("cls", ["SVR", "NuSVR"])
+def test_compressed_regressor_keeps_its_class_and_accuracy(regression, cls, tmp_path):
+    """10 % of the support vectors: the same estimator class, RMSE within 2 % of the full model's
+    on new points, and files that predict the same."""
+    import leansvm
+    X, z, Xt, zt = regression
+    full = getattr(leansvm, cls)(C=10, gamma=0.05).fit(X, z)
+    small = compress(full, ratio=0.1, random_state=0, max_iter=200, progress=False)
+    assert type(small) is type(full) and small.get_params() == full.get_params()
+    assert small.expansion_.n_support == max(1, round(0.1 * full.expansion_.n_support))
+    assert small.n_support_.tolist() == [small.expansion_.n_support] and small.support_.size == 0
+    assert small.full_n_support_ == full.expansion_.n_support
+    assert _rmse(small, Xt, zt) <= 1.02 * _rmse(full, Xt, zt)
+    save_libsvm_model(small, tmp_path / "small.model")
+    np.testing.assert_allclose(load_libsvm_model(tmp_path / "small.model").predict(Xt), small.predict(Xt), atol=1e-10)
+    save_model(small, tmp_path / "small.npz")
+    np.testing.assert_allclose(load_model(tmp_path / "small.npz").predict(Xt), small.predict(Xt), atol=1e-12)
+
+
+def test_regressor_size_by_error_increase(regression):
+    import leansvm
+    X, z, Xt, zt = regression
+    full = leansvm.SVR(C=10, gamma=0.05).fit(X, z)
+    small = compress(full, max_error_increase=0.05, X=Xt, y=zt, random_state=0, max_iter=100, progress=False)
+    tried = small.compression_["size_search"]
+    assert _rmse(small, Xt, zt) <= 1.05 * _rmse(full, Xt, zt) + 1e-12
+    assert all(-score > 1.05 * _rmse(full, Xt, zt) for _, score in tried[:-1])   # smaller sizes missed
+    with pytest.raises(ValueError, match="max_error_increase"):
+        compress(full, max_accuracy_drop=0.01, X=Xt, y=zt)
+    with pytest.raises(ValueError, match="needs validation data"):
+        compress(full, max_error_increase=0.05)
+    with pytest.raises(ValueError, match="for regressors"):
+        compress(SVC().fit(X, z > 0), max_error_increase=0.05, X=Xt, y=zt > 0)
+
+
+def test_compressed_one_class_model_keeps_its_labels(regression):
+    import leansvm
+    X, _, Xt, _ = regression
+    full = leansvm.OneClassSVM(nu=0.1, gamma=0.05).fit(X)
+    small = compress(full, ratio=0.1, random_state=0, max_iter=200, progress=False)
+    assert type(small) is leansvm.OneClassSVM and small.expansion_.n_support < full.expansion_.n_support
+    assert np.mean(small.predict(Xt) == full.predict(Xt)) >= 0.99
+    assert np.corrcoef(small.score_samples(Xt), full.score_samples(Xt))[0, 1] >= 0.99
+
+
+def test_user_kernels_are_not_compressed(regression):
+    import leansvm
+    X, z, _, _ = regression
+    K = X[:200] @ X[:200].T
+    with pytest.raises(ValueError, match="needs one of the kernels"):
+        compress(leansvm.SVR(kernel="precomputed").fit(K, z[:200]), ratio=0.5)

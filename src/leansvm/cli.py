@@ -239,7 +239,10 @@ def _compress_parser(sub):
     size.add_argument("--ratio", type=float, metavar="R", help="fraction of the support vectors to keep")
     size.add_argument("--max-accuracy-drop", type=float, metavar="PP",
                       help="smallest model within PP percentage points of the full model's accuracy "
-                           "on --data")
+                           "on --data (classifiers, one-class models)")
+    size.add_argument("--max-error-increase", type=float, metavar="PCT",
+                      help="regression: smallest model whose RMSE on --data is at most PCT percent above "
+                           "the full model's")
     p.add_argument("--data", "--validation", dest="data", metavar="DATA",
                    help="validation/fitting data (svmlight file or dataset name, test part)")
     p.add_argument("--method", choices=("cvm", "lars"), default="cvm",
@@ -259,28 +262,35 @@ def _compress_parser(sub):
 def cmd_compress(args) -> int:
     from leansvm.compression.compressed_svc import compress
 
-    if args.max_accuracy_drop is not None:
-        if not 0 <= args.max_accuracy_drop < 100:
-            raise UsageError("leansvm compress: error: --max-accuracy-drop is in percentage points, "
-                             f"got {args.max_accuracy_drop}")
+    for option, value in (("--max-accuracy-drop", args.max_accuracy_drop),
+                          ("--max-error-increase", args.max_error_increase)):
+        if value is None:
+            continue
+        if not 0 <= value < 100:
+            raise UsageError(f"leansvm compress: error: {option} is in percent, got {value}")
         if args.data is None:
-            raise UsageError("leansvm compress: error: --max-accuracy-drop needs --data")
+            raise UsageError(f"leansvm compress: error: {option} needs --data")
     preprocessor, model = io.split_preprocessing(load_any_model(args.model))   # compress the kernel model
     X = y = None
     if args.data is not None:
         X, y, _, _ = load_data(args.data, "test", args)
         model, X = match_features(model, X if preprocessor is None else preprocessor.transform(X))
     drop = None if args.max_accuracy_drop is None else args.max_accuracy_drop / 100
+    increase = None if args.max_error_increase is None else args.max_error_increase / 100
     start = time.perf_counter()
     layout = args.layout or ("shared" if str(args.output).endswith(".npz") else "libsvm")
-    small = compress(model, n_sv=args.n_sv, ratio=args.ratio, max_accuracy_drop=drop, X=X, y=y,
-                     method=args.method, max_iter=args.max_iter, random_state=0, layout=layout, loss=args.loss)
+    small = compress(model, n_sv=args.n_sv, ratio=args.ratio, max_accuracy_drop=drop, max_error_increase=increase,
+                     X=X, y=y, method=args.method, max_iter=args.max_iter, random_state=0, layout=layout,
+                     loss=args.loss)
     elapsed = time.perf_counter() - start
     save_any_model(small if preprocessor is None else io.with_preprocessing(preprocessor, small), args.output)
     if not args.quiet:
         print(f"compressed {small.full_n_support_} -> {small.expansion_.n_support} support vectors "
               f"({args.method}, {elapsed:.2f} s)")
-        if X is not None:
+        if X is not None and is_regressor(model):
+            rmse = [float(np.sqrt(np.mean((m.predict(X) - y) ** 2))) for m in (model, small)]
+            print("RMSE on %s: full %.4g, compressed %.4g" % (args.data, *rmse))
+        elif X is not None:
             print("accuracy on %s: full %.4f, compressed %.4f" % (args.data, model.score(X, y), small.score(X, y)))
         print(f"model written to {args.output}")
     return 0

@@ -79,7 +79,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, clone, is_regressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -87,6 +87,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from leansvm.core.classifier import KernelClassifierMixin
 from leansvm.core.expansion import KernelExpansion
 from leansvm.core.expansion import DENSE_FRACTION
+from leansvm.core.kernels import KERNELS
 from leansvm.core.registry import register_estimator
 from leansvm.core.multiclass import ovo_pairs, predict_index
 from leansvm.progress import Progress
@@ -116,7 +117,8 @@ MIN_PATIENCE = 100
 
 # -- the full model ------------------------------------------------------------------
 class _FullModel:
-    """What compression reads from a fitted classifier: expansion, classes, strategy, pool classes."""
+    """What compression reads from a fitted model: expansion, classes, strategy, pool classes. A
+    regressor or one-class model (one output, no ``classes_``) is ``one_output``: one class."""
 
     def __init__(self, model):
         if hasattr(model, "expansion_"):
@@ -131,8 +133,17 @@ class _FullModel:
         else:
             raise ValueError(f"{type(model).__name__} is not a fitted kernel classifier "
                              "(it has no expansion_); fit it first")
-        if not hasattr(model, "classes_"):
-            raise ValueError(f"{type(model).__name__} has no classes_; fit it first")
+        if self.expansion.kernel.name not in KERNELS:
+            raise ValueError(f"compression moves feature vectors: it needs one of the kernels {KERNELS}, "
+                             f"not {self.expansion.kernel.name}")
+        self.one_output = not hasattr(model, "classes_")
+        self.regression = is_regressor(model)
+        if self.one_output:
+            if self.expansion.n_outputs != 1:
+                raise ValueError(f"{type(model).__name__} has no classes_ and {self.expansion.n_outputs} outputs; "
+                                 "fit it first")
+            self.classes, self.n_classes, self.n_support = None, 1, None
+            return
         self.classes = np.asarray(model.classes_)
         self.n_classes = self.classes.size
         if self.n_classes < 2:
@@ -154,6 +165,8 @@ class _FullModel:
 
     def pool_classes(self) -> np.ndarray:
         """Class index of every support vector: the ``n_support_`` grouping, else the model's prediction."""
+        if self.one_output:
+            return np.zeros(self.expansion.n_support, dtype=np.intp)
         if self.n_support is not None:
             return np.repeat(np.arange(self.n_classes), self.n_support)
         return self.predict_index(self.expansion.support_vectors)
@@ -388,16 +401,29 @@ def _accuracy(expansion, X, y, classes, strategy):
     return float(np.mean(pred == y))
 
 
+def _quality(full: _FullModel, X, y):
+    """How good an expansion is on (X, y): label accuracy; for a one-class model the accuracy of its
+    +1 / -1 labels; for a regressor minus the RMSE."""
+    if full.regression:
+        return lambda expansion: -float(np.sqrt(np.mean((expansion.decision_function(X)[:, 0] - y) ** 2)))
+    if full.one_output:
+        return lambda expansion: float(np.mean(np.where(expansion.decision_function(X)[:, 0] > 0, 1, -1) == y))
+    return lambda expansion: _accuracy(expansion, X, y, full.classes, full.strategy)
+
+
 def _search_size(compressor: _Compressor, X, y, max_drop: float, on_size=None):
-    """Smallest size on a geometric grid (x1.25) whose accuracy on (X, y) is within max_drop of the full model."""
+    """Smallest size on a geometric grid (x1.25) whose quality on (X, y) is within ``max_drop`` of the
+    full model's: accuracy points, or for a regressor a relative RMSE increase."""
     full = compressor.full
-    target = _accuracy(full.expansion, X, y, full.classes, full.strategy) - max_drop
+    quality = _quality(full, X, y)
+    best = quality(full.expansion)
+    target = best * (1 + max_drop) if full.regression else best - max_drop
     m = full.expansion.n_support
     tried = []
     size = max(1, min(m, full.n_classes if compressor.layout == "libsvm" and full.class_restricted else 1))
     while True:
         result = compressor.compress(size)
-        acc = _accuracy(result[0], X, y, full.classes, full.strategy)
+        acc = quality(result[0])
         tried.append((size, acc))
         if on_size is not None:
             on_size()
@@ -409,8 +435,10 @@ def _search_size(compressor: _Compressor, X, y, max_drop: float, on_size=None):
 
 def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=None, method="cvm",
              random_state=None, max_iter=None, max_fit_points=20000, eig_max=cvm.EIG_MAX, progress=None,
-             layout="auto", loss="margin", validation_fraction=VALIDATION_FRACTION, learn_gamma=True):
-    """A :class:`CompressedSVC` with at most ``n_sv`` shared vectors approximating ``model``.
+             layout="auto", loss="margin", validation_fraction=VALIDATION_FRACTION, learn_gamma=True,
+             max_error_increase=None):
+    """A :class:`CompressedSVC` with at most ``n_sv`` shared vectors approximating ``model``; for a
+    regressor or one-class model (SVR, NuSVR, OneClassSVM) a model of the same class.
 
     Exactly one of ``n_sv`` (number of vectors), ``ratio`` (fraction of the
     full model's support vectors) or ``max_accuracy_drop`` (fraction: 0.005
@@ -434,12 +462,37 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     eq. 10, 'margin') are described in the module docstring.
     ``progress``: a bar with the time left (L-BFGS iterations, or sizes tried);
     None shows it on a terminal (:mod:`leansvm.progress`).
+
+    Regressors and one-class models: the squared loss (eq. 10, whatever ``loss`` says: there
+    is no margin to stop at), and the result is a fitted copy of ``model`` with the compressed
+    expansion (:func:`leansvm.compression.one_output.with_expansion`), so it predicts, saves
+    and exports as the original. A regressor's size can be chosen by ``max_error_increase``
+    (fraction: 0.02 = RMSE on X, y at most 2 % above the full model's); a one-class model's by
+    ``max_accuracy_drop`` against +1 / -1 labels y.
     """
     est = CompressedSVC(estimator=model, n_sv=n_sv, ratio=ratio, max_accuracy_drop=max_accuracy_drop,
                         method=method, max_iter=max_iter, max_fit_points=max_fit_points,
                         random_state=random_state, eig_max=eig_max, layout=layout, loss=loss,
                         validation_fraction=validation_fraction, learn_gamma=learn_gamma)
-    return est._compress(model, X, y, progress=progress)
+    full = _FullModel(model)
+    if not full.one_output:
+        if max_error_increase is not None:
+            raise ValueError("max_error_increase is for regressors; a classifier's size is chosen by "
+                             "max_accuracy_drop")
+        return est._compress(model, X, y, progress=progress)
+    from leansvm.compression.one_output import with_expansion
+    if max_error_increase is not None and not full.regression:
+        raise ValueError("max_error_increase is for regressors; a one-class model's size is chosen by "
+                         "max_accuracy_drop against +1 / -1 labels")
+    if max_error_increase is not None and X is None:
+        raise ValueError("max_error_increase needs validation data X, y")
+    if max_accuracy_drop is not None and full.regression:
+        raise ValueError("a regressor's size is chosen by max_error_increase (relative RMSE), not max_accuracy_drop")
+    if validation_fraction:
+        raise ValueError("validation_fraction holds out points to compare labels: classifiers only")
+    est.set_params(loss="squared", max_accuracy_drop=max_error_increase if full.regression else max_accuracy_drop)
+    expansion, _, stats = est._run(full, X, y, progress)
+    return with_expansion(model, expansion, stats)
 
 
 @register_estimator
@@ -498,6 +551,12 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
         if not (np.isfinite(self.validation_fraction) and 0 <= self.validation_fraction < 1):
             raise ValueError(f"validation_fraction must be in [0, 1), got {self.validation_fraction!r}")
         full = _FullModel(model)
+        expansion, vec_classes, stats = self._run(full, X, y, progress)
+        self._set_fitted(full, expansion, vec_classes, stats)
+        return self
+
+    def _run(self, full: _FullModel, X, y, progress):
+        """(expansion, class of each vector, statistics) of the compressed model."""
         X, y = _validate_points(X, y, full)
         m = full.expansion.n_support
         n_sv = _check_size(self.n_sv, self.ratio, self.max_accuracy_drop, X, m)
@@ -522,8 +581,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
                           progress) as bar:
                 expansion, vec_classes, stats = compressor.compress(n_sv, callback=lambda *_: bar.update())
         stats["total_s"] = time.perf_counter() - start
-        self._set_fitted(full, expansion, vec_classes, stats)
-        return self
+        return expansion, vec_classes, stats
 
     def _set_fitted(self, full: _FullModel, expansion, vec_classes, stats):
         k = full.n_classes
