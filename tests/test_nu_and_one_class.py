@@ -160,7 +160,7 @@ def test_sklearn_conformance(estimator, check):
         check(estimator)
 
 
-_NON_CLASSIFIERS = [leansvm.SVR(), NuSVR(), OneClassSVM()]
+_NON_CLASSIFIERS = [leansvm.SVR(), NuSVR(), OneClassSVM(), leansvm.BSGDRegressor(budget=20, random_state=0)]
 
 
 def _fit(estimator, X, y):

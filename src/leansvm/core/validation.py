@@ -108,11 +108,12 @@ def validate_training_data(estimator, X, y, sample_weight=None):
     return X, classes, y_enc, sample_weight
 
 
-def validate_regression_data(estimator, X, y):
+def validate_regression_data(estimator, X, y, reset=True):
     """Checked float64 X (as :func:`validate_training_data`) and float64 targets: ValueError for
-    non-numeric, NaN/inf or multi-output y."""
+    non-numeric, NaN/inf or multi-output y. ``reset=False`` (a later ``partial_fit`` chunk): X
+    must have the fitted number of features."""
     X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C",
-                         accept_large_sparse=True, y_numeric=True)
+                         accept_large_sparse=True, y_numeric=True, reset=reset)
     y = np.asarray(y, dtype=np.float64)
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{type(estimator).__name__}: the targets y hold NaN or inf")

@@ -1,0 +1,107 @@
+"""BSGDRegressor: budgeted SGD on the epsilon-insensitive loss (issue 22, item 2)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_friedman1
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import leansvm
+from leansvm import BSGDRegressor
+from leansvm.budget import bsgd
+from leansvm.io import load_libsvm_model, load_model, save_libsvm_model, save_model
+
+
+@pytest.fixture(scope="module")
+def friedman():
+    X, z = make_friedman1(n_samples=4000, n_features=10, noise=1.0, random_state=0)
+    X = (X - X[:3000].mean(0)) / X[:3000].std(0)
+    z = (z - z[:3000].mean()) / z[:3000].std()
+    return X[:3000], z[:3000], X[3000:], z[3000:]
+
+
+def _rmse(model, X, z):
+    return float(np.sqrt(np.mean((model.predict(X) - z) ** 2)))
+
+
+def test_optimal_tube_bias_is_the_exact_minimiser():
+    rng = np.random.default_rng(0)
+    g, z = rng.normal(size=200), rng.normal(size=200)
+    b = bsgd.optimal_tube_bias(g, z, 0.3)
+    objective = lambda c: np.maximum(np.abs(z - g - c) - 0.3, 0).sum()   # noqa: E731
+    grid = np.linspace(-3, 3, 6001)
+    assert objective(b) <= min(objective(c) for c in grid) + 1e-9
+
+
+def test_points_inside_the_tube_never_join():
+    """One pass from an empty model: a point joins exactly when its residual exceeds epsilon."""
+    X = np.linspace(0, 1, 50)[:, None]
+    z = np.zeros(50)
+    config = bsgd.BudgetConfig(budget=100, maintenance="removal", kernel="rbf", gamma=1.0,
+                               loss="epsilon_insensitive", epsilon=0.1)
+    state = bsgd.sgd_pass(bsgd.BudgetState.empty(1, 1.0), X, z, np.arange(50), config)
+    assert state.n_support == 0                          # every residual is 0 <= epsilon
+    state = bsgd.sgd_pass(bsgd.BudgetState.empty(1, 1.0), X, z + 1.0, np.arange(50), config)
+    assert state.n_support >= 1 and np.all(state.alpha > 0)    # all residuals positive: alpha > 0
+
+
+def test_near_exact_svr_with_a_budget(friedman):
+    X, z, Xt, zt = friedman
+    exact = leansvm.SVR(C=10, gamma=0.03, epsilon=0.1).fit(X, z)
+    budget = BSGDRegressor(budget=400, C=10, gamma=0.03, epsilon=0.1, random_state=0).fit(X, z)
+    assert budget.expansion_.n_support <= 400 < exact.expansion_.n_support / 4
+    # 3,000 rows, a fifth of the exact model's vectors: within 10 % (5.5 % measured; the benchmark
+    # measures the issue's 5 % at friedman1-50k, budget 500)
+    assert _rmse(budget, Xt, zt) <= 1.10 * _rmse(exact, Xt, zt)
+    plain = BSGDRegressor(budget=400, C=10, gamma=0.03, epsilon=0.1, refit=False, random_state=0).fit(X, z)
+    assert _rmse(plain, Xt, zt) < np.std(zt)              # SGD alone learns, the refit sharpens
+
+
+@pytest.mark.parametrize("maintenance", ["removal", "projection"])
+def test_other_maintenance(friedman, maintenance):
+    X, z, Xt, zt = friedman
+    model = BSGDRegressor(budget=100, C=10, gamma=0.03, maintenance=maintenance, random_state=0).fit(X, z)
+    assert model.expansion_.n_support <= 100 and _rmse(model, Xt, zt) < 0.5
+
+
+def test_partial_fit_continues_and_one_chunk_equals_fit(friedman):
+    X, z, Xt, zt = friedman
+    whole = BSGDRegressor(budget=100, C=10, gamma=0.03, random_state=1).fit(X, z)
+    chunked = BSGDRegressor(budget=100, C=10, gamma=0.03, random_state=1).partial_fit(X, z)
+    np.testing.assert_allclose(chunked.predict(Xt), whole.predict(Xt), atol=1e-12)
+    stream = BSGDRegressor(budget=100, C=10, gamma=0.03, random_state=1)
+    for start in range(0, 3000, 1000):
+        stream.partial_fit(X[start:start + 1000], z[start:start + 1000], n_samples_total=3000)
+    assert stream.fit_stats_["steps"] == 3000 and _rmse(stream, Xt, zt) < 0.35
+    with pytest.raises(ValueError, match="features"):
+        stream.partial_fit(X[:10, :5], z[:10])
+
+
+def test_files_predict_as_the_model_and_as_libsvm(friedman, tmp_path):
+    X, z, Xt, _ = friedman
+    model = BSGDRegressor(budget=50, C=10, gamma=0.03, random_state=0).fit(X, z)
+    save_model(model, tmp_path / "m.npz")
+    np.testing.assert_allclose(load_model(tmp_path / "m.npz").predict(Xt), model.predict(Xt), atol=1e-12)
+    save_libsvm_model(model, tmp_path / "m.model")
+    assert open(tmp_path / "m.model").readline().split() == ["svm_type", "epsilon_svr"]
+    np.testing.assert_allclose(load_libsvm_model(tmp_path / "m.model").predict(Xt), model.predict(Xt), atol=1e-10)
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    rows = [{j + 1: float(v) for j, v in enumerate(r)} for r in Xt[:100]]
+    labels, _, _ = svmutil.svm_predict([0] * 100, rows, svmutil.svm_load_model(str(tmp_path / "m.model")), "-q")
+    np.testing.assert_allclose(labels, model.predict(Xt[:100]), atol=1e-9)
+
+
+def test_bad_input_is_named(friedman):
+    X, z, _, _ = friedman
+    with pytest.raises(ValueError, match="y contains NaN"):
+        BSGDRegressor().fit(X, np.where(np.arange(3000) == 5, np.nan, z))
+    with pytest.raises(ValueError, match="epsilon"):
+        BSGDRegressor(epsilon=-1).fit(X, z)
+    with pytest.raises(ValueError, match="either C or lambda_"):
+        BSGDRegressor(C=1, lambda_=0.1).fit(X, z)
+    with pytest.raises(ValueError, match="merge"):
+        BSGDRegressor(kernel="linear").fit(X, z)
+
+
+@parametrize_with_checks([BSGDRegressor(budget=30, random_state=0)])
+def test_sklearn_conformance(estimator, check):
+    check(estimator)
