@@ -133,7 +133,8 @@ def _check_problem(problem, screening, trivial_start, dynamic):
     if not isinstance(problem, DualProblem):
         raise TypeError(f"the path takes a DualProblem (leansvm.core.problems.c_svc), got {type(problem).__name__}")
     if problem.rows is not None:
-        raise ValueError("paths over problems with several variables per sample are not built yet (issue 22)")
+        raise ValueError("a path takes one variable per sample: pass X[problem.rows] with the rows as the cache "
+                         "index (leansvm.paths.svr_path does)")
     if not problem.hinge and (screening in RULES or trivial_start):
         raise ValueError("the rules of Ogawa et al. and Lemma 9 are derived for C-SVC's hinge loss (p = -1); "
                          "use screening='gap' or None and trivial_start=False for this problem")

@@ -1,0 +1,103 @@
+r"""Regularisation paths of epsilon-SVR with safe screening (issue 22, item 1).
+
+``svr_path(X, y, Cs, gamma=..., epsilon=...)`` solves LIBSVM's epsilon-SVR (``leansvm.SVR``,
+the bias as LIBSVM's: y'a = 0) for every C of an ascending grid, each C warm-started from the
+previous solution, and screened by the duality-gap rule.
+
+Why the rule carries over. In the generic dual of :mod:`leansvm.core.problems` epsilon-SVR has
+two variables per sample, a = [alpha; alpha*] with y = [1; -1] and p = [epsilon - z; epsilon + z],
+and variable i is the dual of the hinge C_i max(0, -p_i - y_i (w'phi_i + b)): for alpha_i that
+is max(0, z_i - f(x_i) - epsilon), the loss above the tube; for alpha*_i, max(0, f(x_i) - z_i -
+epsilon), below it. The primal 1/2 ||w||^2 + sum of these hinges is 1-strongly convex in w, so
+any primal-dual pair with duality gap G puts w* in the ball of radius sqrt(2 G) around the
+primal point (the GAP safe construction; Ogawa et al.'s ball tests are its special case for
+p = -1), and the bias b* in an interval computed from the same ball
+(:func:`leansvm.paths.screening.gap_bounds`). For each variable:
+
+    lower bound of y_i (w*'phi_i + b*) > -p_i   =>  a_i = 0      (inside the tube on that side)
+    upper bound                      < -p_i   =>  a_i = C_i    (outside the tube on that side)
+
+i.e. a sample provably inside the tube has alpha = alpha* = 0, one provably above (below) it
+has alpha_i = C_i (alpha*_i = C_i). :func:`leansvm.paths.screening.gap_screen_from_reference`
+evaluates this at the next C from the previous C's solution scaled to its best feasible
+multiple, with no kernel evaluation. Screened variables are held at their bound; the solver
+(IRWLS, the equality needs it) works on the rest.
+
+One-class along nu: its dual (1/2 a'Ka, 0 <= a_i <= 1, sum a = nu l) changes the equality's
+right-hand side, not the box, with nu; the gap ball needs a dual point feasible at the new nu,
+which scaling does not give (sum a changes and the box does not). Not built; see the issue note.
+
+Kernel rows: one :class:`~leansvm.exact.box_cd.PathKernelCache` over the samples; both variables
+of a sample read its row (``index`` = the sample of each variable), so a row is computed once
+for the whole path.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils.validation import _check_sample_weight, check_X_y
+
+from leansvm.core.expansion import KernelExpansion
+from leansvm.core.kernels import Kernel
+from leansvm.core.problems import DualProblem, epsilon_svr
+from leansvm.core.validation import check_positive_number
+from leansvm.paths.binary_path import binary_path, check_grid, row_cache
+
+__all__ = ["svr_path", "SVRPathPoint"]
+
+
+@dataclass
+class SVRPathPoint:
+    """One C of an SVR path: the fitted :class:`leansvm.SVR` and what screening did."""
+
+    C: float
+    model: object
+    n_screened: int          # variables proven at a bound before the solve (of 2 n)
+    n_at_bound: int          # variables at a bound in the solution
+    solve_seconds: float
+    rule_seconds: float
+
+
+def svr_path(X, y, Cs, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, epsilon=0.1, sample_weight=None,
+             screening="gap", tol=1e-3, cache_size=200.0, callback=None):
+    """Epsilon-SVR (LIBSVM's, as :class:`leansvm.SVR`) at every C of ``Cs`` (sorted ascending),
+    screened by the duality-gap rule (``screening='gap'``; None: warm starts only). Returns a list
+    of :class:`SVRPathPoint`, one per C, each holding a fitted ``SVR``."""
+    from leansvm.exact.svr import SVR
+
+    X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
+    if not np.all(np.isfinite(y)):
+        raise ValueError("svr_path: the targets y hold NaN or inf")
+    epsilon = check_positive_number("epsilon", epsilon, allow_zero=True)
+    if screening not in ("gap", None):
+        raise ValueError(f"svr_path screens with the duality-gap rule: screening must be 'gap' or None, "
+                         f"got {screening!r}")
+    Cs = check_grid(Cs)
+    weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    kern = Kernel.from_params(kernel, gamma, degree, coef0, X)
+    unit = epsilon_svr(y, weights, epsilon)                        # bounds c_i: C_i = C c_i
+    flat = DualProblem(unit.y, unit.p, unit.C, unit.delta, None, unit.kind)
+    cache = row_cache(kern, X, cache_size, tol)
+    points = binary_path(X[unit.rows], flat, Cs, kern, screening=screening, bias="equality", tol=tol,
+                         cache=cache, index=unit.rows, callback=callback,
+                         solver_options={"cache_size": cache_size, "random_state": 0})
+    out = []
+    for point in points:
+        coef = unit.coef(point.fit.alpha, X.shape[0])
+        sv = np.flatnonzero(coef != 0)
+        model = SVR(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, C=point.C, epsilon=epsilon, tol=tol,
+                    cache_size=cache_size)
+        model.expansion_ = KernelExpansion(X[sv], coef[sv, None], np.array([point.fit.intercept]), kern)
+        model.support_ = sv.astype(np.int32)
+        model.n_support_ = np.array([sv.size], dtype=np.int32)
+        model.dual_objective_ = np.array([point.fit.dual_objective])
+        model.n_iter_ = np.array([point.fit.n_iter])
+        model.fit_status_ = 0 if point.fit.converged else 1
+        model.n_features_in_ = X.shape[1]
+        model._gamma = kern.gamma
+        out.append(SVRPathPoint(point.C, model, point.n_screened, point.n_non_sv, point.solve_seconds,
+                                point.rule_seconds))
+    return out

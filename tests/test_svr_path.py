@@ -1,0 +1,68 @@
+"""Epsilon-SVR paths (leansvm.svr_path) and the duality-gap screening rule on SVR's two-sided loss."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_friedman1
+from sklearn.svm import SVR as LibsvmSVR
+
+import leansvm
+from leansvm.core.problems import epsilon_svr
+from leansvm.paths.screening import gap_screen_from_reference
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, z = make_friedman1(n_samples=400, n_features=5, noise=0.3, random_state=0)
+    return (X - X.mean(0)) / X.std(0), (z - z.mean()) / z.std()
+
+
+def _libsvm_alpha(X, z, C, epsilon):
+    """[alpha; alpha*] and the outputs without bias of LIBSVM's solution (tol 1e-9)."""
+    model = LibsvmSVR(C=C, gamma=0.2, epsilon=epsilon, tol=1e-9).fit(X, z)
+    coef = np.zeros(z.size)
+    coef[model.support_] = model.dual_coef_[0]
+    return np.concatenate([np.maximum(coef, 0), np.maximum(-coef, 0)]), model.predict(X) - model.intercept_[0]
+
+
+@pytest.mark.parametrize("epsilon, C, rho", [(0.1, 0.1, 1.01), (0.3, 0.1, 1.1), (0.3, 1.0, 1.01)])
+def test_gap_rule_is_safe_on_svr(data, epsilon, C, rho):
+    """From LIBSVM's exact solution at C, the variables the gap rule proves at 0 (inside the tube
+    on their side) or at rho C (outside it) are there in LIBSVM's solution at rho C, and it proves
+    some of each."""
+    X, z = data
+    unit = epsilon_svr(z, np.ones(z.size), epsilon)
+    alpha, f = _libsvm_alpha(X, z, C, epsilon)
+    target, _ = _libsvm_alpha(X, z, rho * C, epsilon)
+    result = gap_screen_from_reference(alpha, unit.y * f[unit.rows], C, rho * C, unit, np.ones(unit.n),
+                                       equality=True)
+    assert result.in_R.sum() > 0 and result.in_L.sum() > 0
+    assert np.all(target[result.in_R] <= 1e-7)
+    assert np.all(target[result.in_L] >= rho * C - 1e-7)
+
+
+def test_svr_path_equals_independent_fits(data):
+    X, z = data
+    Cs = [0.1, 0.3, 1.0, 3.0]
+    screened = leansvm.svr_path(X, z, Cs, gamma=0.2, epsilon=0.1, tol=1e-5)
+    plain = leansvm.svr_path(X, z, Cs, gamma=0.2, epsilon=0.1, tol=1e-5, screening=None)
+    assert [p.C for p in screened] == Cs
+    for a, b in zip(screened, plain):
+        single = leansvm.SVR(C=a.C, gamma=0.2, epsilon=0.1, tol=1e-5).fit(X, z)
+        reference = LibsvmSVR(C=a.C, gamma=0.2, epsilon=0.1, tol=1e-5).fit(X, z)
+        assert isinstance(a.model, leansvm.SVR) and a.model.C == a.C
+        np.testing.assert_allclose(a.model.predict(X), b.model.predict(X), atol=1e-3)
+        np.testing.assert_allclose(a.model.predict(X), single.predict(X), atol=1e-3)
+        np.testing.assert_allclose(a.model.predict(X), reference.predict(X), atol=1e-3)
+        np.testing.assert_allclose(a.model.dual_objective_, single.dual_objective_, rtol=1e-4)
+
+
+def test_svr_path_bad_input(data):
+    X, z = data
+    with pytest.raises(ValueError, match="gap"):
+        leansvm.svr_path(X, z, [1.0], screening="it")
+    with pytest.raises(ValueError, match="NaN"):
+        leansvm.svr_path(X, np.where(np.arange(z.size) == 3, np.nan, z), [1.0])
+    with pytest.raises(ValueError, match="epsilon"):
+        leansvm.svr_path(X, z, [1.0], epsilon=-0.1)
+    with pytest.raises(ValueError, match="positive"):
+        leansvm.svr_path(X, z, [0.0, 1.0])
