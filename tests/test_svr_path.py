@@ -66,3 +66,18 @@ def test_svr_path_bad_input(data):
         leansvm.svr_path(X, z, [1.0], epsilon=-0.1)
     with pytest.raises(ValueError, match="positive"):
         leansvm.svr_path(X, z, [0.0, 1.0])
+
+
+def test_svrcv_chooses_as_grid_search_over_the_same_grid(data):
+    """The same folds and grid as GridSearchCV(leansvm.SVR): the same best cell (scores to the
+    solver tolerance), refitted on all rows."""
+    from sklearn.model_selection import GridSearchCV, KFold
+    X, z = data
+    Cs, gammas = [0.1, 1.0, 10.0], [0.05, 0.5]
+    folds = KFold(3, shuffle=True, random_state=0)
+    cv = leansvm.SVRCV(Cs=Cs, gammas=gammas, cv=folds, tol=1e-5).fit(X, z)
+    grid = GridSearchCV(leansvm.SVR(tol=1e-5), {"C": Cs, "gamma": gammas}, cv=folds).fit(X, z)
+    assert cv.best_params_ == grid.best_params_
+    np.testing.assert_allclose(cv.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"], atol=1e-4)
+    single = leansvm.SVR(tol=1e-5, **cv.best_params_).fit(X, z)
+    np.testing.assert_allclose(cv.predict(X), single.predict(X), atol=1e-4)   # both solved to tol 1e-5

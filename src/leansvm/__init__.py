@@ -26,7 +26,7 @@ if TYPE_CHECKING:     # for type checkers and the API documentation (griffe read
     from .lean import fit_lean
     from .paths.model_selection import SVCCV, svm_path
     from .paths.linear_screening import linear_path
-    from .paths.svr_path import svr_path
+    from .paths.svr_path import SVRCV, svr_path
 
 #: public name -> the submodule that defines it
 _EXPORTS = {
@@ -48,6 +48,7 @@ _EXPORTS = {
     "svm_path": "paths.model_selection",
     "linear_path": "paths.linear_screening",
     "svr_path": "paths.svr_path",
+    "SVRCV": "paths.svr_path",
 }
 
 __all__ = list(_EXPORTS)

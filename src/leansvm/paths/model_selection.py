@@ -317,6 +317,37 @@ def _score_gamma(X, y, folds, Cs, gamma, scoring, path_options):
             for train, test in folds]
 
 
+def cv_results(Cs, gammas, scores, seconds):
+    """``GridSearchCV``-shaped results of scores (C x gamma x fold) and path seconds (gamma x fold);
+    candidates in ParameterGrid order (C outer, gamma inner). Returns (cv_results_, best_index_,
+    best_params_, best_score_)."""
+    params, split = [], []
+    fit_time = []
+    for i, C in enumerate(Cs):
+        for g, gamma in enumerate(gammas):
+            params.append({"C": float(C), "gamma": gamma})
+            split.append(scores[i, g])
+            fit_time.append(seconds[g].mean() / Cs.size)   # a path's time shared by its Cs
+    split = np.array(split)
+    mean = split.mean(axis=1)
+    # scikit-learn's rank: 'min' method on -mean, so ties share the best rank
+    order = np.argsort(-mean, kind="stable")
+    rank = np.empty(mean.size, dtype=np.int32)
+    rank[order] = np.arange(1, mean.size + 1)
+    for k in range(1, mean.size):
+        if mean[order[k]] == mean[order[k - 1]]:
+            rank[order[k]] = rank[order[k - 1]]
+    results = {"params": params,
+               "param_C": np.ma.masked_array([p["C"] for p in params], mask=False),
+               "param_gamma": np.ma.masked_array([p["gamma"] for p in params], mask=False, dtype=object),
+               "mean_test_score": mean, "std_test_score": split.std(axis=1),
+               "rank_test_score": rank, "mean_fit_time": np.array(fit_time)}
+    for f in range(split.shape[1]):
+        results[f"split{f}_test_score"] = split[:, f]
+    best = int(np.flatnonzero(rank == 1)[0])
+    return results, best, dict(params[best]), float(mean[best])
+
+
 class SVCCV(KernelClassifierMixin, BaseEstimator):
     """Cross-validated C-SVC: (C, gamma) chosen by K-fold CV over screened regularisation paths.
 
@@ -395,7 +426,8 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
             scores[:, g, f] = s
             seconds[g, f] = t
             rates[g, f] = r
-        self._set_cv_results(Cs, gammas, scores, seconds)
+        self.cv_results_, self.best_index_, self.best_params_, self.best_score_ = cv_results(Cs, gammas, scores,
+                                                                                            seconds)
         self.screening_rate_ = rates
         if self.refit:
             start = time.perf_counter()
@@ -410,37 +442,6 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
         else:
             self.classes_ = classes
         return self
-
-    def _set_cv_results(self, Cs, gammas, scores, seconds):
-        """``GridSearchCV``-shaped results; candidates in ParameterGrid order (C outer, gamma inner)."""
-        params, split = [], []
-        fit_time = []
-        for i, C in enumerate(Cs):
-            for g, gamma in enumerate(gammas):
-                params.append({"C": float(C), "gamma": gamma})
-                split.append(scores[i, g])
-                fit_time.append(seconds[g].mean() / Cs.size)   # a path's time shared by its Cs
-        split = np.array(split)
-        mean = split.mean(axis=1)
-        # scikit-learn's rank: 'min' method on -mean, so ties share the best rank
-        order = np.argsort(-mean, kind="stable")
-        rank = np.empty(mean.size, dtype=np.int32)
-        rank[order] = np.arange(1, mean.size + 1)
-        for k in range(1, mean.size):
-            if mean[order[k]] == mean[order[k - 1]]:
-                rank[order[k]] = rank[order[k - 1]]
-        results = {"params": params,
-                   "param_C": np.ma.masked_array([p["C"] for p in params], mask=False),
-                   "param_gamma": np.ma.masked_array([p["gamma"] for p in params], mask=False,
-                                                     dtype=object),
-                   "mean_test_score": mean, "std_test_score": split.std(axis=1),
-                   "rank_test_score": rank, "mean_fit_time": np.array(fit_time)}
-        for f in range(split.shape[1]):
-            results[f"split{f}_test_score"] = split[:, f]
-        self.cv_results_ = results
-        self.best_index_ = int(np.flatnonzero(rank == 1)[0])
-        self.best_params_ = dict(params[self.best_index_])
-        self.best_score_ = float(mean[self.best_index_])
 
     def predict(self, X):
         check_is_fitted(self, "expansion_")

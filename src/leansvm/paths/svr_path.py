@@ -1,4 +1,4 @@
-r"""Regularisation paths of epsilon-SVR with safe screening (issue 22, item 1).
+r"""Regularisation paths of epsilon-SVR with safe screening, and ``SVRCV`` (issue 22, item 1).
 
 ``svr_path(X, y, Cs, gamma=..., epsilon=...)`` solves LIBSVM's epsilon-SVR (``leansvm.SVR``,
 the bias as LIBSVM's: y'a = 0) for every C of an ascending grid, each C warm-started from the
@@ -38,15 +38,22 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv
 from sklearn.utils.validation import _check_sample_weight, check_X_y
 
+from leansvm.core.classifier import ExpansionAttributes
 from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel
 from leansvm.core.problems import DualProblem, epsilon_svr
-from leansvm.core.validation import check_positive_number
+from leansvm.core.validation import (check_positive_number, fit_transaction, validate_predict_data,
+                                     validate_regression_data)
 from leansvm.paths.binary_path import binary_path, check_grid, row_cache
+from leansvm.paths.model_selection import cv_results, default_C_grid
+from leansvm.progress import Progress
 
-__all__ = ["svr_path", "SVRPathPoint"]
+__all__ = ["svr_path", "SVRPathPoint", "SVRCV"]
 
 
 @dataclass
@@ -101,3 +108,72 @@ def svr_path(X, y, Cs, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, epsi
         out.append(SVRPathPoint(point.C, model, point.n_screened, point.n_non_sv, point.solve_seconds,
                                 point.rule_seconds))
     return out
+
+
+class SVRCV(ExpansionAttributes, RegressorMixin, BaseEstimator):
+    """Cross-validated epsilon-SVR: (C, gamma) chosen by K-fold CV over warm-started SVR paths.
+
+    For every gamma in ``gammas`` and every fold, one :func:`svr_path` over ``Cs`` (default:
+    :func:`leansvm.paths.model_selection.default_C_grid`) is fitted on the training part and
+    scored at every C on the held-out part (``scoring``: scikit-learn's, default R^2 as
+    ``SVR.score``). The best mean score (ties: the first candidate, C outer, gamma inner, as
+    ``GridSearchCV``) is refitted on all data as a :class:`leansvm.SVR`.
+
+    Attributes: ``best_params_``, ``best_score_``, ``best_index_``, ``best_estimator_``,
+    ``cv_results_`` (``GridSearchCV``'s keys), and the refitted model's expansion (``predict``).
+    """
+
+    def __init__(self, Cs=None, gammas=("scale",), epsilon=0.1, kernel="rbf", degree=3, coef0=0.0, cv=5,
+                 scoring=None, screening="gap", tol=1e-3, cache_size=200.0, refit=True, verbose=0):
+        self.Cs = Cs
+        self.gammas = gammas
+        self.epsilon = epsilon
+        self.kernel = kernel
+        self.degree = degree
+        self.coef0 = coef0
+        self.cv = cv
+        self.scoring = scoring
+        self.screening = screening
+        self.tol = tol
+        self.cache_size = cache_size
+        self.refit = refit
+        self.verbose = verbose
+
+    @fit_transaction
+    def fit(self, X, y):
+        from leansvm.exact.svr import SVR
+
+        Cs = default_C_grid() if self.Cs is None else check_grid(self.Cs)
+        gammas = list(self.gammas) if not isinstance(self.gammas, (str, float, int)) else [self.gammas]
+        if not gammas:
+            raise ValueError("gammas must hold at least one value")
+        X, y = validate_regression_data(self, X, y)
+        folds = list(check_cv(self.cv, y, classifier=False).split(X, y))
+        scorer = check_scoring(SVR(), scoring=self.scoring)
+        options = dict(kernel=self.kernel, degree=self.degree, coef0=self.coef0, epsilon=self.epsilon,
+                       screening=self.screening, tol=self.tol, cache_size=self.cache_size)
+        scores = np.empty((Cs.size, len(gammas), len(folds)))
+        seconds = np.empty((len(gammas), len(folds)))
+        with Progress(len(gammas) * len(folds), "SVRCV", "paths", True if self.verbose else None) as bar:
+            for g, gamma in enumerate(gammas):
+                for f, (train, test) in enumerate(folds):
+                    start = time.perf_counter()
+                    points = svr_path(X[train], y[train], Cs, gamma=gamma, **options)
+                    seconds[g, f] = time.perf_counter() - start
+                    scores[:, g, f] = [scorer(p.model, X[test], y[test]) for p in points]
+                    bar.update()
+        self.cv_results_, self.best_index_, self.best_params_, self.best_score_ = cv_results(
+            Cs, gammas, scores, seconds)
+        if self.refit:
+            best = SVR(C=self.best_params_["C"], gamma=self.best_params_["gamma"], epsilon=self.epsilon,
+                       kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
+                       cache_size=self.cache_size, random_state=0).fit(X, y)
+            self.best_estimator_ = best
+            for name in ("expansion_", "support_", "n_support_", "dual_objective_", "n_iter_", "fit_status_",
+                         "_gamma"):
+                setattr(self, name, getattr(best, name))
+        return self
+
+    def predict(self, X):
+        X = validate_predict_data(self, X)
+        return self.expansion_.decision_function(X)[:, 0]
