@@ -2,13 +2,16 @@
 support vectors, against the full model.
 
     python benchmarks/bench_compression_regression.py [--sets diamonds friedman1-10k] [--ratios 0.1 0.02]
+                                                      [--fit-points sv train]
 
 Data and SVR settings as ``bench_regression.py`` (../shared/benchmarks.md "Regression": X and y
 standardised on the training part, C = 10, epsilon = 0.1, gamma 0.01 diamonds / 0.03 friedman1).
 Per row: vectors, test RMSE and R² in standardised units, the RMSE increase over the full model
-(percent), compression seconds (LARS-SVM selection + gradient support vectors, the defaults:
-fitting points = the full model's support vectors, at most 20,000) and prediction seconds on
-the test part. One process, one thread for the solver; JSON to
+(percent), compression seconds (LARS-SVM selection + gradient support vectors, the defaults) and
+prediction seconds on the test part. ``--fit-points``: the points whose full-model outputs the
+compressed model fits: ``sv`` the full model's support vectors (``compress``'s default),
+``train`` the training rows (``compress(model, X=X_train, y=y_train)``), at most 20,000 of
+either (a random subset beyond). One process, one thread for the solver; JSON to
 benchmarks/results/compression-regression-<timestamp>.json.
 """
 
@@ -24,20 +27,21 @@ from bench_regression import SETS, load_regression
 from common import finish_run, machine_info
 
 
-def run(name, ratios):
+def run(name, ratios, fit_points):
     import leansvm
     X, z, X_te, z_te = load_regression(name)
     t = time.perf_counter()
     full = leansvm.SVR(C=10.0, epsilon=0.1, gamma=SETS[name][1], random_state=0).fit(X, z)
     fit_s = time.perf_counter() - t
     rows = []
+    data = (X, z) if fit_points == "train" else (None, None)
     for ratio, model, seconds in [(1.0, full, fit_s)] + [
-            (r, *_compressed(full, r)) for r in ratios]:
+            (r, *_compressed(full, r, *data)) for r in ratios]:
         t = time.perf_counter()
         pred = model.predict(X_te)
         predict_s = time.perf_counter() - t
         rmse = float(np.sqrt(np.mean((pred - z_te) ** 2)))
-        rows.append({"set": name, "ratio": ratio, "n_sv": int(model.expansion_.n_support), "rmse": rmse,
+        rows.append({"set": name, "fit_points": fit_points if ratio < 1 else "-", "ratio": ratio, "n_sv": int(model.expansion_.n_support), "rmse": rmse,
                      "r2": 1 - rmse ** 2 / float(np.var(z_te)), "seconds": seconds, "predict_s": predict_s})
     base = rows[0]["rmse"]
     for r in rows:
@@ -45,12 +49,12 @@ def run(name, ratios):
     return rows
 
 
-def _compressed(full, ratio):
+def _compressed(full, ratio, X=None, y=None):
     import leansvm
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")        # L-BFGS may stop at its iteration cap
-        small = leansvm.compress(full, ratio=ratio, random_state=0, progress=False)
+        small = leansvm.compress(full, ratio=ratio, X=X, y=y, random_state=0, progress=False)
     return small, time.perf_counter() - t
 
 
@@ -58,13 +62,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sets", nargs="+", default=["diamonds", "friedman1-10k"])
     parser.add_argument("--ratios", nargs="+", type=float, default=[0.1, 0.02])
+    parser.add_argument("--fit-points", nargs="+", choices=("sv", "train"), default=["sv"])
     args = parser.parse_args()
     rows = []
     for name in args.sets:
-        rows += run(name, args.ratios)
-        for row in rows[-1 - len(args.ratios):]:
-            print(row, flush=True)
-    columns = [("set", "set", "s"), ("ratio", "share of SV", "g"), ("n_sv", "vectors", "d"),
+        for fit_points in args.fit_points:
+            rows += run(name, args.ratios, fit_points)
+            for row in rows[-1 - len(args.ratios):]:
+                print(row, flush=True)
+    columns = [("set", "set", "s"), ("fit_points", "fitted at", "s"), ("ratio", "share of SV", "g"), ("n_sv", "vectors", "d"),
                ("rmse", "test RMSE", ".4f"), ("r2", "R2", ".4f"), ("rmse_increase_pct", "RMSE +%", ".2f"),
                ("seconds", "fit / compress s", ".1f"), ("predict_s", "predict s", ".3f")]
     finish_run(rows, columns, "compression-regression")

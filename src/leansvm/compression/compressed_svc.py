@@ -466,7 +466,9 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     Regressors and one-class models: the squared loss (eq. 10, whatever ``loss`` says: there
     is no margin to stop at), and the result is a fitted copy of ``model`` with the compressed
     expansion (:func:`leansvm.compression.one_output.with_expansion`), so it predicts, saves
-    and exports as the original. A regressor's size can be chosen by ``max_error_increase``
+    and exports as the original; give a regressor its training rows as ``X, y`` (its support
+    vectors lie on or outside the tube: diamonds at 10 %, RMSE +1.8 % fitted at the training rows,
+    +2.9 % at the support vectors). A regressor's size can be chosen by ``max_error_increase``
     (fraction: 0.02 = RMSE on X, y at most 2 % above the full model's); a one-class model's by
     ``max_accuracy_drop`` against +1 / -1 labels y.
     """
