@@ -1,4 +1,5 @@
-"""BSGDRegressor: budgeted SGD on the epsilon-insensitive loss (issue 22, item 2)."""
+"""BSGDRegressor and BSGDOneClassSVM: budgeted SGD on the epsilon-insensitive and one-class losses
+(issue 22, item 2)."""
 
 import numpy as np
 import pytest
@@ -104,4 +105,47 @@ def test_bad_input_is_named(friedman):
 
 @parametrize_with_checks([BSGDRegressor(budget=30, random_state=0)])
 def test_sklearn_conformance(estimator, check):
+    check(estimator)
+
+
+# -- the one-class SVM on a budget ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def blobs():
+    from sklearn.datasets import make_blobs
+    X, _ = make_blobs(n_samples=2500, centers=3, n_features=4, cluster_std=1.0, random_state=0)
+    outliers = np.random.default_rng(0).uniform(-12, 12, size=(250, 4))
+    return X[:2000], np.vstack([X[2000:], outliers]), np.r_[np.ones(500), -np.ones(250)]
+
+
+def test_one_class_budget_near_exact(blobs):
+    """nu's meaning (the fraction of training points outside), the exact one-class SVM's labels and
+    ROC AUC on points with planted outliers."""
+    from sklearn.metrics import roc_auc_score
+    X, X_new, truth = blobs
+    exact = leansvm.OneClassSVM(nu=0.1, gamma=0.2).fit(X)
+    budget = leansvm.BSGDOneClassSVM(budget=100, nu=0.1, gamma=0.2, epochs=2, random_state=0).fit(X)
+    assert budget.expansion_.n_support <= 100 < exact.expansion_.n_support
+    assert abs(np.mean(budget.predict(X) == -1) - 0.1) <= 0.01
+    assert np.mean(budget.predict(X_new) == exact.predict(X_new)) >= 0.95
+    auc_budget = roc_auc_score(truth, budget.decision_function(X_new))
+    assert auc_budget >= roc_auc_score(truth, exact.decision_function(X_new)) - 0.01
+    np.testing.assert_allclose(budget.score_samples(X_new) - budget.offset_, budget.decision_function(X_new))
+
+
+def test_one_class_budget_files(blobs, tmp_path):
+    X, X_new, _ = blobs
+    model = leansvm.BSGDOneClassSVM(budget=50, nu=0.2, gamma=0.2, random_state=0).fit(X)
+    save_model(model, tmp_path / "m.npz")
+    np.testing.assert_allclose(load_model(tmp_path / "m.npz").decision_function(X_new),
+                               model.decision_function(X_new), atol=1e-12)
+    save_libsvm_model(model, tmp_path / "m.model")
+    assert open(tmp_path / "m.model").readline().split() == ["svm_type", "one_class"]
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    rows = [{j + 1: float(v) for j, v in enumerate(r)} for r in X_new[:200]]
+    labels, _, _ = svmutil.svm_predict([0] * 200, rows, svmutil.svm_load_model(str(tmp_path / "m.model")), "-q")
+    np.testing.assert_array_equal(labels, model.predict(X_new[:200]))
+
+
+@parametrize_with_checks([leansvm.BSGDOneClassSVM(budget=20, random_state=0)])
+def test_one_class_sklearn_conformance(estimator, check):
     check(estimator)

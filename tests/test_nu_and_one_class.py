@@ -160,11 +160,13 @@ def test_sklearn_conformance(estimator, check):
         check(estimator)
 
 
-_NON_CLASSIFIERS = [leansvm.SVR(), NuSVR(), OneClassSVM(), leansvm.BSGDRegressor(budget=20, random_state=0)]
+_NON_CLASSIFIERS = [leansvm.SVR(), NuSVR(), OneClassSVM(), leansvm.BSGDRegressor(budget=20, random_state=0),
+                    leansvm.BSGDOneClassSVM(budget=20, random_state=0)]
 
 
 def _fit(estimator, X, y):
-    return estimator.fit(X) if isinstance(estimator, OneClassSVM) else estimator.fit(X, y)
+    from sklearn.base import is_outlier_detector
+    return estimator.fit(X) if is_outlier_detector(estimator) else estimator.fit(X, y)
 
 
 @pytest.mark.parametrize("estimator", _NON_CLASSIFIERS, ids=lambda e: type(e).__name__)

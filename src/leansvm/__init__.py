@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:     # for type checkers and the API documentation (griffe reads these statically)
     from .budget.bsgd_classifier import BSGDClassifier
     from .budget.bsgd_regressor import BSGDRegressor
+    from .budget.bsgd_one_class import BSGDOneClassSVM
     from .budget.budget_svc import BudgetSVC
     from .compression.compressed_svc import CompressedSVC, compress
     from .core.classifier import KernelClassifierMixin
@@ -32,6 +33,7 @@ if TYPE_CHECKING:     # for type checkers and the API documentation (griffe read
 _EXPORTS = {
     "BSGDClassifier": "budget.bsgd_classifier",
     "BSGDRegressor": "budget.bsgd_regressor",
+    "BSGDOneClassSVM": "budget.bsgd_one_class",
     "BudgetSVC": "budget.budget_svc",
     "CompressedSVC": "compression.compressed_svc",
     "compress": "compression.compressed_svc",

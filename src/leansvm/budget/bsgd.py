@@ -44,7 +44,7 @@ from numba import njit, objmode
 
 MAINTENANCE = {"removal": 0, "projection": 1, "merge": 2}
 #: the loss of the SGD steps: the hinge (classification) or the epsilon-insensitive loss (regression)
-LOSSES = {"hinge": 0, "epsilon_insensitive": 1}
+LOSSES = {"hinge": 0, "epsilon_insensitive": 1, "one_class": 2}
 MERGE_SOLVERS = {"golden": 0, "lookup": 1, "gradient": 2}
 KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
 
@@ -110,6 +110,11 @@ class BudgetConfig:
     ``loss='hinge'`` steps on max(0, 1 - y f(x)) (y = +1 / -1); ``'epsilon_insensitive'`` on
     max(0, |y - f(x)| - epsilon) (regression): a point outside the tube joins the model with
     alpha = eta sign(y - f(x)), the same step with the residual's sign for the label.
+    ``'one_class'``: Schoelkopf's one-class primal scaled by nu = lambda, lambda/2 ||w||^2 +
+    1/n sum_i max(0, rho - w'phi_i) - lambda rho, with f = w'phi - rho (bias = -rho): a point
+    with f(x) < 0 joins with alpha = eta, and every step moves the bias by
+    eta ([f(x) < 0] - lambda) (the offset's stochastic gradient, as scikit-learn's
+    SGDOneClassSVM); y is ignored.
 
     ``same_sign_merge`` restricts merge partners to vectors whose coefficient has the sign of
     the first one (an option for experiments: on a9a it changed nothing, on checker-100k at
@@ -167,6 +172,14 @@ class BudgetConfig:
                 raise ValueError(f"n_merge={self.n_merge} exceeds budget + 1 = {self.budget + 1}")
         if self.kernel not in KERNEL_CODES:
             raise ValueError(f"kernel must be one of {tuple(KERNEL_CODES)}, got {self.kernel!r}")
+
+
+def config_of(estimator, kernel, **loss) -> BudgetConfig:
+    """The :class:`BudgetConfig` of an estimator's ``budget``, ``maintenance``, ``n_merge`` and
+    ``merge_solver`` for its resolved ``kernel`` and the given loss (``loss``, ``epsilon``)."""
+    return BudgetConfig(budget=estimator.budget, maintenance=estimator.maintenance, n_merge=estimator.n_merge,
+                        merge_solver=estimator.merge_solver, kernel=kernel.name, gamma=kernel.gamma,
+                        coef0=kernel.coef0, degree=kernel.degree, **loss)
 
 
 # -- kernel values -----------------------------------------------------------------------------
@@ -767,7 +780,8 @@ def _sgd_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, alph
               lam, budget, maintenance, n_merge, solver, kcode, gamma, coef0, degree,
               table, iterations, same_sign, guard, greedy, loss, epsilon, stats, deg_log, n_log):
     """Pegasos steps over ``order``; budget maintenance whenever more than ``budget`` vectors.
-    ``loss`` 0: hinge on labels y = +1 / -1; 1: epsilon-insensitive on targets y."""
+    ``loss`` 0: hinge on labels y = +1 / -1; 1: epsilon-insensitive on targets y; 2: one-class
+    (the bias moves at every step). Returns (n_sv, t, n_log, bias)."""
     kbuf = np.empty(SV.shape[0])
     buf_lnk = np.empty(SV.shape[0])
     buf_deg = np.empty(SV.shape[0])
@@ -782,7 +796,13 @@ def _sgd_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, alph
         for j in range(n_sv):
             alpha[j] *= shrink
         stats[ST_STEPS] += 1
-        if loss == 0:
+        if loss == 2:
+            violated = f < 0.0
+            bias += (1.0 / (lam * t)) * ((1.0 if violated else 0.0) - lam)
+            if not violated:
+                continue
+            direction = 1.0
+        elif loss == 0:
             if y[i] * f >= 1.0:
                 continue
             direction = y[i]
@@ -807,7 +827,7 @@ def _sgd_pass(Xd, data, indices, indptr, sparse, x_sq, y, order, SV, sv_sq, alph
             with objmode(t1="f8"):
                 t1 = _clock()
             n_log = _record_maintenance(stats, deg_log, n_log, deg, t1 - t0)
-    return n_sv, t, n_log
+    return n_sv, t, n_log, bias
 
 
 def _clock() -> float:
@@ -874,14 +894,14 @@ def sgd_pass(state: BudgetState, X, y_pm, order, config: BudgetConfig) -> Budget
     deg_log = np.zeros(len(order))
     (budget, maint, n_merge, solver, kcode, gamma, coef0, degree, table, iterations,
      same_sign, guard, greedy) = _codes(config)
-    n_sv, t, n_log = _sgd_pass(
+    n_sv, t, n_log, bias = _sgd_pass(
         Xd, data, indices, indptr, sparse, x_sq, np.ascontiguousarray(y_pm, dtype=np.float64),
         np.ascontiguousarray(order, dtype=np.int64), SV, sv_sq, alpha, P, state.n_support,
         float(state.bias), int(state.t), float(state.lam), budget, maint, n_merge, solver, kcode,
         gamma, coef0, degree, table, iterations, same_sign, guard, greedy, LOSSES[config.loss],
         float(config.epsilon), stats, deg_log, 0)
     stats[ST_UNMERGED] = count_unmerged(alpha[:n_sv], state.lam, t)
-    return BudgetState(SV[:n_sv].copy(), alpha[:n_sv].copy(), float(state.bias), int(t), state.lam,
+    return BudgetState(SV[:n_sv].copy(), alpha[:n_sv].copy(), float(bias), int(t), state.lam,
                        stats, state.degradations + [deg_log[:n_log]])
 
 

@@ -96,11 +96,7 @@ class BSGDRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
     def _start(self, X, n_total):
         self._kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
         self._gamma = self._kernel.gamma
-        self._cfg = bsgd.BudgetConfig(budget=self.budget, maintenance=self.maintenance, n_merge=self.n_merge,
-                                      merge_solver=self.merge_solver, kernel=self._kernel.name,
-                                      gamma=self._kernel.gamma, coef0=self._kernel.coef0,
-                                      degree=self._kernel.degree, loss="epsilon_insensitive",
-                                      epsilon=float(self.epsilon))
+        self._cfg = bsgd.config_of(self, self._kernel, loss="epsilon_insensitive", epsilon=float(self.epsilon))
         lam = float(self.lambda_) if self.lambda_ is not None else 1.0 / (n_total * (1.0 if self.C is None else float(self.C)))
         self.state_ = bsgd.BudgetState.empty(X.shape[1], lam)
         self.state_.t = self._t0 = int(round(1.0 / lam))     # the schedule's offset (module docstring)

@@ -15,7 +15,8 @@ ESTIMATORS: dict[str, type] = {}
 #: the modules whose estimators the native format restores
 ESTIMATOR_MODULES = ("leansvm.exact.svc", "leansvm.exact.nu_svc", "leansvm.exact.svr", "leansvm.exact.one_class",
                      "leansvm.budget.budget_svc", "leansvm.compression.compressed_svc",
-                     "leansvm.budget.bsgd_classifier", "leansvm.budget.bsgd_regressor", "leansvm.budget.landmark_svc")
+                     "leansvm.budget.bsgd_classifier", "leansvm.budget.bsgd_regressor",
+                     "leansvm.budget.bsgd_one_class", "leansvm.budget.landmark_svc")
 
 
 def register_estimator(cls, name: str | None = None):

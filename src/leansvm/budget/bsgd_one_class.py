@@ -1,0 +1,114 @@
+"""``BSGDOneClassSVM``: the one-class SVM on a budget, by budgeted SGD (issue 22, item 2).
+
+The kernelised counterpart of scikit-learn's ``SGDOneClassSVM`` (which is linear and, for
+kernels, is combined with a Nystroem feature map). Schoelkopf et al.'s one-class primal, scaled
+by nu,
+
+    P(w, rho) = nu/2 ||w||^2 + 1/n sum_i max(0, rho - w'phi(x_i)) - nu rho,
+
+by the SGD of :mod:`leansvm.budget.bsgd` with ``loss='one_class'`` (lambda = nu): at step t
+(eta_t = 1 / (nu t)) alpha <- (1 - 1/t) alpha, a point with w'phi(x) < rho joins with
+alpha = eta_t, and rho <- rho - eta_t ([w'phi(x) < rho] - nu). After each pass rho is set to its
+exact minimiser with w fixed: the nu-quantile of the scores w'phi(x_i) (the objective's slope in
+rho is #{scores < rho} / n - nu). At the optimum about a fraction nu of the training points
+lies outside (Schoelkopf's nu-property, as for :class:`leansvm.OneClassSVM`). Budget maintenance
+(removal, projection, merge) is the classifier's.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, OutlierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from leansvm.budget import bsgd
+from leansvm.core.classifier import ExpansionAttributes
+from leansvm.core.expansion import KernelExpansion
+from leansvm.core.kernels import Kernel
+from leansvm.core.registry import register_estimator
+from leansvm.core.validation import check_nu, fit_transaction, validate_predict_data, validate_unlabelled_data
+from leansvm.progress import Progress
+
+#: at most this many rows of a pass enter the exact rho step (a random subsample beyond)
+OFFSET_SAMPLE = 20000
+
+
+@register_estimator
+class BSGDOneClassSVM(ExpansionAttributes, OutlierMixin, BaseEstimator):
+    """Novelty detection on a budget: one-class SVM by Pegasos SGD, at most ``budget`` vectors.
+
+    ``nu`` in (0, 1]: the fraction of training points left outside; ``maintenance``,
+    ``n_merge``, ``merge_solver``, ``epochs`` as :class:`leansvm.BSGDClassifier`. ``predict``:
+    +1 inlier where ``decision_function`` > 0, else -1; ``score_samples`` = w'phi(x),
+    ``decision_function`` = ``score_samples`` - ``offset_`` (rho), as :class:`leansvm.OneClassSVM`.
+    """
+
+    libsvm_svm_type = "one_class"     #: LIBSVM files: a one-class expansion
+
+    def __init__(self, budget=500, nu=0.5, kernel="rbf", gamma="scale", degree=3, coef0=0.0, maintenance="merge",
+                 n_merge=2, merge_solver="golden", epochs=1, random_state=None, verbose=False):
+        self.budget = budget
+        self.nu = nu
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.maintenance = maintenance
+        self.n_merge = n_merge
+        self.merge_solver = merge_solver
+        self.epochs = epochs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @fit_transaction
+    def fit(self, X, y=None):
+        """``epochs`` passes over X in fresh random orders (``y`` is ignored)."""
+        nu = check_nu(self.nu, "BSGDOneClassSVM")
+        if isinstance(self.epochs, bool) or int(self.epochs) != self.epochs or self.epochs < 1:
+            raise ValueError(f"epochs must be a positive integer, got {self.epochs!r}")
+        X = validate_unlabelled_data(self, X)
+        start = time.perf_counter()
+        self._kernel = Kernel.from_params(self.kernel, self.gamma, self.degree, self.coef0, X)
+        self._gamma = self._kernel.gamma
+        config = bsgd.config_of(self, self._kernel, loss="one_class")
+        rng = check_random_state(self.random_state)
+        state = bsgd.BudgetState.empty(X.shape[1], nu)
+        with Progress(int(self.epochs), "BSGD one-class", "passes", True if self.verbose else None) as bar:
+            for _ in range(int(self.epochs)):
+                state = bsgd.sgd_pass(state, X, np.zeros(X.shape[0]), rng.permutation(X.shape[0]), config)
+                rows = np.arange(X.shape[0]) if X.shape[0] <= OFFSET_SAMPLE else \
+                    np.sort(rng.choice(X.shape[0], OFFSET_SAMPLE, replace=False))
+                state.bias = -float(np.quantile(self._scores(state, X[rows]), nu))   # bias = -rho
+                bar.update()
+        self.state_ = state
+        self.expansion_ = KernelExpansion(state.support_vectors, state.alpha, [state.bias], self._kernel)
+        self.n_support_ = np.array([state.n_support], dtype=np.int32)
+        self.support_ = np.empty(0, dtype=np.int32)
+        self.fit_stats_ = {"seconds": time.perf_counter() - start, "steps": int(state.t),
+                           "maintenance_steps": int(state.stats[bsgd.ST_MAINT])}
+        return self
+
+    def _scores(self, state, X):
+        if state.n_support == 0:
+            return np.zeros(X.shape[0])
+        return KernelExpansion(state.support_vectors, state.alpha, [0.0], self._kernel).decision_function(X)[:, 0]
+
+    @property
+    def offset_(self):
+        """rho: ``decision_function = score_samples - offset_``."""
+        check_is_fitted(self, "expansion_")
+        return -self.expansion_.intercept
+
+    def decision_function(self, X):
+        X = validate_predict_data(self, X)
+        return self.expansion_.decision_function(X)[:, 0]
+
+    def score_samples(self, X):
+        return self.decision_function(X) + self.offset_
+
+    def predict(self, X):
+        """+1 where the decision function is positive, -1 elsewhere."""
+        return np.where(self.decision_function(X) > 0, 1, -1)
