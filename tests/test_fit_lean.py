@@ -276,6 +276,8 @@ def test_bad_data():
         fit_lean(X_nan, y, **GRID)
     with pytest.raises(ValueError, match="two classes"):
         fit_lean(X, np.zeros(60), **GRID)
+    with pytest.raises(ValueError, match="regression targets .* leansvm.SVRCV"):
+        fit_lean(X, X[:, 0] * 1.7 + 0.01, **GRID)
 
 
 def test_report_embeds_every_plot_as_png(moons_result):
