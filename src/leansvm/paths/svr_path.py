@@ -49,6 +49,7 @@ from leansvm.core.kernels import Kernel
 from leansvm.core.problems import DualProblem, epsilon_svr
 from leansvm.core.validation import (check_positive_number, fit_transaction, validate_predict_data,
                                      validate_regression_data)
+from leansvm.exact.irwls import DEFAULT_WORKING_SET
 from leansvm.paths.binary_path import binary_path, check_grid, row_cache
 from leansvm.paths.model_selection import cv_results, default_C_grid
 from leansvm.progress import Progress
@@ -69,10 +70,12 @@ class SVRPathPoint:
 
 
 def svr_path(X, y, Cs, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, epsilon=0.1, sample_weight=None,
-             screening="gap", tol=1e-3, cache_size=200.0, callback=None):
+             screening="gap", tol=1e-3, cache_size=200.0, working_set_size=DEFAULT_WORKING_SET, callback=None):
     """Epsilon-SVR (LIBSVM's, as :class:`leansvm.SVR`) at every C of ``Cs`` (sorted ascending),
     screened by the duality-gap rule (``screening='gap'``; None: warm starts only). Returns a list
-    of :class:`SVRPathPoint`, one per C, each holding a fitted ``SVR``."""
+    of :class:`SVRPathPoint`, one per C, each holding a fitted ``SVR``. ``working_set_size``: IRWLS's
+    q, by default ``SVR``'s (the classifier paths' larger q for 10,000+ variables is slower here:
+    diamonds 10k rows, C = 100, 12.8 s at q = 128 against 21.6 s at 512)."""
     from leansvm.exact.svr import SVR
 
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
@@ -90,7 +93,8 @@ def svr_path(X, y, Cs, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, epsi
     cache = row_cache(kern, X, cache_size, tol)
     points = binary_path(X[unit.rows], flat, Cs, kern, screening=screening, bias="equality", tol=tol,
                          cache=cache, index=unit.rows, callback=callback,
-                         solver_options={"cache_size": cache_size, "random_state": 0})
+                         solver_options={"cache_size": cache_size, "random_state": 0,
+                                         "working_set_size": int(working_set_size)})
     out = []
     for point in points:
         coef = unit.coef(point.fit.alpha, X.shape[0])
