@@ -318,3 +318,13 @@ def test_compress_a_regression_model_by_error_increase(heart, tmp_path, capsys):
     with threadpool_limits(1, user_api="openmp"):
         _, (_, mse, _), _ = svmutil.svm_predict(y, X, svmutil.svm_load_model(str(small)), "-q")
     assert np.sqrt(mse) == pytest.approx(rmse_small, rel=1e-3)   # LIBSVM predicts the compressed file alike
+
+
+def test_compress_a_one_class_model(heart, tmp_path, capsys):
+    full = tmp_path / "oc.model"
+    assert main(["train", "-q", "-s", "2", "-n", "0.3", "-g", "0.1", heart, str(full)]) == 0
+    status, out, err = _run(capsys, ["compress", "--ratio", "0.3", "--max-iter", "30", "--data", heart, str(full),
+                                     str(tmp_path / "small.model")])
+    assert status == 0, err
+    assert re.search(r"accuracy on .*: full 0\.\d+, compressed 0\.\d+", out)
+    assert open(tmp_path / "small.model").readline().split() == ["svm_type", "one_class"]

@@ -290,8 +290,9 @@ def cmd_compress(args) -> int:
         if X is not None and is_regressor(model):
             rmse = [float(np.sqrt(np.mean((m.predict(X) - y) ** 2))) for m in (model, small)]
             print("RMSE on %s: full %.4g, compressed %.4g" % (args.data, *rmse))
-        elif X is not None:
-            print("accuracy on %s: full %.4f, compressed %.4f" % (args.data, model.score(X, y), small.score(X, y)))
+        elif X is not None:      # classifiers; one-class models against +1 / -1 labels
+            accuracy = [float(np.mean(_equal_labels(m.predict(X), y))) for m in (model, small)]
+            print("accuracy on %s: full %.4f, compressed %.4f" % (args.data, *accuracy))
         print(f"model written to {args.output}")
     return 0
 
