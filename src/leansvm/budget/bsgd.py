@@ -174,6 +174,15 @@ class BudgetConfig:
             raise ValueError(f"kernel must be one of {tuple(KERNEL_CODES)}, got {self.kernel!r}")
 
 
+def check_regularisation(C, lambda_) -> None:
+    """ValueError unless at most one of C and lambda_ is given, each a positive finite number."""
+    if C is not None and lambda_ is not None:
+        raise ValueError("give either C or lambda_, not both")
+    for name, v in (("C", C), ("lambda_", lambda_)):
+        if v is not None and not (np.isscalar(v) and np.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+
+
 def config_of(estimator, kernel, **loss) -> BudgetConfig:
     """The :class:`BudgetConfig` of an estimator's ``budget``, ``maintenance``, ``n_merge`` and
     ``merge_solver`` for its resolved ``kernel`` and the given loss (``loss``, ``epsilon``)."""

@@ -128,12 +128,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
 
     # -- parameters -------------------------------------------------------------------------
     def _check_params(self):
-        if self.C is not None and self.lambda_ is not None:
-            raise ValueError("give either C or lambda_, not both")
-        for name in ("C", "lambda_"):
-            v = getattr(self, name)
-            if v is not None and not (np.isscalar(v) and np.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        bsgd.check_regularisation(self.C, self.lambda_)
         if not (np.isscalar(self.merge_guard) and np.isfinite(self.merge_guard) and self.merge_guard >= 0):
             raise ValueError(f"merge_guard must be a finite number >= 0, got {self.merge_guard!r}")
         if int(self.epochs) != self.epochs or self.epochs < 1:

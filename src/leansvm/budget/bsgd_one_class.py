@@ -22,14 +22,13 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
 
 from leansvm.budget import bsgd
-from leansvm.core.classifier import ExpansionAttributes
+from leansvm.core.classifier import ExpansionAttributes, OneClassPrediction
 from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel
 from leansvm.core.registry import register_estimator
-from leansvm.core.validation import check_nu, fit_transaction, validate_predict_data, validate_unlabelled_data
+from leansvm.core.validation import check_nu, fit_transaction, validate_unlabelled_data
 from leansvm.progress import Progress
 
 #: at most this many rows of a pass enter the exact rho step (a random subsample beyond)
@@ -37,7 +36,7 @@ OFFSET_SAMPLE = 20000
 
 
 @register_estimator
-class BSGDOneClassSVM(ExpansionAttributes, OutlierMixin, BaseEstimator):
+class BSGDOneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, BaseEstimator):
     """Novelty detection on a budget: one-class SVM by Pegasos SGD, at most ``budget`` vectors.
 
     ``nu`` in (0, 1]: the fraction of training points left outside; ``maintenance``,
@@ -95,20 +94,3 @@ class BSGDOneClassSVM(ExpansionAttributes, OutlierMixin, BaseEstimator):
         if state.n_support == 0:
             return np.zeros(X.shape[0])
         return KernelExpansion(state.support_vectors, state.alpha, [0.0], self._kernel).decision_function(X)[:, 0]
-
-    @property
-    def offset_(self):
-        """rho: ``decision_function = score_samples - offset_``."""
-        check_is_fitted(self, "expansion_")
-        return -self.expansion_.intercept
-
-    def decision_function(self, X):
-        X = validate_predict_data(self, X)
-        return self.expansion_.decision_function(X)[:, 0]
-
-    def score_samples(self, X):
-        return self.decision_function(X) + self.offset_
-
-    def predict(self, X):
-        """+1 where the decision function is positive, -1 elsewhere."""
-        return np.where(self.decision_function(X) > 0, 1, -1)

@@ -84,11 +84,7 @@ class BSGDRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
         return hasattr(self, "expansion_")
 
     def _check_params(self):
-        if self.C is not None and self.lambda_ is not None:
-            raise ValueError("give either C or lambda_, not both")
-        for name in ("C", "lambda_"):
-            if getattr(self, name) is not None:
-                check_positive_number(name, getattr(self, name))
+        bsgd.check_regularisation(self.C, self.lambda_)
         check_positive_number("epsilon", self.epsilon, allow_zero=True)
         if isinstance(self.epochs, bool) or int(self.epochs) != self.epochs or self.epochs < 1:
             raise ValueError(f"epochs must be a positive integer, got {self.epochs!r}")

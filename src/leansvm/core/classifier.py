@@ -47,6 +47,29 @@ class ExpansionAttributes:
         return tags
 
 
+class OneClassPrediction:
+    """Prediction of a one-class model whose expansion is sum_i a_i k(x_i, x) - rho:
+    ``decision_function`` (the expansion), ``score_samples`` (without -rho), ``offset_`` (rho),
+    ``predict`` (+1 where the decision function is positive, -1 elsewhere: LIBSVM's rule)."""
+
+    @property
+    def offset_(self):
+        """rho: ``decision_function = score_samples - offset_``."""
+        check_is_fitted(self, "expansion_")
+        return -self.expansion_.intercept
+
+    def decision_function(self, X):
+        X = validate_predict_data(self, X)
+        return self.expansion_.decision_function(X)[:, 0]
+
+    def score_samples(self, X):
+        return self.decision_function(X) + self.offset_
+
+    def predict(self, X):
+        """+1 where the decision function is positive, -1 elsewhere (LIBSVM's rule)."""
+        return np.where(self.decision_function(X) > 0, 1, -1)
+
+
 class KernelClassifierMixin(ExpansionAttributes, ClassifierMixin):
     """Prediction for any classifier whose fitted state is a kernel expansion.
 

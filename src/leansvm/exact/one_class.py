@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import _check_sample_weight
 
 from leansvm.core.problems import one_class
 from leansvm.core.registry import register_estimator
-from leansvm.core.validation import check_nu, fit_transaction, validate_predict_data, validate_unlabelled_data
+from leansvm.core.validation import check_nu, fit_transaction, validate_unlabelled_data
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
-from leansvm.core.classifier import ExpansionAttributes
+from leansvm.core.classifier import ExpansionAttributes, OneClassPrediction
 from leansvm.exact.single_problem import solve_expansion
 
 
 @register_estimator
-class OneClassSVM(ExpansionAttributes, OutlierMixin, BaseEstimator):
+class OneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, BaseEstimator):
     """One-class SVM with scikit-learn's ``OneClassSVM`` parameters, solved by chunked IRWLS.
 
     ``predict`` gives +1 (inlier) or -1 (outlier); ``decision_function`` = ``score_samples``
@@ -58,20 +58,3 @@ class OneClassSVM(ExpansionAttributes, OutlierMixin, BaseEstimator):
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         solve_expansion(self, X, sample_weight, lambda keep, bounds: one_class(nu, bounds))
         return self
-
-    @property
-    def offset_(self):
-        """rho: ``decision_function = score_samples - offset_``."""
-        check_is_fitted(self, "expansion_")
-        return -self.expansion_.intercept
-
-    def decision_function(self, X):
-        X = validate_predict_data(self, X)
-        return self.expansion_.decision_function(X)[:, 0]
-
-    def score_samples(self, X):
-        return self.decision_function(X) + self.offset_
-
-    def predict(self, X):
-        """+1 where the decision function is positive, -1 elsewhere (LIBSVM's rule)."""
-        return np.where(self.decision_function(X) > 0, 1, -1)
