@@ -164,6 +164,10 @@ def _fit_parser(sub):
     p.add_argument("--test", metavar="DATA", help="test data, only measured (default: a named dataset's test part)")
     p.add_argument("--max-accuracy-drop", type=float, default=0.5, metavar="POINTS",
                    help="allowed validation accuracy drop in percentage points (0.5)")
+    p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto",
+                   help="auto (default): regression when the targets are continuous (non-integer values)")
+    p.add_argument("--max-error-increase", type=float, default=2.0, metavar="PCT",
+                   help="regression: allowed validation RMSE increase in percent of the exact SVR's (2)")
     p.add_argument("--budget-seconds", type=float, metavar="S",
                    help="when the exact fit is estimated to take longer: the exact solver on the "
                         "largest subsample fitting half of S, beside budget (BSGD) models")
@@ -210,6 +214,8 @@ def cmd_fit(args) -> int:
         X, X_test = widen(X, d), widen(X_test, d)
     if not args.quiet:
         print(f"leansvm fit: {described}")
+    if _is_regression(args.task, y):
+        return _fit_regression(args, X, y, X_test, y_test)
     result = fit_lean(X, y, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale,
                       max_accuracy_drop=args.max_accuracy_drop / 100,
                       budget_seconds=args.budget_seconds, Cs=args.C_grid, gammas=args.gamma_grid,
@@ -225,6 +231,31 @@ def cmd_fit(args) -> int:
         print(f"\nmodel written to {path}")
         if args.report:
             print(f"report written to {args.report}")
+    return 0
+
+
+def _is_regression(task, y) -> bool:
+    if task != "auto":
+        return task == "regression"
+    from sklearn.utils.multiclass import type_of_target
+    return type_of_target(np.asarray(y)) == "continuous"
+
+
+def _fit_regression(args, X, y, X_test, y_test) -> int:
+    """``leansvm fit`` on regression targets: :func:`leansvm.lean_regression.fit_lean_regression`."""
+    from leansvm.lean_regression import fit_lean_regression, format_regression_table
+
+    if args.report:
+        raise UsageError("leansvm fit: error: the HTML report is not built for regression yet; drop --report")
+    if not 0 <= args.max_error_increase < 100:
+        raise UsageError(f"leansvm fit: error: --max-error-increase is in percent, got {args.max_error_increase}")
+    result = fit_lean_regression(X, y, X_test=X_test, y_test=y_test, impute=args.impute,
+                                 scale=args.scale, max_error_increase=args.max_error_increase / 100,
+                                 Cs=args.C_grid, verbose=not args.quiet)
+    save_any_model(result.model, args.model)
+    if not args.quiet:
+        print("\n" + format_regression_table(result))
+        print(f"\nmodel written to {args.model}")
     return 0
 
 

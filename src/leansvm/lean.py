@@ -702,8 +702,8 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds, margin_sd=0.0):
     if type_of_target(y) == "continuous":
         raise ValueError(f"fit_lean chooses classifiers, and the labels look like regression targets "
                          f"({np.unique(y).size} distinct non-integer values); for regression use "
-                         "leansvm.SVRCV / leansvm.SVR (`leansvm train -s 3`), leansvm.BSGDRegressor or "
-                         "leansvm.compress on an SVR")
+                         "leansvm.lean_regression.fit_lean_regression (what `leansvm fit` runs on such "
+                         "targets), or leansvm.SVRCV / leansvm.SVR, leansvm.BSGDRegressor, leansvm.compress")
     if np.unique(y).size < 2:
         raise ValueError("fit_lean needs samples of at least two classes")
     if not (np.isfinite(max_accuracy_drop) and 0 <= max_accuracy_drop < 1):

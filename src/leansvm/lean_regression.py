@@ -1,0 +1,168 @@
+"""The main job for regression (``leansvm fit`` on continuous targets; issue 22, item 4):
+data to the cheapest epsilon-SVR whose validation RMSE is within ``max_error_increase`` of the
+tuned exact model's.
+
+Stages, as the classification job's (:mod:`leansvm.lean`), each one line of the log:
+
+1. data: a table's columns encoded, or a matrix scaled as svm-scale does (the preprocessing
+   travels with the model); a random ``validation_fraction`` of the rows held out;
+2. tuning: :class:`leansvm.SVRCV` (warm-started SVR paths over C, 3-fold CV, R^2) on at most
+   ``selection_size`` training rows, C on ``Cs`` and gamma on ``gamma_factors`` x 'scale';
+   epsilon = ``epsilon`` x std(y) (LIBSVM's 0.1 in units of the targets' spread). The one
+   standard error rule toward small C: the smallest C whose best cell is within one standard
+   error of the best mean score (large C costs the most to train and is where a grid's edge
+   lies: friedman1-10k chose C = 1000 by the best score, the exact fit then took 70 s);
+3. the exact :class:`leansvm.SVR` at the chosen (C, gamma) on every training row;
+4. cheap candidates at ``size_fractions`` of its support vectors: ``leansvm.compress`` fitted at
+   the training rows (an SVR's support vectors leave out the samples inside the tube) and
+   :class:`leansvm.BSGDRegressor` with that budget;
+5. the choice: the fewest vectors whose validation RMSE is at most (1 + ``max_error_increase``)
+   x the exact model's; the returned model is that candidate as trained (no refit).
+
+Partial: no time budget, no HTML report, no novelty-detection task yet (the note of issue 22).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from leansvm import io
+from leansvm.lean import _Log, _subsample, prepare_table, scale_features
+
+#: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
+DEFAULT_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
+DEFAULT_GAMMA_FACTORS = (1 / 9, 1 / 3, 1.0, 3.0, 9.0)
+DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.33)
+#: L-BFGS iterations of each compressed candidate (compress's default scales to 3,000 at small
+#: sizes: 95 s for 256 vectors on friedman1-10k)
+COMPRESS_ITERATIONS = 300
+
+
+@dataclass
+class RegressionCandidate:
+    """A trained regressor with its size and errors."""
+
+    name: str
+    kind: str                     # 'exact' | 'compressed' | 'budget'
+    model: object
+    n_support: int
+    fit_seconds: float
+    validation_rmse: float = float("nan")
+    test_rmse: float | None = None
+
+
+@dataclass
+class RegressionResult:
+    """What the regression job decided: ``model`` (with its preprocessing), the chosen candidate,
+    all candidates, the tuned (C, gamma, epsilon), the log's steps."""
+
+    model: object
+    chosen: RegressionCandidate
+    candidates: list[RegressionCandidate]
+    params: dict
+    max_error_increase: float
+    steps: list = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _one_standard_error(results, n_folds):
+    """(C, gamma, mean score) of the smallest C whose best gamma scores within one standard error
+    (std / sqrt(folds)) of the best cell."""
+    mean, std = results["mean_test_score"], results["std_test_score"]
+    best = int(np.argmax(mean))
+    floor = mean[best] - std[best] / np.sqrt(n_folds)
+    ok = [k for k in range(mean.size) if mean[k] >= floor]
+    C = min(results["params"][k]["C"] for k in ok)
+    k = max((k for k in ok if results["params"][k]["C"] == C), key=lambda k: mean[k])
+    return C, results["params"][k]["gamma"], float(mean[k])
+
+
+def _rmse(model, X, y) -> float:
+    return float(np.sqrt(np.mean((model.predict(X) - y) ** 2)))
+
+
+def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=None, scale=True,
+                        max_error_increase=0.02, epsilon=0.1, Cs=None, gamma_factors=None,
+                        size_fractions=DEFAULT_SIZE_FRACTIONS, selection_size=2000, validation_fraction=0.2,
+                        random_state=0, verbose=False) -> RegressionResult:
+    """Data to the cheapest accurate SVR (module docstring). ``max_error_increase``: a fraction
+    (0.02 = validation RMSE at most 2 % above the exact model's)."""
+    from sklearn.model_selection import train_test_split
+    from sklearn.utils import check_X_y
+
+    import leansvm
+
+    if not (np.isfinite(max_error_increase) and 0 <= max_error_increase < 1):
+        raise ValueError(f"max_error_increase is a fraction in [0, 1), got {max_error_increase!r}")
+    if not 0 < validation_fraction < 1:
+        raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
+    start = time.perf_counter()
+    log = _Log(verbose)
+    X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
+    X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
+    if not np.all(np.isfinite(y)):
+        raise ValueError("the targets y hold NaN or inf")
+    if preprocessor is None:
+        X, X_test, preprocessor = scale_features(X, X_test, scale, log)
+    X_fit, X_val, y_fit, y_val = train_test_split(X, y, test_size=validation_fraction, random_state=random_state)
+    eps = float(epsilon * np.std(y_fit))
+    log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, regression",
+             f"{X_val.shape[0]} rows held out for validation; epsilon = {epsilon:g} x std(y) = {eps:.4g}")
+
+    t0 = time.perf_counter()
+    scale_gamma = leansvm.Kernel.from_params("rbf", "scale", X=X_fit).gamma
+    gammas = [f * scale_gamma for f in (gamma_factors or DEFAULT_GAMMA_FACTORS)]
+    X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
+    cv = leansvm.SVRCV(Cs=list(Cs or DEFAULT_CS), gammas=gammas, epsilon=eps, cv=3, refit=False).fit(X_sel, y_sel)
+    C, gamma, score = _one_standard_error(cv.cv_results_, n_folds=3)
+    log.step("select", f"C = {C:g}, gamma = {gamma:.4g}",
+             f"3-fold CV R^2 {score:.4f} (best {cv.best_score_:.4f}; the smallest C within one standard error) "
+             f"over {len(cv.cv_results_['params'])} cells on {X_sel.shape[0]} rows (SVR paths over C)",
+             time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    exact_model = leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state).fit(X_fit, y_fit)
+    exact = RegressionCandidate("exact SVR", "exact", exact_model, int(exact_model.n_support_[0]),
+                                time.perf_counter() - t0)
+    log.step("train", f"exact SVR: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:.4g}",
+             exact.fit_seconds)
+    candidates = [exact]
+    sizes = sorted({max(5, int(round(f * exact.n_support))) for f in size_fractions} - {exact.n_support})
+    for size in [s for s in sizes if s < exact.n_support]:
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")                # L-BFGS may stop at its iteration cap
+            small = leansvm.compress(exact_model, n_sv=size, X=X_fit, y=y_fit, random_state=random_state,
+                                     max_iter=COMPRESS_ITERATIONS, progress=False)
+        candidates.append(RegressionCandidate(f"compressed SVR ({size})", "compressed", small, size,
+                                              time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        budget = leansvm.BSGDRegressor(budget=size, C=C, gamma=gamma, epsilon=eps,
+                                       random_state=random_state).fit(X_fit, y_fit)
+        candidates.append(RegressionCandidate(f"BSGD regressor ({size})", "budget", budget,
+                                              int(budget.expansion_.n_support), time.perf_counter() - t0))
+    for c in candidates:
+        c.validation_rmse = _rmse(c.model, X_val, y_val)
+        if X_test is not None and y_test is not None:
+            c.test_rmse = _rmse(c.model, X_test, np.asarray(y_test, dtype=np.float64))
+    limit = (1 + max_error_increase) * exact.validation_rmse
+    chosen = min((c for c in candidates if c.validation_rmse <= limit), key=lambda c: (c.n_support, c.validation_rmse))
+    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, validation RMSE {chosen.validation_rmse:.4g}",
+             f"the fewest vectors within {100 * max_error_increase:g} % of the exact model's {exact.validation_rmse:.4g}")
+    model = chosen.model if preprocessor is None else io.with_preprocessing(preprocessor, chosen.model)
+    return RegressionResult(model, chosen, candidates, {"C": C, "gamma": gamma, "epsilon": eps}, max_error_increase,
+                            log.steps, time.perf_counter() - start)
+
+
+def format_regression_table(result: RegressionResult) -> str:
+    """The candidates, one line each: size, fit seconds, validation (and test) RMSE; * = chosen."""
+    lines = [f"{'model':<28} {'vectors':>8} {'fit s':>8} {'val RMSE':>10} {'test RMSE':>10}"]
+    for c in result.candidates:
+        mark = " *" if c is result.chosen else ""
+        test = "-" if c.test_rmse is None else f"{c.test_rmse:.4g}"
+        lines.append(f"{c.name + mark:<28} {c.n_support:>8} {c.fit_seconds:>8.2f} {c.validation_rmse:>10.4g} {test:>10}")
+    return "\n".join(lines)

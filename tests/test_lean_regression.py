@@ -1,0 +1,55 @@
+"""The main job on regression targets (leansvm.lean_regression, `leansvm fit`; issue 22 item 4)."""
+
+import re
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file, make_friedman1
+
+import leansvm
+from leansvm.cli import main
+from leansvm.lean_regression import fit_lean_regression
+
+SMALL = dict(Cs=(1.0, 10.0, 100.0), gamma_factors=(1 / 3, 1.0, 3.0), selection_size=500,
+             size_fractions=(0.05, 0.2, 0.33))
+
+
+@pytest.fixture(scope="module")
+def friedman():
+    X, z = make_friedman1(n_samples=1800, n_features=6, noise=0.5, random_state=0)
+    X = X * np.array([1, 10, 100, 1, 0.1, 1000])         # raw columns of different ranges
+    return X[:1500], z[:1500], X[1500:], z[1500:]
+
+
+def test_returns_the_fewest_vectors_within_the_allowed_increase(friedman):
+    X, z, Xt, zt = friedman
+    r = fit_lean_regression(X, z, X_test=Xt, y_test=zt, max_error_increase=0.05, **SMALL)
+    exact = next(c for c in r.candidates if c.kind == "exact")
+    limit = 1.05 * exact.validation_rmse
+    assert r.chosen.validation_rmse <= limit
+    assert all(c.n_support >= r.chosen.n_support for c in r.candidates if c.validation_rmse <= limit)
+    assert r.chosen.n_support < exact.n_support
+    # the returned model scales raw columns itself: its test RMSE is the chosen candidate's
+    assert np.sqrt(np.mean((r.model.predict(Xt) - zt) ** 2)) == pytest.approx(r.chosen.test_rmse, rel=1e-9)
+    assert {c.kind for c in r.candidates} == {"exact", "compressed", "budget"}
+
+
+def test_bad_parameters(friedman):
+    X, z, _, _ = friedman
+    with pytest.raises(ValueError, match="max_error_increase"):
+        fit_lean_regression(X, z, max_error_increase=2.0, **SMALL)
+    with pytest.raises(ValueError, match="NaN or inf|NaN"):
+        fit_lean_regression(X, np.where(np.arange(z.size) == 2, np.nan, z), **SMALL)
+
+
+def test_leansvm_fit_detects_regression_and_writes_a_libsvm_model(friedman, tmp_path, capsys):
+    X, z, _, _ = friedman
+    data = tmp_path / "reg.txt"
+    dump_svmlight_file(X[:600], z[:600], str(data), zero_based=False)
+    model = tmp_path / "reg.model"
+    assert main(["fit", str(data), "-o", str(model), "--max-error-increase", "5", "--C-grid", "1", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "regression" in out and re.search(r"\[select\] C = (1|10),", out)      # --C-grid is used
+    loaded = leansvm.io.load_libsvm_model(model)
+    assert isinstance(loaded, leansvm.SVR) and (tmp_path / "reg.model.range").exists()
+    assert main(["fit", str(data), "-o", str(model), "--report", str(tmp_path / "r.html")]) == 2
