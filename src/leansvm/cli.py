@@ -729,8 +729,8 @@ def cmd_predict(args) -> int:
         if args.output is None:
             raise UsageError("leansvm predict: error: OUTPUT is required for svmlight data")
         if precomputed:
-            X = _precomputed_rows(X, training=False, needed=getattr(
-                kernel_model, "n_features_in_", _largest_serial(kernel_model)))
+            needed = getattr(kernel_model, "n_features_in_", None) or _largest_serial(kernel_model)
+            X = _precomputed_rows(X, training=False, needed=needed)
         elif io.split_preprocessing(model)[0] is None:     # a scaling matches the features itself
             model, X = match_features(model, X)
     pred = model.predict(X)

@@ -42,6 +42,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, objmode
 
+from leansvm.core.expansion import KernelExpansion
+
 MAINTENANCE = {"removal": 0, "projection": 1, "merge": 2}
 #: the loss of the SGD steps: the hinge (classification) or the epsilon-insensitive loss (regression)
 LOSSES = {"hinge": 0, "epsilon_insensitive": 1, "one_class": 2}
@@ -979,6 +981,22 @@ def reduce_with(state: BudgetState, config: BudgetConfig, budget, maintain) -> B
     stats[ST_DEGR] += float(np.sum(degs))
     return BudgetState(SV[:n_sv].copy(), alpha[:n_sv].copy(), state.bias, state.t, state.lam, stats,
                        state.degradations + [np.asarray(degs)])
+
+
+def margins(state: BudgetState, kernel, X) -> np.ndarray:
+    """sum_j alpha_j k(sv_j, x) for every row of X (no bias): the outputs of a one-output state."""
+    if state.n_support == 0:
+        return np.zeros(X.shape[0])
+    return KernelExpansion(state.support_vectors, state.alpha, [0.0], kernel).decision_function(X)[:, 0]
+
+
+def refit_features(kernel, SV, X):
+    """(K_SV^(-1/2) (pseudo-inverse square root), F = K(X, SV) K_SV^(-1/2)): the linear features in
+    which a refit with the budget vectors fixed is a linear model, ||v||^2 = alpha' K_SV alpha."""
+    vals, vecs = np.linalg.eigh(kernel.block(SV, SV))
+    ok = vals > 1e-10 * vals.max()
+    inv_sqrt = (vecs[:, ok] / np.sqrt(vals[ok])) @ vecs[:, ok].T
+    return inv_sqrt, kernel.block(X, SV) @ inv_sqrt
 
 
 def optimal_tube_bias(margins, targets, epsilon) -> float:

@@ -284,10 +284,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         return bsgd.optimal_bias(g, y_pm[rows])
 
     def _margins(self, state, X):
-        if state.n_support == 0:
-            return np.zeros(X.shape[0])
-        exp = KernelExpansion(state.support_vectors, state.alpha, [0.0], self._kernel)
-        return exp.decision_function(X)[:, 0]
+        return bsgd.margins(state, self._kernel, X)
 
     def _finish(self, X, y_enc, start, refit=None):
         refit = self.refit if refit is None else refit
@@ -344,11 +341,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             state.bias = b
 
     def _refit_features(self, SV, X):
-        """(K_SV^(-1/2) (pseudo-inverse square root), F = K(X, SV) K_SV^(-1/2))."""
-        vals, vecs = np.linalg.eigh(self._kernel.block(SV, SV))
-        ok = vals > 1e-10 * vals.max()
-        inv_sqrt = (vecs[:, ok] / np.sqrt(vals[ok])) @ vecs[:, ok].T
-        return inv_sqrt, self._kernel.block(X, SV) @ inv_sqrt
+        return bsgd.refit_features(self._kernel, SV, X)
 
     def _newton(self, F, y_pm, C, gram=None):
         v, b, _, converged = bsgd.refit_l2svm(F, y_pm, C, fit_intercept=self.fit_intercept, gram=gram)

@@ -80,7 +80,7 @@ class BSGDOneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, Bas
                 state = bsgd.sgd_pass(state, X, np.zeros(X.shape[0]), rng.permutation(X.shape[0]), config)
                 rows = np.arange(X.shape[0]) if X.shape[0] <= OFFSET_SAMPLE else \
                     np.sort(rng.choice(X.shape[0], OFFSET_SAMPLE, replace=False))
-                state.bias = -float(np.quantile(self._scores(state, X[rows]), nu))   # bias = -rho
+                state.bias = -float(np.quantile(bsgd.margins(state, self._kernel, X[rows]), nu))   # bias = -rho
                 bar.update()
         self.state_ = state
         self.expansion_ = KernelExpansion(state.support_vectors, state.alpha, [state.bias], self._kernel)
@@ -90,7 +90,3 @@ class BSGDOneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, Bas
                            "maintenance_steps": int(state.stats[bsgd.ST_MAINT])}
         return self
 
-    def _scores(self, state, X):
-        if state.n_support == 0:
-            return np.zeros(X.shape[0])
-        return KernelExpansion(state.support_vectors, state.alpha, [0.0], self._kernel).decision_function(X)[:, 0]

@@ -34,7 +34,7 @@ from leansvm.core.classifier import ExpansionAttributes
 from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel
 from leansvm.core.registry import register_estimator
-from leansvm.core.validation import (check_positive_number, fit_transaction, validate_predict_data,
+from leansvm.core.validation import (check_positive_number, fit_transaction,
                                      validate_regression_data)
 from leansvm.progress import Progress
 
@@ -147,9 +147,7 @@ class BSGDRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
         return np.arange(n) if n <= limit else np.sort(self._rng.choice(n, limit, replace=False))
 
     def _margins(self, state, X):
-        if state.n_support == 0:
-            return np.zeros(X.shape[0])
-        return KernelExpansion(state.support_vectors, state.alpha, [0.0], self._kernel).decision_function(X)[:, 0]
+        return bsgd.margins(state, self._kernel, X)
 
     def _refit(self, X, y):
         """Ridge regression on F = K(X, SV) K_SV^(-1/2): min 1/2 ||v||^2 + C sum (z - F v - b)^2."""
@@ -157,11 +155,7 @@ class BSGDRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
         if state.n_support == 0:
             return
         rows = self._sample(X.shape[0], REFIT_SAMPLE)
-        SV = state.support_vectors
-        vals, vecs = np.linalg.eigh(self._kernel.block(SV, SV))
-        keep = vals > 1e-10 * max(vals.max(), 1e-300)
-        inv_sqrt = vecs[:, keep] / np.sqrt(vals[keep])
-        F = self._kernel.block(X[rows], SV) @ inv_sqrt
+        inv_sqrt, F = bsgd.refit_features(self._kernel, state.support_vectors, X[rows])
         C = 1.0 / (state.lam * X.shape[0])
         z = y[rows]
         mean_f, mean_z = (F.mean(axis=0), z.mean()) if self.fit_intercept else (np.zeros(F.shape[1]), 0.0)
@@ -182,5 +176,4 @@ class BSGDRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
                            "added": int(state.stats[bsgd.ST_ADDED])}
 
     def predict(self, X):
-        X = validate_predict_data(self, X)
-        return self.expansion_.decision_function(X)[:, 0]
+        return self._output(X)

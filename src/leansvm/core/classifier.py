@@ -14,7 +14,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.multiclass import libsvm_coef_from_dense, predict_index, shape_decision
-from leansvm.core.user_kernels import is_precomputed
+from leansvm.core.user_kernels import is_precomputed, names_precomputed
 from leansvm.core.validation import fit_transaction, validate_predict_data
 
 
@@ -42,9 +42,14 @@ class ExpansionAttributes:
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        kernel = getattr(self, "kernel", None)
-        tags.input_tags.pairwise = isinstance(kernel, str) and kernel == "precomputed"
+        tags.input_tags.pairwise = names_precomputed(getattr(self, "kernel", None))
         return tags
+
+    def _output(self, X):
+        """The expansion's single output on checked X: a regressor's prediction, a one-class
+        model's decision function."""
+        X = validate_predict_data(self, X)
+        return self.expansion_.decision_function(X)[:, 0]
 
 
 class OneClassPrediction:
@@ -59,8 +64,7 @@ class OneClassPrediction:
         return -self.expansion_.intercept
 
     def decision_function(self, X):
-        X = validate_predict_data(self, X)
-        return self.expansion_.decision_function(X)[:, 0]
+        return self._output(X)
 
     def score_samples(self, X):
         return self.decision_function(X) + self.offset_

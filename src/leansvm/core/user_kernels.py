@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from leansvm.core.kernels import Kernel
 
 __all__ = ["PrecomputedKernel", "CallableKernel", "kernel_of", "with_serials", "is_precomputed", "named_kernel",
-           "check_storable"]
+           "names_precomputed", "check_storable"]
 
 
 def _dense(X) -> np.ndarray:
@@ -117,12 +117,17 @@ def is_precomputed(estimator) -> bool:
     return isinstance(getattr(expansion, "kernel", None), PrecomputedKernel)
 
 
+def names_precomputed(kernel) -> bool:
+    """Whether a ``kernel`` parameter says 'precomputed' (it may also be a name or a function)."""
+    return isinstance(kernel, str) and kernel == "precomputed"
+
+
 def kernel_of(estimator, X) -> Kernel:
     """The kernel an exact estimator's parameters name: a user's function, a precomputed matrix
     or LIBSVM's four (gamma resolved against X)."""
     if callable(estimator.kernel):
         return CallableKernel(function=estimator.kernel)
-    if isinstance(estimator.kernel, str) and estimator.kernel == "precomputed":
+    if names_precomputed(estimator.kernel):
         return PrecomputedKernel()
     return Kernel.from_params(estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0, X)
 

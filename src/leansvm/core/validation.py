@@ -33,7 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from leansvm.core.kernels import squared_row_norms
-from leansvm.core.user_kernels import is_precomputed, with_serials
+from leansvm.core.user_kernels import is_precomputed, names_precomputed, with_serials
 
 __all__ = [
     "validate_training_data", "validate_regression_data", "validate_predict_data", "per_sample_C", "fit_transaction",
@@ -66,12 +66,7 @@ def _checked_rows(estimator, X, training: bool):
     'precomputed', at prediction when the fitted model's kernel is precomputed."""
     X = _canonical_csr(X)
     _check_magnitude(X, estimator)
-    kernel = getattr(estimator, "kernel", None)
-    if training:
-        precomputed = isinstance(kernel, str) and kernel == "precomputed"
-    else:
-        precomputed = is_precomputed(estimator)
-    if precomputed:
+    if names_precomputed(getattr(estimator, "kernel", None)) if training else is_precomputed(estimator):
         X = with_serials(estimator, X, training=training)
     return X
 

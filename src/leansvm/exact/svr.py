@@ -32,7 +32,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from leansvm.core.problems import epsilon_svr, nu_svr
 from leansvm.core.registry import register_estimator
-from leansvm.core.validation import (check_nu, check_positive_number, fit_transaction, validate_predict_data,
+from leansvm.core.validation import (check_nu, check_positive_number, fit_transaction,
                                      validate_regression_data)
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
 from leansvm.core.classifier import ExpansionAttributes
@@ -54,8 +54,7 @@ class _IRWLSRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        X = validate_predict_data(self, X)
-        return self.expansion_.decision_function(X)[:, 0]
+        return self._output(X)
 
 
 def laplace_sigma(estimator, X, y, sample_weight) -> float:

@@ -47,7 +47,7 @@ from leansvm.core.classifier import ExpansionAttributes
 from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel
 from leansvm.core.problems import DualProblem, epsilon_svr
-from leansvm.core.validation import (check_positive_number, fit_transaction, validate_predict_data,
+from leansvm.core.validation import (check_positive_number, fit_transaction,
                                      validate_regression_data)
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
 from leansvm.paths.binary_path import binary_path, check_grid, row_cache
@@ -179,5 +179,4 @@ class SVRCV(ExpansionAttributes, RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        X = validate_predict_data(self, X)
-        return self.expansion_.decision_function(X)[:, 0]
+        return self._output(X)
