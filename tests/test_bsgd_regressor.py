@@ -132,6 +132,21 @@ def test_one_class_budget_near_exact(blobs):
     np.testing.assert_allclose(budget.score_samples(X_new) - budget.offset_, budget.decision_function(X_new))
 
 
+@pytest.mark.parametrize("nu", [0.02, 0.05])
+def test_one_class_budget_keeps_adding_vectors_at_small_nu(blobs, nu):
+    """Without the step offset t0 = 1/nu the first point's alpha = 1/nu drove rho to about -1/nu and
+    no other point joined in one pass: one vector at every budget (nu = 0.05)."""
+    from sklearn.metrics import roc_auc_score
+    X, X_new, truth = blobs
+    budget = leansvm.BSGDOneClassSVM(budget=50, nu=nu, gamma=0.2, random_state=0).fit(X)
+    # about nu of the steps violate, each adds a vector: nu = 0.02 gives ~40 in 2000 steps
+    assert budget.expansion_.n_support >= min(50, 0.75 * nu * X.shape[0])
+    assert abs(np.mean(budget.predict(X) == -1) - nu) <= 0.01
+    exact = leansvm.OneClassSVM(nu=nu, gamma=0.2).fit(X)
+    assert roc_auc_score(truth, budget.decision_function(X_new)) >= \
+        roc_auc_score(truth, exact.decision_function(X_new)) - 0.01
+
+
 def test_one_class_budget_files(blobs, tmp_path):
     X, X_new, _ = blobs
     model = leansvm.BSGDOneClassSVM(budget=50, nu=0.2, gamma=0.2, random_state=0).fit(X)

@@ -8,7 +8,10 @@ by nu,
 
 by the SGD of :mod:`leansvm.budget.bsgd` with ``loss='one_class'`` (lambda = nu): at step t
 (eta_t = 1 / (nu t)) alpha <- (1 - 1/t) alpha, a point with w'phi(x) < rho joins with
-alpha = eta_t, and rho <- rho - eta_t ([w'phi(x) < rho] - nu). After each pass rho is set to its
+alpha = eta_t, and rho <- rho - eta_t ([w'phi(x) < rho] - nu). The step count starts at
+t0 = 1 / nu (Bottou's offset, as :class:`leansvm.BSGDRegressor`'s), so the first steps move rho by
+at most 1: from t = 1 the first point's alpha = 1/nu pushed rho to about -1/nu, and with nu = 0.05
+no second point joined in 10,000 steps (a one-vector model at any budget). After each pass rho is set to its
 exact minimiser with w fixed: the nu-quantile of the scores w'phi(x_i) (the objective's slope in
 rho is #{scores < rho} / n - nu). At the optimum about a fraction nu of the training points
 lies outside (Schoelkopf's nu-property, as for :class:`leansvm.OneClassSVM`). Budget maintenance
@@ -75,6 +78,7 @@ class BSGDOneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, Bas
         config = bsgd.config_of(self, self._kernel, loss="one_class")
         rng = check_random_state(self.random_state)
         state = bsgd.BudgetState.empty(X.shape[1], nu)
+        state.t = t0 = int(round(1.0 / nu))        # the schedule's offset (module docstring)
         with Progress(int(self.epochs), "BSGD one-class", "passes", True if self.verbose else None) as bar:
             for _ in range(int(self.epochs)):
                 state = bsgd.sgd_pass(state, X, np.zeros(X.shape[0]), rng.permutation(X.shape[0]), config)
@@ -86,7 +90,7 @@ class BSGDOneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, Bas
         self.expansion_ = KernelExpansion(state.support_vectors, state.alpha, [state.bias], self._kernel)
         self.n_support_ = np.array([state.n_support], dtype=np.int32)
         self.support_ = np.empty(0, dtype=np.int32)
-        self.fit_stats_ = {"seconds": time.perf_counter() - start, "steps": int(state.t),
+        self.fit_stats_ = {"seconds": time.perf_counter() - start, "steps": int(state.t - t0),
                            "maintenance_steps": int(state.stats[bsgd.ST_MAINT])}
         return self
 
