@@ -23,18 +23,19 @@ def main():
     parser.add_argument("--sets", nargs="+", default=["friedman1-10k"])
     parser.add_argument("--max-error-increase", type=float, default=0.02)
     args = parser.parse_args()
-    from leansvm.lean_regression import fit_lean_regression, format_regression_table
+    from leansvm.lean_one_output import format_one_output_table
+    from leansvm.lean_regression import fit_lean_regression
     rows = []
     for name in args.sets:
         X, z, X_te, z_te = load_regression(name)
         r = fit_lean_regression(X, z, X_test=X_te, y_test=z_te, max_error_increase=args.max_error_increase,
                                 verbose=True)
-        print(format_regression_table(r), flush=True)
+        print(format_one_output_table(r), flush=True)
         exact = next(c for c in r.candidates if c.kind == "exact")
         rows.append({"set": name, "C": r.params["C"], "gamma": r.params["gamma"], "exact_sv": exact.n_support,
-                     "exact_rmse": exact.test_rmse, "chosen": r.chosen.name, "chosen_sv": r.chosen.n_support,
-                     "chosen_rmse": r.chosen.test_rmse,
-                     "increase_pct": 100 * (r.chosen.test_rmse / exact.test_rmse - 1),
+                     "exact_rmse": exact.test_error, "chosen": r.chosen.name, "chosen_sv": r.chosen.n_support,
+                     "chosen_rmse": r.chosen.test_error,
+                     "increase_pct": 100 * (r.chosen.test_error / exact.test_error - 1),
                      "sv_share": r.chosen.n_support / exact.n_support, "seconds": r.seconds})
     columns = [("set", "set", "s"), ("C", "C", "g"), ("gamma", "gamma", ".4g"), ("exact_sv", "exact SV", "d"),
                ("exact_rmse", "exact test RMSE", ".4f"), ("chosen", "returned", "s"), ("chosen_sv", "vectors", "d"),

@@ -11,7 +11,7 @@ from leansvm.cli import main
 from leansvm.lean_regression import fit_lean_regression
 
 SMALL = dict(Cs=(1.0, 10.0, 100.0), gamma_factors=(1 / 3, 1.0, 3.0), selection_size=500,
-             size_fractions=(0.05, 0.2, 0.33))
+             size_fractions=(0.05, 0.2, 0.5))
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +25,12 @@ def test_returns_the_fewest_vectors_within_the_allowed_increase(friedman):
     X, z, Xt, zt = friedman
     r = fit_lean_regression(X, z, X_test=Xt, y_test=zt, max_error_increase=0.05, **SMALL)
     exact = next(c for c in r.candidates if c.kind == "exact")
-    limit = 1.05 * exact.validation_rmse
-    assert r.chosen.validation_rmse <= limit
-    assert all(c.n_support >= r.chosen.n_support for c in r.candidates if c.validation_rmse <= limit)
+    limit = 1.05 * exact.validation_error
+    assert r.chosen.validation_error <= limit
+    assert all(c.n_support >= r.chosen.n_support for c in r.candidates if c.validation_error <= limit)
     assert r.chosen.n_support < exact.n_support
     # the returned model scales raw columns itself: its test RMSE is the chosen candidate's
-    assert np.sqrt(np.mean((r.model.predict(Xt) - zt) ** 2)) == pytest.approx(r.chosen.test_rmse, rel=1e-9)
+    assert np.sqrt(np.mean((r.model.predict(Xt) - zt) ** 2)) == pytest.approx(r.chosen.test_error, rel=1e-9)
     assert {c.kind for c in r.candidates} == {"exact", "compressed", "budget"}
 
 
@@ -52,4 +52,20 @@ def test_leansvm_fit_detects_regression_and_writes_a_libsvm_model(friedman, tmp_
     assert "regression" in out and re.search(r"\[select\] C = (1|10),", out)      # --C-grid is used
     loaded = leansvm.io.load_libsvm_model(model)
     assert isinstance(loaded, leansvm.SVR) and (tmp_path / "reg.model.range").exists()
-    assert main(["fit", str(data), "-o", str(model), "--report", str(tmp_path / "r.html")]) == 2
+    report = tmp_path / "r.html"
+    assert main(["fit", str(data), "-o", str(model), "--C-grid", "10", "--report", str(report)]) == 0
+    page = report.read_text()
+    assert page.count('<figure class="plot"') == 5 and "regression (epsilon-SVR)" in page
+
+
+def test_report_plots_the_surface_predictions_and_residuals(friedman):
+    from leansvm.report_one_output import render_one_output_report
+    X, z, Xt, zt = friedman
+    r = fit_lean_regression(X[:800], z[:800], X_test=Xt, y_test=zt, **SMALL)
+    page, names = render_one_output_report(r)
+    assert names == ["error-size", "surface", "predicted-true", "residuals", "cost"]
+    assert page.count("data:image/png;base64,") == 5 and "<script" not in page
+    assert r.evaluation["part"] == "test" and r.evaluation["y"].shape == zt.shape
+    np.testing.assert_allclose(r.evaluation["chosen"], r.model.predict(Xt))
+    for c in r.candidates:
+        assert c.name in page and c.seconds_per_1000 > 0

@@ -164,10 +164,16 @@ def _fit_parser(sub):
     p.add_argument("--test", metavar="DATA", help="test data, only measured (default: a named dataset's test part)")
     p.add_argument("--max-accuracy-drop", type=float, default=0.5, metavar="POINTS",
                    help="allowed validation accuracy drop in percentage points (0.5)")
-    p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto",
-                   help="auto (default): regression when the targets are continuous (non-integer values)")
+    p.add_argument("--task", choices=("auto", "classification", "regression", "novelty"), default="auto",
+                   help="auto (default): regression when the targets are continuous (non-integer values), "
+                        "else classification; novelty: a one-class SVM (training labels ignored)")
     p.add_argument("--max-error-increase", type=float, default=2.0, metavar="PCT",
                    help="regression: allowed validation RMSE increase in percent of the exact SVR's (2)")
+    p.add_argument("--nu", type=float, default=0.05,
+                   help="novelty: the share of training rows allowed outside (0.05)")
+    p.add_argument("--max-disagreement", type=float, default=1.0, metavar="PCT",
+                   help="novelty: allowed share of validation rows labelled otherwise than by the exact "
+                        "one-class SVM, in percent (1)")
     p.add_argument("--budget-seconds", type=float, metavar="S",
                    help="when the exact fit is estimated to take longer: the exact solver on the "
                         "largest subsample fitting half of S, beside budget (BSGD) models")
@@ -214,8 +220,10 @@ def cmd_fit(args) -> int:
         X, X_test = widen(X, d), widen(X_test, d)
     if not args.quiet:
         print(f"leansvm fit: {described}")
+    if args.task == "novelty":
+        return _fit_novelty(args, X, X_test, y_test, described)
     if _is_regression(args.task, y):
-        return _fit_regression(args, X, y, X_test, y_test)
+        return _fit_regression(args, X, y, X_test, y_test, described)
     result = fit_lean(X, y, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale,
                       max_accuracy_drop=args.max_accuracy_drop / 100,
                       budget_seconds=args.budget_seconds, Cs=args.C_grid, gammas=args.gamma_grid,
@@ -241,21 +249,45 @@ def _is_regression(task, y) -> bool:
     return type_of_target(np.asarray(y)) == "continuous"
 
 
-def _fit_regression(args, X, y, X_test, y_test) -> int:
+def _fit_regression(args, X, y, X_test, y_test, described) -> int:
     """``leansvm fit`` on regression targets: :func:`leansvm.lean_regression.fit_lean_regression`."""
-    from leansvm.lean_regression import fit_lean_regression, format_regression_table
+    from leansvm.lean_regression import fit_lean_regression
 
-    if args.report:
-        raise UsageError("leansvm fit: error: the HTML report is not built for regression yet; drop --report")
     if not 0 <= args.max_error_increase < 100:
         raise UsageError(f"leansvm fit: error: --max-error-increase is in percent, got {args.max_error_increase}")
     result = fit_lean_regression(X, y, X_test=X_test, y_test=y_test, impute=args.impute,
                                  scale=args.scale, max_error_increase=args.max_error_increase / 100,
                                  Cs=args.C_grid, verbose=not args.quiet)
+    return _finish_one_output(args, result, described)
+
+
+def _fit_novelty(args, X, X_test, y_test, described) -> int:
+    """``leansvm fit --task novelty``: :func:`leansvm.lean_novelty.fit_lean_novelty`."""
+    from leansvm.lean_novelty import fit_lean_novelty
+
+    if not 0 <= args.max_disagreement < 100:
+        raise UsageError(f"leansvm fit: error: --max-disagreement is in percent, got {args.max_disagreement}")
+    if not 0 < args.nu <= 1:
+        raise UsageError(f"leansvm fit: error: --nu is the share of training rows allowed outside, in (0, 1]; "
+                         f"got {args.nu}")
+    result = fit_lean_novelty(X, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale, nu=args.nu,
+                              max_disagreement=args.max_disagreement / 100, verbose=not args.quiet)
+    return _finish_one_output(args, result, described)
+
+
+def _finish_one_output(args, result, described) -> int:
+    """Write a one-output job's model (and report), print its table."""
+    from leansvm.lean_one_output import format_one_output_table
+
     save_any_model(result.model, args.model)
+    if args.report:
+        from leansvm.report_one_output import write_one_output_report
+        write_one_output_report(result, args.report, title=f"leansvm fit: {described}")
     if not args.quiet:
-        print("\n" + format_regression_table(result))
+        print("\n" + format_one_output_table(result))
         print(f"\nmodel written to {args.model}")
+        if args.report:
+            print(f"report written to {args.report}")
     return 0
 
 
@@ -463,6 +495,8 @@ def _load_table(spec, args):
     target = getattr(args, "target", None)
     if args.func is cmd_predict and (target is None or target not in frame.columns):
         return frame, None, spec, None               # cmd_predict finds the labels, if any, itself
+    if args.func is cmd_fit and args.task == "novelty" and target is None:
+        return frame, None, f"{spec} (every column a feature)", None    # novelty: labels only by --target
     features, labels = split_target(frame, target)
     return features, labels, f"{spec} (target column {target or frame.columns[-1]!r})", None
 

@@ -17,56 +17,28 @@ Stages, as the classification job's (:mod:`leansvm.lean`), each one line of the 
    the training rows (an SVR's support vectors leave out the samples inside the tube) and
    :class:`leansvm.BSGDRegressor` with that budget;
 5. the choice: the fewest vectors whose validation RMSE is at most (1 + ``max_error_increase``)
-   x the exact model's; the returned model is that candidate as trained (no refit).
+   x the exact model's; the returned model is that candidate as trained (no refit);
+6. measurements never used for a choice: test RMSE, prediction cost.
 
-Partial: no time budget, no HTML report, no novelty-detection task yet (the note of issue 22).
+Stages 3-6 are shared with novelty detection (:mod:`leansvm.lean_one_output`). The HTML report:
+:mod:`leansvm.report_one_output`. Partial: no time budget (``--budget-seconds``) yet.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from leansvm import io
 from leansvm.lean import _Log, _subsample, prepare_table, scale_features
+from leansvm.lean_one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
+                                     cheap_candidates, choose_fewest, measure_prediction_cost,
+                                     summarize, timed_fit)
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
 DEFAULT_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 DEFAULT_GAMMA_FACTORS = (1 / 9, 1 / 3, 1.0, 3.0, 9.0)
-DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.33)
-#: L-BFGS iterations of each compressed candidate (compress's default scales to 3,000 at small
-#: sizes: 95 s for 256 vectors on friedman1-10k)
-COMPRESS_ITERATIONS = 300
-
-
-@dataclass
-class RegressionCandidate:
-    """A trained regressor with its size and errors."""
-
-    name: str
-    kind: str                     # 'exact' | 'compressed' | 'budget'
-    model: object
-    n_support: int
-    fit_seconds: float
-    validation_rmse: float = float("nan")
-    test_rmse: float | None = None
-
-
-@dataclass
-class RegressionResult:
-    """What the regression job decided: ``model`` (with its preprocessing), the chosen candidate,
-    all candidates, the tuned (C, gamma, epsilon), the log's steps."""
-
-    model: object
-    chosen: RegressionCandidate
-    candidates: list[RegressionCandidate]
-    params: dict
-    max_error_increase: float
-    steps: list = field(default_factory=list)
-    seconds: float = 0.0
 
 
 def _one_standard_error(results, n_folds):
@@ -88,7 +60,7 @@ def _rmse(model, X, y) -> float:
 def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=None, scale=True,
                         max_error_increase=0.02, epsilon=0.1, Cs=None, gamma_factors=None,
                         size_fractions=DEFAULT_SIZE_FRACTIONS, selection_size=2000, validation_fraction=0.2,
-                        random_state=0, verbose=False) -> RegressionResult:
+                        random_state=0, verbose=False) -> OneOutputResult:
     """Data to the cheapest accurate SVR (module docstring). ``max_error_increase``: a fraction
     (0.02 = validation RMSE at most 2 % above the exact model's)."""
     from sklearn.model_selection import train_test_split
@@ -124,45 +96,32 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              f"over {len(cv.cv_results_['params'])} cells on {X_sel.shape[0]} rows (SVR paths over C)",
              time.perf_counter() - t0)
 
-    t0 = time.perf_counter()
-    exact_model = leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state).fit(X_fit, y_fit)
-    exact = RegressionCandidate("exact SVR", "exact", exact_model, int(exact_model.n_support_[0]),
-                                time.perf_counter() - t0)
+    exact_model, seconds = timed_fit(lambda: leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state),
+                                     X_fit, y_fit)
+    exact = OneOutputCandidate("exact SVR", "exact", exact_model, int(exact_model.n_support_[0]), seconds)
     log.step("train", f"exact SVR: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:.4g}",
              exact.fit_seconds)
-    candidates = [exact]
-    sizes = sorted({max(5, int(round(f * exact.n_support))) for f in size_fractions} - {exact.n_support})
-    for size in [s for s in sizes if s < exact.n_support]:
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")                # L-BFGS may stop at its iteration cap
-            small = leansvm.compress(exact_model, n_sv=size, X=X_fit, y=y_fit, random_state=random_state,
-                                     max_iter=COMPRESS_ITERATIONS, progress=False)
-        candidates.append(RegressionCandidate(f"compressed SVR ({size})", "compressed", small, size,
-                                              time.perf_counter() - t0))
-        t0 = time.perf_counter()
-        budget = leansvm.BSGDRegressor(budget=size, C=C, gamma=gamma, epsilon=eps,
-                                       random_state=random_state).fit(X_fit, y_fit)
-        candidates.append(RegressionCandidate(f"BSGD regressor ({size})", "budget", budget,
-                                              int(budget.expansion_.n_support), time.perf_counter() - t0))
+    make_budget = lambda size: leansvm.BSGDRegressor(budget=size, C=C, gamma=gamma, epsilon=eps,  # noqa: E731
+                                                     random_state=random_state)
+    candidates = [exact] + cheap_candidates(exact, make_budget, X_fit, y_fit,
+                                            candidate_sizes(exact.n_support, size_fractions), random_state, "SVR")
     for c in candidates:
-        c.validation_rmse = _rmse(c.model, X_val, y_val)
+        c.validation_error = _rmse(c.model, X_val, y_val)
         if X_test is not None and y_test is not None:
-            c.test_rmse = _rmse(c.model, X_test, np.asarray(y_test, dtype=np.float64))
-    limit = (1 + max_error_increase) * exact.validation_rmse
-    chosen = min((c for c in candidates if c.validation_rmse <= limit), key=lambda c: (c.n_support, c.validation_rmse))
-    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, validation RMSE {chosen.validation_rmse:.4g}",
-             f"the fewest vectors within {100 * max_error_increase:g} % of the exact model's {exact.validation_rmse:.4g}")
+            c.test_error = _rmse(c.model, X_test, np.asarray(y_test, dtype=np.float64))
+    limit = (1 + max_error_increase) * exact.validation_error
+    chosen = choose_fewest(candidates, limit)
+    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, validation RMSE {chosen.validation_error:.4g}",
+             f"the fewest vectors within {100 * max_error_increase:g} % of the exact model's "
+             f"{exact.validation_error:.4g}")
+    measured = "test" if X_test is not None and y_test is not None else "validation"
+    X_eval, y_eval = (X_test, np.asarray(y_test, dtype=np.float64)) if measured == "test" else (X_val, y_val)
+    measure_prediction_cost(candidates, X_eval)
     model = chosen.model if preprocessor is None else io.with_preprocessing(preprocessor, chosen.model)
-    return RegressionResult(model, chosen, candidates, {"C": C, "gamma": gamma, "epsilon": eps}, max_error_increase,
-                            log.steps, time.perf_counter() - start)
+    return OneOutputResult(
+        "regression", "RMSE", model, chosen, candidates, {"C": C, "gamma": gamma, "epsilon": eps}, limit,
+        f"validation RMSE within {100 * max_error_increase:g} % of the exact SVR's", log.steps,
+        time.perf_counter() - start, summarize(X, X_test, X_val.shape[0]),
+        {"part": measured, "y": y_eval, "exact": exact.model.predict(X_eval), "chosen": chosen.model.predict(X_eval)},
+        cv.cv_results_, None if preprocessor is None else preprocessor.describe())
 
-
-def format_regression_table(result: RegressionResult) -> str:
-    """The candidates, one line each: size, fit seconds, validation (and test) RMSE; * = chosen."""
-    lines = [f"{'model':<28} {'vectors':>8} {'fit s':>8} {'val RMSE':>10} {'test RMSE':>10}"]
-    for c in result.candidates:
-        mark = " *" if c is result.chosen else ""
-        test = "-" if c.test_rmse is None else f"{c.test_rmse:.4g}"
-        lines.append(f"{c.name + mark:<28} {c.n_support:>8} {c.fit_seconds:>8.2f} {c.validation_rmse:>10.4g} {test:>10}")
-    return "\n".join(lines)

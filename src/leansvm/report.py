@@ -29,10 +29,15 @@ KIND_STYLE = {"exact": ("tab:blue", "o"), "compressed": ("tab:green", "s"), "bud
               "refit": ("tab:purple", "D")}   # refit: the choice trained again on all rows (no validation accuracy)
 
 
+def number_cell(value, spec=".4g") -> str:
+    """A number as a table cell, '-' where there is none (None; NaN: e.g. a model refit on all rows
+    has no validation accuracy)."""
+    return "-" if value is None or not np.isfinite(value) else format(value, spec)
+
+
 def accuracy_cell(value) -> str:
-    """An accuracy as a table cell: four decimals, '-' where there is none (None; NaN: a model refit
-    on all rows has no validation accuracy)."""
-    return "-" if value is None or not np.isfinite(value) else f"{value:.4f}"
+    """An accuracy as a table cell: four decimals, '-' where there is none."""
+    return number_cell(value, ".4f")
 
 
 def _label(c, result) -> str:
@@ -299,6 +304,25 @@ def _models_section(result) -> str:
             + '<p class="note">Prediction times are best of 5 on a shared machine; compare ratios.</p>')
 
 
+def html_page(title, headline, sections, figures, notes, n_plots) -> str:
+    """The self-contained page: headline, sections (HTML), the plots (``<figure>`` elements), notes."""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="leansvm-plots" content="{n_plots}">
+<link rel="icon" href="data:,">
+<title>{_esc(title)}</title><style>{_CSS}</style></head>
+<body>
+<h1>{_esc(title)}</h1>
+<p>{headline}</p>
+{sections}
+<h2>Plots</h2>
+{''.join(figures)}
+{''.join(f'<p class="note">{_esc(n)}</p>' for n in notes)}
+</body></html>
+"""
+
+
 def render_report(result, title="leansvm fit report") -> tuple[str, list[str]]:
     """(HTML text, names of the plots it embeds)."""
     sel = result.selection
@@ -338,31 +362,21 @@ def render_report(result, title="leansvm fit report") -> tuple[str, list[str]]:
         headline += (f" Returned: <b>{_esc(final.name)}</b> ({final.n_support} support vectors"
                      + (f", test accuracy {final.test_accuracy:.4f}" if final.test_accuracy is not None else "")
                      + "), the same kind and size trained again on the training and validation parts.")
-    page = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="leansvm-plots" content="{len(names)}">
-<link rel="icon" href="data:,">
-<title>{_esc(title)}</title><style>{_CSS}</style></head>
-<body>
-<h1>{_esc(title)}</h1>
-<p>{headline}</p>
-{_summary_section(result)}
-{_steps_section(result)}
-{_models_section(result)}
-<h2>Plots</h2>
-{''.join(figures)}
-{''.join(f'<p class="note">{_esc(n)}</p>' for n in notes)}
-</body></html>
-"""
+    page = html_page(title, headline, _summary_section(result) + _steps_section(result) + _models_section(result),
+                     figures, notes, len(names))
     return page, names
 
 
 def write_report(result, path, title="leansvm fit report") -> list[str]:
     """Write the report atomically; returns the names of the embedded plots."""
+    page, names = render_report(result, title)
+    write_page(page, path)
+    return names
+
+
+def write_page(page: str, path) -> None:
+    """A rendered page to ``path``, atomically (nothing is left half-written)."""
     from leansvm.io import atomic_write
 
-    page, names = render_report(result, title)
     with atomic_write(path, "w", encoding="utf-8") as f:
         f.write(page)
-    return names

@@ -466,7 +466,8 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     Regressors and one-class models: the squared loss (eq. 10, whatever ``loss`` says: there
     is no margin to stop at), and the result is a fitted copy of ``model`` with the compressed
     expansion (:func:`leansvm.compression.one_output.with_expansion`), so it predicts, saves
-    and exports as the original; give a regressor its training rows as ``X, y`` (its support
+    and exports as the original (a one-class model takes ``X`` alone: its own labels there stand
+    for ``y``); give a regressor its training rows as ``X, y`` (its support
     vectors lie on or outside the tube: diamonds at 10 %, RMSE +1.8 % fitted at the training rows,
     +2.9 % at the support vectors). A regressor's size can be chosen by ``max_error_increase``
     (fraction: 0.02 = RMSE on X, y at most 2 % above the full model's); a one-class model's by
@@ -492,6 +493,8 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
         raise ValueError("a regressor's size is chosen by max_error_increase (relative RMSE), not max_accuracy_drop")
     if validation_fraction:
         raise ValueError("validation_fraction holds out points to compare labels: classifiers only")
+    if X is not None and y is None and not full.regression:
+        y = model.predict(X)          # a one-class model's fitting points need no labels: its own
     est.set_params(loss="squared", max_accuracy_drop=max_error_increase if full.regression else max_accuracy_drop)
     expansion, _, stats = est._run(full, X, y, progress)
     return with_expansion(model, expansion, stats)

@@ -1,0 +1,125 @@
+"""The main job for novelty detection (``leansvm fit --task novelty``; issue 22, item 4): data to
+the cheapest one-class SVM that flags the same rows as the exact one.
+
+Stages, each one line of the log:
+
+1. data: a table's columns encoded, or a matrix scaled as svm-scale does (kept with the model); a
+   random ``validation_fraction`` of the rows held out. Training labels are ignored, as LIBSVM's
+   one-class SVM ignores them (the rows are taken as normal data, a share ``nu`` of which may lie
+   outside);
+2. the exact :class:`leansvm.OneClassSVM` (nu, gamma) on the other rows. There are no labels to
+   tune by: ``nu`` is the share of training rows the user lets lie outside (Schoelkopf et al.'s
+   nu-property), gamma is scikit-learn's 'scale' times ``gamma_factor`` on the scaled features;
+3. cheap candidates at ``size_fractions`` of its support vectors (:mod:`leansvm.lean_one_output`):
+   ``leansvm.compress`` fitted at the training rows and :class:`leansvm.BSGDOneClassSVM`;
+4. the choice: the fewest vectors whose labels (inlier / outlier) differ from the exact model's
+   on at most ``max_disagreement`` of the validation rows;
+5. measurements never used for a choice: the same disagreement on the test part; with test labels
+   (+1 normal, anything else an outlier, as svm-predict counts a one-class model's accuracy) the
+   accuracy of the predicted +1 / -1 and the AUC of the decision values; the prediction cost.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from leansvm import io
+from leansvm.lean import _Log, prepare_table, scale_features
+from leansvm.lean_one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
+                                     cheap_candidates, choose_fewest, measure_prediction_cost, summarize,
+                                     timed_fit)
+
+#: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
+#: would flag half the normal data)
+DEFAULT_NU = 0.05
+
+
+def _disagreement(model, X, reference_labels) -> float:
+    return float(np.mean(model.predict(X) != reference_labels))
+
+
+def label_metrics(model, X, labels) -> dict:
+    """Accuracy of the predicted +1 / -1 against ``labels`` (svm-predict's one-class accuracy) and,
+    when both kinds are present, the AUC of the decision values for 'label == +1' (normal)."""
+    from sklearn.metrics import roc_auc_score
+
+    labels = np.asarray(labels, dtype=np.float64)
+    out = {"accuracy": float(np.mean(model.predict(X) == labels))}
+    normal = labels == 1
+    if 0 < normal.sum() < normal.size:
+        out["AUC"] = float(roc_auc_score(normal, model.decision_function(X)))
+    return out
+
+
+def _check(nu, gamma_factor, max_disagreement, validation_fraction):
+    if not (np.isfinite(nu) and 0 < nu <= 1):
+        raise ValueError(f"nu is the share of training rows allowed outside, in (0, 1]; got {nu!r}")
+    if not (np.isfinite(gamma_factor) and gamma_factor > 0):
+        raise ValueError(f"gamma_factor must be a positive number, got {gamma_factor!r}")
+    if not (np.isfinite(max_disagreement) and 0 <= max_disagreement < 1):
+        raise ValueError(f"max_disagreement is a fraction in [0, 1), got {max_disagreement!r}")
+    if not 0 < validation_fraction < 1:
+        raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
+
+
+def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, nu=DEFAULT_NU,
+                     gamma_factor=1.0, max_disagreement=0.01, size_fractions=DEFAULT_SIZE_FRACTIONS,
+                     validation_fraction=0.2, random_state=0, verbose=False) -> OneOutputResult:
+    """Data to the cheapest one-class SVM (module docstring). ``max_disagreement``: a fraction
+    (0.01 = the returned model labels at most 1 % of the validation rows otherwise than the exact
+    model). ``y`` (or a ``target`` column) is ignored but for its removal from a table."""
+    from sklearn.model_selection import train_test_split
+    from sklearn.utils import check_array
+
+    import leansvm
+
+    _check(nu, gamma_factor, max_disagreement, validation_fraction)
+    start = time.perf_counter()
+    log = _Log(verbose)
+    if y is None and target is None and hasattr(X, "columns"):
+        y = np.zeros(len(X))                           # a table of features only: no column to split off
+    X, _, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
+    X = check_array(X, accept_sparse="csr", dtype=np.float64)
+    if preprocessor is None:
+        X, X_test, preprocessor = scale_features(X, X_test, scale, log)
+    X_fit, X_val = train_test_split(X, test_size=validation_fraction, random_state=random_state)
+    gamma = gamma_factor * leansvm.Kernel.from_params("rbf", "scale", X=X_fit).gamma
+    log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, novelty detection",
+             f"{X_val.shape[0]} rows held out for validation; training labels, if any, are ignored (LIBSVM's "
+             f"one-class); nu = {nu:g}: the share of training rows allowed outside")
+
+    exact_model, seconds = timed_fit(lambda: leansvm.OneClassSVM(nu=nu, gamma=gamma, random_state=random_state), X_fit)
+    exact = OneOutputCandidate("exact one-class SVM", "exact", exact_model, int(exact_model.n_support_[0]), seconds)
+    log.step("train", f"exact one-class SVM: {exact.n_support} support vectors",
+             f"IRWLS at nu = {nu:g}, gamma = {gamma:.4g} ({gamma_factor:g} x 'scale': no labels to tune by)",
+             exact.fit_seconds)
+    make_budget = lambda size: leansvm.BSGDOneClassSVM(budget=size, nu=nu, gamma=gamma,  # noqa: E731
+                                                       random_state=random_state)
+    candidates = [exact] + cheap_candidates(exact, make_budget, X_fit, None,
+                                            candidate_sizes(exact.n_support, size_fractions), random_state,
+                                            "one-class SVM")
+    reference_val = exact.model.predict(X_val)
+    reference_test = None if X_test is None else exact.model.predict(X_test)
+    for c in candidates:
+        c.validation_error = _disagreement(c.model, X_val, reference_val)
+        if X_test is not None:
+            c.test_error = _disagreement(c.model, X_test, reference_test)
+            if y_test is not None:
+                c.test_metrics = label_metrics(c.model, X_test, y_test)
+    chosen = choose_fewest(candidates, max_disagreement)
+    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, labels {100 * chosen.validation_error:.2f} % "
+             "of the validation rows otherwise than the exact model",
+             f"the fewest vectors within {100 * max_disagreement:g} %")
+    measured = "test" if X_test is not None else "validation"
+    X_eval = X_test if X_test is not None else X_val
+    measure_prediction_cost(candidates, X_eval)
+    model = chosen.model if preprocessor is None else io.with_preprocessing(preprocessor, chosen.model)
+    return OneOutputResult(
+        "novelty", "disagreement", model, chosen, candidates, {"nu": nu, "gamma": gamma}, max_disagreement,
+        f"labels differing from the exact model's on at most {100 * max_disagreement:g} % of the validation rows",
+        log.steps, time.perf_counter() - start, summarize(X, X_test, X_val.shape[0]),
+        {"part": measured, "labels": None if measured != "test" or y_test is None else np.asarray(y_test, float),
+         "exact": exact.model.decision_function(X_eval), "chosen": chosen.model.decision_function(X_eval)},
+        None, None if preprocessor is None else preprocessor.describe())

@@ -1,0 +1,161 @@
+"""What the one-output jobs of ``leansvm fit`` share: regression (:mod:`leansvm.lean_regression`)
+and novelty detection (:mod:`leansvm.lean_novelty`).
+
+Both follow one plan after their own data and tuning stages:
+
+1. an exact model (``leansvm.SVR`` or ``leansvm.OneClassSVM``) on the training rows;
+2. cheap candidates at fractions of its support vectors (:func:`cheap_candidates`):
+   ``leansvm.compress`` fitted at the training rows (Xu et al.'s eq. 10 on the model's outputs)
+   and a budgeted SGD model (``BSGDRegressor`` / ``BSGDOneClassSVM``) of each size;
+3. the choice (:func:`choose_fewest`): the fewest vectors whose validation error is at most the
+   job's limit (regression: (1 + increase) x the exact model's RMSE; novelty: a share of
+   validation rows labelled otherwise than by the exact model);
+4. measurements never used for a choice: the same error on the test part, the prediction cost.
+
+The records (:class:`OneOutputCandidate`, :class:`OneOutputResult`) are what the table
+(:func:`format_one_output_table`) and the HTML report (:mod:`leansvm.report_one_output`) read.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+
+#: L-BFGS iterations of each compressed candidate (compress's default scales to 3,000 at small
+#: sizes: 95 s for 256 vectors on friedman1-10k)
+COMPRESS_ITERATIONS = 300
+#: candidate sizes as fractions of the exact model's support vectors
+DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.33)
+#: the smallest candidate
+MIN_VECTORS = 5
+
+
+@dataclass
+class OneOutputCandidate:
+    """A trained regressor or one-class model with its size and errors (the job's measure:
+    ``OneOutputResult.error_name``); ``test_metrics``: further test figures (one-class against
+    labels: accuracy, AUC)."""
+
+    name: str
+    kind: str                     # 'exact' | 'compressed' | 'budget'
+    model: object
+    n_support: int
+    fit_seconds: float
+    validation_error: float = float("nan")
+    test_error: float | None = None
+    test_metrics: dict = field(default_factory=dict)
+    seconds_per_1000: float | None = None
+
+
+@dataclass
+class OneOutputResult:
+    """What a one-output job decided: ``model`` (with its preprocessing), the chosen candidate,
+    all candidates, the tuned parameters, the error limit the choice used, the log's steps.
+
+    ``evaluation``: the arrays the report plots (the part measured: 'test' or 'validation';
+    its targets or labels; the exact and chosen models' outputs there); ``cv_results``: the
+    tuning's ``cv_results_`` (regression) or None; ``summary``: the data's sizes."""
+
+    task: str                     # 'regression' | 'novelty'
+    error_name: str               # 'RMSE' | 'disagreement'
+    model: object
+    chosen: OneOutputCandidate
+    candidates: list[OneOutputCandidate]
+    params: dict
+    limit: float
+    allowed: str                  # the limit in words, e.g. 'RMSE within 2 % of the exact model's'
+    steps: list = field(default_factory=list)
+    seconds: float = 0.0
+    summary: dict = field(default_factory=dict)
+    evaluation: dict = field(default_factory=dict)
+    cv_results: dict | None = None
+    preprocessing: str | None = None
+
+    #: the classification report's prediction-cost plot reads these: no LIBSVM reference is timed
+    #: here, and the returned model is the chosen one (no refit)
+    libsvm_seconds_per_1000 = None
+
+    @property
+    def final(self) -> OneOutputCandidate:
+        return self.chosen
+
+    @property
+    def exact(self) -> OneOutputCandidate:
+        return next(c for c in self.candidates if c.kind == "exact")
+
+
+def candidate_sizes(n_support, size_fractions) -> list[int]:
+    """The cheap candidates' sizes: ``size_fractions`` of the exact model's vectors, at least
+    ``MIN_VECTORS``, below the exact size, without repeats."""
+    sizes = {max(MIN_VECTORS, int(round(f * n_support))) for f in size_fractions}
+    return sorted(s for s in sizes if s < n_support)
+
+
+def timed_fit(make, X, y=None):
+    """(fitted model, seconds) of ``make().fit(X, y)``."""
+    t0 = time.perf_counter()
+    model = make().fit(X, y)
+    return model, time.perf_counter() - t0
+
+
+def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes, random_state, label):
+    """A compressed copy of the exact model (fitted at the training rows; at most
+    ``COMPRESS_ITERATIONS`` L-BFGS iterations) and ``make_budget(size)`` trained on the same rows,
+    for every size; ``label`` names the model kind ('SVR', 'one-class SVM')."""
+    import leansvm
+
+    out = []
+    for size in sizes:
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")                # L-BFGS may stop at its iteration cap
+            small = leansvm.compress(exact.model, n_sv=size, X=X_fit, y=y_fit, random_state=random_state,
+                                     max_iter=COMPRESS_ITERATIONS, progress=False)
+        out.append(OneOutputCandidate(f"compressed {label} ({size})", "compressed", small, size,
+                                      time.perf_counter() - t0))
+        budget, seconds = timed_fit(lambda: make_budget(size), X_fit, y_fit)
+        out.append(OneOutputCandidate(f"BSGD {label} ({size})", "budget", budget, int(budget.expansion_.n_support),
+                                      seconds))
+    return out
+
+
+def choose_fewest(candidates, limit) -> OneOutputCandidate:
+    """The candidate with the fewest vectors whose validation error is at most ``limit`` (ties: the
+    smaller error); the exact model's error is within it by construction."""
+    return min((c for c in candidates if c.validation_error <= limit), key=lambda c: (c.n_support, c.validation_error))
+
+
+def measure_prediction_cost(candidates, X, repeats=5):
+    """Each candidate's best-of-``repeats`` seconds per 1000 predictions on (at most 5,000 of) X."""
+    from leansvm.lean import seconds_per_1000
+
+    rows = X[: min(X.shape[0], 5000)]
+    for c in candidates:
+        c.seconds_per_1000 = seconds_per_1000(c.model.predict, rows, repeats)
+
+
+def summarize(X, X_test, n_validation) -> dict:
+    """The report's data summary."""
+    import scipy.sparse as sp
+
+    return {"n_train": int(X.shape[0]), "n_validation": int(n_validation),
+            "n_test": None if X_test is None else int(X_test.shape[0]), "n_features": int(X.shape[1]),
+            "sparse": sp.issparse(X), "density": float(X.nnz / max(1, X.shape[0] * X.shape[1])) if sp.issparse(X) else 1.0}
+
+
+def format_one_output_table(result: OneOutputResult) -> str:
+    """The candidates, one line each: vectors, fit seconds, validation (and test) error, further
+    test figures; * = chosen."""
+    from leansvm.report import number_cell
+
+    extra = sorted({k for c in result.candidates for k in c.test_metrics})
+    name = result.error_name
+    lines = [f"{'model':<34} {'vectors':>8} {'fit s':>8} {'val ' + name:>16} {'test ' + name:>16}"
+             + "".join(f" {'test ' + k:>13}" for k in extra)]
+    for c in result.candidates:
+        mark = " *" if c is result.chosen else ""
+        lines.append(f"{c.name + mark:<34} {c.n_support:>8} {c.fit_seconds:>8.2f} {number_cell(c.validation_error):>16} "
+                     f"{number_cell(c.test_error):>16}" + "".join(f" {number_cell(c.test_metrics.get(k)):>13}" for k in extra))
+    return "\n".join(lines)
