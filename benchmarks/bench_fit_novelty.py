@@ -9,7 +9,7 @@ and the rest as -1. The job picks gamma itself ('scale' of its scaled features: 
 by). Per set: the exact model's vectors and test AUC, the returned model's kind, vectors, share
 of the vectors, test disagreement with the exact model, test AUC, and the whole job's seconds
 (one process, BLAS threads as the machine gives). Beside it LIBSVM's one-class SVM (scikit-learn)
-at the job's nu and gamma on the same training rows: vectors, AUC, fit seconds.
+at the job's nu and gamma on all of the class's training rows (the job trains on 80 % of them): vectors, AUC, fit seconds.
 JSON to benchmarks/results/fit-novelty-<timestamp>.json.
 """
 
