@@ -21,7 +21,7 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from bench_regression import SETS, load_regression
+from bench_regression import REGRESSION_GAMMA, load_regression
 from common import finish_run, machine_info
 
 
@@ -53,7 +53,7 @@ def n_vectors(model):
 
 def run(name, budget):
     X, z, X_te, z_te = load_regression(name)
-    gamma = SETS[name][1]
+    gamma = REGRESSION_GAMMA[name]
     rows = []
     for side, make in sides(gamma, budget, X.shape[0]):
         model = make()

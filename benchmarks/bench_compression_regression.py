@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from bench_regression import SETS, load_regression
+from bench_regression import REGRESSION_GAMMA, load_regression
 from common import finish_run, machine_info
 
 
@@ -31,7 +31,7 @@ def run(name, ratios, fit_points):
     import leansvm
     X, z, X_te, z_te = load_regression(name)
     t = time.perf_counter()
-    full = leansvm.SVR(C=10.0, epsilon=0.1, gamma=SETS[name][1], random_state=0).fit(X, z)
+    full = leansvm.SVR(C=10.0, epsilon=0.1, gamma=REGRESSION_GAMMA[name], random_state=0).fit(X, z)
     fit_s = time.perf_counter() - t
     rows = []
     data = (X, z) if fit_points == "train" else (None, None)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:     # for type checkers and the API documentation (griffe read
     from .paths.model_selection import SVCCV, svm_path
     from .paths.linear_screening import linear_path
     from .paths.svr_path import SVRCV, svr_path
+    from .paths.one_class_path import one_class_path
 
 #: public name -> the submodule that defines it
 _EXPORTS = {
@@ -51,6 +52,7 @@ _EXPORTS = {
     "linear_path": "paths.linear_screening",
     "svr_path": "paths.svr_path",
     "SVRCV": "paths.svr_path",
+    "one_class_path": "paths.one_class_path",
 }
 
 __all__ = list(_EXPORTS)

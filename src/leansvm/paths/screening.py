@@ -392,9 +392,11 @@ def screen(ref: ScreeningReference, C: float, rule: str = "it", slack: float = D
 
 
 
-def _hinge_min_over_b(g, y, upper, p):
-    """min_b sum_i C_i (-p_i - g_i - y_i b)_+ and its minimiser (a breakpoint b = y_i (-p_i - g_i));
-    the hinge's 1 - g_i - y_i b for p = -1."""
+def _hinge_min_over_b(g, y, upper, p, delta=0.0):
+    """min_b [sum_i C_i (-p_i - g_i - y_i b)_+ + Delta b] and its minimiser (a breakpoint
+    b = y_i (-p_i - g_i)); the hinge's 1 - g_i - y_i b for p = -1. The term Delta b is the primal's
+    side of the equality y'a = Delta (one-class: Delta = 1 in the scaling of
+    :mod:`leansvm.paths.one_class_path`, the objective's -rho)."""
     pos, neg = y > 0, y < 0
     t, wt = -p[pos] - g[pos], upper[pos]         # positive terms (t_i - b)_+ C_i
     s, ws = g[neg] + p[neg], upper[neg]          # negative terms (b - s_j)_+ C_j
@@ -412,14 +414,14 @@ def _hinge_min_over_b(g, y, upper, p):
     k = np.searchsorted(t_sorted, cand, side="right")          # t_i <= b: inactive
     above_w, above_wt = ct_w[-1] - ct_w[k], ct_wt[-1] - ct_wt[k]
     m = np.searchsorted(s_sorted, cand, side="left")           # s_j < b: active
-    value = (above_wt - cand * above_w) + (cand * cs_w[m] - cs_ws[m])
+    value = (above_wt - cand * above_w) + (cand * cs_w[m] - cs_ws[m]) + delta * cand
     best = int(np.argmin(value))
-    return float(max(value[best], 0.0)), float(cand[best])
+    return float(value[best] if delta else max(value[best], 0.0)), float(cand[best])
 
 
-def _bias_upper_bound(lo_pos, c_pos, t_pos, hi_neg, c_neg, t_neg):
-    """b_max = sup{beta : W_pos{lo_i + beta <= t_i} >= W_neg{hi_j - beta < t_j}} (comment above, with the
-    margin thresholds t = -p in place of 1)."""
+def _bias_upper_bound(lo_pos, c_pos, t_pos, hi_neg, c_neg, t_neg, delta=0.0):
+    """b_max = sup{beta : W_pos{lo_i + beta <= t_i} >= Delta + W_neg{hi_j - beta < t_j}} (comment above,
+    with the margin thresholds t = -p in place of 1 and y'a* = Delta: sum_pos a* = Delta + sum_neg a*)."""
     t = t_pos - lo_pos                           # positive i counts while beta <= t_i
     s = hi_neg - t_neg                           # negative j counts once beta > s_j
     cand = np.sort(np.concatenate((t, s)))
@@ -432,7 +434,7 @@ def _bias_upper_bound(lo_pos, c_pos, t_pos, hi_neg, c_neg, t_neg):
     cs = np.concatenate(([0.0], np.cumsum(c_neg[order_s])))
     upos = ct[-1] - ct[np.searchsorted(t_sorted, cand, side="left")]     # W{t_i >= beta}
     lneg = cs[np.searchsorted(s_sorted, cand, side="left")]              # W{s_j < beta}
-    ok = np.flatnonzero(upos >= lneg)
+    ok = np.flatnonzero(upos >= lneg + delta)
     return float(cand[ok[-1]]) if ok.size else -np.inf
 
 
@@ -443,7 +445,9 @@ def gap_bounds(margins, w_norm2, dual_value, problem: DualProblem, phi_norms, *,
     gives the primal loss sum_i C_i (-p_i - y_i (w'phi_i + b))_+ (C-SVC's hinge for p = -1: the
     ball argument holds for every problem of that form). ``margins`` g_i = y_i w'phi_i of the
     primal centre w (no bias), ``w_norm2`` = ||w||^2, ``dual_value`` -D(a) = -p'a - ||w_a||^2 / 2
-    of a dual feasible point (for ``equality`` a must satisfy y'a = 0), ``phi_norms`` ||phi_i||
+    of a dual feasible point (for ``equality`` a must satisfy y'a = Delta, and the primal has the
+    term Delta b: P(w, b) = ||w||^2 / 2 + sum_i C_i (-p_i - y_i (w'phi_i + b))_+ + Delta b, whose
+    dual is min a'Qa / 2 + p'a, y'a = Delta, 0 <= a <= C), ``phi_norms`` ||phi_i||
     (with the +1 of an augmented bias included). With ``equality`` the primal point takes
     its best bias, and the bounds include the b* interval. ``margin_error``:
     a bound on |error| of every g_i (e.g. float32 kernel rows); the gap grows by
@@ -451,10 +455,11 @@ def gap_bounds(margins, w_norm2, dual_value, problem: DualProblem, phi_norms, *,
     """
     g = np.asarray(margins, dtype=np.float64)
     y, upper, p = problem.y, problem.C, problem.p
-    if equality and problem.delta != 0.0:
-        raise ValueError("the gap rule's bias interval assumes y'a = 0")
+    delta = float(problem.delta) if equality else 0.0
+    if equality and problem.sign_sums is not None:
+        raise ValueError("the gap rule's bias interval is derived for one equality y'a = Delta, not the nu forms' two")
     if equality:
-        hinge, _ = _hinge_min_over_b(g, y, upper, p)
+        hinge, _ = _hinge_min_over_b(g, y, upper, p, delta)
     else:
         hinge = float(upper @ np.maximum(-p - g, 0.0))
     gap = max(0.5 * w_norm2 + hinge - dual_value, 0.0) + 2.0 * margin_error * float(upper.sum())
@@ -463,8 +468,8 @@ def gap_bounds(margins, w_norm2, dual_value, problem: DualProblem, phi_norms, *,
     if not equality:
         return lo, hi, gap, (0.0, 0.0)
     pos, neg = y > 0, y < 0
-    b_max = _bias_upper_bound(lo[pos], upper[pos], -p[pos], hi[neg], upper[neg], -p[neg])
-    b_min = -_bias_upper_bound(lo[neg], upper[neg], -p[neg], hi[pos], upper[pos], -p[pos])
+    b_max = _bias_upper_bound(lo[pos], upper[pos], -p[pos], hi[neg], upper[neg], -p[neg], delta)
+    b_min = -_bias_upper_bound(lo[neg], upper[neg], -p[neg], hi[pos], upper[pos], -p[pos], -delta)
     lower = np.where(pos, lo + b_min, lo - b_max)
     upper_m = np.where(pos, hi + b_max, hi - b_min)
     return lower, upper_m, gap, (b_min, b_max)
@@ -491,7 +496,9 @@ def gap_screen_from_reference(alpha_ref, margins_ref, C_ref, C, problem: DualPro
 
     ``problem``: the dual at unit C (bounds c_i; screened at C c_i). Dual point t a~ (feasible
     at C for 0 <= t <= C / C_ref; keeps y'a = 0), t = -p'a~ / ||w~||^2 clipped (the best such t);
-    primal centre t' w~ with t' the best of {1, t, C / C_ref}. O(n log n), no kernel evaluation.
+    primal centre t' w~ with t' the best of {1, t, C / C_ref}. With an equality y'a = Delta != 0
+    (one-class along nu) only t = 1 keeps it: a~ itself, feasible at C >= C_ref since the box
+    only grows. O(n log n), no kernel evaluation.
     """
     alpha_ref = np.asarray(alpha_ref, dtype=np.float64)
     g = np.asarray(margins_ref, dtype=np.float64)
@@ -499,10 +506,15 @@ def gap_screen_from_reference(alpha_ref, margins_ref, C_ref, C, problem: DualPro
     w2 = max(float(alpha_ref @ g), 0.0)
     s1 = float(np.sum(-problem.p * alpha_ref))
     t = min(max(s1 / w2, 0.0), rho) if w2 > 0 else rho
+    if equality and problem.delta != 0.0:
+        if rho < 1.0:
+            raise ValueError("with y'a = Delta != 0 the reference must come from a C at or below the one screened")
+        t = 1.0
     dual = t * s1 - 0.5 * t * t * w2
     at_C = problem.with_bounds(C * problem.C)
     best = None
-    for scale in sorted({1.0, t, rho}):
+    scales = {1.0} if equality and problem.delta != 0.0 else {1.0, t, rho}
+    for scale in sorted(scales):
         if scale <= 0:
             continue
         res = gap_screen(scale * g, scale * scale * w2, dual, at_C, phi_norms, equality=equality,

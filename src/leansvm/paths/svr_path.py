@@ -23,9 +23,8 @@ evaluates this at the next C from the previous C's solution scaled to its best f
 multiple, with no kernel evaluation. Screened variables are held at their bound; the solver
 (IRWLS, the equality needs it) works on the rest.
 
-One-class along nu: its dual (1/2 a'Ka, 0 <= a_i <= 1, sum a = nu l) changes the equality's
-right-hand side, not the box, with nu; the gap ball needs a dual point feasible at the new nu,
-which scaling does not give (sum a changes and the box does not). Not built; see the issue note.
+One-class along nu: scaled to sum b = 1, decreasing nu is an ascending C path of one problem,
+screened by the same rule with the equality's term in the primal (:mod:`leansvm.paths.one_class_path`).
 
 Kernel rows: one :class:`~leansvm.exact.box_cd.PathKernelCache` over the samples; both variables
 of a sample read its row (``index`` = the sample of each variable), so a row is computed once
