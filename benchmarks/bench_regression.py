@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from common import finish_run, machine_info
+from common import finish_run, libsvm_input, machine_info
 
 #: the regression sets and their gamma; any other name is a classification set of leansvm.datasets
 REGRESSION_GAMMA = {"diamonds": 0.01, "friedman1-10k": 0.03, "friedman1-50k": 0.03}
@@ -119,23 +119,24 @@ def run_classification(name, kind):
     data = datasets.load(name)
     gamma = data.gamma
     y_tr, y_te = np.asarray(data.y_train), np.asarray(data.y_test)
+    X_train, X_test = libsvm_input(data.X_train), libsvm_input(data.X_test)    # a9a: int32 indices
     rows = []
     if kind == "oneclass":
         label = type(y_tr[0])(ONE_CLASS_LABEL[name])
-        X = data.X_train[y_tr == label]
+        X = X_train[y_tr == label]
         fit_args, params = (X,), dict(nu=0.1, gamma=gamma)
     else:
-        X = data.X_train
+        X = X_train
         fit_args, params = (X, y_tr), dict(nu=0.2, gamma=gamma)
     for side, model, threads in contenders(kind, params):
         model, wall, cpu = timed_fit(model, *fit_args)
-        pred = model.predict(data.X_test)
+        pred = model.predict(X_test)
         row = {"set": name, "kind": kind, "side": side, "threads": threads, "n_train": X.shape[0],
                "fit_s": wall, "cpu_s": cpu, "n_sv": int(np.size(model.support_)), "pred": pred}
         if kind == "oneclass":
             quad, _ = quadratic_and_coef(model, X)
             row["objective"] = quad
-            row["auc"] = roc_auc_score(y_te == label, model.decision_function(data.X_test))
+            row["auc"] = roc_auc_score(y_te == label, model.decision_function(X_test))
             row["inliers"] = float(np.mean(pred[y_te == label] == 1))
         else:
             row["accuracy"] = float(np.mean(pred == y_te))
