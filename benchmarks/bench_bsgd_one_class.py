@@ -4,7 +4,7 @@
     python benchmarks/bench_bsgd_one_class.py [--sets magic satimage] [--budget 200] [--epochs 3]
 
 Setup of ../shared/benchmarks.md "Novelty detection": train on the training rows of one class
-(magic: g, satimage: 1), nu = 0.1, the classification gamma; measured on the whole test part:
+(magic: g, satimage: 1, a9a: -1), nu = 0.1, the classification gamma; measured on the whole test part:
 ROC AUC of ``decision_function`` (that class against the rest), the fraction of the class's test
 rows flagged inliers, and the labels' agreement with LIBSVM's. One thread each, one after another
 in one process. JSON to benchmarks/results/bsgd-one-class-<timestamp>.json.
@@ -19,7 +19,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from bench_regression import ONE_CLASS_LABEL
-from common import finish_run, machine_info
+from common import finish_run, libsvm_input, machine_info
 
 
 def run(name, budget, epochs):
@@ -33,7 +33,8 @@ def run(name, budget, epochs):
     data = datasets.load(name)
     y, y_te = np.asarray(data.y_train), np.asarray(data.y_test)
     label = type(y[0])(ONE_CLASS_LABEL[name])
-    X, g = data.X_train[y == label], data.gamma
+    X, g = libsvm_input(data.X_train[y == label]), data.gamma      # a9a: int32 indices for scikit-learn
+    X_test = libsvm_input(data.X_test)
     sides = [("libsvm OneClassSVM", lambda: sk.OneClassSVM(nu=0.1, gamma=g)),
              ("leansvm OneClassSVM", lambda: leansvm.OneClassSVM(nu=0.1, gamma=g)),
              (f"BSGDOneClassSVM B={budget} merge", lambda: leansvm.BSGDOneClassSVM(
@@ -49,12 +50,12 @@ def run(name, budget, epochs):
         with threadpool_limits(1):
             model.fit(X)
         seconds = time.perf_counter() - t
-        pred = model.predict(data.X_test)
+        pred = model.predict(X_test)
         reference = pred if reference is None else reference
         vectors = (model.expansion_.n_support if hasattr(model, "expansion_") else
                    np.size(model.support_) if hasattr(model, "support_") else budget)
         rows.append({"set": name, "side": side, "n_train": X.shape[0], "fit_s": seconds, "n_sv": int(vectors),
-                     "auc": float(roc_auc_score(y_te == label, model.decision_function(data.X_test))),
+                     "auc": float(roc_auc_score(y_te == label, model.decision_function(X_test))),
                      "inliers": float(np.mean(pred[y_te == label] == 1)),
                      "labels_eq_libsvm": float(np.mean(pred == reference))})
         print(rows[-1], flush=True)
