@@ -118,20 +118,26 @@ def plot_surface(selection) -> str:
     return _png(fig)
 
 
+def plot_by_kind(ax, candidates, validation, test):
+    """One curve per kind of model (KIND_STYLE) of the attribute ``validation`` against the number
+    of vectors (filled markers) and of ``test`` (hollow, dashed) where every model of the kind has it."""
+    for kind, (color, marker) in KIND_STYLE.items():
+        models = sorted((c for c in candidates if c.kind == kind), key=lambda c: c.n_support)
+        if not models:
+            continue
+        sizes = [c.n_support for c in models]
+        ax.plot(sizes, [getattr(c, validation) for c in models], marker=marker, color=color,
+                label=f"{kind} (validation)")
+        if all(getattr(c, test) is not None for c in models):
+            ax.plot(sizes, [getattr(c, test) for c in models], marker=marker, color=color,
+                    linestyle="--", markerfacecolor="none", label=f"{kind} (test)")
+
+
 def plot_accuracy_vs_size(result) -> str:
     """Validation (filled) and test (hollow) accuracy against #SV, by kind of model."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for kind, (color, marker) in KIND_STYLE.items():
-        models = sorted((c for c in result.candidates if c.kind == kind), key=lambda c: c.n_support)
-        if not models:
-            continue
-        sizes = [c.n_support for c in models]
-        ax.plot(sizes, [c.validation_accuracy for c in models], marker=marker, color=color,
-                label=f"{kind} (validation)")
-        if all(c.test_accuracy is not None for c in models):
-            ax.plot(sizes, [c.test_accuracy for c in models], marker=marker, color=color,
-                    linestyle="--", markerfacecolor="none", label=f"{kind} (test)")
+    plot_by_kind(ax, result.candidates, "validation_accuracy", "test_accuracy")
     best = np.nanmax([c.validation_accuracy for c in result.candidates])   # refit models have none
     ax.axhline(best - result.max_accuracy_drop, color="grey", linestyle=":",
                label=f"best - {100 * result.max_accuracy_drop:g} points")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from leansvm.report import (KIND_STYLE, _esc, _figure, _png, _pyplot, _steps_section, _table, html_page,
-                            number_cell, plot_prediction_cost, write_page)
+                            number_cell, plot_by_kind, plot_prediction_cost, write_page)
 
 
 def _error_label(result) -> str:
@@ -31,15 +31,7 @@ def plot_error_vs_size(result) -> str:
     choice's limit dotted, the chosen model circled."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for kind, (color, marker) in KIND_STYLE.items():
-        models = sorted((c for c in result.candidates if c.kind == kind), key=lambda c: c.n_support)
-        if not models:
-            continue
-        sizes = [c.n_support for c in models]
-        ax.plot(sizes, [c.validation_error for c in models], marker=marker, color=color, label=f"{kind} (validation)")
-        if all(c.test_error is not None for c in models):
-            ax.plot(sizes, [c.test_error for c in models], marker=marker, color=color, linestyle="--",
-                    markerfacecolor="none", label=f"{kind} (test)")
+    plot_by_kind(ax, result.candidates, "validation_error", "test_error")
     ax.axhline(result.limit, color="grey", linestyle=":", label="limit of the choice")
     ax.scatter([result.chosen.n_support], [result.chosen.validation_error], s=250, facecolors="none",
                edgecolors="red", linewidths=2, label="chosen", zorder=5)
