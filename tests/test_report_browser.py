@@ -87,6 +87,31 @@ def test_report_loads_without_console_errors_and_shows_every_plot(browser, repor
     assert all(shown)
 
 
+@pytest.mark.parametrize("task", ["regression", "novelty"])
+def test_one_output_reports_load_and_show_every_plot(browser, tmp_path, task):
+    """The regression and novelty reports (leansvm.report_one_output) in the same browser."""
+    import numpy as np
+    from sklearn.datasets import make_friedman1
+
+    from leansvm.lean_novelty import fit_lean_novelty
+    from leansvm.lean_regression import fit_lean_regression
+    from leansvm.report_one_output import write_one_output_report
+
+    if task == "regression":
+        X, z = make_friedman1(500, n_features=5, noise=0.3, random_state=0)
+        result = fit_lean_regression(X[:400], z[:400], X_test=X[400:], y_test=z[400:], Cs=(1.0, 10.0),
+                                     gamma_factors=(0.5, 2.0), size_fractions=(0.2,))
+    else:
+        X = np.random.default_rng(0).normal(size=(500, 3))
+        result = fit_lean_novelty(X[:400], X_test=X[400:], y_test=np.ones(100), size_fractions=(0.2,))
+    path = tmp_path / "report.html"
+    names = write_one_output_report(result, path)
+    errors, images, declared = open_and_check(browser, path)
+    assert errors == [] and declared == len(names) == len(images) == (5 if task == "regression" else 3)
+    for alt, complete, width, height in images:
+        assert complete and width > 0 and height > 0, f"plot {alt!r} not decoded"
+
+
 def test_the_checks_catch_a_broken_page(browser, tmp_path):
     page = tmp_path / "broken.html"
     page.write_text('<!DOCTYPE html><html><head><link rel="icon" href="data:,"><title>x</title></head><body>'
