@@ -207,7 +207,7 @@ def test_regression_and_novelty_name_bad_predict_input(estimator):
 
 def test_nu_svc_stops_and_warns_when_the_margin_level_has_no_positive_optimum(monkeypatch):
     """At nu below the smallest nu with a margin, r falls with the tolerance (the optimum's r is 0):
-    one re-solve at tol / 100, then a warning, instead of re-solving down to tol 1e-12 (banana at
+    one re-solve at tol / 10, then a warning, instead of re-solving down to tol 1e-12 (banana at
     nu = 0.2 ran for minutes)."""
     from sklearn.datasets import make_moons
     import leansvm.exact.nu_svc as nu_svc_module
@@ -223,6 +223,6 @@ def test_nu_svc_stops_and_warns_when_the_margin_level_has_no_positive_optimum(mo
     X, y = make_moons(800, noise=0.3, random_state=0)
     with pytest.warns(UserWarning, match="margin level r moves with the tolerance"):
         model = leansvm.NuSVC(nu=0.05, gamma=20.0, random_state=0).fit(X, y)
-    assert [tol for tol, _ in calls] == [1e-3, 1e-5]
+    assert [tol for tol, _ in calls] == [1e-3, 1e-4]
     assert calls[1][1] < calls[0][1] / 2               # r did not settle
     assert np.all(np.isfinite(model.decision_function(X)))
