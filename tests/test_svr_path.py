@@ -81,3 +81,22 @@ def test_svrcv_chooses_as_grid_search_over_the_same_grid(data):
     np.testing.assert_allclose(cv.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"], atol=1e-4)
     single = leansvm.SVR(tol=1e-5, **cv.best_params_).fit(X, z)
     np.testing.assert_allclose(cv.predict(X), single.predict(X), atol=1e-4)   # both solved to tol 1e-5
+
+
+def test_svrcv_searches_epsilon_as_grid_search(data):
+    """A list of epsilon is a third axis: the same cells, order, scores and best cell as
+    GridSearchCV over C, epsilon and gamma."""
+    from sklearn.model_selection import GridSearchCV, KFold
+    X, z = data
+    Cs, gammas, epsilons = [0.3, 3.0], [0.05, 0.5], [0.05, 0.5]
+    folds = KFold(3, shuffle=True, random_state=0)
+    cv = leansvm.SVRCV(Cs=Cs, gammas=gammas, epsilon=epsilons, cv=folds, tol=1e-5).fit(X, z)
+    grid = GridSearchCV(leansvm.SVR(tol=1e-5), {"C": Cs, "epsilon": epsilons, "gamma": gammas}, cv=folds).fit(X, z)
+    assert cv.cv_results_["params"] == grid.cv_results_["params"]
+    assert cv.best_params_ == grid.best_params_ and set(cv.best_params_) == {"C", "epsilon", "gamma"}
+    np.testing.assert_allclose(cv.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"], atol=1e-4)
+    assert list(cv.cv_results_["param_epsilon"]) == list(grid.cv_results_["param_epsilon"])
+    np.testing.assert_allclose(cv.predict(X), leansvm.SVR(tol=1e-5, **cv.best_params_).fit(X, z).predict(X),
+                               atol=1e-4)
+    with pytest.raises(ValueError, match="epsilon"):
+        leansvm.SVRCV(Cs=Cs, epsilon=[0.1, -1.0]).fit(X, z)

@@ -92,10 +92,12 @@ class NuSVC(SVC):
         (nearly separable data, C = 1 / r huge) the solve continues, warm-started, at tol / 10
         (at most ``MAX_TIGHTENINGS`` times: tol / 1000). Steps of 10 cost less than one step of
         100 (magic: 67 s for 1e-3, 1e-4, 1e-5 against 75 s for 1e-3, 1e-5; a9a's first 8,000 rows
-        13.6 s against 17.0 s). When r has not settled between two steps (it moved by more than
-        half, or was <= 0) it falls with the tolerance (banana at nu = 0.2: r = 1.5e-5, 1.3e-6,
-        3.9e-8 at tol 1e-3, 1e-5, 1e-7, the last solve 266 s): the optimum's r is 0 and no
-        tolerance makes a / r accurate, so the solve stops with a warning (LIBSVM returns such a
+        13.6 s against 17.0 s). When a positive r more than halves between two steps, it falls
+        with the tolerance (banana at nu = 0.2: r = 1.5e-5, 1.3e-6, 3.9e-8 at tol 1e-3, 1e-5,
+        1e-7, the last solve 266 s): the optimum's r is 0 and no tolerance makes a / r accurate,
+        so the solve stops with a warning (LIBSVM returns such a model without one). An r <= 0
+        at a loose tolerance only says that solve was inexact: the solve goes on (and fails by
+        name if r stays <= 0).
         model without one)."""
         problem = nu_svc(y, float(self.nu), C)
         tol, fit, r_before = self.tol, None, None
@@ -107,7 +109,7 @@ class NuSVC(SVC):
             r = fit.stats["margin_level"]
             if r > 10 * tol:
                 break
-            if r_before is not None and not (r_before > 0 and r >= r_before / 2):    # r not settled
+            if r_before is not None and r_before > 0 and 0 < r < r_before / 2:   # r falls with tol
                 warnings.warn(f"NuSVC: the margin level r moves with the tolerance ({r_before:.3g} at tol "
                               f"{10 * tol:g}, {r:.3g} at {tol:g}): at nu = {self.nu} the optimum's r is about 0 "
                               "(nu at or below the smallest nu with a margin), so the decision values a / r carry "

@@ -317,15 +317,18 @@ def _score_gamma(X, y, folds, Cs, gamma, scoring, path_options):
             for train, test in folds]
 
 
-def cv_results(Cs, gammas, scores, seconds):
-    """``GridSearchCV``-shaped results of scores (C x gamma x fold) and path seconds (gamma x fold);
-    candidates in ParameterGrid order (C outer, gamma inner). Returns (cv_results_, best_index_,
-    best_params_, best_score_)."""
+def cv_results(Cs, gammas, scores, seconds, inner=None):
+    """``GridSearchCV``-shaped results of scores (C x inner x fold) and path seconds (inner x fold);
+    candidates in ParameterGrid order (C outer, the inner candidates in order). The inner
+    candidates are ``inner`` (dicts of parameters, e.g. epsilon and gamma of SVRCV, in the sorted
+    order of their names as ParameterGrid) or one {"gamma": g} per gamma. Returns (cv_results_,
+    best_index_, best_params_, best_score_)."""
+    inner = [{"gamma": gamma} for gamma in gammas] if inner is None else inner
     params, split = [], []
     fit_time = []
     for i, C in enumerate(Cs):
-        for g, gamma in enumerate(gammas):
-            params.append({"C": float(C), "gamma": gamma})
+        for g, extra in enumerate(inner):
+            params.append({"C": float(C), **extra})
             split.append(scores[i, g])
             fit_time.append(seconds[g].mean() / Cs.size)   # a path's time shared by its Cs
     split = np.array(split)
@@ -339,7 +342,8 @@ def cv_results(Cs, gammas, scores, seconds):
             rank[order[k]] = rank[order[k - 1]]
     results = {"params": params,
                "param_C": np.ma.masked_array([p["C"] for p in params], mask=False),
-               "param_gamma": np.ma.masked_array([p["gamma"] for p in params], mask=False, dtype=object),
+               **{f"param_{key}": np.ma.masked_array([p[key] for p in params], mask=False, dtype=object)
+                  for key in inner[0]},
                "mean_test_score": mean, "std_test_score": split.std(axis=1),
                "rank_test_score": rank, "mean_fit_time": np.array(fit_time)}
     for f in range(split.shape[1]):

@@ -120,7 +120,9 @@ class SVRCV(ExpansionAttributes, RegressorMixin, BaseEstimator):
     :func:`leansvm.paths.model_selection.default_C_grid`) is fitted on the training part and
     scored at every C on the held-out part (``scoring``: scikit-learn's, default R^2 as
     ``SVR.score``). The best mean score (ties: the first candidate, C outer, gamma inner, as
-    ``GridSearchCV``) is refitted on all data as a :class:`leansvm.SVR`.
+    ``GridSearchCV``) is refitted on all data as a :class:`leansvm.SVR`. ``epsilon`` may be a
+    list: then every (epsilon, gamma) gets its paths, and ``best_params_`` / ``cv_results_`` hold
+    epsilon too (ParameterGrid's order: C, epsilon, gamma).
 
     Attributes: ``best_params_``, ``best_score_``, ``best_index_``, ``best_estimator_``,
     ``cv_results_`` (``GridSearchCV``'s keys), and the refitted model's expansion (``predict``).
@@ -150,25 +152,31 @@ class SVRCV(ExpansionAttributes, RegressorMixin, BaseEstimator):
         gammas = list(self.gammas) if not isinstance(self.gammas, (str, float, int)) else [self.gammas]
         if not gammas:
             raise ValueError("gammas must hold at least one value")
+        grid = np.ndim(self.epsilon) > 0                        # a list of epsilon: searched too
+        epsilons = [check_positive_number("epsilon", e, allow_zero=True) for e in np.atleast_1d(self.epsilon)]
+        if not epsilons:
+            raise ValueError("epsilon must hold at least one value")
+        inner = [{"epsilon": e, "gamma": g} if grid else {"gamma": g} for e in epsilons for g in gammas]
         X, y = validate_regression_data(self, X, y)
         folds = list(check_cv(self.cv, y, classifier=False).split(X, y))
         scorer = check_scoring(SVR(), scoring=self.scoring)
-        options = dict(kernel=self.kernel, degree=self.degree, coef0=self.coef0, epsilon=self.epsilon,
+        options = dict(kernel=self.kernel, degree=self.degree, coef0=self.coef0,
                        screening=self.screening, tol=self.tol, cache_size=self.cache_size)
-        scores = np.empty((Cs.size, len(gammas), len(folds)))
-        seconds = np.empty((len(gammas), len(folds)))
-        with Progress(len(gammas) * len(folds), "SVRCV", "paths", True if self.verbose else None) as bar:
-            for g, gamma in enumerate(gammas):
+        scores = np.empty((Cs.size, len(inner), len(folds)))
+        seconds = np.empty((len(inner), len(folds)))
+        with Progress(len(inner) * len(folds), "SVRCV", "paths", True if self.verbose else None) as bar:
+            for g, (epsilon, gamma) in enumerate((e, g) for e in epsilons for g in gammas):
                 for f, (train, test) in enumerate(folds):
                     start = time.perf_counter()
-                    points = svr_path(X[train], y[train], Cs, gamma=gamma, **options)
+                    points = svr_path(X[train], y[train], Cs, gamma=gamma, epsilon=epsilon, **options)
                     seconds[g, f] = time.perf_counter() - start
                     scores[:, g, f] = [scorer(p.model, X[test], y[test]) for p in points]
                     bar.update()
         self.cv_results_, self.best_index_, self.best_params_, self.best_score_ = cv_results(
-            Cs, gammas, scores, seconds)
+            Cs, gammas, scores, seconds, inner)
         if self.refit:
-            best = SVR(C=self.best_params_["C"], gamma=self.best_params_["gamma"], epsilon=self.epsilon,
+            best_epsilon = self.best_params_.get("epsilon", epsilons[0])
+            best = SVR(C=self.best_params_["C"], gamma=self.best_params_["gamma"], epsilon=best_epsilon,
                        kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
                        cache_size=self.cache_size, random_state=0).fit(X, y)
             self.best_estimator_ = best
