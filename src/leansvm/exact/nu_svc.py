@@ -97,8 +97,7 @@ class NuSVC(SVC):
         1e-7, the last solve 266 s): the optimum's r is 0 and no tolerance makes a / r accurate,
         so the solve stops with a warning (LIBSVM returns such a model without one). An r <= 0
         at a loose tolerance only says that solve was inexact: the solve goes on (and fails by
-        name if r stays <= 0).
-        model without one)."""
+        name if r stays <= 0)."""
         problem = nu_svc(y, float(self.nu), C)
         tol, fit, r_before = self.tol, None, None
         for tightening in range(MAX_TIGHTENINGS + 1):
