@@ -9,7 +9,6 @@ import pytest
 from sklearn.datasets import dump_svmlight_file
 from sklearn.metrics import roc_auc_score
 
-import leansvm
 from leansvm.cli import main
 from leansvm.lean_novelty import fit_lean_novelty
 from leansvm.lean_one_output import format_one_output_table
