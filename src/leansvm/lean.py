@@ -265,17 +265,19 @@ def _timed(fn, *args, **kwargs):
 
 
 # -- stages ----------------------------------------------------------------------------
-def summarize_data(X, y, X_test=None, y_test=None) -> dict:
-    """Sizes, features, sparsity, classes and their counts."""
-    classes, counts = np.unique(np.asarray(y), return_counts=True)
+def summarize_data(X, y=None, X_test=None, y_test=None) -> dict:
+    """Sizes, features, sparsity and, given labels ``y``, the classes and their counts."""
     density = X.nnz / max(1, X.shape[0] * X.shape[1]) if sp.issparse(X) else 1.0
-    return {
+    summary = {
         "n_train": int(X.shape[0]), "n_features": int(X.shape[1]),
         "n_test": None if X_test is None else int(X_test.shape[0]),
         "sparse": bool(sp.issparse(X)), "density": float(density),
-        "classes": [c.item() if hasattr(c, "item") else c for c in classes],
-        "class_counts": counts.tolist(),
     }
+    if y is not None:
+        classes, counts = np.unique(np.asarray(y), return_counts=True)
+        summary["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
+        summary["class_counts"] = counts.tolist()
+    return summary
 
 
 def split_validation(X, y, fraction, random_state):
@@ -683,6 +685,10 @@ def libsvm_reference(X, y, C, gamma, class_weight=None):
     return LibsvmSVC(C=C, gamma=gamma, cache_size=500, class_weight=class_weight).fit(X, y), X
 
 
+#: prediction costs are timed on at most this many rows of the measured part
+TIMING_ROWS = 5000
+
+
 def measure_prediction_cost(candidates, X, reference=None, repeats=5):
     """Fill ``seconds_per_1000`` of every candidate; return LIBSVM's (or None)."""
     for c in candidates:
@@ -857,7 +863,7 @@ def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_we
     if X_test is not None:
         for c in candidates:
             c.test_accuracy = _accuracy(c.model, X_test, y_test)
-    X_timing = X_measure[: min(X_measure.shape[0], 5000)]
+    X_timing = X_measure[:TIMING_ROWS]
     libsvm_model = libsvm_n_sv = libsvm_acc = libsvm_estimate = None
     if libsvm_reference_model and budget_seconds is not None:
         from sklearn.svm import SVC as LibsvmSVC

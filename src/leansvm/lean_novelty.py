@@ -26,27 +26,24 @@ import time
 import numpy as np
 
 from leansvm import io
-from leansvm.lean import _Log, prepare_table, scale_features
+from leansvm.lean import (TIMING_ROWS, _Log, _timed, measure_prediction_cost, prepare_table,
+                          scale_features)
 from leansvm.lean_one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
-                                     cheap_candidates, choose_fewest, measure_prediction_cost, summarize,
-                                     timed_fit)
+                                     cheap_candidates, choose_fewest, summarize)
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
 #: would flag half the normal data)
 DEFAULT_NU = 0.05
 
 
-def _disagreement(model, X, reference_labels) -> float:
-    return float(np.mean(model.predict(X) != reference_labels))
-
-
-def label_metrics(model, X, labels) -> dict:
-    """Accuracy of the predicted +1 / -1 against ``labels`` (svm-predict's one-class accuracy) and,
-    when both kinds are present, the AUC of the decision values for 'label == +1' (normal)."""
+def label_metrics(model, X, predicted, labels) -> dict:
+    """Accuracy of the ``predicted`` +1 / -1 (the model's on X) against ``labels`` (svm-predict's
+    one-class accuracy) and, when both kinds are present, the AUC of the decision values for
+    'label == +1' (normal)."""
     from sklearn.metrics import roc_auc_score
 
     labels = np.asarray(labels, dtype=np.float64)
-    out = {"accuracy": float(np.mean(model.predict(X) == labels))}
+    out = {"accuracy": float(np.mean(predicted == labels))}
     normal = labels == 1
     if 0 < normal.sum() < normal.size:
         out["AUC"] = float(roc_auc_score(normal, model.decision_function(X)))
@@ -90,7 +87,7 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
              f"{X_val.shape[0]} rows held out for validation; training labels, if any, are ignored (LIBSVM's "
              f"one-class); nu = {nu:g}: the share of training rows allowed outside")
 
-    exact_model, seconds = timed_fit(lambda: leansvm.OneClassSVM(nu=nu, gamma=gamma, random_state=random_state), X_fit)
+    exact_model, seconds = _timed(leansvm.OneClassSVM(nu=nu, gamma=gamma, random_state=random_state).fit, X_fit)
     exact = OneOutputCandidate("exact one-class SVM", "exact", exact_model, int(exact_model.n_support_[0]), seconds)
     log.step("train", f"exact one-class SVM: {exact.n_support} support vectors",
              f"IRWLS at nu = {nu:g}, gamma = {gamma:.4g} ({gamma_factor:g} x 'scale': no labels to tune by)",
@@ -103,18 +100,19 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     reference_val = exact.model.predict(X_val)
     reference_test = None if X_test is None else exact.model.predict(X_test)
     for c in candidates:
-        c.validation_error = _disagreement(c.model, X_val, reference_val)
+        c.validation_error = float(np.mean(c.model.predict(X_val) != reference_val))
         if X_test is not None:
-            c.test_error = _disagreement(c.model, X_test, reference_test)
+            predicted = c.model.predict(X_test)
+            c.test_error = float(np.mean(predicted != reference_test))
             if y_test is not None:
-                c.test_metrics = label_metrics(c.model, X_test, y_test)
+                c.test_metrics = label_metrics(c.model, X_test, predicted, y_test)
     chosen = choose_fewest(candidates, max_disagreement)
     log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, labels {100 * chosen.validation_error:.2f} % "
              "of the validation rows otherwise than the exact model",
              f"the fewest vectors within {100 * max_disagreement:g} %")
     measured = "test" if X_test is not None else "validation"
     X_eval = X_test if X_test is not None else X_val
-    measure_prediction_cost(candidates, X_eval)
+    measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
     model = chosen.model if preprocessor is None else io.with_preprocessing(preprocessor, chosen.model)
     return OneOutputResult(
         "novelty", "disagreement", model, chosen, candidates, {"nu": nu, "gamma": gamma}, max_disagreement,

@@ -10,7 +10,8 @@ Both follow one plan after their own data and tuning stages:
 3. the choice (:func:`choose_fewest`): the fewest vectors whose validation error is at most the
    job's limit (regression: (1 + increase) x the exact model's RMSE; novelty: a share of
    validation rows labelled otherwise than by the exact model);
-4. measurements never used for a choice: the same error on the test part, the prediction cost.
+4. measurements never used for a choice: the same error on the test part, the prediction cost
+   (:func:`leansvm.lean.measure_prediction_cost`).
 
 The records (:class:`OneOutputCandidate`, :class:`OneOutputResult`) are what the table
 (:func:`format_one_output_table`) and the HTML report (:mod:`leansvm.report_one_output`) read.
@@ -93,18 +94,12 @@ def candidate_sizes(n_support, size_fractions) -> list[int]:
     return sorted(s for s in sizes if s < n_support)
 
 
-def timed_fit(make, X, y=None):
-    """(fitted model, seconds) of ``make().fit(X, y)``."""
-    t0 = time.perf_counter()
-    model = make().fit(X, y)
-    return model, time.perf_counter() - t0
-
-
 def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes, random_state, label):
     """A compressed copy of the exact model (fitted at the training rows; at most
     ``COMPRESS_ITERATIONS`` L-BFGS iterations) and ``make_budget(size)`` trained on the same rows,
     for every size; ``label`` names the model kind ('SVR', 'one-class SVM')."""
     import leansvm
+    from leansvm.lean import _timed
 
     out = []
     for size in sizes:
@@ -115,7 +110,7 @@ def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes
                                      max_iter=COMPRESS_ITERATIONS, progress=False)
         out.append(OneOutputCandidate(f"compressed {label} ({size})", "compressed", small, size,
                                       time.perf_counter() - t0))
-        budget, seconds = timed_fit(lambda: make_budget(size), X_fit, y_fit)
+        budget, seconds = _timed(make_budget(size).fit, X_fit, y_fit)
         out.append(OneOutputCandidate(f"BSGD {label} ({size})", "budget", budget, int(budget.expansion_.n_support),
                                       seconds))
     return out
@@ -127,22 +122,12 @@ def choose_fewest(candidates, limit) -> OneOutputCandidate:
     return min((c for c in candidates if c.validation_error <= limit), key=lambda c: (c.n_support, c.validation_error))
 
 
-def measure_prediction_cost(candidates, X, repeats=5):
-    """Each candidate's best-of-``repeats`` seconds per 1000 predictions on (at most 5,000 of) X."""
-    from leansvm.lean import seconds_per_1000
-
-    rows = X[: min(X.shape[0], 5000)]
-    for c in candidates:
-        c.seconds_per_1000 = seconds_per_1000(c.model.predict, rows, repeats)
-
-
 def summarize(X, X_test, n_validation) -> dict:
-    """The report's data summary."""
-    import scipy.sparse as sp
+    """The report's data summary: :func:`leansvm.lean.summarize_data` without classes, and the
+    validation rows held out."""
+    from leansvm.lean import summarize_data
 
-    return {"n_train": int(X.shape[0]), "n_validation": int(n_validation),
-            "n_test": None if X_test is None else int(X_test.shape[0]), "n_features": int(X.shape[1]),
-            "sparse": sp.issparse(X), "density": float(X.nnz / max(1, X.shape[0] * X.shape[1])) if sp.issparse(X) else 1.0}
+    return {**summarize_data(X, None, X_test), "n_validation": int(n_validation)}
 
 
 def format_one_output_table(result: OneOutputResult) -> str:

@@ -31,10 +31,10 @@ import time
 import numpy as np
 
 from leansvm import io
-from leansvm.lean import _Log, _subsample, prepare_table, scale_features
+from leansvm.lean import (TIMING_ROWS, _Log, _subsample, _timed, measure_prediction_cost, prepare_table,
+                          scale_features)
 from leansvm.lean_one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
-                                     cheap_candidates, choose_fewest, measure_prediction_cost,
-                                     summarize, timed_fit)
+                                     cheap_candidates, choose_fewest, summarize)
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
 DEFAULT_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -96,8 +96,8 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              f"over {len(cv.cv_results_['params'])} cells on {X_sel.shape[0]} rows (SVR paths over C)",
              time.perf_counter() - t0)
 
-    exact_model, seconds = timed_fit(lambda: leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state),
-                                     X_fit, y_fit)
+    exact_model, seconds = _timed(leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state).fit,
+                                  X_fit, y_fit)
     exact = OneOutputCandidate("exact SVR", "exact", exact_model, int(exact_model.n_support_[0]), seconds)
     log.step("train", f"exact SVR: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:.4g}",
              exact.fit_seconds)
@@ -116,7 +116,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              f"{exact.validation_error:.4g}")
     measured = "test" if X_test is not None and y_test is not None else "validation"
     X_eval, y_eval = (X_test, np.asarray(y_test, dtype=np.float64)) if measured == "test" else (X_val, y_val)
-    measure_prediction_cost(candidates, X_eval)
+    measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
     model = chosen.model if preprocessor is None else io.with_preprocessing(preprocessor, chosen.model)
     return OneOutputResult(
         "regression", "RMSE", model, chosen, candidates, {"C": C, "gamma": gamma, "epsilon": eps}, limit,

@@ -505,15 +505,16 @@ def gap_screen_from_reference(alpha_ref, margins_ref, C_ref, C, problem: DualPro
     rho = C / C_ref
     w2 = max(float(alpha_ref @ g), 0.0)
     s1 = float(np.sum(-problem.p * alpha_ref))
-    t = min(max(s1 / w2, 0.0), rho) if w2 > 0 else rho
-    if equality and problem.delta != 0.0:
+    if equality and problem.delta != 0.0:          # only t = 1 keeps y'a = Delta
         if rho < 1.0:
             raise ValueError("with y'a = Delta != 0 the reference must come from a C at or below the one screened")
-        t = 1.0
+        t, scales = 1.0, {1.0}
+    else:
+        t = min(max(s1 / w2, 0.0), rho) if w2 > 0 else rho
+        scales = {1.0, t, rho}
     dual = t * s1 - 0.5 * t * t * w2
     at_C = problem.with_bounds(C * problem.C)
     best = None
-    scales = {1.0} if equality and problem.delta != 0.0 else {1.0, t, rho}
     for scale in sorted(scales):
         if scale <= 0:
             continue

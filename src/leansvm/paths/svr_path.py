@@ -165,10 +165,11 @@ class SVRCV(ExpansionAttributes, RegressorMixin, BaseEstimator):
         scores = np.empty((Cs.size, len(inner), len(folds)))
         seconds = np.empty((len(inner), len(folds)))
         with Progress(len(inner) * len(folds), "SVRCV", "paths", True if self.verbose else None) as bar:
-            for g, (epsilon, gamma) in enumerate((e, g) for e in epsilons for g in gammas):
+            for g, cell in enumerate(inner):
+                epsilon = cell.get("epsilon", epsilons[0])
                 for f, (train, test) in enumerate(folds):
                     start = time.perf_counter()
-                    points = svr_path(X[train], y[train], Cs, gamma=gamma, epsilon=epsilon, **options)
+                    points = svr_path(X[train], y[train], Cs, gamma=cell["gamma"], epsilon=epsilon, **options)
                     seconds[g, f] = time.perf_counter() - start
                     scores[:, g, f] = [scorer(p.model, X[test], y[test]) for p in points]
                     bar.update()
