@@ -475,8 +475,10 @@ def test_compressed_regressor_keeps_its_class_and_accuracy(regression, cls, tmp_
     on new points, and files that predict the same."""
     import leansvm
     X, z, Xt, zt = regression
-    full = getattr(leansvm, cls)(C=10, gamma=0.05).fit(X, z)
-    small = compress(full, ratio=0.1, random_state=0, max_iter=200, progress=False)
+    full = getattr(leansvm, cls)(C=10, gamma=0.05, random_state=0).fit(X, z)
+    # max_iter=500: at 200 the L-BFGS fit stops 0.3-2 % above the full model's error, depending on
+    # the full model's chunking seed (a CI run failed at 2.3 %); at 500 it is 2 % below it.
+    small = compress(full, ratio=0.1, random_state=0, max_iter=500, progress=False)
     assert type(small) is type(full) and small.get_params() == full.get_params()
     assert small.expansion_.n_support == max(1, round(0.1 * full.expansion_.n_support))
     assert small.n_support_.tolist() == [small.expansion_.n_support] and small.support_.size == 0
@@ -491,7 +493,7 @@ def test_compressed_regressor_keeps_its_class_and_accuracy(regression, cls, tmp_
 def test_regressor_size_by_error_increase(regression):
     import leansvm
     X, z, Xt, zt = regression
-    full = leansvm.SVR(C=10, gamma=0.05).fit(X, z)
+    full = leansvm.SVR(C=10, gamma=0.05, random_state=0).fit(X, z)
     small = compress(full, max_error_increase=0.05, X=Xt, y=zt, random_state=0, max_iter=100, progress=False)
     tried = small.compression_["size_search"]
     assert _rmse(small, Xt, zt) <= 1.05 * _rmse(full, Xt, zt) + 1e-12
@@ -507,7 +509,7 @@ def test_regressor_size_by_error_increase(regression):
 def test_compressed_one_class_model_keeps_its_labels(regression):
     import leansvm
     X, _, Xt, _ = regression
-    full = leansvm.OneClassSVM(nu=0.1, gamma=0.05).fit(X)
+    full = leansvm.OneClassSVM(nu=0.1, gamma=0.05, random_state=0).fit(X)
     small = compress(full, ratio=0.1, random_state=0, max_iter=200, progress=False)
     assert type(small) is leansvm.OneClassSVM and small.expansion_.n_support < full.expansion_.n_support
     assert np.mean(small.predict(Xt) == full.predict(Xt)) >= 0.99

@@ -183,3 +183,18 @@ def test_bad_predict_input_and_params(binary_problem):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         leansvm.SVC(gamma="auto").fit(X, y)
+
+
+def test_unseeded_fits_follow_numpys_global_seed(binary_problem):
+    """random_state=None draws the chunking seed from NumPy's global RandomState (scikit-learn's
+    convention): after the same np.random.seed two fits are identical, after another they need
+    not be; an int seed ignores the global state."""
+    X, y = binary_problem
+
+    def dual(seed, **kw):
+        np.random.seed(seed)
+        return leansvm.SVR(C=10.0, gamma=0.5, tol=1e-2, **kw).fit(X, y.astype(float)).dual_coef_
+
+    np.testing.assert_array_equal(dual(1), dual(1))
+    assert not np.array_equal(dual(1), dual(2))
+    np.testing.assert_array_equal(dual(1, random_state=5), dual(2, random_state=5))

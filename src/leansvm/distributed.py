@@ -34,6 +34,7 @@ import copy
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils import check_random_state
 
 __all__ = ["predict", "decision_function", "predict_proba", "score_samples", "fit_budget", "fit_svccv", "svm_paths",
            "get_client", "as_dask_array"]
@@ -393,7 +394,7 @@ def fit_budget(X, y=None, *, budget=500, label=None, classes=None, n_models=None
     if final_default and n_models == 1 and int(rounds) == 1:
         final_blocks = 0                  # one chain: nothing was combined, nothing to correct
     chains = [pairs[i::n_models] for i in range(n_models)]
-    rng = np.random.RandomState(random_state)
+    rng = check_random_state(random_state)
     step = dask.delayed(_continue_chain, pure=False)
     args = (params, classes, n_total)
     info = {"n_models": n_models, "n_blocks": len(pairs), "n_rows": n_total, "rounds": int(rounds),

@@ -141,6 +141,18 @@ def widen(X, n_features: int):
     return np.hstack([X, np.zeros((X.shape[0], n_features - X.shape[1]))])
 
 
+def generator(random_state) -> np.random.Generator:
+    """A NumPy Generator for ``random_state`` with scikit-learn's meaning of None: the seed is drawn
+    from NumPy's global RandomState, so ``np.random.seed`` makes unseeded fits repeatable (as it
+    does for scikit-learn's estimators). An int, a SeedSequence or a Generator: as
+    ``np.random.default_rng``; a RandomState: one draw from it."""
+    if random_state is None:
+        random_state = np.random.randint(2**32, dtype=np.uint64)
+    elif isinstance(random_state, np.random.RandomState):
+        random_state = random_state.randint(2**32, dtype=np.uint64)
+    return np.random.default_rng(random_state)
+
+
 def check_positive_number(name: str, value, *, allow_zero: bool = False) -> float:
     """``value`` as a float; ValueError unless it is a finite real number > 0 (>= 0 if allowed)."""
     ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))

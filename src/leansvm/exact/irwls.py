@@ -86,6 +86,7 @@ from leansvm.core.kernels import Kernel, KernelRowCache, SubsetRowCache
 from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
 from leansvm.core.threads import one_blas_thread
+from leansvm.core.validation import generator
 from leansvm.exact.irwls_chunk import select_working_set, solve_chunk
 from leansvm.exact.irwls_subproblem import violation
 from leansvm.exact.screened_start import screened_start
@@ -539,7 +540,7 @@ def _chunk_loop(X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, wo
     limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
     solver = _ChunkedIRWLS(X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, q,
                            cache_size, max_inner, n_pair, cache_dtype, shrinking,
-                           np.random.default_rng(random_state), verbose, start, shared, callback)
+                           generator(random_state), verbose, start, shared, callback)
     gap, n_iter, converged = solver.run(limit)
     if not converged:
         warnings.warn(f"IRWLS stopped after max_iter={limit} chunk iterations with violation "
