@@ -12,6 +12,7 @@ $(PY):
 
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet -e ".[datasets,plot,dev,dask,onnx]"
+	$(PY) -m leansvm.precompile
 	touch $(STAMP)
 
 demo: $(STAMP)
