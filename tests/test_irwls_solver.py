@@ -87,7 +87,7 @@ def test_row_cache_slots_are_lru_and_exact():
 
 def test_parallel_one_vs_one_equals_serial(multiclass_problem):
     X, y = multiclass_problem
-    serial = SVC(C=3.0, gamma=0.2, random_state=0).fit(X, y)
+    serial = SVC(C=3.0, gamma=0.2, random_state=0, n_jobs=1).fit(X, y)
     parallel = SVC(C=3.0, gamma=0.2, random_state=0, n_jobs=2).fit(X, y)
     np.testing.assert_allclose(parallel.dual_objective_, serial.dual_objective_, rtol=1e-12)
     np.testing.assert_array_equal(parallel.predict(X), serial.predict(X))

@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from joblib import Parallel, delayed
 from sklearn.utils.multiclass import _ovr_decision_function
 
 from leansvm.core.expansion import KernelExpansion
+from leansvm.core.threads import run_parallel
 
 
 @dataclass
@@ -71,10 +71,6 @@ def _pool(support_sets, y_enc, n_classes):
     return support, n_support
 
 
-def _run(jobs, n_jobs):
-    if n_jobs in (None, 1) or len(jobs) == 1:
-        return [fn(*args) for fn, args in jobs]
-    return Parallel(n_jobs=n_jobs, prefer="threads")(delayed(fn)(*args) for fn, args in jobs)
 
 
 def fit_ovo(X, y_enc, n_classes, train_binary, C, kernel, n_jobs=None) -> MulticlassFit:
@@ -87,7 +83,7 @@ def fit_ovo(X, y_enc, n_classes, train_binary, C, kernel, n_jobs=None) -> Multic
         y_pm = np.where(y_enc[idx] == i, 1.0, -1.0)
         members.append((idx, y_pm))
         jobs.append((train_binary, (X[idx], y_pm, C[idx])))
-    fits = _run(jobs, n_jobs)
+    fits = run_parallel(jobs, n_jobs)
     support_sets = [idx[fit.alpha > 0] for (idx, _), fit in zip(members, fits)]
     support, n_support = _pool(support_sets, y_enc, n_classes)
     position = np.full(y_enc.shape[0], -1, dtype=np.intp)
@@ -111,7 +107,7 @@ def fit_ovr(X, y_enc, n_classes, train_binary, C, kernel, n_jobs=None) -> Multic
     for c in range(n_classes):
         y_pm = np.where(y_enc == c, 1.0, -1.0)
         jobs.append((train_binary, (X, y_pm, C)))
-    fits = _run(jobs, n_jobs)
+    fits = run_parallel(jobs, n_jobs)
     support_sets = [np.flatnonzero(fit.alpha > 0) for fit in fits]
     support, n_support = _pool(support_sets, y_enc, n_classes)
     coef = np.zeros((support.size, n_classes))

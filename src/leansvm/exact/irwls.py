@@ -85,7 +85,7 @@ from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel, KernelRowCache, SubsetRowCache
 from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
-from leansvm.core.threads import one_blas_thread
+from leansvm.core.threads import check_cancelled, one_blas_thread
 from leansvm.core.validation import generator
 from leansvm.exact.irwls_chunk import select_working_set, solve_chunk
 from leansvm.exact.irwls_subproblem import violation
@@ -482,6 +482,7 @@ class _ChunkedIRWLS:
         gap = np.inf
         try:
             while it < limit:
+                check_cancelled()                  # a parallel run given up (Ctrl-C): stop here
                 gap, _, _ = violation(y, p, f, alpha, C, self.equality)
                 if self.callback is not None:
                     self.callback(gap)

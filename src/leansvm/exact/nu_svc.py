@@ -48,7 +48,7 @@ class NuSVC(SVC):
     def __init__(self, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
                  cache_size=200.0, class_weight=None, max_iter=-1, decision_function_shape="ovr",
                  probability=False, random_state=None, verbose=False,
-                 working_set_size=DEFAULT_WORKING_SET, multiclass="ovo", n_jobs=None, shrinking=True):
+                 working_set_size=DEFAULT_WORKING_SET, multiclass="ovo", n_jobs=-1, shrinking=True):
         self.nu = nu
         self.kernel = kernel
         self.degree = degree

@@ -27,7 +27,9 @@ class SVC(KernelClassifierMixin, BaseEstimator):
 
     Parameters follow ``sklearn.svm.SVC``; in addition ``working_set_size``
     (q of the IRWLS chunking), ``multiclass`` ('ovo' as LIBSVM, or 'ovr') and
-    ``n_jobs`` (binary problems solved in parallel threads). ``verbose``: a
+    ``n_jobs`` (binary problems solved in parallel threads, joblib's meaning; default -1:
+    every core, as scikit-learn-intelex; 1: one thread, BLAS included; binary problems in
+    parallel run BLAS on one thread each). ``verbose``: a
     progress bar (:mod:`leansvm.progress`; without it, one on a terminal); 2
     adds the solver's violation every 10 chunk iterations. ``shrinking``
     as LIBSVM's, applied to binary problems of at least 2,000 samples; smaller
@@ -42,7 +44,7 @@ class SVC(KernelClassifierMixin, BaseEstimator):
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
                  cache_size=200.0, class_weight=None, max_iter=-1, decision_function_shape="ovr",
                  probability=False, random_state=None, verbose=False,
-                 working_set_size=DEFAULT_WORKING_SET, multiclass="ovo", n_jobs=None,
+                 working_set_size=DEFAULT_WORKING_SET, multiclass="ovo", n_jobs=-1,
                  shrinking=True):
         self.C = C
         self.kernel = kernel

@@ -1,0 +1,96 @@
+"""Independent problems in parallel threads (core.threads.run_parallel): results in order, and a
+run given up (an error, a Ctrl-C in the caller) stops its running jobs instead of waiting."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from leansvm.core import threads
+
+
+def _spin_until_cancelled(started, limit_s=60.0):
+    """A long job (up to a minute, so that a failing test cannot hang), checking for cancellation
+    as a solver does per iteration."""
+    started.set()
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end:
+        threads.check_cancelled()
+        time.sleep(0.001)
+    return "ran to its end"
+
+
+def _job_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("leansvm-job")]
+
+
+def _wait_for_no_job_threads(limit_s=30.0):
+    end = time.monotonic() + limit_s
+    while _job_threads() and time.monotonic() < end:
+        time.sleep(0.01)
+    return _job_threads()
+
+
+def test_results_come_back_in_job_order_from_several_threads():
+    seen = set()
+
+    def job(i):
+        seen.add(threading.current_thread().name)
+        time.sleep(0.01)
+        return i * i
+
+    assert threads.run_parallel([(job, (i,)) for i in range(8)], n_jobs=2) == [i * i for i in range(8)]
+    assert len(seen) == 2 and all(name.startswith("leansvm-job") for name in seen)
+    assert threads.run_parallel([(job, (3,))], n_jobs=-1) == [9]          # one job: no thread
+
+
+def test_an_error_in_one_job_cancels_the_running_ones():
+    started = threading.Event()
+
+    def failing():
+        started.wait(10)
+        raise ValueError("bad pair")
+
+    with pytest.raises(ValueError, match="bad pair"):
+        threads.run_parallel([(_spin_until_cancelled, (started,)), (failing, ())], n_jobs=2)
+    assert _wait_for_no_job_threads(limit_s=10.0) == []
+
+
+def test_ctrl_c_in_the_caller_stops_the_jobs(interactive_sigint):
+    """A real SIGINT, sent from another thread while both jobs spin (the OS may hand it to any
+    thread): KeyboardInterrupt reaches the caller, and both jobs stop at their next check."""
+    started = [threading.Event(), threading.Event()]
+
+    def interrupt_when_started():
+        for event in started:
+            event.wait(10)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_when_started, daemon=True).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        threads.run_parallel([(_spin_until_cancelled, (s,)) for s in started], n_jobs=2)
+    assert time.monotonic() - start < 30.0       # at once, not after the jobs' minute
+    assert _wait_for_no_job_threads(limit_s=10.0) == []       # they stop long before their minute
+
+
+def test_check_cancelled_is_a_no_op_outside_a_parallel_run():
+    threads.check_cancelled()
+
+
+def test_the_irwls_solver_stops_when_its_run_is_given_up(multiclass_problem):
+    """The exact solver checks once per chunk: a fit in a cancelled worker raises Cancelled."""
+    import leansvm
+    X, y = multiclass_problem
+    cancel = threading.Event()
+    cancel.set()
+    threads._worker.cancel = cancel
+    try:
+        with pytest.raises(threads.Cancelled):
+            leansvm.SVC(C=10, gamma=0.5, n_jobs=1).fit(X, y)
+    finally:
+        threads._worker.cancel = None
+    assert leansvm.SVC(C=10, gamma=0.5, n_jobs=1).fit(X, y).score(X, y) > 0.5    # the thread is clean again
