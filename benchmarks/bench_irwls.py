@@ -11,7 +11,12 @@ the dual objectives and the agreement of test predictions. Wall time and
 CPU time (the process's, all threads) are both reported: LIBSVM runs on one
 thread; leansvm computes large kernel-row blocks on two threads and, with
 ``--n-jobs``, solves one-vs-one problems in parallel threads. On a loaded
-machine CPU-time ratios are the steadier figure.
+machine CPU-time ratios are the steadier figure. ``--intelex`` adds
+scikit-learn-intelex's SVC (oneDAL) on every core beside ``--n-jobs -1`` rows
+and on one thread beside the others (issue 23's peer):
+
+    python benchmarks/bench_irwls.py --q 128 --shrinking 1 --n-jobs 1,-1 --intelex \
+        --datasets wdbc,banana,page-blocks0,twonorm,satimage,splice,mushroom,optdigits,penbased,magic,letter,a9a
 """
 
 from __future__ import annotations
@@ -39,6 +44,11 @@ COLUMNS = [("dataset", "dataset", "s"), ("n", "n", "d"), ("q", "q", "d"), ("shri
            ("leansvm_cpu", "leansvm cpu", ".2f"), ("cpu_ratio", "cpu ratio", ".2f"),
            ("iterations", "chunks", "d"), ("rel_obj", "rel obj diff", ".1e"),
            ("agree", "agree", ".4f"), ("converged", "converged", ""), ("load", "load", ".1f")]
+
+
+INTELEX_COLUMNS = [("intelex_threads", "intelex threads", "d"), ("intelex_s", "intelex s", ".2f"),
+                   ("intelex_cpu", "intelex cpu", ".2f"), ("intelex_ratio", "leansvm / intelex", ".2f"),
+                   ("accuracy", "leansvm acc", ".4f"), ("intelex_accuracy", "intelex acc", ".4f")]
 
 
 def _timed(fit):
@@ -71,8 +81,26 @@ def run_one(ds, q, shrinking, seed, n_jobs=None, peer=True):
             "iterations": int(model.n_iter_.sum()),
             "rel_obj": float(np.max(np.abs(model.dual_objective_ - ref_obj) / np.abs(ref_obj))),
             "agree": float(np.mean(model.predict(ds.X_test) == ref.predict(Xl_test))),
-            "converged": model.fit_status_ == 0,
+            "converged": model.fit_status_ == 0, "accuracy": float(model.score(ds.X_test, ds.y_test)),
             "libsvm_sv": int(ref.support_.size), "leansvm_sv": int(model.support_.size)}
+
+
+def run_intelex(ds, n_jobs):
+    """scikit-learn-intelex's SVC (oneDAL) at the same C and gamma: wall and CPU seconds with its
+    default threads (every core) when leansvm's n_jobs is -1, with one thread
+    (``daal4py.daalinit(1)``) otherwise; its test labels' agreement with LIBSVM's is not taken
+    here (the leansvm row has LIBSVM's)."""
+    import daal4py
+    from sklearnex.svm import SVC as IntelSVC
+    threads = os.cpu_count() if n_jobs == -1 else 1
+    daal4py.daalinit(threads)
+    try:
+        model = IntelSVC(C=ds.C, gamma=ds.gamma, cache_size=1000)
+        wall, cpu = _timed(lambda: model.fit(libsvm_input(ds.X_train), ds.y_train))
+        accuracy = float(model.score(libsvm_input(ds.X_test), ds.y_test))
+    finally:
+        daal4py.daalinit(os.cpu_count())
+    return {"intelex_threads": threads, "intelex_s": wall, "intelex_cpu": cpu, "intelex_accuracy": accuracy}
 
 
 def main(argv=None):
@@ -84,9 +112,12 @@ def main(argv=None):
     parser.add_argument("--n-jobs", default="1", help="leansvm n_jobs values to run (1,2)")
     parser.add_argument("--no-libsvm", action="store_true",
                         help="fit leansvm alone (e.g. synth-200k, where LIBSVM takes ~17 min)")
+    parser.add_argument("--intelex", action="store_true",
+                        help="also scikit-learn-intelex's SVC: every core beside n_jobs=-1, one thread beside 1")
     parser.add_argument("--name", default="irwls")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
+    columns = COLUMNS + (INTELEX_COLUMNS if args.intelex else [])
     rows = []
     for name in args.datasets.split(","):
         ds = datasets.load(name)
@@ -97,9 +128,12 @@ def main(argv=None):
             for q in (int(v) for v in args.q.split(",")):
                 for n_jobs in (int(v) for v in args.n_jobs.split(",")):
                     row = run_one(ds, q, shrinking, args.seed, n_jobs, peer=not args.no_libsvm)
+                    if args.intelex:
+                        row.update(run_intelex(ds, n_jobs))
+                        row["intelex_ratio"] = row["leansvm_s"] / row["intelex_s"]
                     rows.append(row)
-                    print(format_table([row], COLUMNS).splitlines()[-1], flush=True)
-    finish_run(rows, COLUMNS, args.name, args.markdown)
+                    print(format_table([row], columns).splitlines()[-1], flush=True)
+    finish_run(rows, columns, args.name, args.markdown)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from leansvm.core.threads import blas_is_single
+
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
 #: LIBSVM's numeric kernel codes (``-t`` option, ``kernel_type`` in model files).
 LIBSVM_KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
@@ -65,7 +67,17 @@ def rows_per_block(n_cols: int, max_mb: float, itemsize: int = 8) -> int:
 
 
 def _inner_products(X, Y, dtype) -> np.ndarray:
-    """Dense X Y' for dense or CSR X, Y."""
+    """Dense X Y' for dense or CSR X, Y. A large dense product under one BLAS thread (the solvers'
+    loops) is split by rows over the thread pool: IRWLS on a9a 8.6 -> 6.8 s on 2 cores."""
+    if _POOL is not None and blas_is_single() and not sp.issparse(X) and not sp.issparse(Y) \
+            and X.shape[0] >= 2 and X.shape[0] * Y.shape[0] >= _PARALLEL_MIN_ENTRIES:
+        out = np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
+
+        def rows(a, b):
+            out[a:b] = X[a:b] @ Y.T
+
+        _split_rows(rows, X.shape[0])
+        return out
     if sp.issparse(X) and sp.issparse(Y):
         out = (X @ Y.T).toarray()
     elif sp.issparse(X):
@@ -97,9 +109,13 @@ def _rbf_inplace(G, x_norms, y_norms, gamma):
     if _POOL is None or G.size < _PARALLEL_MIN_ENTRIES:
         _rbf_rows(G, x_norms, y_norms, gamma)
         return
-    bounds = np.linspace(0, G.shape[0], _POOL._max_workers + 1).astype(int)
-    jobs = [_POOL.submit(_rbf_rows, G[a:b], x_norms[a:b], y_norms, gamma)
-            for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    _split_rows(lambda a, b: _rbf_rows(G[a:b], x_norms[a:b], y_norms, gamma), G.shape[0])
+
+
+def _split_rows(work, n_rows):
+    """``work(a, b)`` over contiguous row ranges covering [0, n_rows), one per pool thread."""
+    bounds = np.linspace(0, n_rows, _POOL._max_workers + 1).astype(int)
+    jobs = [_POOL.submit(work, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     for job in jobs:
         job.result()
 

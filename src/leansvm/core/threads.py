@@ -3,6 +3,7 @@ independent problems (one-vs-one pairs) solved in parallel threads that stop whe
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -12,7 +13,7 @@ from threadpoolctl import ThreadpoolController
 
 from leansvm import interrupts
 
-__all__ = ["one_blas_thread", "run_parallel", "check_cancelled", "Cancelled"]
+__all__ = ["one_blas_thread", "blas_is_single", "run_parallel", "check_cancelled", "Cancelled"]
 
 #: seconds between two looks of the calling thread at its jobs (and at a pending Ctrl-C)
 POLL_S = 0.05
@@ -26,14 +27,31 @@ def _controller() -> ThreadpoolController:
     return ThreadpoolController()
 
 
+_single_blas = 0                     # depth of one_blas_thread blocks (any thread)
+
+
+@contextlib.contextmanager
 def one_blas_thread():
     """A context manager limiting BLAS to one thread (restored on exit).
 
     Products of a few rows (IRWLS chunks, SMO rows, small kernel blocks) finish
     before BLAS threads have started; on a loaded 2-core machine threads only
-    add waiting (a 455 x 455 RBF block: 18.5 ms on 2 threads, 3.8 ms on 1).
+    add waiting (a 455 x 455 RBF block: 18.5 ms on 2 threads, 3.8 ms on 1; OpenBLAS's
+    own threads made IRWLS on a9a 2x and on magic 4.6x slower). Large products are split
+    over leansvm's threads instead (:func:`blas_is_single`, ``kernels._inner_products``).
     """
-    return _controller().limit(limits=1, user_api="blas")
+    global _single_blas
+    with _controller().limit(limits=1, user_api="blas"):
+        _single_blas += 1
+        try:
+            yield
+        finally:
+            _single_blas -= 1
+
+
+def blas_is_single() -> bool:
+    """True inside :func:`one_blas_thread`: a product split over threads runs one BLAS thread each."""
+    return _single_blas > 0
 
 
 class Cancelled(Exception):
