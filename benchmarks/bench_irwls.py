@@ -58,8 +58,8 @@ def _timed(fit):
     return time.perf_counter() - t0, time.process_time() - c0
 
 
-def run_one(ds, q, shrinking, seed, n_jobs=None, peer=True):
-    model = SVC(C=ds.C, gamma=ds.gamma, cache_size=1000, working_set_size=q, shrinking=shrinking,
+def run_one(ds, q, shrinking, seed, n_jobs=None, peer=True, cache_size=1000):
+    model = SVC(C=ds.C, gamma=ds.gamma, cache_size=cache_size, working_set_size=q, shrinking=shrinking,
                 random_state=seed, n_jobs=n_jobs)
     t_ours, c_ours = _timed(lambda: model.fit(ds.X_train, ds.y_train))
     if not peer:                   # leansvm alone (LIBSVM's time taken in another run)
@@ -70,11 +70,11 @@ def run_one(ds, q, shrinking, seed, n_jobs=None, peer=True):
                 "accuracy": float(model.score(ds.X_test, ds.y_test)),
                 "converged": model.fit_status_ == 0, "leansvm_sv": int(model.support_.size)}
     Xl, Xl_test = libsvm_input(ds.X_train), libsvm_input(ds.X_test)
-    ref = LibSVC(C=ds.C, gamma=ds.gamma, cache_size=1000)
+    ref = LibSVC(C=ds.C, gamma=ds.gamma, cache_size=cache_size)
     with threadpool_limits(1, user_api="openmp"):
         t_ref, c_ref = _timed(lambda: ref.fit(Xl, ds.y_train))
     ref_obj = libsvm_dual_objectives(ref)
-    return {"dataset": ds.name, "n": ds.X_train.shape[0], "q": q, "shrinking": shrinking,
+    return {"dataset": ds.name, "n": ds.X_train.shape[0], "q": q, "shrinking": shrinking, "cache_mb": cache_size,
             "n_jobs": n_jobs or 1, "libsvm_s": t_ref, "leansvm_s": t_ours, "ratio": t_ours / t_ref,
             "libsvm_cpu": c_ref, "leansvm_cpu": c_ours, "cpu_ratio": c_ours / c_ref,
             "load": os.getloadavg()[0],
@@ -85,7 +85,7 @@ def run_one(ds, q, shrinking, seed, n_jobs=None, peer=True):
             "libsvm_sv": int(ref.support_.size), "leansvm_sv": int(model.support_.size)}
 
 
-def run_intelex(ds, n_jobs):
+def run_intelex(ds, n_jobs, cache_size=1000):
     """scikit-learn-intelex's SVC (oneDAL) at the same C and gamma: wall and CPU seconds with its
     default threads (every core) when leansvm's n_jobs is -1, with one thread
     (``daal4py.daalinit(1)``) otherwise; its test labels' agreement with LIBSVM's is not taken
@@ -95,7 +95,7 @@ def run_intelex(ds, n_jobs):
     threads = os.cpu_count() if n_jobs == -1 else 1
     daal4py.daalinit(threads)
     try:
-        model = IntelSVC(C=ds.C, gamma=ds.gamma, cache_size=1000)
+        model = IntelSVC(C=ds.C, gamma=ds.gamma, cache_size=cache_size)
         wall, cpu = _timed(lambda: model.fit(libsvm_input(ds.X_train), ds.y_train))
         accuracy = float(model.score(libsvm_input(ds.X_test), ds.y_test))
     finally:
@@ -112,6 +112,8 @@ def main(argv=None):
     parser.add_argument("--n-jobs", default="1", help="leansvm n_jobs values to run (1,2)")
     parser.add_argument("--no-libsvm", action="store_true",
                         help="fit leansvm alone (e.g. synth-200k, where LIBSVM takes ~17 min)")
+    parser.add_argument("--cache-size", type=float, default=1000.0,
+                        help="MB of kernel cache, every side (200: the libraries' default)")
     parser.add_argument("--intelex", action="store_true",
                         help="also scikit-learn-intelex's SVC: every core beside n_jobs=-1, one thread beside 1")
     parser.add_argument("--name", default="irwls")
@@ -127,9 +129,9 @@ def main(argv=None):
         for shrinking in (bool(int(v)) for v in args.shrinking.split(",")):
             for q in (int(v) for v in args.q.split(",")):
                 for n_jobs in (int(v) for v in args.n_jobs.split(",")):
-                    row = run_one(ds, q, shrinking, args.seed, n_jobs, peer=not args.no_libsvm)
+                    row = run_one(ds, q, shrinking, args.seed, n_jobs, peer=not args.no_libsvm, cache_size=args.cache_size)
                     if args.intelex:
-                        row.update(run_intelex(ds, n_jobs))
+                        row.update(run_intelex(ds, n_jobs, args.cache_size))
                         row["intelex_ratio"] = row["leansvm_s"] / row["intelex_s"]
                     rows.append(row)
                     print(format_table([row], columns).splitlines()[-1], flush=True)
