@@ -25,15 +25,17 @@ def moons():
 
 @pytest.fixture(scope="module")
 def moons_result(moons):
+    """max_accuracy_drop=0.03: 0.01 puts the 5-vector compressed model one validation row (of 70)
+    from the choice, where the exact model's last digits decide between it and a budget model."""
     X, y, Xt, yt = moons
-    return fit_lean(X, y, X_test=Xt, y_test=yt, max_accuracy_drop=0.01, **GRID)
+    return fit_lean(X, y, X_test=Xt, y_test=yt, max_accuracy_drop=0.03, **GRID)
 
 
 def test_chosen_model_is_smallest_within_the_drop(moons_result):
     r = moons_result
     validated = [c for c in r.candidates if c.kind != "refit"]
     best = max(c.validation_accuracy for c in validated if c.kind != "compressed")
-    assert r.chosen.validation_accuracy >= r.chosen.required_accuracy - 1e-12 >= best - 0.01 - 2e-12
+    assert r.chosen.validation_accuracy >= r.chosen.required_accuracy - 1e-12 >= best - 0.03 - 2e-12
     smaller = [c for c in validated if c.n_support < r.chosen.n_support]
     assert all(c.validation_accuracy < c.required_accuracy for c in smaller)
     assert r.route == "exact"

@@ -227,7 +227,9 @@ def test_a_real_ctrl_c_stops_the_command_cleanly(tmp_path, interactive_sigint):
     data = tmp_path / "moons.svm"
     dump_svmlight_file(X, y, str(data), zero_based=False)
     env = dict(os.environ, **{ENV_VARIABLE: "1"})
-    proc = subprocess.Popen([sys.executable, "-m", "leansvm", "path", str(data), "--n-c", "400",
+    # 2,000 C values: several seconds of path (400 took 1 s once the solver got faster, and a
+    # signal sent 0.5 s after the first render then arrived after the path had ended)
+    proc = subprocess.Popen([sys.executable, "-m", "leansvm", "path", str(data), "--n-c", "2000",
                              "--c-max", "1e4", "--gamma", "5"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, preexec_fn=interactive_sigint)
     try:
@@ -236,7 +238,6 @@ def test_a_real_ctrl_c_stops_the_command_cleanly(tmp_path, interactive_sigint):
             chunk = proc.stderr.read1(256)
             assert chunk, f"no progress output before the command ended: {first!r}"
             first += chunk
-        time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         _, rest = proc.communicate(timeout=60)
     finally:
