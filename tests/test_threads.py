@@ -94,3 +94,14 @@ def test_the_irwls_solver_stops_when_its_run_is_given_up(multiclass_problem):
     finally:
         threads._worker.cancel = None
     assert leansvm.SVC(C=10, gamma=0.5, n_jobs=1).fit(X, y).score(X, y) > 0.5    # the thread is clean again
+
+
+def test_one_job_means_one_thread_throughout():
+    """n_jobs=1: the jobs run in the caller's thread with one BLAS thread and no pool splits of
+    kernel blocks (a one-thread comparison); after it, both are back."""
+    def inside():
+        return threading.current_thread() is threading.main_thread(), threads.blas_is_single(), threads.may_split()
+
+    assert threads.run_parallel([(inside, ()), (inside, ())], n_jobs=1) == [(True, True, False)] * 2
+    assert threads.may_split() and not threads.blas_is_single()
+    assert threads.run_parallel([(inside, ())], n_jobs=None) == [(True, False, True)]

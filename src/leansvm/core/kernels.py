@@ -22,7 +22,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from leansvm.core.threads import blas_is_single
+from leansvm.core.threads import blas_is_single, may_split
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
 #: LIBSVM's numeric kernel codes (``-t`` option, ``kernel_type`` in model files).
@@ -69,7 +69,7 @@ def rows_per_block(n_cols: int, max_mb: float, itemsize: int = 8) -> int:
 def _inner_products(X, Y, dtype) -> np.ndarray:
     """Dense X Y' for dense or CSR X, Y. A large dense product under one BLAS thread (the solvers'
     loops) is split by rows over the thread pool: IRWLS on a9a 8.6 -> 6.8 s on 2 cores."""
-    if _POOL is not None and blas_is_single() and not sp.issparse(X) and not sp.issparse(Y) \
+    if _POOL is not None and blas_is_single() and may_split() and not sp.issparse(X) and not sp.issparse(Y) \
             and X.shape[0] >= 2 and X.shape[0] * Y.shape[0] >= _PARALLEL_MIN_ENTRIES:
         out = np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
 
@@ -106,7 +106,7 @@ _POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 1) if (os.cpu_count() o
 
 def _rbf_inplace(G, x_norms, y_norms, gamma):
     """In-place RBF transform of inner products; large blocks split over threads by rows."""
-    if _POOL is None or G.size < _PARALLEL_MIN_ENTRIES:
+    if _POOL is None or G.size < _PARALLEL_MIN_ENTRIES or not may_split():
         _rbf_rows(G, x_norms, y_norms, gamma)
         return
     _split_rows(lambda a, b: _rbf_rows(G[a:b], x_norms[a:b], y_norms, gamma), G.shape[0])

@@ -13,7 +13,7 @@ from threadpoolctl import ThreadpoolController
 
 from leansvm import interrupts
 
-__all__ = ["one_blas_thread", "blas_is_single", "run_parallel", "check_cancelled", "Cancelled"]
+__all__ = ["one_blas_thread", "blas_is_single", "may_split", "run_parallel", "check_cancelled", "Cancelled"]
 
 #: seconds between two looks of the calling thread at its jobs (and at a pending Ctrl-C)
 POLL_S = 0.05
@@ -54,6 +54,24 @@ def blas_is_single() -> bool:
     return _single_blas > 0
 
 
+def may_split() -> bool:
+    """False in the thread of a ``run_parallel(jobs, n_jobs=1)`` call: the caller asked for one
+    thread, so large kernel blocks are not split over the thread pool either."""
+    return not getattr(_worker, "single", False)
+
+
+@contextlib.contextmanager
+def _single_thread():
+    """One thread for what runs in this thread: BLAS limited, no pool splits (:func:`may_split`)."""
+    previous = getattr(_worker, "single", False)
+    _worker.single = True
+    try:
+        with one_blas_thread():
+            yield
+    finally:
+        _worker.single = previous
+
+
 class Cancelled(Exception):
     """A job of :func:`run_parallel` stopped because its caller gave the run up."""
 
@@ -69,13 +87,17 @@ def check_cancelled():
 
 def run_parallel(jobs, n_jobs):
     """``[fn(*args) for fn, args in jobs]``, in up to ``n_jobs`` threads (joblib's meaning: None
-    is 1, -1 every core).
+    is 1, -1 every core). ``n_jobs=1`` is one thread throughout: BLAS and the kernel blocks the
+    pool would split (:func:`may_split`) included, for one-thread comparisons.
 
     The jobs are the parallelism, so BLAS runs one thread meanwhile (two jobs with two BLAS
     threads each made satimage 1.3x slower). A Ctrl-C in the calling thread, or an error in a
     job, returns at once: jobs not started are dropped and running ones stop at their next
     :func:`check_cancelled` (the numba loops release the GIL, so the jobs really run side by side).
     """
+    if n_jobs == 1:                       # one thread asked for: BLAS and kernel blocks included
+        with _single_thread():
+            return [fn(*args) for fn, args in jobs]
     n_threads = min(len(jobs), effective_n_jobs(n_jobs))
     if n_threads <= 1:
         return [fn(*args) for fn, args in jobs]
