@@ -71,8 +71,6 @@ def _pool(support_sets, y_enc, n_classes):
     return support, n_support
 
 
-
-
 def fit_ovo(X, y_enc, n_classes, train_binary, C, kernel, n_jobs=None) -> MulticlassFit:
     """Train k(k-1)/2 pairwise problems and pool them into one expansion."""
     pairs = ovo_pairs(n_classes)

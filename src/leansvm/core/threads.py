@@ -8,7 +8,6 @@ import functools
 import threading
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
-from joblib import effective_n_jobs
 from threadpoolctl import ThreadpoolController
 
 from leansvm import interrupts
@@ -27,7 +26,8 @@ def _controller() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-_single_blas = 0                     # depth of one_blas_thread blocks (any thread)
+_single_blas = 0                     # depth of one_blas_thread blocks (any thread: parallel IRWLS jobs too)
+_single_blas_lock = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -42,11 +42,13 @@ def one_blas_thread():
     """
     global _single_blas
     with _controller().limit(limits=1, user_api="blas"):
-        _single_blas += 1
+        with _single_blas_lock:
+            _single_blas += 1
         try:
             yield
         finally:
-            _single_blas -= 1
+            with _single_blas_lock:
+                _single_blas -= 1
 
 
 def blas_is_single() -> bool:
@@ -98,6 +100,8 @@ def run_parallel(jobs, n_jobs):
     if n_jobs == 1:                       # one thread asked for: BLAS and kernel blocks included
         with _single_thread():
             return [fn(*args) for fn, args in jobs]
+    from joblib import effective_n_jobs            # here: not on the import path of prediction
+
     n_threads = min(len(jobs), effective_n_jobs(n_jobs))
     if n_threads <= 1:
         return [fn(*args) for fn, args in jobs]
