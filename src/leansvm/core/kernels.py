@@ -68,7 +68,8 @@ def rows_per_block(n_cols: int, max_mb: float, itemsize: int = 8) -> int:
 
 def _inner_products(X, Y, dtype) -> np.ndarray:
     """Dense X Y' for dense or CSR X, Y. A large dense product under one BLAS thread (the solvers'
-    loops) is split by rows over the thread pool: IRWLS on a9a 8.6 -> 6.8 s on 2 cores."""
+    loops) is split by rows over the thread pool: IRWLS on a9a 5.8 -> 5.2 s, magic 1.5 -> 1.2 s on 2 cores
+    (``benchmarks/bench_irwls_threads.py``)."""
     if _POOL is not None and blas_is_single() and may_split() and not sp.issparse(X) and not sp.issparse(Y) \
             and X.shape[0] >= 2 and X.shape[0] * Y.shape[0] >= _PARALLEL_MIN_ENTRIES:
         out = np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
@@ -270,8 +271,8 @@ class KernelRowCache:
                 X = X.toarray()
         self.norms = squared_row_norms(X)
         if np.dtype(dtype) == np.float32 and type(kernel) is Kernel and not sp.issparse(X):
-            # rows stored in float32: the product in float32 too (SGEMM, twice DGEMM's speed; a9a's
-            # IRWLS 6.9 -> 5.1 s); the norms stay exact, so ||x - y||^2 = |x|^2 + |y|^2 - 2 x.y errs by
+            # rows stored in float32: the product in float32 too (SGEMM, twice DGEMM's speed; SVC
+            # on a9a 6.9 -> 4.9 s in benchmarks/bench_irwls.py); the norms stay exact, so ||x - y||^2 = |x|^2 + |y|^2 - 2 x.y errs by
             # about 2^-24 (|x|^2 + |y|^2), as the float32 row itself does
             X = np.asarray(X, dtype=np.float32)
         self.X = X
