@@ -104,3 +104,10 @@ def test_one_job_means_one_thread_throughout():
     assert threads.run_parallel([(inside, ()), (inside, ())], n_jobs=1) == [(True, True, False)] * 2
     assert threads.may_split() and not threads.blas_is_single()
     assert threads.run_parallel([(inside, ())], n_jobs=None) == [(True, False, True)]
+
+
+def test_n_jobs_zero_is_a_clear_error(multiclass_problem):
+    import leansvm
+    X, y = multiclass_problem
+    with pytest.raises(ValueError, match="n_jobs == 0"):
+        leansvm.SVC(n_jobs=0).fit(X, y)
