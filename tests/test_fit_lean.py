@@ -401,3 +401,20 @@ def test_compression_tries_no_size_at_or_above_a_model_that_already_qualifies(mo
     assert out and max(c.n_support for c in out) < 12
     unbounded = compress_models(exact, X[:280], y[:280], X[280:], y[280:], target_accuracy=1.01)
     assert max(c.n_support for c in unbounded) >= 12
+
+
+def test_the_size_search_runs_fewer_iterations_than_the_refit(moons):
+    """Each compression of the size search stops within SEARCH_ITERATION_RANGE (a cheap point of the
+    accuracy-against-size curve); compress's own count, used by the refit, may run up to 3000."""
+    from leansvm.compression.compressed_svc import ITERATION_RANGE
+    from leansvm.lean import SEARCH_ITERATION_RANGE, compress_models, train_exact
+
+    if getattr(leansvm, "compress", None) is None:
+        pytest.skip("leansvm.compress (issue 7) not available")
+    X, y, Xt, yt = moons
+    exact = train_exact(X[:280], y[:280], 10.0, 0.5)
+    out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], target_accuracy=1.01, below=12)
+    lo, hi = SEARCH_ITERATION_RANGE
+    assert out and all(lo <= c.model.compression_["max_iter"] <= hi for c in out)
+    full = leansvm.compress(exact.model, n_sv=out[0].n_support, X=X[:280], y=y[:280], random_state=0)
+    assert full.compression_["max_iter"] > hi and full.compression_["max_iter"] <= ITERATION_RANGE[1]

@@ -132,3 +132,17 @@ def test_bad_input_gets_a_clear_error(make, message):
     X, y = stripes(n=60, count=2)
     with pytest.raises(ValueError, match=message):
         wide_search(*make(X, y), progress=False)
+
+
+def test_folds_in_parallel_threads_score_the_same_cells():
+    """n_jobs=-1 solves the folds of each C step in threads over the shared, fully cached kernel rows:
+    the same paths, so the same cells and choice as one thread (above PARALLEL_MIN_ROWS, where it applies)."""
+    from leansvm.paths.search import PARALLEL_MIN_ROWS
+
+    X, y = stripes(n=PARALLEL_MIN_ROWS + 200, count=6, seed=7)
+    y = y + (X[:, 1] > 1.0)            # three classes: one-vs-one pairs are jobs too
+    one = wide_search(X, y, progress=False, n_jobs=1, max_rows=1200)
+    two = wide_search(X, y, progress=False, n_jobs=-1, max_rows=1200)
+    assert [(c.round, c.log2_gamma, c.log2_C, c.accuracy, c.n_support) for c in one.cells] == \
+        [(c.round, c.log2_gamma, c.log2_C, c.accuracy, c.n_support) for c in two.cells]
+    assert (one.C, one.gamma) == (two.C, two.gamma)

@@ -198,6 +198,19 @@ def _check_size(n_sv, ratio, max_accuracy_drop, X, m):
     return None
 
 
+def _iteration_range(bounds):
+    """(lo, hi) of the automatic iteration count: ``bounds``, or ITERATION_RANGE for None."""
+    if bounds is None:
+        return ITERATION_RANGE
+    try:
+        lo, hi = (int(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"iteration_range must be None or (lo, hi) integers, got {bounds!r}") from None
+    if not 1 <= lo <= hi:
+        raise ValueError(f"iteration_range must satisfy 1 <= lo <= hi, got {bounds!r}")
+    return lo, hi
+
+
 def _resolve_layout(layout):
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
@@ -254,10 +267,11 @@ class _Compressor:
 
     def __init__(self, full: _FullModel, X, y, method, max_iter, max_fit_points, eig_max, random_state,
                  layout="auto", loss="margin", own_pairs=True, validation_fraction=VALIDATION_FRACTION,
-                 learn_gamma=True):
+                 learn_gamma=True, iteration_range=ITERATION_RANGE):
         self.full = full
         self.method = method
         self.max_iter = None if max_iter is None else int(max_iter)
+        self.iteration_range = iteration_range
         self.eig_max = eig_max
         self.loss = loss
         self.learn_gamma = learn_gamma and full.expansion.kernel.name == "rbf"
@@ -314,10 +328,11 @@ class _Compressor:
         return self.layout == "libsvm" or n_sv >= SHARED_VECTORS_PER_PAIR * n_pairs
 
     def iterations(self, n_sv: int) -> int:
-        """``max_iter``, or with None about ITERATION_WORK multiply-adds of evaluations, within ITERATION_RANGE."""
+        """``max_iter``, or with None about ITERATION_WORK multiply-adds of evaluations, within
+        ``iteration_range`` (default ITERATION_RANGE)."""
         if self.max_iter is not None:
             return self.max_iter
-        lo, hi = ITERATION_RANGE
+        lo, hi = self.iteration_range
         return int(np.clip(ITERATION_WORK / max(self.work_per_vector * n_sv, 1.0), lo, hi))
 
     def _monitor(self, blocks, n_vectors):
@@ -436,7 +451,7 @@ def _search_size(compressor: _Compressor, X, y, max_drop: float, on_size=None):
 def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=None, method="cvm",
              random_state=None, max_iter=None, max_fit_points=20000, eig_max=cvm.EIG_MAX, progress=None,
              layout="auto", loss="margin", validation_fraction=VALIDATION_FRACTION, learn_gamma=True,
-             max_error_increase=None):
+             max_error_increase=None, iteration_range=None):
     """A :class:`CompressedSVC` with at most ``n_sv`` shared vectors approximating ``model``; for a
     regressor or one-class model (SVR, NuSVR, OneClassSVM) a model of the same class.
 
@@ -448,7 +463,8 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     coefficient refit, ``'random'`` (a baseline) refits a random subset;
     ``'cvm'`` adds the gradient support vectors (eq. 10)
     with at most ``max_iter`` L-BFGS iterations (None: 100-3000, fewer for
-    larger problems, see ``ITERATION_WORK``). At most ``max_fit_points``
+    larger problems, see ``ITERATION_WORK``; ``iteration_range`` = (lo, hi)
+    replaces 100-3000, as the main job's size search does). At most ``max_fit_points``
     fitting points are used (a random subset beyond). ``validation_fraction``
     of them (default 0: none) is held out to choose the iterate, from the
     LARS-SVM start on: the last one whose agreement with the full model's
@@ -476,7 +492,8 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     est = CompressedSVC(estimator=model, n_sv=n_sv, ratio=ratio, max_accuracy_drop=max_accuracy_drop,
                         method=method, max_iter=max_iter, max_fit_points=max_fit_points,
                         random_state=random_state, eig_max=eig_max, layout=layout, loss=loss,
-                        validation_fraction=validation_fraction, learn_gamma=learn_gamma)
+                        validation_fraction=validation_fraction, learn_gamma=learn_gamma,
+                        iteration_range=iteration_range)
     full = _FullModel(model)
     if not full.one_output:
         if max_error_increase is not None:
@@ -519,7 +536,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
     def __init__(self, estimator=None, n_sv=None, ratio=None, max_accuracy_drop=None, method="cvm",
                  max_iter=None, max_fit_points=20000, random_state=None, eig_max=cvm.EIG_MAX,
                  decision_function_shape="ovr", layout="auto", loss="margin",
-                 validation_fraction=VALIDATION_FRACTION, learn_gamma=True):
+                 validation_fraction=VALIDATION_FRACTION, learn_gamma=True, iteration_range=None):
         self.estimator = estimator
         self.n_sv = n_sv
         self.ratio = ratio
@@ -534,6 +551,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
         self.loss = loss
         self.validation_fraction = validation_fraction
         self.learn_gamma = learn_gamma
+        self.iteration_range = iteration_range
 
     def fit(self, X, y):
         from leansvm.exact.svc import SVC
@@ -553,6 +571,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
                              f"{self.decision_function_shape!r}")
         if self.max_iter is not None and not (int(self.max_iter) == self.max_iter and self.max_iter >= 0):
             raise ValueError(f"max_iter must be None or a non-negative integer, got {self.max_iter!r}")
+        _iteration_range(self.iteration_range)
         if not (np.isfinite(self.validation_fraction) and 0 <= self.validation_fraction < 1):
             raise ValueError(f"validation_fraction must be in [0, 1), got {self.validation_fraction!r}")
         full = _FullModel(model)
@@ -570,7 +589,8 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
                                  self.max_fit_points, self.eig_max, self.random_state,
                                  layout=self.layout, loss=self.loss,
                                  validation_fraction=self.validation_fraction,
-                                 learn_gamma=bool(self.learn_gamma))
+                                 learn_gamma=bool(self.learn_gamma),
+                                 iteration_range=_iteration_range(self.iteration_range))
         if n_sv is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)

@@ -209,7 +209,7 @@ class Kernel:
         return self.block(X, Y, dtype=dtype)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def gather_rows(slab, slots, cols, out):
     """out[r, k] = slab[slots[r], cols[k]]: cached rows restricted to columns, no temporary."""
     for r in range(slots.size):
@@ -219,7 +219,7 @@ def gather_rows(slab, slots, cols, out):
             dst[k] = row[cols[k]]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _accumulate_rows(slab, slots, coef, cols, out):
     """out[k] += sum_r coef[r] slab[slots[r], cols[k]]."""
     for r in range(slots.size):
@@ -229,7 +229,7 @@ def _accumulate_rows(slab, slots, coef, cols, out):
             out[k] += c * row[cols[k]]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _accumulate_whole_rows(slab, slots, coef, out):
     """out[k] += sum_r coef[r] slab[slots[r], k]: :func:`_accumulate_rows` over every column in
     order, without the column gather (it vectorises; same operations in the same order)."""
@@ -318,6 +318,10 @@ class KernelRowCache:
     def slab(self) -> np.ndarray:
         """The cached rows; row ``slots(idx)[r]`` is K[idx[r], :] until the next request."""
         return self._slab
+
+    def holds_all(self) -> bool:
+        """Whether every row is resident: requests then only read the slab (threads may share it)."""
+        return self.capacity >= self.n and bool(np.all(self._slot_of >= 0))
 
     def slots(self, idx) -> np.ndarray:
         """Make rows K[idx, :] resident (len(idx) <= capacity) and return their slots in ``slab``.
