@@ -588,6 +588,9 @@ def solve_box_cd_cached(cache: PathKernelCache, index, problem: DualProblem, *, 
     n_dynamic = int(A.size - state[0]) if dynamic else 0
     if state[0] < A.size:
         restore()
+    if A.size and not np.isfinite(gap):            # stopped at max_iter before a selection pass measured it
+        pg = np.where(aA <= 0.0, np.minimum(grad, 0.0), np.where(aA >= CA, np.maximum(grad, 0.0), grad))
+        gap = float(pg.max() - pg.min())
     converged = gap <= tol
     if not converged:
         warnings.warn(f"box coordinate descent stopped after {it} iterations with violation "
