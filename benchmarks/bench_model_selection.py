@@ -69,12 +69,12 @@ def exact(X, y, Xt, yt, C, gamma):
     return float(np.mean(model.predict(libsvm_input(Xt)) == yt)), int(model.n_support_.sum())
 
 
-def one(name, minutes):
+def one(name, minutes, verbose=False):
     data = datasets.load(name)
     X, y, Xt, yt = data.X_train, np.asarray(data.y_train), data.X_test, np.asarray(data.y_test)
     row = {"dataset": name, "n_train": X.shape[0]}
     start = time.perf_counter()
-    result = fit_lean(X, y, X_test=Xt, y_test=yt, libsvm_reference_model=False, progress=False)
+    result = fit_lean(X, y, X_test=Xt, y_test=yt, libsvm_reference_model=False, progress=False, verbose=verbose)
     row["fit_seconds"] = time.perf_counter() - start
     sel = result.selection
     row.update(lean_C=sel.C, lean_gamma=sel.gamma, lean_cv=sel.search.accuracy, lean_se=sel.se,
@@ -107,10 +107,11 @@ def main():
     parser.add_argument("--datasets", nargs="+", default=SETS)
     parser.add_argument("--grid-minutes", type=float, default=15.0,
                         help="stop grid.py's cells after this long and extrapolate its time (15)")
+    parser.add_argument("--verbose", action="store_true", help="print leansvm fit's step log (where its time goes)")
     args = parser.parse_args()
     rows = []
     for name in args.datasets:
-        rows.append(one(name, args.grid_minutes))
+        rows.append(one(name, args.grid_minutes, args.verbose))
         print(rows[-1], flush=True)
     columns = [("dataset", "set", "s"), ("n_train", "train", "d"),
                ("grid_C", "grid.py C", ".4g"), ("grid_gamma", "gamma", ".4g"), ("grid_cv", "CV", ".4f"),
