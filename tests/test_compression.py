@@ -522,3 +522,62 @@ def test_user_kernels_are_not_compressed(regression):
     K = X[:200] @ X[:200].T
     with pytest.raises(ValueError, match="needs one of the kernels"):
         compress(leansvm.SVR(kernel="precomputed").fit(K, z[:200]), ratio=0.5)
+
+
+@pytest.mark.parametrize("learn_gamma", [False, True])
+def test_objective_split_over_threads_equals_one_thread(learn_gamma):
+    """Above SPLIT_MIN_ENTRIES the objective's products and the one-vs-one point blocks run on
+    leansvm's threads (rows of G per block, partial sums of dL/dB, dL/dc and H' X per thread): the
+    value and gradient are those of the same evaluation in one thread (the finite-difference tests
+    above check the math on problems small enough to run inline)."""
+    from leansvm.core import threads
+
+    rng = np.random.default_rng(8)
+    n, r, k = 2200, 130, 4
+    assert n * r >= cvm.SPLIT_MIN_ENTRIES
+    X = rng.normal(size=(n, 5))
+    problem = cvm.GradientProblem(Kernel("rbf", 0.3), X, 2 * rng.normal(size=(n, k * (k - 1) // 2)),
+                                  cvm.output_blocks(None, None, k * (k - 1) // 2), r, loss="margin",
+                                  point_blocks=cvm.own_pair_blocks(rng.integers(0, k, n), k),
+                                  learn_gamma=learn_gamma)
+    theta = problem.pack(rng.normal(size=(r, 5)), 0.1 * rng.normal(size=(r, 6)), rng.normal(size=6), Kernel("rbf", 0.3))
+    split = problem.objective(theta)
+    with threads._single_thread():                      # what n_jobs=1 runs: no split
+        assert not threads.can_split()
+        inline = problem.objective(theta)
+    assert split[0] == pytest.approx(inline[0], rel=1e-12)
+    np.testing.assert_allclose(split[1], inline[1], rtol=1e-9, atol=1e-12 * np.abs(inline[1]).max())
+
+
+@pytest.mark.parametrize("grouped", [False, True], ids=["shared", "per-class"])
+def test_matching_pursuit_selects_as_the_plain_loop(grouped):
+    """somp_select's fused update (C - k delta' and the next scores in one compiled pass) selects the same
+    vectors, in the same order, as the step written out with NumPy."""
+    rng = np.random.default_rng(9)
+    m, p, kernel = 400, 10, Kernel("rbf", 0.2)
+    S, KA = rng.normal(size=(m, 3)), rng.normal(size=(m, p))
+    groups = rng.integers(0, 5, m) if grouped else None
+    group_columns = [np.flatnonzero(rng.random(p) < 0.4) for _ in range(5)] if grouped else None
+    got = cvm.somp_select(kernel, S, KA, 60, groups, group_columns)
+    allowed = np.ones((m, p), bool)
+    if grouped:
+        allowed[:] = False
+        for g, cols in enumerate(group_columns):
+            allowed[np.ix_(groups == g, cols)] = True
+    diag = np.ones(m)
+    C, Kcols, B, selected, next_refit = KA.copy(), np.empty((m, 60)), np.zeros((60, p)), [], 4
+    for step in range(60):
+        score = np.einsum("ij,ij->i", C, C * allowed) / diag
+        score[selected] = -np.inf
+        j = int(np.argmax(score))
+        Kcols[:, step] = kernel(S[j:j + 1], S)[0]
+        delta = np.where(allowed[j], C[j] / diag[j], 0.0)
+        C -= np.outer(Kcols[:, step], delta)
+        B[step] = delta
+        selected.append(j)
+        if len(selected) >= next_refit or step == 59:
+            sel = np.asarray(selected)
+            B[:len(sel)] = cvm._rkhs_refit(Kcols[:, :len(sel)], sel, KA, allowed[sel])
+            C = KA - cvm._masked_product(Kcols[:, :len(sel)], B[:len(sel)], allowed[sel])
+            next_refit = int(np.ceil(len(selected) * 1.5)) + 1
+    np.testing.assert_array_equal(got, selected)

@@ -22,7 +22,7 @@ import warnings
 #: the modules that define compiled functions (each imports the compiled helpers it calls)
 COMPILED_MODULES = ("core.kernels", "exact.irwls_chunk", "exact.irwls_subproblem", "exact.box_cd",
                     "paths.linear_screening", "budget.bsgd", "budget.bsgd_crammer_singer",
-                    "budget.budget_smo", "budget.budget_shrinking", "budget.smo_steps")
+                    "budget.budget_smo", "budget.budget_shrinking", "budget.smo_steps", "compression.cvm")
 
 
 def dispatchers() -> dict:
@@ -83,6 +83,8 @@ def _workloads():
             jobs.append((f"BSGDClassifier {maintenance}/{solver} {kind}",
                          lambda r=rows, m=maintenance, s=solver: leansvm.BSGDClassifier(
                              budget=20, maintenance=m, merge_solver=s, **sv).fit(r, y3)))
+        jobs.append((f"compress ovo {kind}", lambda r=rows: leansvm.compress(
+            leansvm.SVC(C=10, **sv).fit(r, y3), n_sv=12, X=r, y=y3, max_iter=5, random_state=0, progress=False)))
         jobs.append((f"BSGDClassifier crammer-singer {kind}", lambda r=rows: leansvm.BSGDClassifier(
             budget=20, multiclass="crammer_singer", cascade="ranked", **sv).fit(r, y3)))
     # larger problems: a path whose free set is large enough for the compacted coordinate descent

@@ -14,15 +14,13 @@ budget, whatever the number of rows.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 
-from leansvm.core.threads import blas_is_single, may_split
+from leansvm.core.threads import blas_is_single, can_split, split_range
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
 #: LIBSVM's numeric kernel codes (``-t`` option, ``kernel_type`` in model files).
@@ -70,14 +68,14 @@ def _inner_products(X, Y, dtype) -> np.ndarray:
     """Dense X Y' for dense or CSR X, Y. A large dense product under one BLAS thread (the solvers'
     loops) is split by rows over the thread pool: IRWLS on a9a 5.8 -> 5.2 s, magic 1.5 -> 1.2 s on 2 cores
     (``benchmarks/bench_irwls_threads.py``)."""
-    if _POOL is not None and blas_is_single() and may_split() and not sp.issparse(X) and not sp.issparse(Y) \
+    if blas_is_single() and can_split() and not sp.issparse(X) and not sp.issparse(Y) \
             and X.shape[0] >= 2 and X.shape[0] * Y.shape[0] >= _PARALLEL_MIN_ENTRIES:
         out = np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
 
         def rows(a, b):
             out[a:b] = X[a:b] @ Y.T
 
-        _split_rows(rows, X.shape[0])
+        split_range(rows, X.shape[0])
         return out
     if sp.issparse(X) and sp.issparse(Y):
         out = (X @ Y.T).toarray()
@@ -102,23 +100,14 @@ def _rbf_rows(G, x_norms, y_norms, gamma):
 
 #: below this many entries a thread hand-off costs more than it saves
 _PARALLEL_MIN_ENTRIES = 1 << 18
-_POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 1) if (os.cpu_count() or 1) > 1 else None
 
 
 def _rbf_inplace(G, x_norms, y_norms, gamma):
     """In-place RBF transform of inner products; large blocks split over threads by rows."""
-    if _POOL is None or G.size < _PARALLEL_MIN_ENTRIES or not may_split():
+    if G.size < _PARALLEL_MIN_ENTRIES:
         _rbf_rows(G, x_norms, y_norms, gamma)
         return
-    _split_rows(lambda a, b: _rbf_rows(G[a:b], x_norms[a:b], y_norms, gamma), G.shape[0])
-
-
-def _split_rows(work, n_rows):
-    """``work(a, b)`` over contiguous row ranges covering [0, n_rows), one per pool thread."""
-    bounds = np.linspace(0, n_rows, _POOL._max_workers + 1).astype(int)
-    jobs = [_POOL.submit(work, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    for job in jobs:
-        job.result()
+    split_range(lambda a, b: _rbf_rows(G[a:b], x_norms[a:b], y_norms, gamma), G.shape[0])
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import threading
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
+import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from leansvm import interrupts
 
-__all__ = ["one_blas_thread", "blas_is_single", "may_split", "run_parallel", "check_cancelled", "Cancelled"]
+__all__ = ["one_blas_thread", "blas_is_single", "may_split", "can_split", "split_range", "run_parallel",
+           "check_cancelled", "Cancelled"]
 
 #: seconds between two looks of the calling thread at its jobs (and at a pending Ctrl-C)
 POLL_S = 0.05
@@ -73,6 +76,36 @@ def _single_thread():
             yield
     finally:
         _worker.single = previous
+
+
+#: leansvm's own threads for splitting one large piece of work (a kernel block, a gradient) by rows
+_POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="leansvm-split") \
+    if (os.cpu_count() or 1) > 1 else None
+
+
+def can_split() -> bool:
+    """Whether :func:`split_range` would use more than one thread here: more than one core, not a
+    one-thread run (:func:`may_split`), and not already inside a split (its pieces run inline)."""
+    return _POOL is not None and may_split() and not getattr(_worker, "splitting", False)
+
+
+def split_range(work, n):
+    """``[work(a, b) for each range]`` over contiguous ranges covering [0, n), one per pool thread when
+    :func:`can_split` (else one range, here). ``work`` must release the GIL to gain (NumPy's large
+    array operations and BLAS do)."""
+    if not can_split() or n < 2:
+        return [work(0, n)]
+
+    def piece(a, b):
+        _worker.splitting = True
+        try:
+            return work(a, b)
+        finally:
+            _worker.splitting = False
+
+    bounds = np.linspace(0, n, _POOL._max_workers + 1).astype(int)
+    jobs = [_POOL.submit(piece, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    return [job.result() for job in jobs]
 
 
 class Cancelled(Exception):
