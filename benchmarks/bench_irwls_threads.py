@@ -7,7 +7,7 @@ not split over leansvm's thread pool.
 Same process, the three variants alternating, best of ``--repeat`` (default 2); wall and CPU
 seconds, default cache (200 MB), one binary problem on these sets (so ``n_jobs`` plays no part).
 The variants patch module names for the duration of one fit: ``irwls.one_blas_thread`` (the
-chunk loop's BLAS limit) and ``kernels.may_split`` (the pool split). JSON to
+chunk loop's BLAS limit) and ``kernels.can_split`` (the pool split). JSON to
 benchmarks/results/irwls-threads-<timestamp>.json.
 """
 
@@ -28,7 +28,7 @@ def run(name, repeat):
     SVC(C=data.C, gamma=data.gamma).fit(data.X_train[:300], data.y_train[:300])      # warm cache loaded
     variants = {"default": {},
                 "OpenBLAS threads in the chunk loop": {(irwls, "one_blas_thread"): contextlib.nullcontext},
-                "no pool split of kernel rows": {(kernels, "may_split"): lambda: False}}
+                "no pool split of kernel rows": {(kernels, "can_split"): lambda: False}}
     best = {}
     for _ in range(repeat):
         for label, patches in variants.items():
