@@ -134,11 +134,17 @@ def test_bad_input_gets_a_clear_error(make, message):
         wide_search(*make(X, y), progress=False)
 
 
-def test_folds_in_parallel_threads_score_the_same_cells():
+def test_folds_in_parallel_threads_score_the_same_cells(monkeypatch):
     """n_jobs=-1 solves the folds of each C step in threads over the shared, fully cached kernel rows:
-    the same paths, so the same cells and choice as one thread (above PARALLEL_MIN_ROWS, where it applies)."""
+    the same paths, so the same cells and choice as one thread (above PARALLEL_MIN_ROWS, where it applies).
+    The one stop rule on wall seconds ('cost') is switched off: it could cut a path in one run and not
+    in the other on a loaded machine."""
+    import functools
+
+    from leansvm.paths import search
     from leansvm.paths.search import PARALLEL_MIN_ROWS
 
+    monkeypatch.setattr(search, "_stop_reason", functools.partial(search._stop_reason, min_seconds=np.inf))
     X, y = stripes(n=PARALLEL_MIN_ROWS + 200, count=6, seed=7)
     y = y + (X[:, 1] > 1.0)            # three classes: one-vs-one pairs are jobs too
     one = wide_search(X, y, progress=False, n_jobs=1, max_rows=1200)
