@@ -190,7 +190,7 @@ def test_max_bytes_sets_the_budget(libsvm_texts, native_arrays, tmp_path):
 def test_enormous_feature_index_stays_sparse(tmp_path):
     """Feature index 2^31 - 1: the model is CSR with 2^31 - 1 columns (no dense 16 GB row).
 
-    (Predicting with it is not tested here: kernels._inner_products multiplies CSR by
+    (Predicting with it is not tested here: kernels.inner_products multiplies CSR by
     CSR.T, which scipy converts through an O(n_features) index array; reported.)
     """
     import scipy.sparse as sp

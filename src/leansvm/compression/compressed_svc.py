@@ -571,7 +571,6 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
                              f"{self.decision_function_shape!r}")
         if self.max_iter is not None and not (int(self.max_iter) == self.max_iter and self.max_iter >= 0):
             raise ValueError(f"max_iter must be None or a non-negative integer, got {self.max_iter!r}")
-        _iteration_range(self.iteration_range)
         if not (np.isfinite(self.validation_fraction) and 0 <= self.validation_fraction < 1):
             raise ValueError(f"validation_fraction must be in [0, 1), got {self.validation_fraction!r}")
         full = _FullModel(model)

@@ -107,11 +107,8 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path
 
-from leansvm.core.kernels import Kernel, squared_row_norms
-from leansvm.core.threads import split_range
-
-#: products of at least this many entries are split over leansvm's threads
-SPLIT_MIN_ENTRIES = 1 << 18
+from leansvm.core.kernels import Kernel, inner_products, squared_row_norms
+from leansvm.core.threads import SPLIT_MIN_ENTRIES, split_range
 
 #: largest number of candidate vectors whose kernel matrix is eigendecomposed (eq. 8)
 EIG_MAX = 3000
@@ -453,7 +450,7 @@ class GradientProblem:
         """(L, dL/dtheta) of eq. 10 (see the module docstring for the gradients)."""
         Z, B, c = self.unpack(theta)
         k = self.kernel_at(theta)
-        inner = self._inner(Z)
+        inner = inner_products(self.X, Z, np.float64)    # rows split over leansvm's threads when large
         Kt = self._kernel_from_inner(inner, Z, k)
         if self.point_blocks is None:
             loss, G, gB, gc = self._output_gradients(Kt, B, c)
@@ -522,17 +519,6 @@ class GradientProblem:
         parts = split_range(part, len(blocks)) if Kt.size >= SPLIT_MIN_ENTRIES else [part(0, len(blocks))]
         return (sum(loss for loss, _, _ in parts), G, sum(gB for _, gB, _ in parts),
                 sum(gc for _, _, gc in parts))
-
-    def _inner(self, Z):
-        """X Z' (N x r); dense rows split over leansvm's threads."""
-        if self.sparse:
-            return np.asarray(self.X @ Z.T)
-        out = np.empty((self.N, Z.shape[0]))
-
-        def rows(a, b):
-            np.dot(self.X[a:b], Z.T, out=out[a:b])
-        split_range(rows, self.N) if self.N * Z.shape[0] >= SPLIT_MIN_ENTRIES else rows(0, self.N)
-        return out
 
     def _rbf_tail(self, G, Kt, inner, Z):
         """With H = G * Kt (dL/d inner, up to -2 gamma): (H' X, H's column sums, and for the learned

@@ -20,7 +20,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from leansvm.core.threads import blas_is_single, can_split, split_range
+from leansvm.core.threads import SPLIT_MIN_ENTRIES, blas_is_single, can_split, split_range
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
 #: LIBSVM's numeric kernel codes (``-t`` option, ``kernel_type`` in model files).
@@ -64,12 +64,12 @@ def rows_per_block(n_cols: int, max_mb: float, itemsize: int = 8) -> int:
     return max(1, int(max_mb * 2**20 // (max(n_cols, 1) * itemsize)))
 
 
-def _inner_products(X, Y, dtype) -> np.ndarray:
+def inner_products(X, Y, dtype) -> np.ndarray:
     """Dense X Y' for dense or CSR X, Y. A large dense product under one BLAS thread (the solvers'
     loops) is split by rows over the thread pool: IRWLS on a9a 5.8 -> 5.2 s, magic 1.5 -> 1.2 s on 2 cores
     (``benchmarks/bench_irwls_threads.py``)."""
     if blas_is_single() and can_split() and not sp.issparse(X) and not sp.issparse(Y) \
-            and X.shape[0] >= 2 and X.shape[0] * Y.shape[0] >= _PARALLEL_MIN_ENTRIES:
+            and X.shape[0] >= 2 and X.shape[0] * Y.shape[0] >= SPLIT_MIN_ENTRIES:
         out = np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
 
         def rows(a, b):
@@ -98,13 +98,9 @@ def _rbf_rows(G, x_norms, y_norms, gamma):
     np.exp(G, out=G)
 
 
-#: below this many entries a thread hand-off costs more than it saves
-_PARALLEL_MIN_ENTRIES = 1 << 18
-
-
 def _rbf_inplace(G, x_norms, y_norms, gamma):
     """In-place RBF transform of inner products; large blocks split over threads by rows."""
-    if G.size < _PARALLEL_MIN_ENTRIES:
+    if G.size < SPLIT_MIN_ENTRIES:
         _rbf_rows(G, x_norms, y_norms, gamma)
         return
     split_range(lambda a, b: _rbf_rows(G[a:b], x_norms[a:b], y_norms, gamma), G.shape[0])
@@ -146,7 +142,7 @@ class Kernel:
     # -- evaluation ---------------------------------------------------------------
     def block(self, X, Y, x_norms=None, y_norms=None, dtype=np.float64) -> np.ndarray:
         """The dense kernel matrix K[i, j] = k(X[i], Y[j]) for one block of rows."""
-        G = _inner_products(X, Y, dtype)
+        G = inner_products(X, Y, dtype)
         return self.transform_inner(G, X, Y, x_norms, y_norms)
 
     def transform_inner(self, G, X=None, Y=None, x_norms=None, y_norms=None) -> np.ndarray:

@@ -15,7 +15,7 @@ from threadpoolctl import ThreadpoolController
 from leansvm import interrupts
 
 __all__ = ["one_blas_thread", "blas_is_single", "may_split", "can_split", "split_range", "run_parallel",
-           "check_cancelled", "Cancelled"]
+           "check_cancelled", "Cancelled", "SPLIT_MIN_ENTRIES"]
 
 #: seconds between two looks of the calling thread at its jobs (and at a pending Ctrl-C)
 POLL_S = 0.05
@@ -42,7 +42,7 @@ def one_blas_thread():
     add waiting (a 455 x 455 RBF block: 18.5 ms on 2 threads, 3.8 ms on 1; OpenBLAS's
     own threads in IRWLS's chunk loop: a9a 11.1 s against 5.2 s, magic 5.4 s against 1.2 s,
     ``benchmarks/bench_irwls_threads.py``). Large products are split
-    over leansvm's threads instead (:func:`blas_is_single`, ``kernels._inner_products``).
+    over leansvm's threads instead (:func:`blas_is_single`, ``kernels.inner_products``).
     """
     global _single_blas
     with _controller().limit(limits=1, user_api="blas"):
@@ -79,6 +79,8 @@ def _single_thread():
 
 
 #: leansvm's own threads for splitting one large piece of work (a kernel block, a gradient) by rows
+#: below this many entries (of a kernel block, a product) a thread hand-off costs more than it saves
+SPLIT_MIN_ENTRIES = 1 << 18
 _POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="leansvm-split") \
     if (os.cpu_count() or 1) > 1 else None
 
