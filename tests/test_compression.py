@@ -416,6 +416,10 @@ def test_bad_input(binary):
         compress(model, n_sv=3, validation_fraction=1.0)
     with pytest.raises(ValueError, match="max_iter"):
         compress(model, n_sv=3, max_iter=-1)
+    with pytest.raises(ValueError, match="iteration_range"):
+        compress(model, n_sv=3, iteration_range=(300, 100))
+    with pytest.raises(ValueError, match="iteration_range"):
+        compress(model, n_sv=3, iteration_range="many")
     with pytest.raises(ValueError, match="not a fitted"):
         compress(SVC(), n_sv=3)
     with pytest.raises(ValueError, match="features"):
