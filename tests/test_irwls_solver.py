@@ -201,3 +201,30 @@ def test_shared_kernel_cache_gives_the_same_solution(noisy_problem, bias, monkey
         solve_irwls(Xs, c_svc(ys, C), kernel, kernel_cache=(parent, rows[:-1]))
     with pytest.raises(ValueError, match="another kernel"):
         solve_irwls(Xs, c_svc(ys, C), Kernel("rbf", gamma=0.2), kernel_cache=(parent, rows))
+
+
+@pytest.mark.parametrize("equality", [1, 2])
+def test_pair_steps_keep_outputs_and_equalities_and_reach_the_tolerance(equality):
+    """The fused SMO steps on a working set (one pass per step, rows of K): f stays f0 + K y (a - a0),
+    every equality group's sum of y a is unchanged, a stays in the box, and the violation ends <= tol."""
+    from leansvm.exact.irwls_subproblem import _pair_steps, violation
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 3))
+    K = Kernel("rbf", gamma=0.5).block(X, X)
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    p = rng.normal(size=60) - 1.0
+    C = np.full(60, 2.0)
+    alpha = rng.uniform(0.0, 2.0, size=60)
+    alpha[rng.random(60) < 0.3] = 0.0
+    f0 = K @ (y * alpha)
+    a0, f = alpha.copy(), f0.copy()
+    gap, i, j = violation(y, p, f, alpha, C, equality)
+    counts = np.zeros(3, dtype=np.int64)
+    _pair_steps(K, y, p, C, alpha, f, gap, i, j, 1e-6, 100000, equality, counts)
+    assert counts[1] > 10
+    assert violation(y, p, f, alpha, C, equality)[0] <= 1e-6
+    np.testing.assert_allclose(f, f0 + K @ (y * (alpha - a0)), atol=1e-9)
+    assert np.all((alpha >= 0) & (alpha <= C))
+    groups = [y > 0, y < 0] if equality == 2 else [np.ones(60, dtype=bool)]
+    for g in groups:
+        assert abs(y[g] @ alpha[g] - y[g] @ a0[g]) <= 1e-9

@@ -348,32 +348,80 @@ def _zero_group_sums(y, d, equality):
 
 
 @njit(cache=True, nogil=True)
-def _pair_step(K, y, p, C, alpha, f, i, j, equality):
+def _pair_step(K, diag, y, p, C, alpha, f, i, j, equality):
     """SMO step (with y'a = Delta) on (i, j') with j' by the second-order rule (WSS 2), j' in the
-    group of i in mode 2; without the equality :func:`_pair_descent` takes the steps."""
-    q = y.size
-    d = np.zeros(q)
+    group of i in mode 2; moves a_i and a_j' only and returns (t, j'), t the step along
+    y_i d_i = -y_j' d_j' (f then moves by t (K_i - K_j'), :func:`_shift_and_violation`).
+    ``diag`` is K's diagonal. Without the equality :func:`_pair_descent` takes the steps."""
     s_i = -y[i] * p[i] - f[i]
-    best, jj = np.inf, j
-    for k in range(q):
+    row_i = K[i]
+    # largest b^2 / a without a division per candidate: num * den_best > num_best * den
+    num_best, den_best, jj = -1.0, 1.0, j
+    for k in range(y.size):
         if equality == 2 and y[k] != y[i]:
             continue
-        low = up_low(y, alpha, C, k)[1]
-        b_ik = s_i - (-y[k] * p[k] - f[k])
-        if low and b_ik > 0:
-            a_ik = max(K[i, i] + K[k, k] - 2 * K[i, k], 1e-12)
-            score = -(b_ik * b_ik) / a_ik
-            if score < best:
-                best, jj = score, k
+        b_ik = s_i + y[k] * p[k] + f[k]
+        if b_ik > 0 and up_low(y, alpha, C, k)[1]:
+            a_ik = max(diag[i] + diag[k] - 2 * row_i[k], 1e-12)
+            num = b_ik * b_ik
+            if num * den_best > num_best * a_ik:
+                num_best, den_best, jj = num, a_ik, k
     j = jj
-    curv = max(K[i, i] + K[j, j] - 2 * K[i, j], 1e-12)
-    t = (s_i - (-y[j] * p[j] - f[j])) / curv
+    curv = max(diag[i] + diag[j] - 2 * row_i[j], 1e-12)
+    t = (s_i + y[j] * p[j] + f[j]) / curv
     ti = C[i] - alpha[i] if y[i] > 0 else alpha[i]
     tj = alpha[j] if y[j] > 0 else C[j] - alpha[j]
     t = min(t, ti, tj)
-    d[i] += y[i] * t
-    d[j] -= y[j] * t
-    _move(alpha, f, d, t * (K[:, i] - K[:, j]), C)
+    alpha[i] += y[i] * t
+    _snap(alpha, C, i)
+    alpha[j] -= y[j] * t
+    _snap(alpha, C, j)
+    return t, j
+
+
+@njit(cache=True, nogil=True)
+def _shift_and_violation(y, p, C, alpha, f, t, row_i, row_j, equality):
+    """f += t (row_i - row_j), then :func:`violation` (equality modes 1 and 2), in one pass."""
+    hi0 = hi1 = -np.inf
+    lo0 = lo1 = np.inf
+    i0 = i1 = j0 = j1 = -1
+    for k in range(y.size):
+        f[k] += t * (row_i[k] - row_j[k])
+        s = -y[k] * p[k] - f[k]
+        up, low = up_low(y, alpha, C, k)
+        if group(y, k, equality) == 0:
+            if up and s > hi0:
+                hi0, i0 = s, k
+            if low and s < lo0:
+                lo0, j0 = s, k
+        else:
+            if up and s > hi1:
+                hi1, i1 = s, k
+            if low and s < lo1:
+                lo1, j1 = s, k
+    gap, i, j = 0.0, -1, -1
+    if i0 >= 0 and j0 >= 0 and hi0 - lo0 > gap:
+        gap, i, j = hi0 - lo0, i0, j0
+    if i1 >= 0 and j1 >= 0 and hi1 - lo1 > gap:
+        gap, i, j = hi1 - lo1, i1, j1
+    return gap, i, j
+
+
+@njit(cache=True, nogil=True)
+def _pair_steps(K, y, p, C, alpha, f, gap, i, j, tol, n_steps, equality, counts):
+    """Up to ``n_steps`` SMO steps on W (y'a = Delta, or one equality per sign) from the current
+    violation ``gap`` and pair (i, j); stops when the violation on W is <= tol or no pair is left.
+    Each step reads two rows of K and makes one pass over W (update of f and next pair)."""
+    diag = np.empty(y.size)
+    for k in range(y.size):               # every entry snapped, as _move leaves them
+        _snap(alpha, C, k)
+        diag[k] = K[k, k]
+    for _ in range(n_steps):
+        if gap <= tol or i < 0:
+            return
+        t, j = _pair_step(K, diag, y, p, C, alpha, f, i, j, equality)
+        counts[1] += 1
+        gap, i, j = _shift_and_violation(y, p, C, alpha, f, t, K[i], K[j], equality)
 
 
 @njit(cache=True, nogil=True)
@@ -524,10 +572,5 @@ def solve_working_set(K, y, p, C, alpha, f, c_out, b, mu, delta, tol, max_inner,
         if not equality:
             _pair_descent(K, y, p, C, alpha, f, tol, n_pair, counts)
             continue
-        for _ in range(n_pair):
-            _pair_step(K, y, p, C, alpha, f, i, j, equality)
-            counts[1] += 1
-            gap, i, j = violation(y, p, f, alpha, C, equality)
-            if gap <= tol:
-                break
+        _pair_steps(K, y, p, C, alpha, f, gap, i, j, tol, n_pair, equality, counts)
     return b, mu, max_inner
