@@ -171,6 +171,27 @@ def test_subset_row_cache_reads_the_parents_rows():
         irwls.SubsetRowCache(parent, [0, 300])
 
 
+def test_a_cache_built_on_an_earlier_buffer_reuses_its_memory_and_serves_exact_rows():
+    """A shrinking phase's cache (fewer columns) reuses the last one's slab memory; a buffer lent
+    by the parent after a solve gave it back is the same memory; rows stay exact."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 4))
+    kernel = Kernel("rbf", gamma=0.5)
+    parent = KernelRowCache(kernel, X, cache_size=0.2)
+    assert parent.lend_buffer() is None
+    first = irwls.SubsetRowCache(parent, np.arange(150), cache_size=0.1)
+    first.slots(np.arange(40))
+    index = rng.choice(150, size=90, replace=False)
+    second = irwls.SubsetRowCache(parent, index, cache_size=0.1, buffer=first.buffer)
+    assert np.shares_memory(second.slab, first.buffer)
+    W = rng.choice(90, size=30, replace=False)
+    np.testing.assert_allclose(second.slab[second.slots(W)], kernel(X[index[W]], X[index]), rtol=1e-12)
+    parent.give_back_buffer(second.buffer)
+    assert parent.lend_buffer() is second.buffer and parent.lend_buffer() is None
+    too_small = irwls.KernelRowCache(kernel, X, cache_size=0.5, buffer=first.buffer[:10])
+    assert not np.shares_memory(too_small.slab, first.buffer)
+
+
 @pytest.mark.parametrize("bias", ["equality", "augmented"])
 def test_shared_kernel_cache_gives_the_same_solution(noisy_problem, bias, monkeypatch):
     """A sub-problem solved on rows of a superset's cache (shrinking, screened samples, warm

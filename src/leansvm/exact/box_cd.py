@@ -144,8 +144,8 @@ class PathKernelCache(KernelRowCache):
             block = idx[start:start + step]
             # gathered straight into the new slab (satimage's 15 pairs: 0.4 s CPU for np.ix_ plus the copy)
             free = sub._claim(np.arange(start, start + block.size))   # a fresh cache: in order
-            gather_rows(self.slab, self.slots(block).astype(np.int64), idx.astype(np.int64),
-                        sub._slab[free[0]:free[-1] + 1])
+            gather_rows(self.slab, self.slots(block).astype(np.int64), idx.astype(np.int64), sub._slab,
+                        free.astype(np.int64))
         return sub
 
 

@@ -380,7 +380,7 @@ class _ChunkedIRWLS:
     Shrinking: every ``SHRINK_EVERY`` chunk iterations, when at least a quarter of
     the active samples are firmly at a bound, they leave the active set; the
     kernel cache is rebuilt over the active columns only (rows get shorter, as
-    LIBSVM's), and outputs are kept for active samples only. When the active
+    LIBSVM's; in the last phase's memory, or a buffer the shared cache lent), and outputs are kept for active samples only. When the active
     problem has converged, the outputs of the others are reconstructed from a
     snapshot (f_i = f_snap_i + sum_j k_ij y_j (a_j - a_snap_j) over the a_j that
     moved since) and the stopping rule is checked on all samples; if it fails,
@@ -426,11 +426,14 @@ class _ChunkedIRWLS:
         n = active.size
         rows_mb = 2 * self.q * n * self.cache_dtype.itemsize / 2**20
         size = max(self.cache_mb, rows_mb)
+        # the slab memory of the last phase, or of an earlier solve on the same shared rows, is reused
+        buffer = self.cache.buffer if hasattr(self, "cache") else (
+            None if self.shared is None else self.shared[0].lend_buffer())
         if self.shared is None:
-            self.cache = KernelRowCache(self.kernel, self.X[active], size, dtype=self.cache_dtype)
+            self.cache = KernelRowCache(self.kernel, self.X[active], size, dtype=self.cache_dtype, buffer=buffer)
         else:
             parent, rows = self.shared
-            self.cache = SubsetRowCache(parent, rows[active], size)
+            self.cache = SubsetRowCache(parent, rows[active], size, buffer=buffer)
         inactive = np.ones(self.y.size, dtype=bool)
         inactive[active] = False
         if self.equality == 2:
@@ -543,6 +546,8 @@ def _chunk_loop(X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, wo
                            cache_size, max_inner, n_pair, cache_dtype, shrinking,
                            generator(random_state), verbose, start, shared, callback)
     gap, n_iter, converged = solver.run(limit)
+    if shared is not None:
+        shared[0].give_back_buffer(solver.cache.buffer)
     if not converged:
         warnings.warn(f"IRWLS stopped after max_iter={limit} chunk iterations with violation "
                       f"{gap:.3e} > tol={tol}; the solution may be inaccurate",
