@@ -167,6 +167,9 @@ def test_subset_row_cache_reads_the_parents_rows():
                                rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(parent.outputs(rows, coef, cols, offset=1.0),
                                coef @ (kernel(X[rows], X[cols]) + 1.0), rtol=1e-10, atol=1e-12)
+    wide = rng.choice(300, 400, replace=True)                 # >= a quarter of the columns, repeats
+    np.testing.assert_allclose(parent.outputs(rows, coef, wide), coef @ kernel(X[rows], X[wide]),
+                               rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match="row numbers"):
         irwls.SubsetRowCache(parent, [0, 300])
 
