@@ -100,3 +100,29 @@ def test_svrcv_searches_epsilon_as_grid_search(data):
                                atol=1e-4)
     with pytest.raises(ValueError, match="epsilon"):
         leansvm.SVRCV(Cs=Cs, epsilon=[0.1, -1.0]).fit(X, z)
+
+
+def test_gap_rule_is_skipped_after_a_step_where_it_proves_nothing(data, monkeypatch):
+    """Along coarse C steps (ratio 10) the gap rule proves nothing on SVR: after such a step the next
+    ones skip it, except every 4th, which probes again; at fine steps, where it proves >= 1 % of the
+    variables, it runs at every step. The solutions are the same either way (a skipped rule only
+    screens fewer variables)."""
+    from leansvm.paths import binary_path
+    X, z = data
+    calls = []
+    real = binary_path.gap_screen_from_reference
+
+    def counting(*args, **kwargs):
+        result = real(*args, **kwargs)
+        calls.append(int(result.in_R.sum() + result.in_L.sum()))
+        return result
+
+    monkeypatch.setattr(binary_path, "gap_screen_from_reference", counting)
+    coarse = leansvm.svr_path(X, z, np.logspace(-2, 5, 8), gamma=0.2, epsilon=0.1)
+    assert max(calls) < 0.01 * 2 * z.size and len(calls) == 2       # k = 1, then the probe at k = 4
+    plain = leansvm.svr_path(X, z, np.logspace(-2, 5, 8), gamma=0.2, epsilon=0.1, screening=None)
+    for a, b in zip(coarse, plain):
+        np.testing.assert_allclose(a.model.predict(X), b.model.predict(X), atol=5e-3)
+    calls.clear()
+    leansvm.svr_path(X, z, 0.1 * 1.01 ** np.arange(6), gamma=0.2, epsilon=0.3)
+    assert len(calls) == 5 and min(calls) >= 0.01 * 2 * z.size

@@ -443,7 +443,9 @@ def iter_binary_path(X, problem: DualProblem, Cs, kernel: Kernel, *, screening="
     reference could not screen 1 % of the samples even if it were exact (C
     steps too large for the rules), the next references are skipped, except
     every 4th step, which probes again (the rules' cost is then not paid for
-    nothing; safety is unaffected: fewer samples are screened).
+    nothing; safety is unaffected: fewer samples are screened). The gap rule
+    (``screening='gap'``) is skipped the same way after a step where it proved
+    under 1 % of the samples.
     ``polish_reference``: re-solve references (CD only) to a tighter tolerance
     when their duality gap voids the safeguarded rules (:func:`_reference`);
     off by default because on nearly separable data (mushroom) the tight
@@ -484,7 +486,7 @@ def iter_binary_path(X, problem: DualProblem, Cs, kernel: Kernel, *, screening="
         else:
             next_C = Cs[k + 1] if k + 1 < Cs.size else None
             probe = not adaptive or run.useful or k % 4 == 0
-            point = run.step(C, next_C if probe else None, warm_start, dynamic, polish_reference)
+            point = run.step(C, next_C if probe else None, warm_start, dynamic, polish_reference, screen=probe)
         if callback is not None:
             callback(C)
         yield point
@@ -572,11 +574,15 @@ class _PathRun:
                                                          self.shared)
         return alpha_start, extra                # the solvers hold screened samples there anyway
 
-    def step(self, C, next_C, warm_start, dynamic, polish) -> PathPoint:
-        """Screen, start and solve at C; then the reference for ``next_C`` (None: no reference)."""
+    def step(self, C, next_C, warm_start, dynamic, polish, screen=True) -> PathPoint:
+        """Screen (unless ``screen`` is False), start and solve at C; then the reference for ``next_C``
+        (None: no reference). The gap rule's own usefulness (1 % of the samples proved) decides
+        whether the next steps apply it, as the reference rules' potential does."""
         t0 = time.perf_counter()
-        fixed0, fixedC = self._screen(C)
+        fixed0, fixedC = self._screen(C) if screen else (None, None)
         n_R, n_L = (0, 0) if fixed0 is None else (int(fixed0.sum()), int(fixedC.sum()))
+        if self.screening == "gap" and fixed0 is not None:
+            self.useful = n_R + n_L >= 0.01 * self.problem.n
         rule_seconds = time.perf_counter() - t0 + self.pending
         self.pending = 0.0
         t0 = time.perf_counter()
