@@ -10,7 +10,8 @@ without screening (``leansvm.svr_path``, tol 1e-3). Per C: each side's seconds, 
 vectors, test RMSE, the largest prediction difference to LIBSVM's (standardised units) and the
 variables screened; for the whole grid and paths also CPU seconds (the process's: one thread shows
 as CPU = wall). A one-C path of each kind runs first, so that no timing pays the loading of numba's
-compiled code or the first paging-in of the row cache's memory (about 0.6 s once per process). JSON to benchmarks/results/svr-path-<timestamp>.json.
+compiled code. (The first path after LIBSVM's fits still pays some first touches of memory at its
+first C: 0.4-0.9 s against 0.25 s, BENCHMARKS.md.) JSON to benchmarks/results/svr-path-<timestamp>.json.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def svr_path(X, y, Cs, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, epsi
     screened by the duality-gap rule (``screening='gap'``; None: warm starts only). Returns a list
     of :class:`SVRPathPoint`, one per C, each holding a fitted ``SVR``. ``working_set_size``: IRWLS's
     q, by default ``SVR``'s (the classifier paths' larger q for 10,000+ variables is slower here:
-    diamonds 10k rows, C = 100, 12.8 s at q = 128 against 21.6 s at 512)."""
+    diamonds 10k rows, C = 100, 8.4 s at q = 128 against 14.9 s at 512, one thread)."""
     from leansvm.exact.svr import SVR
 
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
