@@ -87,6 +87,10 @@ def _workloads():
             leansvm.SVC(C=10, **sv).fit(r, y3), n_sv=12, X=r, y=y3, max_iter=5, random_state=0, progress=False)))
         jobs.append((f"BSGDClassifier crammer-singer {kind}", lambda r=rows: leansvm.BSGDClassifier(
             budget=20, multiclass="crammer_singer", cascade="ranked", **sv).fit(r, y3)))
+    # a row cache's outputs over a few of its columns (gathered sums; wide ones sum whole rows), as
+    # the paths' folds ask for the outputs of a few samples, with float32 and float64 rows
+    for dtype in ("float32", "float64"):
+        jobs.append((f"row cache outputs {dtype}", lambda d=dtype: _few_column_outputs(X, d)))
     # larger problems: a path whose free set is large enough for the compacted coordinate descent
     # (COMPACT_MIN_ACTIVE), budget SMO on a float32 row cache (n^2 doubles above cache_size)
     Xl, yl = make_classification(n_samples=1200, n_features=6, random_state=1)
@@ -95,6 +99,13 @@ def _workloads():
         jobs.append((f"BudgetSVC row cache shrinking={shrinking}", lambda s=shrinking: leansvm.BudgetSVC(
             budget=20, C=10, gamma=0.3, cache_size=1, shrinking=s).fit(Xl, yl)))
     return jobs
+
+
+def _few_column_outputs(X, dtype):
+    import numpy as np
+    from leansvm.core.kernels import Kernel, KernelRowCache
+    cache = KernelRowCache(Kernel("rbf", gamma=0.3), X, 1.0, dtype=np.dtype(dtype))
+    return cache.outputs(np.arange(5), np.ones(5), np.arange(3))
 
 
 def run(verbose: bool = False) -> dict:
