@@ -370,3 +370,24 @@ def test_cold_start_on_a_kernel_larger_than_the_cache_uses_irwls(binary):
     assert small[1].fit.stats.get("solver", "cd") == "cd"     # the warm-started C are CD's again
     for a, b in zip(small, whole):
         assert a.fit.dual_objective == pytest.approx(b.fit.dual_objective, rel=1e-6)
+
+
+def test_every_computed_reference_screens_the_next_step(binary, monkeypatch):
+    """The adaptive skip of useless rules must not waste a reference already paid for: along coarse
+    C steps (the IT rule's potential is small, so most references are skipped) every step that
+    holds a reference computed for its C screens with it."""
+    from leansvm.paths.binary_path import _PathRun
+    X, y = binary
+    steps = []                                       # (a reference was there, a rule screened)
+    real = _PathRun._screen
+
+    def spy(self, C, *args, **kwargs):
+        result = real(self, C, *args, **kwargs)
+        steps.append((self.ref is not None, result[0] is not None))
+        return result
+
+    monkeypatch.setattr(_PathRun, "_screen", spy)
+    svm_path(X, y, np.logspace(-1, 4, 9), gamma=0.5, screening="it")
+    held = [screened for had_reference, screened in steps if had_reference]
+    assert 0 < len(held) < len(steps)                # some references were skipped
+    assert all(held)

@@ -486,7 +486,7 @@ def iter_binary_path(X, problem: DualProblem, Cs, kernel: Kernel, *, screening="
         else:
             next_C = Cs[k + 1] if k + 1 < Cs.size else None
             probe = not adaptive or run.useful or k % 4 == 0
-            point = run.step(C, next_C if probe else None, warm_start, dynamic, polish_reference, screen=probe)
+            point = run.step(C, next_C if probe else None, warm_start, dynamic, polish_reference, gap_rule=probe)
         if callback is not None:
             callback(C)
         yield point
@@ -534,10 +534,12 @@ class _PathRun:
         self.prev, self.prev_C = fit, C
         return point
 
-    def _screen(self, C):
-        """Masks of the samples a safe rule proves at 0 / at C c_i (None, None: no rule this step)."""
+    def _screen(self, C, gap_rule=True):
+        """Masks of the samples a safe rule proves at 0 / at C c_i (None, None: no rule this step).
+        ``gap_rule=False``: the gap rule is skipped this step (the reference rules screen whenever
+        the last step computed their reference)."""
         prev = self.prev
-        if self.screening == "gap" and prev is not None and "margins" in prev.stats:
+        if self.screening == "gap" and gap_rule and prev is not None and "margins" in prev.stats:
             result = gap_screen_from_reference(prev.alpha, prev.stats["margins"], self.prev_C, C, self.problem,
                                                self.z_norms, equality=self.bias == "equality",
                                                margin_error=self.row_error * float(prev.alpha.sum()))
@@ -574,12 +576,12 @@ class _PathRun:
                                                          self.shared)
         return alpha_start, extra                # the solvers hold screened samples there anyway
 
-    def step(self, C, next_C, warm_start, dynamic, polish, screen=True) -> PathPoint:
-        """Screen (unless ``screen`` is False), start and solve at C; then the reference for ``next_C``
-        (None: no reference). The gap rule's own usefulness (1 % of the samples proved) decides
-        whether the next steps apply it, as the reference rules' potential does."""
+    def step(self, C, next_C, warm_start, dynamic, polish, gap_rule=True) -> PathPoint:
+        """Screen, start and solve at C; then the reference for ``next_C`` (None: no reference).
+        ``gap_rule=False`` skips the gap rule at this C; its own usefulness (1 % of the samples
+        proved) decides whether the next steps apply it, as the reference rules' potential does."""
         t0 = time.perf_counter()
-        fixed0, fixedC = self._screen(C) if screen else (None, None)
+        fixed0, fixedC = self._screen(C, gap_rule)
         n_R, n_L = (0, 0) if fixed0 is None else (int(fixed0.sum()), int(fixedC.sum()))
         if self.screening == "gap" and fixed0 is not None:
             self.useful = n_R + n_L >= 0.01 * self.problem.n
