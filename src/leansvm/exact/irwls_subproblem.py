@@ -57,52 +57,17 @@ def violation(y, p, f, alpha, C, equality):
     projected-gradient gap max(PG, 0) - min(PG, 0) with G = y f + p (i: most
     negative PG, j: most positive).
     """
-    if equality == 2:
-        return _violation_by_sign(y, p, f, alpha, C)
-    n = y.size
+    if equality:
+        return _shift_and_violation(y, p, C, alpha, f, 0.0, f, f, equality)
     hi, lo = -np.inf, np.inf
     i, j = -1, -1
-    for k in range(n):
-        if equality:
-            s = -y[k] * p[k] - f[k]
-            up, low = up_low(y, alpha, C, k)
-            if up and s > hi:
-                hi, i = s, k
-            if low and s < lo:
-                lo, j = s, k
-        else:
-            pg = projected_gradient(y, p, f, alpha, C, k)
-            if pg < lo:
-                lo, i = pg, k
-            if pg > hi:
-                hi, j = pg, k
-    if equality:
-        if i < 0 or j < 0:
-            return 0.0, -1, -1
-        return hi - lo, i, j
-    return max(hi, 0.0) - min(lo, 0.0), i, j
-
-
-@njit(cache=True, nogil=True)
-def _violation_by_sign(y, p, f, alpha, C):
-    """m - M within each sign group (mode 2); the larger one and its pair."""
-    hi = np.full(2, -np.inf)
-    lo = np.full(2, np.inf)
-    at_hi = np.full(2, -1)
-    at_lo = np.full(2, -1)
     for k in range(y.size):
-        g = 0 if y[k] > 0 else 1
-        s = -y[k] * p[k] - f[k]
-        up, low = up_low(y, alpha, C, k)
-        if up and s > hi[g]:
-            hi[g], at_hi[g] = s, k
-        if low and s < lo[g]:
-            lo[g], at_lo[g] = s, k
-    gap, i, j = 0.0, -1, -1
-    for g in range(2):
-        if at_hi[g] >= 0 and at_lo[g] >= 0 and hi[g] - lo[g] > gap:
-            gap, i, j = hi[g] - lo[g], at_hi[g], at_lo[g]
-    return gap, i, j
+        pg = projected_gradient(y, p, f, alpha, C, k)
+        if pg < lo:
+            lo, i = pg, k
+        if pg > hi:
+            hi, j = pg, k
+    return max(hi, 0.0) - min(lo, 0.0), i, j
 
 
 @njit(cache=True, nogil=True)
@@ -381,12 +346,15 @@ def _pair_step(K, diag, y, p, C, alpha, f, i, j, equality):
 
 @njit(cache=True, nogil=True)
 def _shift_and_violation(y, p, C, alpha, f, t, row_i, row_j, equality):
-    """f += t (row_i - row_j), then :func:`violation` (equality modes 1 and 2), in one pass."""
+    """f += t (row_i - row_j) (t = 0: f is left alone), then :func:`violation` with an equality
+    (modes 1 and 2: within each sign group in mode 2, LIBSVM's Solver_NU), in one pass."""
+    shift = t != 0.0
     hi0 = hi1 = -np.inf
     lo0 = lo1 = np.inf
     i0 = i1 = j0 = j1 = -1
     for k in range(y.size):
-        f[k] += t * (row_i[k] - row_j[k])
+        if shift:
+            f[k] += t * (row_i[k] - row_j[k])
         s = -y[k] * p[k] - f[k]
         up, low = up_low(y, alpha, C, k)
         if group(y, k, equality) == 0:
@@ -399,7 +367,9 @@ def _shift_and_violation(y, p, C, alpha, f, t, row_i, row_j, equality):
                 hi1, i1 = s, k
             if low and s < lo1:
                 lo1, j1 = s, k
-    gap, i, j = 0.0, -1, -1
+    if equality == 1:                      # m - M, negative once strictly optimal
+        return (hi0 - lo0, i0, j0) if i0 >= 0 and j0 >= 0 else (0.0, -1, -1)
+    gap, i, j = 0.0, -1, -1                # mode 2: the larger group's m - M
     if i0 >= 0 and j0 >= 0 and hi0 - lo0 > gap:
         gap, i, j = hi0 - lo0, i0, j0
     if i1 >= 0 and j1 >= 0 and hi1 - lo1 > gap:
