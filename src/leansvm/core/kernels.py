@@ -98,7 +98,7 @@ def _rbf_exponents(G, x_norms, y_norms, minus_two, minus_gamma):
         x = x_norms[i]
         for j in range(row.size):
             d = minus_two * row[j] + x + y_norms[j]
-            row[j] = (d if d > 0 else 0 * d) * minus_gamma
+            row[j] = (d if d > 0 else 0 * d) * minus_gamma     # 0 * d: zero in d's dtype (NaN stays NaN)
 
 
 def _rbf_rows(G, x_norms, y_norms, gamma):
@@ -385,13 +385,12 @@ class KernelRowCache:
 
         Rows are fetched in batches of at most half the cache, so that a batch
         never evicts itself, and summed in float64 straight from the slab (no
-        gathered copy of the rows). Over every column in order (the start
-        products of a pair or fold block copied out of a path's cache) the
-        column gather is skipped: identical sums, satimage path CPU 0.89 ->
-        0.86 s. When ``cols`` covers a quarter of the columns or more (a fold's
-        rows, an SVR problem's two variables per sample) the sums run over whole
-        rows, which vectorise, and are gathered once at the end: the same sums
-        (SVR path on diamonds 10k: 0.9 s of gathers per row and column).
+        gathered copy of the rows). When ``cols`` covers a quarter of the columns
+        or more (every column of a pair or fold block copied out of a path's
+        cache, a fold's rows, an SVR problem's two variables per sample) the sums
+        run over whole rows, which vectorise, and are gathered once at the end:
+        the same sums (satimage path CPU 0.89 -> 0.86 s; SVR path on diamonds
+        10k: 0.9 -> 0.3 s); over fewer columns, a gather per row and column.
         """
         rows = np.asarray(rows, dtype=np.intp)
         cols = np.asarray(cols, dtype=np.int64)
@@ -399,9 +398,8 @@ class KernelRowCache:
         out = np.zeros(cols.size)
         if rows.size == 0 or cols.size == 0:
             return out
-        every_column = cols.size == self.n and np.array_equal(cols, np.arange(self.n))
-        whole_rows = every_column or 4 * cols.size >= self.n
-        sums = out if every_column else np.zeros(self.n) if whole_rows else out
+        whole_rows = 4 * cols.size >= self.n
+        sums = np.zeros(self.n) if whole_rows else out
         step = max(1, self.capacity // 2)
         for start in range(0, rows.size, step):
             slots = self.slots(rows[start:start + step]).astype(np.int64)
@@ -409,7 +407,7 @@ class KernelRowCache:
                 _accumulate_whole_rows(self._slab, slots, coef[start:start + step], sums)
             else:
                 _accumulate_rows(self._slab, slots, coef[start:start + step], cols, out)
-        if whole_rows and not every_column:
+        if whole_rows:
             out = sums[cols]
         if offset:
             out += offset * coef.sum()
@@ -461,20 +459,19 @@ class SubsetRowCache(KernelRowCache):
 
     def _fill(self, samples):
         """The parent's rows of ``samples``, column-gathered straight into this cache's slots."""
-        free = self._claim(samples).astype(np.int64)
-        rows = self.index[samples]
-        step = max(1, self.parent.capacity // 2)
-        for start in range(0, rows.size, step):
-            slots = self.parent.slots(rows[start:start + step])
-            gather_rows(self.parent.slab, slots.astype(np.int64), self._columns, self._slab,
-                        free[start:start + step])
+        self._gather(samples, self._slab, self._claim(samples))
 
     def _compute(self, idx) -> np.ndarray:
         out = np.empty((len(idx), self.n), dtype=self.dtype)
-        step = max(1, self.parent.capacity // 2)
-        rows = self.index[np.asarray(idx, dtype=np.intp)]
-        for start in range(0, rows.size, step):
-            block = rows[start:start + step]
-            gather_rows(self.parent.slab, self.parent.slots(block).astype(np.int64), self._columns, out,
-                        np.arange(start, start + block.size))
+        self._gather(idx, out, np.arange(len(idx)))
         return out
+
+    def _gather(self, idx, out, out_rows):
+        """out[out_rows[r]] = the parent's row of sample idx[r] at this cache's columns, fetched in
+        batches of half the parent's capacity (a batch never evicts itself)."""
+        rows = self.index[np.asarray(idx, dtype=np.intp)]
+        out_rows = np.asarray(out_rows, dtype=np.int64)
+        step = max(1, self.parent.capacity // 2)
+        for start in range(0, rows.size, step):
+            slots = self.parent.slots(rows[start:start + step]).astype(np.int64)
+            gather_rows(self.parent.slab, slots, self._columns, out, out_rows[start:start + step])
