@@ -406,8 +406,8 @@ def test_keyboard_interrupt_inside_the_solver_leaves_svc_unfitted(monkeypatch, r
     est = SVC(working_set_size=8)
     if refit:
         est.fit(X[:, :3], y)     # an earlier model with another feature count must not survive
-    interrupt = _Interrupt(irwls._select_working_set, after=20)
-    monkeypatch.setattr(irwls, "_select_working_set", interrupt)
+    interrupt = _Interrupt(irwls.run_chunks, after=20)
+    monkeypatch.setattr(irwls, "run_chunks", interrupt)
     with pytest.raises(KeyboardInterrupt):
         est.fit(X, y)
     assert interrupt.calls >= 20         # it was raised deep inside a solver run

@@ -345,6 +345,17 @@ class KernelRowCache:
         """The cached rows; row ``slots(idx)[r]`` is K[idx[r], :] until the next request."""
         return self._slab
 
+    def lru_state(self):
+        """(slot_of, stamp, clock): what a compiled loop needs to read cached rows and mark them
+        used as :meth:`slots` does (``stamp[slot] = clock`` after ``clock += 1`` per request);
+        it hands the clock and its hits back through :meth:`record_use`."""
+        return self.slot_of, self._stamp, self._clock
+
+    def record_use(self, clock, hits):
+        """The LRU clock a compiled loop advanced to, and the rows it read (all hits)."""
+        self._clock = int(clock)
+        self.hits += int(hits)
+
     def holds_all(self) -> bool:
         """Whether every row is resident: requests then only read the slab (threads may share it)."""
         return self.capacity >= self.n and bool(np.all(self._slot_of >= 0))

@@ -87,7 +87,7 @@ from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
 from leansvm.core.threads import check_cancelled, one_blas_thread
 from leansvm.core.validation import generator
-from leansvm.exact.irwls_chunk import select_working_set, solve_chunk
+from leansvm.exact.irwls_chunk import CONVERGED, MISSED, run_chunks, select_working_set, solve_chunk
 from leansvm.exact.irwls_subproblem import violation
 from leansvm.exact.screened_start import screened_start
 
@@ -390,6 +390,8 @@ class _ChunkedIRWLS:
 
     SHRINK_EVERY = 10
     MAX_UNSHRINK = 3
+    #: chunks of one compiled burst at most (without shrinking)
+    BURST = 50
 
     def __init__(self, X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, q, cache_size,
                  max_inner, n_pair, cache_dtype, shrinking, rng, verbose, start, shared=None,
@@ -475,7 +477,13 @@ class _ChunkedIRWLS:
         return gap, it, gap <= self.tol
 
     def _phase(self, it, limit):
-        """Iterate on the active set; returns ("converged" | "shrink" | "limit", gap, it)."""
+        """Iterate on the active set; returns ("converged" | "shrink" | "limit", gap, it).
+
+        The chunks run in compiled bursts (:func:`irwls_chunk.run_chunks`) that return at a
+        chunk whose kernel rows are not all cached (that chunk is then solved here, after the
+        cache has computed its rows), at convergence, at the next shrinking check (every
+        ``SHRINK_EVERY`` chunks) or after ``BURST`` chunks (so that a Ctrl-C and progress
+        reports are seen within milliseconds)."""
         act = self.active
         sub = self.problem.subset(act)
         y, p, C = sub.y, sub.p, sub.C
@@ -483,19 +491,15 @@ class _ChunkedIRWLS:
         q = min(self.q, act.size)
         status = "limit"
         gap = np.inf
+        trace = np.empty(self.BURST)
         try:
             while it < limit:
                 check_cancelled()                  # a parallel run given up (Ctrl-C): stop here
-                gap, _, _ = violation(y, p, f, alpha, C, self.equality)
-                if self.callback is not None:
-                    self.callback(gap)
-                if self.verbose >= 2 and it % 10 == 0:
-                    print(f"[irwls] iter {it:5d}  violation {gap:.3e}  active {act.size}  "
-                          f"SV {np.count_nonzero(self.alpha)}  {time.perf_counter() - self.start:.1f}s")
-                if gap <= self.tol:
-                    status = "converged"
-                    break
                 if self.shrinking and it % self.SHRINK_EVERY == 0 and it > 0:
+                    gap = violation(y, p, f, alpha, C, self.equality)[0]
+                    if gap <= self.tol:
+                        status = "converged"
+                        break
                     firm = _shrinkable(sub, alpha, f, self.equality)
                     if firm.sum() >= max(act.size // 4, 1) and act.size - firm.sum() >= 2:
                         self.alpha[act], self.f[act] = alpha, f
@@ -504,22 +508,43 @@ class _ChunkedIRWLS:
                         self._activate(act[~firm])
                         self.n_shrink += 1
                         return "shrink", gap, it
-                self.trace.append(self._chunk_step(y, p, C, alpha, f, q, gap))
-                it += 1
+                n_chunks = min(limit - it, self.BURST)
+                if self.shrinking:
+                    n_chunks = min(n_chunks, self.SHRINK_EVERY - it % self.SHRINK_EVERY)
+                slot_of, stamp, clock = self.cache.lru_state()
+                outcome, gap, done, W, self.b, self.mu, n_inner, clock = run_chunks(
+                    self.cache.slab, slot_of, stamp, clock, y, p, C, alpha, f, self.c_const,
+                    float(self.offset), self.b, self.mu, self.delta, self.tol, self.max_inner,
+                    self.equality, self.counts, self.n_pair, self.mu_floor, q,
+                    int(self.rng.integers(1, 2**63 - 1)), n_chunks, trace, INNER_RELATIVE_TOL)
+                self.cache.record_use(clock, done * q)
+                self.inner_total += n_inner
+                self.trace.extend(trace[:done])
+                if self.callback is not None:
+                    self.callback(gap)
+                if self.verbose >= 2 and (it + done) // 10 > it // 10:
+                    print(f"[irwls] iter {it + done:5d}  violation {gap:.3e}  active {act.size}  "
+                          f"SV {np.count_nonzero(self.alpha)}  {time.perf_counter() - self.start:.1f}s")
+                it += done
+                if outcome == CONVERGED:
+                    status = "converged"
+                    break
+                if outcome == MISSED:              # this chunk's rows are computed here, then solved
+                    self.trace.append(self._chunk_step(W, y, p, C, alpha, f, gap))
+                    it += 1
         finally:
             self.alpha[act], self.f[act] = alpha, f
         return status, gap, it
 
-    def _chunk_step(self, y, p, C, alpha, f, q, gap):
-        """One chunk: select W, solve its IRWLS sub-problem, update every active output.
+    def _chunk_step(self, W, y, p, C, alpha, f, gap):
+        """One chunk on the working set W: its kernel rows made resident (computed where missing),
+        its IRWLS sub-problem solved, every active output updated.
 
         The sub-problem is solved only as far as the whole problem needs: to a
         violation of max(tol / 2, INNER_RELATIVE_TOL * gap), ``gap`` being the
         current violation on all samples (an inexact inner solve: early chunks
         stop after a few pair steps instead of polishing W to tol / 2).
         """
-        W = _select_working_set(y, p, f, alpha, C, self.b, q, self.rng, self.tol, self.equality,
-                                self.cache.slot_of)
         slots = self.cache.slots(W)                  # rows K[W, active] resident in the slab
         self.b, self.mu, n_inner, objective = solve_chunk(
             self.cache.slab, slots, W, y, p, C, alpha, f, self.c_const, float(self.offset),

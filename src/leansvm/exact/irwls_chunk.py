@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from leansvm.exact.irwls_subproblem import group, projected_gradient, solve_working_set, up_low
+from leansvm.exact.irwls_subproblem import group, projected_gradient, solve_working_set, up_low, violation
 
 _MULT = np.uint64(0x2545F4914F6CDD1D)
 
@@ -246,3 +246,52 @@ def solve_chunk(slab, slots, W, y, p, C, alpha, f, c_const, offset, b, mu, delta
             f[i] += offset * d_sum
         objective += alpha[i] * (y[i] * f[i] * 0.5 + p[i])
     return b, mu, n_inner, objective
+
+
+#: :func:`run_chunks`' outcomes
+CONVERGED, MISSED, PAUSED = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def run_chunks(slab, slot_of, stamp, clock, y, p, C, alpha, f, c_const, offset, b, mu, delta, tol,
+               max_inner, equality, counts, n_pair, mu_floor, q, seed, n_chunks, trace, inner_relative_tol):
+    """Up to ``n_chunks`` chunk iterations in one compiled call, as long as W's kernel rows are cached.
+
+    Each iteration is the solver's: the violation on all samples; stop if it is <= ``tol``;
+    select W (:func:`select_working_set`, its random draws seeded from ``seed``); if a row of W
+    is not cached, return W to the caller (which computes the rows, with BLAS, and solves that
+    chunk); else stamp W's slots as used now (the cache's LRU clock) and :func:`solve_chunk`
+    with the inner tolerance max(tol / 2, ``inner_relative_tol`` x the violation). A chunk whose rows are all cached
+    then costs no Python: on the one-vs-one pairs of letter, 40 % of the chunks.
+
+    ``trace[k]``: the dual objective after the k-th chunk of this call. Returns (outcome, gap,
+    chunks done, W (the missed one, else empty), b, mu, inner iterations, clock); outcome is
+    CONVERGED, MISSED or PAUSED (``n_chunks`` done; gap is the violation at that point).
+    """
+    done = 0
+    inner = 0
+    state = np.uint64(seed) | np.uint64(1)
+    empty = np.zeros(0, dtype=np.int64)
+    while True:
+        gap = violation(y, p, f, alpha, C, equality)[0]
+        if gap <= tol:
+            return CONVERGED, gap, done, empty, b, mu, inner, clock
+        if done >= n_chunks:
+            return PAUSED, gap, done, empty, b, mu, inner, clock
+        state, _ = _xorshift(state)
+        W = select_working_set(y, p, f, alpha, C, b, q, tol, equality, np.int64(state >> np.uint64(1)),
+                               slot_of)
+        slots = np.empty(W.size, dtype=np.int64)
+        for r in range(W.size):
+            slots[r] = slot_of[W[r]]
+            if slots[r] < 0:
+                return MISSED, gap, done, W, b, mu, inner, clock
+        clock += 1
+        for r in range(W.size):
+            stamp[slots[r]] = clock
+        b, mu, n_inner, objective = solve_chunk(slab, slots, W, y, p, C, alpha, f, c_const, offset, b, mu,
+                                                delta, max(0.5 * tol, inner_relative_tol * gap), max_inner,
+                                                equality, counts, n_pair, mu_floor)
+        inner += n_inner
+        trace[done] = objective
+        done += 1
