@@ -243,7 +243,7 @@ def test_every_svm_type_trains_and_predicts_as_svm_train(heart, tmp_path, capsys
     y, X = svmutil.svm_read_problem(heart)
     with threadpool_limits(1, user_api="openmp"):
         reference = svmutil.svm_train(y, X, f"-s {svm_type} -g 0.1 -n 0.4 -p 0.2 -q")
-        theirs, (_, mse, r2), _ = svmutil.svm_predict(y, X, reference, "-q")
+        theirs, (_, mse, r2), their_values = svmutil.svm_predict(y, X, reference, "-q")
     svm_type_line = open(ours).readline().split()[1]
     assert svm_type_line == ["c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr"][svm_type]
     status, out, err = _run(capsys, ["predict", heart, str(ours), str(tmp_path / "out")])
@@ -256,8 +256,15 @@ def test_every_svm_type_trains_and_predicts_as_svm_train(heart, tmp_path, capsys
         assert ours_mse == pytest.approx(mse, rel=1e-2) and ours_r2 == pytest.approx(r2, rel=1e-2)
         assert ours_mse == pytest.approx(np.mean((predicted - np.array(y)) ** 2), rel=1e-5)
     else:
-        # one-class at nu 0.4: the free support vectors lie on the boundary (score 0 to tol)
-        assert np.mean(predicted == np.array(theirs)) >= (0.98 if svm_type == 2 else 0.995)
+        same = predicted == np.array(theirs)
+        if svm_type == 2:
+            # one-class at nu 0.4: the free support vectors lie on the boundary, LIBSVM's score 0 to
+            # within tol (15 of the 270 rows), where either label is the optimum's: every row
+            # farther out gets LIBSVM's label
+            clear = np.abs(np.ravel(their_values)) > 1e-3
+            assert clear.sum() >= 0.9 * clear.size and np.all(same[clear])
+        else:
+            assert np.mean(same) >= 0.995
         assert "(classification)" in out
 
 

@@ -39,7 +39,16 @@ def _dense(X) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class PrecomputedKernel(Kernel):
+class _OwnBlocks(Kernel):
+    """A kernel whose blocks come from its own :meth:`block`, not from inner products."""
+
+    def block_into(self, out, X, Y, x_norms=None, y_norms=None, YT=None) -> np.ndarray:
+        out[...] = self.block(X, Y, dtype=out.dtype)
+        return out
+
+
+@dataclass(frozen=True)
+class PrecomputedKernel(_OwnBlocks):
     """k(u, v) = u[serial(v)]: the kernel value stored in u's row (see the module docstring)."""
 
     name: str = "precomputed"
@@ -81,7 +90,7 @@ class PrecomputedKernel(Kernel):
 
 
 @dataclass(frozen=True)
-class CallableKernel(Kernel):
+class CallableKernel(_OwnBlocks):
     """k(X, Y) = function(X, Y), checked for shape and finite values on every block."""
 
     name: str = "callable"

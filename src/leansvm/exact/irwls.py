@@ -85,9 +85,10 @@ from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel, KernelRowCache, SubsetRowCache
 from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
-from leansvm.core.threads import check_cancelled, one_blas_thread
+from leansvm.core.threads import SPLIT_MIN_ENTRIES, can_split, check_cancelled, one_blas_thread, split_range
 from leansvm.core.validation import generator
-from leansvm.exact.irwls_chunk import CONVERGED, MISSED, run_chunks, select_working_set, solve_chunk
+from leansvm.exact.irwls_chunk import (CONVERGED, MISSED, run_chunks, select_working_set, solve_chunk, solve_subproblem,
+                                      step_coefficients, update_outputs)
 from leansvm.exact.irwls_subproblem import violation
 from leansvm.exact.screened_start import screened_start
 
@@ -492,6 +493,8 @@ class _ChunkedIRWLS:
         status = "limit"
         gap = np.inf
         trace = np.empty(self.BURST)
+        # large problems on several threads: every chunk here, its outputs' update split over them
+        split = can_split() and q * act.size >= SPLIT_MIN_ENTRIES
         try:
             while it < limit:
                 check_cancelled()                  # a parallel run given up (Ctrl-C): stop here
@@ -516,7 +519,7 @@ class _ChunkedIRWLS:
                     self.cache.slab, slot_of, stamp, clock, y, p, C, alpha, f, self.c_const,
                     float(self.offset), self.b, self.mu, self.delta, self.tol, self.max_inner,
                     self.equality, self.counts, self.n_pair, self.mu_floor, q,
-                    int(self.rng.integers(1, 2**63 - 1)), n_chunks, trace, INNER_RELATIVE_TOL)
+                    int(self.rng.integers(1, 2**63 - 1)), n_chunks, trace, INNER_RELATIVE_TOL, not split)
                 self.cache.record_use(clock, done * q)
                 self.inner_total += n_inner
                 self.trace.extend(trace[:done])
@@ -530,15 +533,16 @@ class _ChunkedIRWLS:
                     status = "converged"
                     break
                 if outcome == MISSED:              # this chunk's rows are computed here, then solved
-                    self.trace.append(self._chunk_step(W, y, p, C, alpha, f, gap))
+                    self.trace.append(self._chunk_step(W, y, p, C, alpha, f, gap, split))
                     it += 1
         finally:
             self.alpha[act], self.f[act] = alpha, f
         return status, gap, it
 
-    def _chunk_step(self, W, y, p, C, alpha, f, gap):
+    def _chunk_step(self, W, y, p, C, alpha, f, gap, split=False):
         """One chunk on the working set W: its kernel rows made resident (computed where missing),
-        its IRWLS sub-problem solved, every active output updated.
+        its IRWLS sub-problem solved, every active output updated (``split``: in row ranges over
+        the thread pool, the same sums per output).
 
         The sub-problem is solved only as far as the whole problem needs: to a
         violation of max(tol / 2, INNER_RELATIVE_TOL * gap), ``gap`` being the
@@ -546,11 +550,17 @@ class _ChunkedIRWLS:
         stop after a few pair steps instead of polishing W to tol / 2).
         """
         slots = self.cache.slots(W)                  # rows K[W, active] resident in the slab
-        self.b, self.mu, n_inner, objective = solve_chunk(
-            self.cache.slab, slots, W, y, p, C, alpha, f, self.c_const, float(self.offset),
-            self.b, self.mu, self.delta, max(0.5 * self.tol, INNER_RELATIVE_TOL * gap),
-            self.max_inner, self.equality,
-            self.counts, self.n_pair, self.mu_floor)
+        args = (self.cache.slab, slots, W, y, p, C, alpha, f, self.c_const, float(self.offset),
+                self.b, self.mu, self.delta, max(0.5 * self.tol, INNER_RELATIVE_TOL * gap),
+                self.max_inner, self.equality, self.counts, self.n_pair, self.mu_floor)
+        if not split:
+            self.b, self.mu, n_inner, objective = solve_chunk(*args)
+        else:
+            self.b, self.mu, n_inner, alpha_W = solve_subproblem(*args)
+            moved, d = step_coefficients(W, y, alpha, alpha_W)
+            slab, offset = self.cache.slab, float(self.offset)
+            objective = sum(split_range(
+                lambda a, b: update_outputs(slab, slots, moved, d, y, p, alpha, f, offset, a, b), y.size))
         self.inner_total += n_inner
         return objective
 

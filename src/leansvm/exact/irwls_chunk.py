@@ -41,13 +41,38 @@ def _xorshift(state):
 
 
 @njit(cache=True, nogil=True)
+def _kth_largest(score, k):
+    """The k-th largest entry of ``score`` (1 <= k <= n), as ``np.partition`` gives it.
+
+    For k much smaller than n, a guess from a strided sample of 1,024 scores (about twice the
+    rank needed) keeps the scores >= the guess; when they are k or more, the k-th largest is
+    among them and only they are partitioned (a pass and a small partition instead of a
+    partition of n: select_working_set at n = 15,000, 810 -> 515 us). Otherwise, all n."""
+    n = score.size
+    m = 1024
+    if n >= 4 * m and 64 * k <= n:
+        sample = score[::n // m][:m].copy()
+        rank = min(m, 2 * (k * m) // n + 2)
+        guess = np.partition(sample, m - rank)[m - rank]
+        kept = np.empty(n)
+        c = 0
+        for i in range(n):
+            if score[i] >= guess:
+                kept[c] = score[i]
+                c += 1
+        if c >= k:
+            return np.partition(kept[:c], c - k)[c - k]
+    return np.partition(score, n - k)[n - k]
+
+
+@njit(cache=True, nogil=True)
 def _mark_top(score, k, chosen):
     """Mark the (at most) k samples of largest finite score; ties by index order."""
     n = score.size
     k = min(k, n)
     if k <= 0:
         return
-    threshold = np.partition(score, n - k)[n - k]
+    threshold = _kth_largest(score, k)
     if threshold == -np.inf:                 # fewer than k eligible: take every finite one
         for i in range(n):
             if score[i] > -np.inf:
@@ -201,14 +226,14 @@ def select_working_set(y, p, f, alpha, C, b, q, tol, equality, seed, slot_of):
 
 
 @njit(cache=True, nogil=True)
-def solve_chunk(slab, slots, W, y, p, C, alpha, f, c_const, offset, b, mu, delta, tol, max_inner,
-                equality, counts, n_pair, mu_floor):
-    """Solve the sub-problem on W and update alpha and every output f in place.
+def solve_subproblem(slab, slots, W, y, p, C, alpha, f, c_const, offset, b, mu, delta, tol, max_inner,
+                     equality, counts, n_pair, mu_floor):
+    """Solve the sub-problem on W: returns (b, mu, inner iterations, the new alpha on W).
 
     ``slab[slots[r]]`` is the cached kernel row of sample W[r] over all (active)
     samples; ``offset`` is added to every kernel value (augmented bias).
     ``c_const`` is the part of y'a held outside this problem, minus Delta (per group, as ``b``).
-    Returns (b, mu, inner iterations, dual objective after the step).
+    alpha and f are not changed (:func:`update_outputs` applies the step).
     """
     q = W.size
     n = y.size
@@ -230,22 +255,69 @@ def solve_chunk(slab, slots, W, y, p, C, alpha, f, c_const, offset, b, mu, delta
         c_out[group(y, w, equality)] -= y[w] * alpha[w]
     b, mu, n_inner = solve_working_set(K, y_W, p_W, C_W, alpha_W, f_W, c_out, b, mu, delta, tol,
                                        max_inner, equality, counts, n_pair, mu_floor)
-    d_sum = 0.0
-    for r in range(q):
+    return b, mu, n_inner, alpha_W
+
+
+@njit(cache=True, nogil=True)
+def step_coefficients(W, y, alpha, alpha_W):
+    """The step of a solved W: d_r = y_w (alpha_W[r] - alpha_w) where nonzero, as (rows r, d);
+    alpha takes the new values. :func:`update_outputs` then moves f along those rows."""
+    moved = np.empty(W.size, dtype=np.int64)
+    d = np.empty(W.size)
+    m = 0
+    for r in range(W.size):
         w = W[r]
-        d = y_W[r] * (alpha_W[r] - alpha[w])
-        if d != 0.0:
-            row = slab[slots[r]]
-            for i in range(n):
-                f[i] += d * row[i]
-            d_sum += d
+        step = y[w] * (alpha_W[r] - alpha[w])
+        if step != 0.0:
+            moved[m], d[m] = r, step
+            m += 1
             alpha[w] = alpha_W[r]
+    return moved[:m], d[:m]
+
+
+@njit(cache=True, nogil=True)
+def update_outputs(slab, slots, moved, d, y, p, alpha, f, offset, start, stop):
+    """f_i += sum_r d_r (K[W_r, i] + offset) for i in [start, stop), each moved row read once;
+    returns the part sum_i a_i (y_i f_i / 2 + p_i) of the dual objective over those samples.
+    Ranges are independent, so threads may update disjoint ones at once.
+
+    Four rows per pass over f (f_i += (d_0 K_0i + d_1 K_1i) + (d_2 K_2i + d_3 K_3i)): a load and
+    a store of f_i per four rows instead of per row, 2x faster in float32 rows, 2.7x in float64
+    (128 rows of 15,000 columns: 1.76 -> 0.89 ms, 1.84 -> 0.68 ms)."""
+    d_sum = 0.0
+    m = moved.size
+    k = 0
+    while k + 4 <= m:
+        r0, r1 = slab[slots[moved[k]]], slab[slots[moved[k + 1]]]
+        r2, r3 = slab[slots[moved[k + 2]]], slab[slots[moved[k + 3]]]
+        d0, d1, d2, d3 = d[k], d[k + 1], d[k + 2], d[k + 3]
+        for i in range(start, stop):
+            f[i] += (d0 * r0[i] + d1 * r1[i]) + (d2 * r2[i] + d3 * r3[i])
+        d_sum += (d0 + d1) + (d2 + d3)
+        k += 4
+    for k in range(k, m):
+        row = slab[slots[moved[k]]]
+        dk = d[k]
+        for i in range(start, stop):
+            f[i] += dk * row[i]
+        d_sum += dk
     objective = 0.0
-    for i in range(n):
+    for i in range(start, stop):
         if offset != 0.0:
             f[i] += offset * d_sum
         objective += alpha[i] * (y[i] * f[i] * 0.5 + p[i])
-    return b, mu, n_inner, objective
+    return objective
+
+
+@njit(cache=True, nogil=True)
+def solve_chunk(slab, slots, W, y, p, C, alpha, f, c_const, offset, b, mu, delta, tol, max_inner,
+                equality, counts, n_pair, mu_floor):
+    """Solve the sub-problem on W and update alpha and every output f in place: one thread.
+    Returns (b, mu, inner iterations, dual objective after the step)."""
+    b, mu, n_inner, alpha_W = solve_subproblem(slab, slots, W, y, p, C, alpha, f, c_const, offset, b, mu,
+                                               delta, tol, max_inner, equality, counts, n_pair, mu_floor)
+    moved, d = step_coefficients(W, y, alpha, alpha_W)
+    return b, mu, n_inner, update_outputs(slab, slots, moved, d, y, p, alpha, f, offset, 0, y.size)
 
 
 #: :func:`run_chunks`' outcomes
@@ -254,7 +326,8 @@ CONVERGED, MISSED, PAUSED = 0, 1, 2
 
 @njit(cache=True, nogil=True)
 def run_chunks(slab, slot_of, stamp, clock, y, p, C, alpha, f, c_const, offset, b, mu, delta, tol,
-               max_inner, equality, counts, n_pair, mu_floor, q, seed, n_chunks, trace, inner_relative_tol):
+               max_inner, equality, counts, n_pair, mu_floor, q, seed, n_chunks, trace, inner_relative_tol,
+               solve_cached=True):
     """Up to ``n_chunks`` chunk iterations in one compiled call, as long as W's kernel rows are cached.
 
     Each iteration is the solver's: the violation on all samples; stop if it is <= ``tol``;
@@ -263,6 +336,8 @@ def run_chunks(slab, slot_of, stamp, clock, y, p, C, alpha, f, c_const, offset, 
     chunk); else stamp W's slots as used now (the cache's LRU clock) and :func:`solve_chunk`
     with the inner tolerance max(tol / 2, ``inner_relative_tol`` x the violation). A chunk whose rows are all cached
     then costs no Python: on the one-vs-one pairs of letter, 40 % of the chunks.
+    ``solve_cached=False`` returns every W (the caller solves it, its outputs' update split over
+    threads on large problems).
 
     ``trace[k]``: the dual objective after the k-th chunk of this call. Returns (outcome, gap,
     chunks done, W (the missed one, else empty), b, mu, inner iterations, clock); outcome is
@@ -284,7 +359,7 @@ def run_chunks(slab, slot_of, stamp, clock, y, p, C, alpha, f, c_const, offset, 
         slots = np.empty(W.size, dtype=np.int64)
         for r in range(W.size):
             slots[r] = slot_of[W[r]]
-            if slots[r] < 0:
+            if slots[r] < 0 or not solve_cached:
                 return MISSED, gap, done, W, b, mu, inner, clock
         clock += 1
         for r in range(W.size):
