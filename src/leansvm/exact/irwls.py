@@ -327,7 +327,9 @@ def _shared_rows(kernel_cache, X, kernel):
 
 def _outputs(kernel, X, shared, eval_idx, src_idx, coef, offset):
     """sum_j coef_j (k(x_src_j, x_eval_i) + offset): from the shared rows when given."""
-    if shared is None or eval_idx.size == 0:
+    if eval_idx.size == 0 or src_idx.size == 0:
+        return np.zeros(eval_idx.size)
+    if shared is None:
         return _expansion_outputs(kernel, X[eval_idx], X[src_idx], coef, offset)
     cache, rows = shared
     return cache.outputs(rows[src_idx], coef, rows[eval_idx], offset)
