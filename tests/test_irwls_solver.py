@@ -252,3 +252,109 @@ def test_pair_steps_keep_outputs_and_equalities_and_reach_the_tolerance(equality
     groups = [y > 0, y < 0] if equality == 2 else [np.ones(60, dtype=bool)]
     for g in groups:
         assert abs(y[g] @ alpha[g] - y[g] @ a0[g]) <= 1e-9
+
+
+def test_compiled_bursts_and_python_chunks_reach_the_same_optimum(noisy_problem, monkeypatch):
+    """Chunks whose rows are cached run in compiled bursts (``run_chunks``); with bursts turned off
+    (every W handed back to Python, as on several threads) the solver reaches the same optimum,
+    and every chunk's rows are counted once, as a hit or a miss, whichever side solved it."""
+    X, y = noisy_problem
+    problem, kernel = c_svc(y, np.full(y.size, 10.0)), Kernel("rbf", gamma=0.1)
+    burst = solve_irwls(X, problem, kernel, tol=1e-4, working_set_size=64, random_state=0, shrinking=False)
+    real = irwls.run_chunks
+    monkeypatch.setattr(irwls, "run_chunks", lambda *args: real(*args[:-1], False))   # solve_cached=False
+    python = solve_irwls(X, problem, kernel, tol=1e-4, working_set_size=64, random_state=0, shrinking=False)
+    assert burst.converged and python.converged
+    assert burst.dual_objective == pytest.approx(python.dual_objective, rel=1e-6)
+    q = 48                                          # 3/4 of 64 below SMALL_PROBLEM
+    for fit in (burst, python):
+        assert fit.stats["cache_hits"] + fit.stats["cache_misses"] == q * fit.n_iter
+
+
+def test_outputs_update_split_over_threads_equals_one_pass(noisy_problem, monkeypatch):
+    """Above SPLIT_OUTPUTS_MIN the outputs' update of each chunk runs in row ranges on the thread pool:
+    the same per-output sums as one pass, so the same iterates. Both runs hand every W back to
+    Python (as the split mode does), so that they draw the same working sets."""
+    from leansvm.core import threads
+    if not threads.can_split():
+        pytest.skip("one core: the pool never splits")
+    X, y = noisy_problem
+    problem, kernel = c_svc(y, np.full(y.size, 10.0)), Kernel("rbf", gamma=0.1)
+    real = irwls.run_chunks
+    monkeypatch.setattr(irwls, "run_chunks", lambda *args: real(*args[:-1], False))
+    fits = {}
+    for label, threshold in (("one pass", 1 << 62), ("split", 1)):
+        monkeypatch.setattr(irwls, "SPLIT_OUTPUTS_MIN", threshold)
+        fits[label] = solve_irwls(X, problem, kernel, tol=1e-4, working_set_size=64, random_state=0,
+                                  shrinking=False)
+    one, split = fits["one pass"], fits["split"]
+    assert split.converged and one.converged
+    np.testing.assert_array_equal(split.stats["outputs"], one.stats["outputs"])
+    np.testing.assert_array_equal(split.alpha, one.alpha)
+    # the objective's partial sums are added per range: rounding only
+    np.testing.assert_allclose(split.stats["objective_trace"], one.stats["objective_trace"], rtol=1e-12)
+
+
+def test_update_outputs_over_ranges_is_the_one_range_update():
+    """Four rows per pass and the leftover rows one by one; disjoint ranges give the same f."""
+    from leansvm.exact.irwls_chunk import update_outputs
+    rng = np.random.default_rng(3)
+    n = 301
+    slab = rng.normal(size=(12, n)).astype(np.float32)
+    slots = rng.permutation(12)[:9].astype(np.int64)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    p, alpha, f0 = -np.ones(n), rng.random(n), rng.normal(size=n)
+    for m in (0, 3, 4, 7, 9):                      # leftovers after groups of four: 0..3
+        moved, d = np.arange(m, dtype=np.int64), rng.normal(size=m)
+        want = f0 + d @ (slab[slots[:m]].astype(np.float64) + 0.5) if m else f0.copy()
+        whole = f0.copy()
+        obj = update_outputs(slab, slots, moved, d, y, p, alpha, whole, 0.5, 0, n)
+        np.testing.assert_allclose(whole, want, rtol=1e-12, atol=1e-12)
+        assert obj == pytest.approx(float(alpha @ (y * whole / 2 + p)), rel=1e-12)
+        parts = f0.copy()
+        obj_parts = sum(update_outputs(slab, slots, moved, d, y, p, alpha, parts, 0.5, a, b)
+                        for a, b in ((0, 100), (100, 101), (101, n)))
+        np.testing.assert_array_equal(parts, whole)
+        assert obj_parts == pytest.approx(obj, rel=1e-12)
+
+
+def test_kth_largest_is_numpys_partition():
+    """The sampled guess of the working-set selection's top-k never changes the threshold: large n
+    and small k (the sampled path), ties, -inf scores (fewer eligible than k)."""
+    from leansvm.exact.irwls_chunk import _kth_largest
+    rng = np.random.default_rng(1)
+    for trial in range(400):
+        n = int(rng.integers(1, 30000))
+        k = int(rng.integers(1, min(n, 200) + 1))
+        score = rng.normal(size=n)
+        if trial % 4 == 1:
+            score = np.round(score, 1)
+        elif trial % 4 == 2:
+            score[rng.random(n) < 0.9] = -np.inf
+        elif trial % 4 == 3:
+            score[rng.random(n) < 0.999] = -np.inf
+        assert _kth_largest(score, k) == np.partition(score, n - k)[n - k]
+
+
+def test_a_failed_row_computation_leaves_no_sample_claiming_a_slot(monkeypatch):
+    """A Ctrl-C while missing rows are computed: the samples whose rows were being written stay
+    uncached (the next request computes them), the other rows stay exact."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    kernel = Kernel("rbf", gamma=0.5)
+    cache = KernelRowCache(kernel, X, cache_size=20 * 60 * 8 / 2**20, dtype=np.float64)
+    cache.slots(np.arange(15))
+    real = Kernel.block_into
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    for request in (np.arange(15, 20), np.arange(30, 40)):      # never-used slots, then evictions
+        monkeypatch.setattr(Kernel, "block_into", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            cache.slots(request)
+        monkeypatch.setattr(Kernel, "block_into", real)
+        assert np.all(cache.slot_of[request] < 0)
+        held = np.flatnonzero(cache.slot_of >= 0)
+        np.testing.assert_allclose(cache.slab[cache.slot_of[held]], kernel(X[held], X), rtol=1e-12)
+        np.testing.assert_allclose(cache.slab[cache.slots(request)], kernel(X[request], X), rtol=1e-12)

@@ -85,7 +85,7 @@ from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel, KernelRowCache, SubsetRowCache
 from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
-from leansvm.core.threads import SPLIT_MIN_ENTRIES, can_split, check_cancelled, one_blas_thread, split_range
+from leansvm.core.threads import can_split, check_cancelled, one_blas_thread, split_range
 from leansvm.core.validation import generator
 from leansvm.exact.irwls_chunk import (CONVERGED, MISSED, run_chunks, select_working_set, solve_chunk, solve_subproblem,
                                       step_coefficients, update_outputs)
@@ -101,6 +101,11 @@ DEFAULT_PAIR_STEPS = 1000
 #: pairs of letter, penbased and satimage (1,200-1,500 samples): 10-30 % less CPU.
 SMALL_PROBLEM = 2000
 SMALL_PROBLEM_Q = 0.75
+#: from this many entries (q x active samples) a chunk's outputs are updated on several threads
+#: (the chunks then run one by one from Python, no compiled bursts): below it, the hand-offs and the
+#: lost bursts cost more than the split saves (banana, page-blocks0, mushroom, about 4,500 samples:
+#: 0.12 -> 0.15, 0.09 -> 0.10, 0.25 -> 0.29 s at 2^18)
+SPLIT_OUTPUTS_MIN = 1 << 20
 #: W is solved to max(tol / 2, INNER_RELATIVE_TOL x the current violation on all samples)
 INNER_RELATIVE_TOL = 0.1
 
@@ -496,7 +501,7 @@ class _ChunkedIRWLS:
         gap = np.inf
         trace = np.empty(self.BURST)
         # large problems on several threads: every chunk here, its outputs' update split over them
-        split = can_split() and q * act.size >= SPLIT_MIN_ENTRIES
+        split = can_split() and q * act.size >= SPLIT_OUTPUTS_MIN
         try:
             while it < limit:
                 check_cancelled()                  # a parallel run given up (Ctrl-C): stop here
