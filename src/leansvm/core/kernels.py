@@ -319,6 +319,17 @@ def _first_occurrences(idx) -> np.ndarray:
     return idx if first.size == idx.size else idx[np.sort(first)]
 
 
+def dense_if_worth_it(X):
+    """Sparse X as a dense array when it is dense enough for GEMM to beat sparse products and its
+    dense copy fits in :attr:`KernelRowCache.DENSE_MAX_MB`; else X as it is."""
+    if sp.issparse(X) and X.shape[0] * X.shape[1] > 0:
+        density = X.nnz / (X.shape[0] * X.shape[1])
+        if density >= KernelRowCache.DENSE_MIN_DENSITY and \
+                X.shape[0] * X.shape[1] * 8 <= KernelRowCache.DENSE_MAX_MB * 2**20:
+            return X.toarray()
+    return X
+
+
 class KernelRowCache:
     """Least-recently-used cache of kernel rows k(x_i, X) over the training set.
 
@@ -336,10 +347,7 @@ class KernelRowCache:
 
     def __init__(self, kernel: Kernel, X, cache_size: float = 200.0, dtype=np.float64, buffer=None):
         self.kernel = kernel
-        if sp.issparse(X) and X.shape[0] * X.shape[1] > 0:
-            density = X.nnz / (X.shape[0] * X.shape[1])
-            if density >= self.DENSE_MIN_DENSITY and X.shape[0] * X.shape[1] * 8 <= self.DENSE_MAX_MB * 2**20:
-                X = X.toarray()
+        X = dense_if_worth_it(X)
         self.norms = squared_row_norms(X)
         if np.dtype(dtype) == np.float32 and type(kernel) is Kernel and not sp.issparse(X):
             # rows stored in float32: the product in float32 too (SGEMM, twice DGEMM's speed; SVC
