@@ -262,7 +262,7 @@ def test_compiled_bursts_and_python_chunks_reach_the_same_optimum(noisy_problem,
     problem, kernel = c_svc(y, np.full(y.size, 10.0)), Kernel("rbf", gamma=0.1)
     burst = solve_irwls(X, problem, kernel, tol=1e-4, working_set_size=64, random_state=0, shrinking=False)
     real = irwls.run_chunks
-    monkeypatch.setattr(irwls, "run_chunks", lambda *args: real(*args[:-1], False))   # solve_cached=False
+    monkeypatch.setattr(irwls, "run_chunks", lambda *args: real(*args, False))   # solve_cached=False
     python = solve_irwls(X, problem, kernel, tol=1e-4, working_set_size=64, random_state=0, shrinking=False)
     assert burst.converged and python.converged
     assert burst.dual_objective == pytest.approx(python.dual_objective, rel=1e-6)
@@ -281,7 +281,7 @@ def test_outputs_update_split_over_threads_equals_one_pass(noisy_problem, monkey
     X, y = noisy_problem
     problem, kernel = c_svc(y, np.full(y.size, 10.0)), Kernel("rbf", gamma=0.1)
     real = irwls.run_chunks
-    monkeypatch.setattr(irwls, "run_chunks", lambda *args: real(*args[:-1], False))
+    monkeypatch.setattr(irwls, "run_chunks", lambda *args: real(*args, False))
     fits = {}
     for label, threshold in (("one pass", 1 << 62), ("split", 1)):
         monkeypatch.setattr(irwls, "SPLIT_OUTPUTS_MIN", threshold)

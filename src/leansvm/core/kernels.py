@@ -355,6 +355,8 @@ class KernelRowCache:
             # about 2^-24 (|x|^2 + |y|^2), as the float32 row itself does
             X = np.asarray(X, dtype=np.float32)
         self.X = X
+        # the norms in the rows' dtype, as the RBF transform reads them (no cast at every fill)
+        self._row_norms = self.norms.astype(dtype)
         # X' contiguous for the row products (inner_products' YT): a second copy of dense X
         self._XT = None if sp.issparse(X) or type(kernel) is not Kernel else np.ascontiguousarray(X.T)
         self._allocate(X.shape[0], cache_size, dtype, buffer)
@@ -476,8 +478,8 @@ class KernelRowCache:
 
         def rows(a, b):
             out = self._slab[slots[a]:slots[a] + b - a] if consecutive else np.empty((b - a, self.n), self.dtype)
-            self.kernel.block_into(out, self.X[samples[a:b]], self.X, x_norms=self.norms[samples[a:b]],
-                                   y_norms=self.norms, YT=self._XT)
+            self.kernel.block_into(out, self.X[samples[a:b]], self.X, x_norms=self._row_norms[samples[a:b]],
+                                   y_norms=self._row_norms, YT=self._XT)
             if not consecutive:
                 self._slab[slots[a:b]] = out
 

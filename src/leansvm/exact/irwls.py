@@ -507,7 +507,8 @@ class _ChunkedIRWLS:
         status = "limit"
         gap = np.inf
         trace = np.empty(self.BURST)
-        # large problems on several threads: every chunk here, its outputs' update split over them
+        # large problems on several threads: a chunk whose rows must be computed (here, in row
+        # ranges on the threads) has its outputs' update split over them too
         split = can_split() and q * act.size >= SPLIT_OUTPUTS_MIN
         try:
             while it < limit:
@@ -533,7 +534,7 @@ class _ChunkedIRWLS:
                     self.cache.slab, slot_of, stamp, clock, y, p, C, alpha, f, self.c_const,
                     float(self.offset), self.b, self.mu, self.delta, self.tol, self.max_inner,
                     self.equality, self.counts, self.n_pair, self.mu_floor, q,
-                    int(self.rng.integers(1, 2**63 - 1)), n_chunks, trace, INNER_RELATIVE_TOL, not split)
+                    int(self.rng.integers(1, 2**63 - 1)), n_chunks, trace, INNER_RELATIVE_TOL)
                 self.cache.record_use(clock, done * q)
                 self.inner_total += n_inner
                 self.trace.extend(trace[:done])
