@@ -24,6 +24,7 @@ import importlib
 import os
 import signal
 import sys
+import threading
 
 
 def interrupt(times=1):
@@ -97,9 +98,19 @@ def in_compiled_calls():
 
     def signalling(compiled):
         @numba.njit
-        def wrapper(*args):
+        def kill_then(*args):
             kill(getpid(), 2)
             return compiled(*args)
+
+        # once per process, as every stage: two solver threads each entering the call before the
+        # first signal has stopped them would otherwise send two (a second Ctrl-C)
+        lock, sent = threading.Lock(), []
+
+        def wrapper(*args):
+            with lock:
+                first = not sent
+                sent.append(True)
+            return kill_then(*args) if first else compiled(*args)
         return wrapper
 
     for module_name, name in (("leansvm.exact.box_cd", "_greedy_cd_cached"),

@@ -548,6 +548,7 @@ class _ChunkedIRWLS:
                     status = "converged"
                     break
                 if outcome == MISSED:              # this chunk's rows are computed here, then solved
+                    check_cancelled()              # a burst may have run for milliseconds
                     self.trace.append(self._chunk_step(W, y, p, C, alpha, f, gap, split))
                     it += 1
         finally:
