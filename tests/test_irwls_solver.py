@@ -271,30 +271,6 @@ def test_compiled_bursts_and_python_chunks_reach_the_same_optimum(noisy_problem,
         assert fit.stats["cache_hits"] + fit.stats["cache_misses"] == q * fit.n_iter
 
 
-def test_outputs_update_split_over_threads_equals_one_pass(noisy_problem, monkeypatch):
-    """Above SPLIT_OUTPUTS_MIN the outputs' update of each chunk runs in row ranges on the thread pool:
-    the same per-output sums as one pass, so the same iterates. Both runs hand every W back to
-    Python (as the split mode does), so that they draw the same working sets."""
-    from leansvm.core import threads
-    if not threads.can_split():
-        pytest.skip("one core: the pool never splits")
-    X, y = noisy_problem
-    problem, kernel = c_svc(y, np.full(y.size, 10.0)), Kernel("rbf", gamma=0.1)
-    real = irwls.run_chunks
-    monkeypatch.setattr(irwls, "run_chunks", lambda *args: real(*args, False))
-    fits = {}
-    for label, threshold in (("one pass", 1 << 62), ("split", 1)):
-        monkeypatch.setattr(irwls, "SPLIT_OUTPUTS_MIN", threshold)
-        fits[label] = solve_irwls(X, problem, kernel, tol=1e-4, working_set_size=64, random_state=0,
-                                  shrinking=False)
-    one, split = fits["one pass"], fits["split"]
-    assert split.converged and one.converged
-    np.testing.assert_array_equal(split.stats["outputs"], one.stats["outputs"])
-    np.testing.assert_array_equal(split.alpha, one.alpha)
-    # the objective's partial sums are added per range: rounding only
-    np.testing.assert_allclose(split.stats["objective_trace"], one.stats["objective_trace"], rtol=1e-12)
-
-
 def test_update_outputs_over_ranges_is_the_one_range_update():
     """Four rows per pass and the leftover rows one by one; disjoint ranges give the same f."""
     from leansvm.exact.irwls_chunk import update_outputs

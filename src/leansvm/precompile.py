@@ -98,12 +98,6 @@ def _workloads():
     # shrinking (from irwls.SMALL_PROBLEM samples on): its checks run between compiled chunk bursts
     Xk, yk = make_classification(n_samples=2100, n_features=6, random_state=2)
     jobs.append(("SVC with shrinking", lambda: leansvm.SVC(C=10, gamma=0.3).fit(Xk, yk)))
-    # a problem large enough for the outputs' update on several threads (irwls.SPLIT_OUTPUTS_MIN),
-    # float32 and float64 rows
-    Xm, ym = make_classification(n_samples=8400, n_features=4, n_informative=2, n_redundant=0,
-                                 class_sep=2.0, random_state=3)
-    for tol in (1e-3, 1e-5):
-        jobs.append((f"SVC split outputs tol={tol:g}", lambda t=tol: leansvm.SVC(C=1, gamma=0.3, tol=t).fit(Xm, ym)))
     for shrinking in (True, False):
         jobs.append((f"BudgetSVC row cache shrinking={shrinking}", lambda s=shrinking: leansvm.BudgetSVC(
             budget=20, C=10, gamma=0.3, cache_size=1, shrinking=s).fit(Xl, yl)))

@@ -85,10 +85,9 @@ from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel, KernelRowCache, SubsetRowCache, dense_if_worth_it
 from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
-from leansvm.core.threads import can_split, check_cancelled, one_blas_thread, split_range
+from leansvm.core.threads import check_cancelled, one_blas_thread
 from leansvm.core.validation import generator
-from leansvm.exact.irwls_chunk import (CONVERGED, MISSED, run_chunks, select_working_set, solve_chunk, solve_subproblem,
-                                      step_coefficients, update_outputs)
+from leansvm.exact.irwls_chunk import CONVERGED, MISSED, run_chunks, select_working_set, solve_chunk
 from leansvm.exact.irwls_subproblem import violation
 from leansvm.exact.screened_start import screened_start
 
@@ -101,11 +100,6 @@ DEFAULT_PAIR_STEPS = 1000
 #: pairs of letter, penbased and satimage (1,200-1,500 samples): 10-30 % less CPU.
 SMALL_PROBLEM = 2000
 SMALL_PROBLEM_Q = 0.75
-#: from this many entries (q x active samples) a chunk's outputs are updated on several threads
-#: (the chunks then run one by one from Python, no compiled bursts): below it, the hand-offs and the
-#: lost bursts cost more than the split saves (banana, page-blocks0, mushroom, about 4,500 samples:
-#: 0.12 -> 0.15, 0.09 -> 0.10, 0.25 -> 0.29 s at 2^18)
-SPLIT_OUTPUTS_MIN = 1 << 20
 #: W is solved to max(tol / 2, INNER_RELATIVE_TOL x the current violation on all samples)
 INNER_RELATIVE_TOL = 0.1
 
@@ -507,9 +501,6 @@ class _ChunkedIRWLS:
         status = "limit"
         gap = np.inf
         trace = np.empty(self.BURST)
-        # large problems on several threads: a chunk whose rows must be computed (here, in row
-        # ranges on the threads) has its outputs' update split over them too
-        split = can_split() and q * act.size >= SPLIT_OUTPUTS_MIN
         try:
             while it < limit:
                 check_cancelled()                  # a parallel run given up (Ctrl-C): stop here
@@ -549,34 +540,30 @@ class _ChunkedIRWLS:
                     break
                 if outcome == MISSED:              # this chunk's rows are computed here, then solved
                     check_cancelled()              # a burst may have run for milliseconds
-                    self.trace.append(self._chunk_step(W, y, p, C, alpha, f, gap, split))
+                    self.trace.append(self._chunk_step(W, y, p, C, alpha, f, gap))
                     it += 1
         finally:
             self.alpha[act], self.f[act] = alpha, f
         return status, gap, it
 
-    def _chunk_step(self, W, y, p, C, alpha, f, gap, split=False):
-        """One chunk on the working set W: its kernel rows made resident (computed where missing),
-        its IRWLS sub-problem solved, every active output updated (``split``: in row ranges over
-        the thread pool, the same sums per output).
+    def _chunk_step(self, W, y, p, C, alpha, f, gap):
+        """One chunk on the working set W: its kernel rows made resident (computed where missing,
+        in row ranges over the threads when large), its IRWLS sub-problem solved, every active
+        output updated.
 
         The sub-problem is solved only as far as the whole problem needs: to a
         violation of max(tol / 2, INNER_RELATIVE_TOL * gap), ``gap`` being the
         current violation on all samples (an inexact inner solve: early chunks
         stop after a few pair steps instead of polishing W to tol / 2).
+
+        The outputs' update stays on one thread: split over two (row ranges on the pool) it
+        gained nothing on a9a (5.38 against 5.34 s) and cost magic 0.1 s of 1.1 (interleaved runs).
         """
         slots = self.cache.slots(W)                  # rows K[W, active] resident in the slab
-        args = (self.cache.slab, slots, W, y, p, C, alpha, f, self.c_const, float(self.offset),
-                self.b, self.mu, self.delta, max(0.5 * self.tol, INNER_RELATIVE_TOL * gap),
-                self.max_inner, self.equality, self.counts, self.n_pair, self.mu_floor)
-        if not split:
-            self.b, self.mu, n_inner, objective = solve_chunk(*args)
-        else:
-            self.b, self.mu, n_inner, alpha_W = solve_subproblem(*args)
-            moved, d = step_coefficients(W, y, alpha, alpha_W)
-            slab, offset = self.cache.slab, float(self.offset)
-            objective = sum(split_range(
-                lambda a, b: update_outputs(slab, slots, moved, d, y, p, alpha, f, offset, a, b), y.size))
+        self.b, self.mu, n_inner, objective = solve_chunk(
+            self.cache.slab, slots, W, y, p, C, alpha, f, self.c_const, float(self.offset),
+            self.b, self.mu, self.delta, max(0.5 * self.tol, INNER_RELATIVE_TOL * gap),
+            self.max_inner, self.equality, self.counts, self.n_pair, self.mu_floor)
         self.inner_total += n_inner
         return objective
 

@@ -279,7 +279,7 @@ def step_coefficients(W, y, alpha, alpha_W):
 def update_outputs(slab, slots, moved, d, y, p, alpha, f, offset, start, stop):
     """f_i += sum_r d_r (K[W_r, i] + offset) for i in [start, stop), each moved row read once;
     returns the part sum_i a_i (y_i f_i / 2 + p_i) of the dual objective over those samples.
-    Ranges are independent, so threads may update disjoint ones at once.
+    Disjoint ranges are independent (the same sums as one range over them).
 
     Four rows per pass over f (f_i += (d_0 K_0i + d_1 K_1i) + (d_2 K_2i + d_3 K_3i)): a load and
     a store of f_i per four rows instead of per row, 2x faster in float32 rows, 2.7x in float64
@@ -336,8 +336,8 @@ def run_chunks(slab, slot_of, stamp, clock, y, p, C, alpha, f, c_const, offset, 
     chunk); else stamp W's slots as used now (the cache's LRU clock) and :func:`solve_chunk`
     with the inner tolerance max(tol / 2, ``inner_relative_tol`` x the violation). A chunk whose rows are all cached
     then costs no Python: on the one-vs-one pairs of letter, 40 % of the chunks.
-    ``solve_cached=False`` returns every W (the caller solves it, its outputs' update split over
-    threads on large problems).
+    ``solve_cached=False`` hands every W back (each chunk then solved from Python, as before
+    the bursts: the tests check that both reach one optimum).
 
     ``trace[k]``: the dual objective after the k-th chunk of this call. Returns (outcome, gap,
     chunks done, W (the missed one, else empty), b, mu, inner iterations, clock); outcome is
