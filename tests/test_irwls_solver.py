@@ -9,9 +9,19 @@ from leansvm import SVC
 from leansvm.core.kernels import Kernel, KernelRowCache
 from leansvm.exact import irwls
 from leansvm.core.problems import c_svc
-from leansvm.exact.irwls import _select_working_set, solve_irwls
+from leansvm.exact.irwls import solve_irwls
+from leansvm.exact.irwls_chunk import select_working_set
 
 from .conftest import libsvm_dual_objectives
+
+
+def _select_working_set(y, p, f, alpha, C, b, q, rng, tol, equality=True, slot_of=None):
+    """The compiled selection as the solver calls it (one seed drawn from ``rng``, b per group)."""
+    if slot_of is None:
+        slot_of = np.zeros(0, dtype=np.intp)
+    b = np.broadcast_to(np.asarray(b, dtype=np.float64), (2,)).copy()
+    return select_working_set(y, p, f, alpha, C, b, int(q), float(tol), int(equality),
+                              int(rng.integers(1, 2**63 - 1)), slot_of)
 
 
 @pytest.fixture(scope="module")

@@ -87,7 +87,7 @@ from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
 from leansvm.core.threads import check_cancelled, one_blas_thread
 from leansvm.core.validation import generator
-from leansvm.exact.irwls_chunk import CONVERGED, MISSED, run_chunks, select_working_set, solve_chunk
+from leansvm.exact.irwls_chunk import CONVERGED, MISSED, run_chunks, solve_chunk
 from leansvm.exact.irwls_subproblem import violation
 from leansvm.exact.screened_start import screened_start
 
@@ -102,24 +102,6 @@ SMALL_PROBLEM = 2000
 SMALL_PROBLEM_Q = 0.75
 #: W is solved to max(tol / 2, INNER_RELATIVE_TOL x the current violation on all samples)
 INNER_RELATIVE_TOL = 0.1
-
-
-def _select_working_set(y, p, f, alpha, C, b, q, rng, tol, equality=True, slot_of=None):
-    """Section 3 of the paper: violators and free samples, random choice, completion by small |u|.
-
-    Always included: per class, the worst violator of each of conditions (9)
-    and (10), and the q/4 most violating samples of each side of the stopping
-    rule (they make the maximal violation fall; without them banana at C=100
-    did not converge). The rest of W is the paper's random choice among the
-    violators and free samples, completed by the smallest |u_i|; candidates
-    whose kernel rows are cached (``slot_of[i] >= 0``) are drawn first. Compiled:
-    :func:`irwls_chunk.select_working_set`; returns W sorted.
-    """
-    seed = int(rng.integers(1, 2**63 - 1))
-    if slot_of is None:
-        slot_of = np.zeros(0, dtype=np.intp)
-    b = np.broadcast_to(np.asarray(b, dtype=np.float64), (2,)).copy()
-    return select_working_set(y, p, f, alpha, C, b, int(q), float(tol), int(equality), seed, slot_of)
 
 
 BIAS_MODES = ("equality", "augmented", "none")

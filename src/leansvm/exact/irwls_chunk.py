@@ -1,7 +1,8 @@
 r"""One chunk iteration of the chunked IRWLS solver, compiled with numba.
 
-Two routines, so that a chunk costs two compiled calls and one cache request
-instead of a dozen NumPy passes over all n samples:
+Chunks whose kernel rows are all cached run back to back in one compiled call
+(:func:`run_chunks`); a chunk with a missing row goes back to Python, which
+computes the rows with BLAS and calls :func:`solve_chunk`. A chunk is:
 
 * :func:`select_working_set`: the sample selection of section 3 of Pérez-Cruz
   et al. (NIPS 2000). Always in W: per class, the worst violator of each of
@@ -17,7 +18,7 @@ instead of a dozen NumPy passes over all n samples:
   samples outside W entering through f and c_out = sum_{i not in W} y_i a_i - Delta
   (one per sign group in the nu forms),
   then updates every output, f_i += sum_{j in W} k_ji y_j (a_j^new - a_j^old),
-  reading each changed cached row once (no copies), and returns the dual
+  reading each changed cached row once (no copies; :func:`update_outputs`), and returns the dual
   objective 1/2 a'Qa + p'a = sum_i a_i (y_i f_i / 2 + p_i).
 """
 
