@@ -478,8 +478,7 @@ class KernelRowCache:
 
         def rows(a, b):
             out = self._slab[slots[a]:slots[a] + b - a] if consecutive else np.empty((b - a, self.n), self.dtype)
-            self.kernel.block_into(out, self.X[samples[a:b]], self.X, x_norms=self._row_norms[samples[a:b]],
-                                   y_norms=self._row_norms, YT=self._XT)
+            self._rows_into(out, samples[a:b])
             if not consecutive:
                 self._slab[slots[a:b]] = out
 
@@ -495,9 +494,14 @@ class KernelRowCache:
             raise
 
     def _compute(self, idx) -> np.ndarray:
-        """K[idx, :] computed (one GEMM and an element-wise transform)."""
-        return self.kernel.block(self.X[idx], self.X, x_norms=self.norms[idx], y_norms=self.norms,
-                                 dtype=self.dtype)
+        """K[idx, :] computed into a new block."""
+        return self._rows_into(np.empty((len(idx), self.n), dtype=self.dtype), idx)
+
+    def _rows_into(self, out, idx) -> np.ndarray:
+        """K[idx, :] written into ``out`` (one GEMM against the contiguous X', one transform): the
+        one way this cache computes rows, so a row reads the same wherever it is asked for."""
+        return self.kernel.block_into(out, self.X[idx], self.X, x_norms=self._row_norms[idx],
+                                      y_norms=self._row_norms, YT=self._XT)
 
     def outputs(self, rows, coef, cols, offset=0.0) -> np.ndarray:
         """sum_r coef_r (K[rows_r, cols_k] + offset) for every k, read from (and filling) the cache.
