@@ -114,6 +114,7 @@ def in_compiled_calls():
         return wrapper
 
     for module_name, name in (("leansvm.exact.box_cd", "_greedy_cd_cached"),
+                              ("leansvm.exact.irwls", "run_chunks"),
                               ("leansvm.exact.irwls", "solve_chunk"),
                               ("leansvm.budget.bsgd", "_sgd_pass")):
         module = importlib.import_module(module_name)

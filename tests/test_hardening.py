@@ -406,11 +406,13 @@ def test_keyboard_interrupt_inside_the_solver_leaves_svc_unfitted(monkeypatch, r
     est = SVC(working_set_size=8)
     if refit:
         est.fit(X[:, :3], y)     # an earlier model with another feature count must not survive
-    interrupt = _Interrupt(irwls.run_chunks, after=20)
+    # the compiled loop runs up to 50 chunks a call (this fit: 6 calls); the second call is
+    # inside a solver run that has moved its coefficients
+    interrupt = _Interrupt(irwls.run_chunks, after=2)
     monkeypatch.setattr(irwls, "run_chunks", interrupt)
     with pytest.raises(KeyboardInterrupt):
         est.fit(X, y)
-    assert interrupt.calls >= 20         # it was raised deep inside a solver run
+    assert interrupt.calls >= 2
     _assert_unfitted(est)
     assert est.get_params() == SVC(working_set_size=8).get_params()
     monkeypatch.undo()

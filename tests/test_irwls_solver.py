@@ -340,3 +340,77 @@ def test_a_failed_row_computation_leaves_no_sample_claiming_a_slot(monkeypatch):
         held = np.flatnonzero(cache.slot_of >= 0)
         np.testing.assert_allclose(cache.slab[cache.slot_of[held]], kernel(X[held], X), rtol=1e-12)
         np.testing.assert_allclose(cache.slab[cache.slots(request)], kernel(X[request], X), rtol=1e-12)
+
+
+def test_the_compiled_loop_fills_missing_rows_as_the_cache_would(noisy_problem):
+    """``run_chunks`` computes missing float32 RBF rows into never-used slots itself: afterwards
+    every cached sample's slot holds its kernel row (against a float64 reference), the slot's
+    owner is that sample, the filled mark counts the cached samples, and every chunk's rows were
+    counted once as a hit or a miss."""
+    from leansvm.exact.irwls_chunk import run_chunks
+    X, y = noisy_problem
+    X, y = X[:400], y[:400]
+    kernel = Kernel("rbf", gamma=0.1)
+    cache = KernelRowCache(kernel, X, cache_size=200.0, dtype=np.float32)
+    state = cache.compiled_state(16)
+    assert state[5].shape[0] == X.shape[0]                 # allowed to fill rows itself
+    problem = c_svc(y, np.full(y.size, 10.0))
+    alpha, f = np.zeros(y.size), np.zeros(y.size)
+    n_chunks, q = 12, 16
+    out = run_chunks(cache.slab, *state, problem.y, problem.p, problem.C, alpha, f, np.zeros(2), 0.0,
+                     np.zeros(2), 0.0, 1e-5, 1e-3, 3, 1, np.zeros(3, dtype=np.int64), 1000, 1e-5, q, 7,
+                     n_chunks, np.empty(n_chunks), irwls.INNER_RELATIVE_TOL)
+    outcome, done, clock, filled, hits, misses = out[0], out[2], out[7], out[8], out[9], out[10]
+    cache.record_use(clock, filled, hits, misses)
+    assert done == n_chunks and outcome != irwls.MISSED
+    cached = np.flatnonzero(cache.slot_of >= 0)
+    assert cached.size == filled == misses > q
+    assert hits + misses == q * done
+    slots = cache.slot_of[cached]
+    np.testing.assert_array_equal(cache._owner[slots], cached)
+    np.testing.assert_array_equal(np.sort(slots), np.arange(filled))
+    np.testing.assert_allclose(cache.slab[slots], kernel(X[cached], X), atol=2e-6)
+    assert np.all(alpha >= 0) and np.all(alpha <= 10.0) and alpha.any()
+
+
+def test_a_compiled_loop_that_may_not_compute_rows_hands_the_chunk_back(noisy_problem):
+    """A linear kernel (rows computed in Python): the first chunk, whose rows are all missing,
+    comes back to Python with its working set, nothing filled and nothing moved."""
+    from leansvm.exact.irwls_chunk import run_chunks
+    X, y = noisy_problem
+    X, y = X[:300], y[:300]
+    cache = KernelRowCache(Kernel("linear"), X, cache_size=200.0, dtype=np.float32)
+    state = cache.compiled_state(16)
+    assert state[5].shape[0] == 0
+    problem = c_svc(y, np.full(y.size, 10.0))
+    alpha, f = np.zeros(y.size), np.zeros(y.size)
+    out = run_chunks(cache.slab, *state, problem.y, problem.p, problem.C, alpha, f, np.zeros(2), 0.0,
+                     np.zeros(2), 0.0, 1e-5, 1e-3, 3, 1, np.zeros(3, dtype=np.int64), 1000, 1e-5, 16, 7,
+                     5, np.empty(5), irwls.INNER_RELATIVE_TOL)
+    assert out[0] == irwls.MISSED and out[2] == 0 and out[3].size == 16
+    assert out[8] == 0 and not alpha.any() and np.all(cache.slot_of < 0)
+
+
+def test_lapack_cholesky_solve_is_numpys_solve_and_reports_indefinite_matrices():
+    """dpotrf/dpotrs through numba: the solution of M X' = B' for row-major B (k right-hand sides),
+    M's strict lower triangle left as it was; info > 0 and B unchanged for an indefinite M; the
+    ridged fallback solves M + ridge I."""
+    from leansvm.core.lapack import cholesky_solve
+    from leansvm.exact.irwls_subproblem import _solve_spd
+    rng = np.random.default_rng(0)
+    for m, k in ((1, 1), (7, 2), (96, 3)):
+        A = rng.normal(size=(m, m + 3))
+        M = A @ A.T + 0.1 * np.eye(m)
+        B = rng.normal(size=(k, m))
+        work, X = M.copy(), B.copy()
+        assert cholesky_solve(work, X) == 0
+        np.testing.assert_allclose(X, np.linalg.solve(M, B.T).T, rtol=1e-9, atol=1e-9)
+        lower = np.tril_indices(m, -1)
+        np.testing.assert_array_equal(work[lower], M[lower])
+    M = np.diag([1.0, -1.0, 2.0])
+    B = np.ones((2, 3))
+    assert cholesky_solve(M.copy(), B) > 0 and np.all(B == 1.0)
+    S = np.array([[1.0, 1.0], [1.0, 1.0 - 1e-14]])             # indefinite by rounding
+    X = np.array([[2.0, 2.0]])
+    assert _solve_spd(S.copy(), X) == 1
+    np.testing.assert_allclose(S @ X[0], [2.0, 2.0], rtol=1e-6)

@@ -121,3 +121,27 @@ def test_rbf_transform_is_the_numpy_passes(dtype):
             ulp = np.spacing(expected[kept])
             assert np.all(np.abs(value[kept] - expected[kept]) <= 3 * ulp)
             assert np.all(value[~kept] == 0)
+
+
+def test_compiled_float32_rbf_rows_are_the_kernel_and_one_way():
+    """``rbf_rows_float32`` (the row cache's float32 RBF rows, also computed inside the compiled
+    chunk loop): the kernel within float32 rounding; the cache's rows() reads the same bits as
+    the function called directly."""
+    from leansvm.core.kernels import rbf_rows_float32
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 9))
+    kernel = Kernel("rbf", gamma=0.3)
+    cache = KernelRowCache(kernel, X, dtype=np.float32)
+    idx = np.array([5, 0, 299, 17], dtype=np.intp)
+    out = np.empty((idx.size, X.shape[0]), dtype=np.float32)
+    rbf_rows_float32(out, cache.X, idx, cache._XT, cache._row_norms, np.float32(-0.3))
+    np.testing.assert_allclose(out, kernel(X[idx], X), atol=3e-6)
+    np.testing.assert_array_equal(cache.rows(idx), out)
+
+
+def test_first_occurrences_keeps_each_sample_once_in_request_order():
+    from leansvm.core.kernels import _first_occurrences
+    idx = np.array([4, 2, 4, 9, 2, 2, 0, 9], dtype=np.intp)
+    np.testing.assert_array_equal(_first_occurrences(idx), [4, 2, 9, 0])
+    np.testing.assert_array_equal(_first_occurrences(np.arange(5, dtype=np.intp)), np.arange(5))
+    assert _first_occurrences(np.zeros(0, dtype=np.intp)).size == 0

@@ -13,6 +13,7 @@ from sklearn.datasets import dump_svmlight_file, make_blobs, make_moons
 from sklearn.exceptions import ConvergenceWarning
 
 import leansvm
+from leansvm.exact import irwls
 from leansvm import BSGDClassifier, SVC, SVCCV, cli, compress, fit_lean, svm_path
 from leansvm import progress as progress_module
 from leansvm.progress import ENV_VARIABLE, Progress, default_progress, progress_enabled
@@ -258,6 +259,8 @@ def test_svc_fit_reports_binary_problems_or_percent_converged(capsys, monkeypatc
     err = capsys.readouterr().err
     assert "SVC fit: 3/3 binary problems" in err
     Xb, yb = make_moons(400, noise=0.3, random_state=0)
+    # a report per compiled burst of chunks; this problem converges within one burst of 50
+    monkeypatch.setattr(irwls._ChunkedIRWLS, "BURST", 2)
     SVC(C=100.0, gamma=1.0, verbose=True).fit(Xb, yb)
     lines = [line for line in capsys.readouterr().err.splitlines() if "% converged" in line]
     assert lines and "SVC fit: 100/100 % converged" in lines[-1]

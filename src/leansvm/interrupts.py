@@ -14,7 +14,9 @@ arrives. Three places in a command cannot take it:
 the heavy imports) therefore makes SIGINT *record* the interrupt first:
 
 1. The handler counts the Ctrl-C. Outside a numba compilation it raises
-   ``KeyboardInterrupt`` at once (plain Python and NumPy code stop cleanly).
+   ``KeyboardInterrupt`` at once (plain Python and NumPy code stop cleanly),
+   except inside a callback of compiled code (:func:`_in_numba_callback`),
+   where it only records it: the solvers' next :func:`check` raises it.
    Inside one (numba's global compiler lock held by the main thread, seen
    through numba's ``numba:compiler_lock`` events) the first Ctrl-C waits:
    the compilation finishes, its cache entry is written, and the raise
@@ -63,9 +65,24 @@ def check():
         raise KeyboardInterrupt
 
 
+def _in_numba_callback(frame) -> bool:
+    """Whether Python runs a callback of numba-compiled code: boxing an array it returns, the
+    compiled code calls ``numba.core.serialize._numba_unpickle`` for the array's type. An
+    exception raised there is lost (a SystemError) and the compiled code reads a null result:
+    the process dies (measured: SIGSEGV on a Ctrl-C as the IRWLS chunk loop returned)."""
+    depth = 0
+    while frame is not None and depth < 8:
+        if frame.f_code.co_name == "_numba_unpickle":
+            return True
+        frame, depth = frame.f_back, depth + 1
+    return False
+
+
 def _on_sigint(signum, frame):
     global _ctrl_c, _deferred
     _ctrl_c += 1
+    if _in_numba_callback(frame):
+        return                           # recorded: check() raises it, the solvers call it per chunk
     if _ctrl_c == 1 and _compiling > 0:
         _deferred = True                 # raised when numba releases its compiler lock
         return

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numba
+import numba.extending
 import numpy as np
 import scipy.sparse as sp
 
@@ -160,6 +161,37 @@ def _rbf_float32(G, x_norms, y_norms, minus_gamma):
             k = k_of[j]
             scaled = bits[j] + (k << 23)
             bits[j] = scaled if k >= -126 else 0
+
+
+def _rbf_float32_only(G, x_norms, y_norms, minus_gamma):
+    """:func:`_rbf_float32` where G is float32; compiled code that also types float64 blocks (a
+    float64 row cache) calls this, and only float32 rows are ever computed through it."""
+
+
+@numba.extending.overload(_rbf_float32_only)
+def _rbf_float32_only_impl(G, x_norms, y_norms, minus_gamma):
+    if G.dtype == numba.types.float32:
+        return lambda G, x_norms, y_norms, minus_gamma: _rbf_float32(G, x_norms, y_norms, minus_gamma)
+
+    def refuse(G, x_norms, y_norms, minus_gamma):
+        raise TypeError("compiled RBF rows are float32 only")
+    return refuse
+
+
+@numba.njit(cache=True, nogil=True)
+def rbf_rows_float32(out, X, idx, XT, norms, minus_gamma):
+    """out[r, j] = exp(-gamma ||x_idx[r] - x_j||^2) for every j, float32 rows of dense X: the
+    rows gathered, one SGEMM against X' (C-contiguous; numba's np.dot calls BLAS), then
+    :func:`_rbf_float32`. The one way float32 RBF rows of a :class:`KernelRowCache` are computed:
+    from Python (:meth:`KernelRowCache._rows_into`) and inside the compiled chunk loop, which
+    fills missing rows itself (``irwls_chunk.run_chunks``)."""
+    if idx.size == 0:
+        return
+    A = np.empty((idx.size, X.shape[1]), dtype=out.dtype)
+    for r in range(idx.size):
+        A[r] = X[idx[r]]
+    np.dot(A, XT, out)
+    _rbf_float32_only(out, norms[idx], norms, minus_gamma)
 
 
 def _rbf_rows(G, x_norms, y_norms, gamma):
@@ -311,12 +343,18 @@ def _accumulate_whole_rows(slab, slots, coef, out):
             out[k] += c * row[k]
 
 
+@numba.njit(cache=True, nogil=True)
 def _first_occurrences(idx) -> np.ndarray:
     """``idx`` without repeats, in order. A row requested twice in one call (the two variables of
     an SVR sample) must get one slot: a second slot would be an orphan whose eviction marks the
-    sample as not cached while its live slot is still being read."""
-    _, first = np.unique(idx, return_index=True)
-    return idx if first.size == idx.size else idx[np.sort(first)]
+    sample as not cached while its live slot is still being read. Compiled: ``np.unique`` cost
+    21 us a call, a fifth of a cache request's own time on letter's pairs."""
+    order = np.argsort(idx, kind="mergesort")          # stable: equal samples in request order
+    keep = np.ones(idx.size, dtype=np.bool_)
+    for t in range(1, idx.size):
+        if idx[order[t]] == idx[order[t - 1]]:
+            keep[order[t]] = False
+    return idx[keep]
 
 
 def dense_if_worth_it(X):
@@ -340,6 +378,8 @@ class KernelRowCache:
     still served (only the tail is kept). ``idx`` of a request must be unique.
     """
 
+    _compiled_rbf = False
+
     #: sparse training data denser than this, whose dense copy fits in DENSE_MAX_MB, is
     #: densified once: BLAS GEMM beats sparse x sparse products by far (a9a: 11 % dense, 3x)
     DENSE_MIN_DENSITY = 0.02
@@ -353,8 +393,11 @@ class KernelRowCache:
             # rows stored in float32: the product in float32 too (SGEMM, twice DGEMM's speed; SVC
             # on a9a 6.9 -> 4.9 s in benchmarks/bench_irwls.py); the norms stay exact, so ||x - y||^2 = |x|^2 + |y|^2 - 2 x.y errs by
             # about 2^-24 (|x|^2 + |y|^2), as the float32 row itself does
-            X = np.asarray(X, dtype=np.float32)
+            X = np.ascontiguousarray(X, dtype=np.float32)
         self.X = X
+        # float32 RBF rows of dense X: computed by one compiled function (rbf_rows_float32)
+        self._compiled_rbf = (self.X.dtype == np.float32 and np.dtype(dtype) == np.float32 and
+                              type(kernel) is Kernel and kernel.name == "rbf" and not sp.issparse(X))
         # the norms in the rows' dtype, as the RBF transform reads them (no cast at every fill)
         self._row_norms = self.norms.astype(dtype)
         # X' contiguous for the row products (inner_products' YT): a second copy of dense X
@@ -428,16 +471,28 @@ class KernelRowCache:
         """The cached rows; row ``slots(idx)[r]`` is K[idx[r], :] until the next request."""
         return self._slab
 
-    def lru_state(self):
-        """(slot_of, stamp, clock): what a compiled loop needs to read cached rows and mark them
-        used as :meth:`slots` does (``stamp[slot] = clock`` after ``clock += 1`` per request);
-        it hands the clock and its hits back through :meth:`record_use`."""
-        return self.slot_of, self._stamp, self._clock
+    def compiled_state(self, max_rows):
+        """What a compiled loop needs to read cached rows and mark them used as :meth:`slots` does
+        (``stamp[slot] = clock`` after ``clock += 1`` per request) and, for float32 RBF rows
+        of dense X (:func:`rbf_rows_float32`), to compute missing rows into never-used slots
+        itself: (slot_of, stamp, clock, owner, filled, X, X', norms, -gamma). X is empty where
+        the loop may not compute rows: other rows, or requests of ``max_rows`` rows that
+        :meth:`_fill` would split over the threads. The loop hands its clock, its filled slots
+        and its counts back through :meth:`record_use`."""
+        if self._compiled_rbf and not splits_rows(max_rows, self.n):
+            X, XT, norms = self.X, self._XT, self._row_norms
+        else:
+            X = XT = np.zeros((0, 0), dtype=self.dtype)
+            norms = np.zeros(0, dtype=self.dtype)
+        return (self._slot_of, self._stamp, self._clock, self._owner, self._filled, X, XT, norms,
+                self.dtype.type(-self.kernel.gamma))
 
-    def record_use(self, clock, hits):
-        """The LRU clock a compiled loop advanced to, and the rows it read (all hits)."""
-        self._clock = int(clock)
+    def record_use(self, clock, filled, hits, misses):
+        """The LRU clock and the never-used slots' mark a compiled loop advanced to, and the rows
+        it read from the cache (hits) and computed (misses)."""
+        self._clock, self._filled = int(clock), int(filled)
         self.hits += int(hits)
+        self.misses += int(misses)
 
     def holds_all(self) -> bool:
         """Whether every row is resident: requests then only read the slab (threads may share it)."""
@@ -500,8 +555,16 @@ class KernelRowCache:
     def _rows_into(self, out, idx) -> np.ndarray:
         """K[idx, :] written into ``out`` (one GEMM against the contiguous X', one transform): the
         one way this cache computes rows, so a row reads the same wherever it is asked for."""
-        return self.kernel.block_into(out, self.X[idx], self.X, x_norms=self._row_norms[idx],
-                                      y_norms=self._row_norms, YT=self._XT)
+        if not self._compiled_rbf:
+            return self.kernel.block_into(out, self.X[idx], self.X, x_norms=self._row_norms[idx],
+                                          y_norms=self._row_norms, YT=self._XT)
+        minus_gamma = np.float32(-self.kernel.gamma)
+        if splits_rows(idx.size, self.n):
+            split_range(lambda a, b: rbf_rows_float32(out[a:b], self.X, idx[a:b], self._XT, self._row_norms,
+                                                      minus_gamma), idx.size)
+        else:
+            rbf_rows_float32(out, self.X, idx, self._XT, self._row_norms, minus_gamma)
+        return out
 
     def outputs(self, rows, coef, cols, offset=0.0) -> np.ndarray:
         """sum_r coef_r (K[rows_r, cols_k] + offset) for every k, read from (and filling) the cache.

@@ -116,11 +116,15 @@ class Cancelled(Exception):
 
 def check_cancelled():
     """Raise :class:`Cancelled` in a worker of :func:`run_parallel` whose run was given up (the
-    caller's Ctrl-C, another job's error); a no-op anywhere else. Solvers call it once per
+    caller's Ctrl-C, another job's error); in the command's main thread, raise a Ctrl-C it
+    recorded without raising (:mod:`leansvm.interrupts`); a no-op anywhere else. Solvers call it once per
     iteration (an IRWLS chunk: milliseconds), so an abandoned job stops within one."""
     cancel = getattr(_worker, "cancel", None)
-    if cancel is not None and (cancel.is_set() or interrupts.pending()):
-        raise Cancelled          # interrupts.pending(): the command's Ctrl-C, wherever it was raised
+    if cancel is not None:
+        if cancel.is_set() or interrupts.pending():
+            raise Cancelled      # interrupts.pending(): the command's Ctrl-C, wherever it was raised
+    elif interrupts.pending() and threading.current_thread() is threading.main_thread():
+        interrupts.check()       # a Ctrl-C the command recorded without raising (interrupts module)
 
 
 def run_parallel(jobs, n_jobs):

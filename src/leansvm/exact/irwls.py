@@ -471,8 +471,8 @@ class _ChunkedIRWLS:
         """Iterate on the active set; returns ("converged" | "shrink" | "limit", gap, it).
 
         The chunks run in compiled bursts (:func:`irwls_chunk.run_chunks`) that return at a
-        chunk whose kernel rows are not all cached (that chunk is then solved here, after the
-        cache has computed its rows), at convergence, at the next shrinking check (every
+        chunk whose missing kernel rows they may not compute themselves (that chunk is then
+        solved here, after the cache has computed its rows), at convergence, at the next shrinking check (every
         ``SHRINK_EVERY`` chunks) or after ``BURST`` chunks (so that a Ctrl-C and progress
         reports are seen within milliseconds)."""
         act = self.active
@@ -502,13 +502,12 @@ class _ChunkedIRWLS:
                 n_chunks = min(limit - it, self.BURST)
                 if self.shrinking:
                     n_chunks = min(n_chunks, self.SHRINK_EVERY - it % self.SHRINK_EVERY)
-                slot_of, stamp, clock = self.cache.lru_state()
-                outcome, gap, done, W, self.b, self.mu, n_inner, clock = run_chunks(
-                    self.cache.slab, slot_of, stamp, clock, y, p, C, alpha, f, self.c_const,
+                outcome, gap, done, W, self.b, self.mu, n_inner, clock, filled, hits, misses = run_chunks(
+                    self.cache.slab, *self.cache.compiled_state(q), y, p, C, alpha, f, self.c_const,
                     float(self.offset), self.b, self.mu, self.delta, self.tol, self.max_inner,
                     self.equality, self.counts, self.n_pair, self.mu_floor, q,
                     int(self.rng.integers(1, 2**63 - 1)), n_chunks, trace, INNER_RELATIVE_TOL)
-                self.cache.record_use(clock, done * q)
+                self.cache.record_use(clock, filled, hits, misses)
                 self.inner_total += n_inner
                 self.trace.extend(trace[:done])
                 if self.callback is not None:

@@ -38,6 +38,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core.lapack import cholesky_solve
+
 BOUND_RTOL = 1e-12
 
 
@@ -92,45 +94,27 @@ def projected_gradient(y, p, f, alpha, C, k):
 
 
 @njit(cache=True, nogil=True)
-def _cholesky(M):
-    """Lower Cholesky factor, or a ridge-regularised one; status 0 ok, 1 ridged, -1 failed."""
-    try:
-        return np.linalg.cholesky(M), 0
-    except Exception:  # noqa: BLE001  (numba raises LinAlgError for indefinite M)
-        pass
+def _solve_spd(M, B):
+    """Solve M X' = B' in place (:func:`~leansvm.core.lapack.cholesky_solve`), with a ridge on
+    the diagonal when M is not numerically positive definite; status 0 ok, 1 ridged, -1 failed."""
     m = M.shape[0]
+    diag = np.empty(m)
     scale = 1e-12
     for k in range(m):
+        diag[k] = M[k, k]
         scale = max(scale, abs(M[k, k]))
+    if cholesky_solve(M, B) == 0:
+        return 0
     ridge = 1e-10 * scale
     while ridge < 1e3 * scale:
-        R = M.copy()
-        for k in range(m):
-            R[k, k] += ridge
-        try:
-            return np.linalg.cholesky(R), 1
-        except Exception:  # noqa: BLE001
-            ridge *= 100.0
-    return np.zeros((m, m)), -1
-
-
-@njit(cache=True, nogil=True)
-def _cho_solve(L, B):
-    """Solve L L' X = B by forward and back substitution."""
-    m, k = B.shape
-    X = B.copy()
-    for c in range(k):
-        for r in range(m):
-            acc = X[r, c]
-            for t in range(r):
-                acc -= L[r, t] * X[t, c]
-            X[r, c] = acc / L[r, r]
-        for r in range(m - 1, -1, -1):
-            acc = X[r, c]
-            for t in range(r + 1, m):
-                acc -= L[t, r] * X[t, c]
-            X[r, c] = acc / L[r, r]
-    return X
+        for r in range(m):                      # the failed factorisation wrote only the upper
+            for c in range(r + 1, m):           # triangle and the diagonal
+                M[r, c] = M[c, r]
+            M[r, r] = diag[r] + ridge
+        if cholesky_solve(M, B) == 0:
+            return 1
+        ridge *= 100.0
+    return -1
 
 
 @njit(cache=True, nogil=True)
@@ -175,22 +159,22 @@ def _targets(K, y, p, C, alpha, f, u, c_out, mu, delta, equality, counts):
         v3 = y * target
         v3[idx] = 0.0
         Kv3 = K @ v3
-        B = np.zeros((m, 1 + n_groups))
+        sol_t = np.zeros((1 + n_groups, m))     # right-hand sides, then solutions, one per row
         M = np.empty((m, m))
         for r in range(m):
             a = idx[r]
-            B[r, 0] = -y[a] * p[a] - Kv3[a] - g[a] + mu * y[a] * alpha[a]
-            B[r, 1 + group(y, a, equality)] = 1.0
+            sol_t[0, r] = -y[a] * p[a] - Kv3[a] - g[a] + mu * y[a] * alpha[a]
+            sol_t[1 + group(y, a, equality), r] = 1.0
             for c in range(m):
                 M[r, c] = K[a, idx[c]]
             M[r, r] += max(u[a], delta) / C[a] + mu      # D_a^{-1} + mu
-        L, status = _cholesky(M)
+        status = _solve_spd(M, sol_t)
         counts[0] += 1
         if status < 0:
             return False, target, b_new
         if status > 0:
             counts[2] += 1
-        sol = _cho_solve(L, B)
+        sol = sol_t.T
         if equality == 1:
             c = -v3.sum() - c_out[0]
             b_new[:] = (sol[:, 0].sum() - c) / sol[:, 1].sum()
