@@ -342,24 +342,31 @@ def test_a_failed_row_computation_leaves_no_sample_claiming_a_slot(monkeypatch):
         np.testing.assert_allclose(cache.slab[cache.slots(request)], kernel(X[request], X), rtol=1e-12)
 
 
+def _run_chunks_from_zero(cache, state, y, q, n_chunks):
+    """``run_chunks`` on the C-SVC (C = 10) of labels y from alpha = 0, with ``cache`` and its
+    ``compiled_state``; (its outputs, alpha after them)."""
+    from leansvm.exact.irwls_chunk import run_chunks
+    problem = c_svc(y, np.full(y.size, 10.0))
+    alpha, f = np.zeros(y.size), np.zeros(y.size)
+    out = run_chunks(cache.slab, *state, problem.y, problem.p, problem.C, alpha, f, np.zeros(2), 0.0,
+                     np.zeros(2), 0.0, 1e-5, 1e-3, 3, 1, np.zeros(3, dtype=np.int64), 1000, 1e-5, q, 7,
+                     n_chunks, np.empty(n_chunks), irwls.INNER_RELATIVE_TOL)
+    return out, alpha
+
+
 def test_the_compiled_loop_fills_missing_rows_as_the_cache_would(noisy_problem):
     """``run_chunks`` computes missing float32 RBF rows into never-used slots itself: afterwards
     every cached sample's slot holds its kernel row (against a float64 reference), the slot's
     owner is that sample, the filled mark counts the cached samples, and every chunk's rows were
     counted once as a hit or a miss."""
-    from leansvm.exact.irwls_chunk import run_chunks
     X, y = noisy_problem
     X, y = X[:400], y[:400]
     kernel = Kernel("rbf", gamma=0.1)
     cache = KernelRowCache(kernel, X, cache_size=200.0, dtype=np.float32)
     state = cache.compiled_state(16)
     assert state[5].shape[0] == X.shape[0]                 # allowed to fill rows itself
-    problem = c_svc(y, np.full(y.size, 10.0))
-    alpha, f = np.zeros(y.size), np.zeros(y.size)
     n_chunks, q = 12, 16
-    out = run_chunks(cache.slab, *state, problem.y, problem.p, problem.C, alpha, f, np.zeros(2), 0.0,
-                     np.zeros(2), 0.0, 1e-5, 1e-3, 3, 1, np.zeros(3, dtype=np.int64), 1000, 1e-5, q, 7,
-                     n_chunks, np.empty(n_chunks), irwls.INNER_RELATIVE_TOL)
+    out, alpha = _run_chunks_from_zero(cache, state, y, q, n_chunks)
     outcome, done, clock, filled, hits, misses = out[0], out[2], out[7], out[8], out[9], out[10]
     cache.record_use(clock, filled, hits, misses)
     assert done == n_chunks and outcome != irwls.MISSED
@@ -376,17 +383,12 @@ def test_the_compiled_loop_fills_missing_rows_as_the_cache_would(noisy_problem):
 def test_a_compiled_loop_that_may_not_compute_rows_hands_the_chunk_back(noisy_problem):
     """A linear kernel (rows computed in Python): the first chunk, whose rows are all missing,
     comes back to Python with its working set, nothing filled and nothing moved."""
-    from leansvm.exact.irwls_chunk import run_chunks
     X, y = noisy_problem
     X, y = X[:300], y[:300]
     cache = KernelRowCache(Kernel("linear"), X, cache_size=200.0, dtype=np.float32)
     state = cache.compiled_state(16)
     assert state[5].shape[0] == 0
-    problem = c_svc(y, np.full(y.size, 10.0))
-    alpha, f = np.zeros(y.size), np.zeros(y.size)
-    out = run_chunks(cache.slab, *state, problem.y, problem.p, problem.C, alpha, f, np.zeros(2), 0.0,
-                     np.zeros(2), 0.0, 1e-5, 1e-3, 3, 1, np.zeros(3, dtype=np.int64), 1000, 1e-5, 16, 7,
-                     5, np.empty(5), irwls.INNER_RELATIVE_TOL)
+    out, alpha = _run_chunks_from_zero(cache, state, y, 16, 5)
     assert out[0] == irwls.MISSED and out[2] == 0 and out[3].size == 16
     assert out[8] == 0 and not alpha.any() and np.all(cache.slot_of < 0)
 

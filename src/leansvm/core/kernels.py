@@ -389,15 +389,15 @@ class KernelRowCache:
         self.kernel = kernel
         X = dense_if_worth_it(X)
         self.norms = squared_row_norms(X)
-        if np.dtype(dtype) == np.float32 and type(kernel) is Kernel and not sp.issparse(X):
+        float32_products = np.dtype(dtype) == np.float32 and type(kernel) is Kernel and not sp.issparse(X)
+        if float32_products:
             # rows stored in float32: the product in float32 too (SGEMM, twice DGEMM's speed; SVC
             # on a9a 6.9 -> 4.9 s in benchmarks/bench_irwls.py); the norms stay exact, so ||x - y||^2 = |x|^2 + |y|^2 - 2 x.y errs by
             # about 2^-24 (|x|^2 + |y|^2), as the float32 row itself does
             X = np.ascontiguousarray(X, dtype=np.float32)
         self.X = X
         # float32 RBF rows of dense X: computed by one compiled function (rbf_rows_float32)
-        self._compiled_rbf = (self.X.dtype == np.float32 and np.dtype(dtype) == np.float32 and
-                              type(kernel) is Kernel and kernel.name == "rbf" and not sp.issparse(X))
+        self._compiled_rbf = float32_products and kernel.name == "rbf"
         # the norms in the rows' dtype, as the RBF transform reads them (no cast at every fill)
         self._row_norms = self.norms.astype(dtype)
         # X' contiguous for the row products (inner_products' YT): a second copy of dense X
