@@ -123,10 +123,11 @@ def test_rbf_transform_is_the_numpy_passes(dtype):
             assert np.all(value[~kept] == 0)
 
 
-def test_compiled_float32_rbf_rows_are_the_kernel_and_one_way():
-    """``rbf_rows_float32`` (the row cache's float32 RBF rows, also computed inside the compiled
-    chunk loop): the kernel within float32 rounding; the cache's rows() reads the same bits as
-    the function called directly."""
+def test_compiled_float32_rbf_rows_are_the_kernel_and_fill_only_caches_that_hold_every_row():
+    """``rbf_rows_float32`` (float32 RBF rows computed inside the compiled chunk loop): the kernel
+    within float32 rounding. The loop gets them only for a cache that holds every row (so all of
+    that cache's rows come from it, none from Python's product); a smaller cache, float64 rows or
+    another kernel get none."""
     from leansvm.core.kernels import rbf_rows_float32
     rng = np.random.default_rng(4)
     X = rng.normal(size=(300, 9))
@@ -136,7 +137,12 @@ def test_compiled_float32_rbf_rows_are_the_kernel_and_one_way():
     out = np.empty((idx.size, X.shape[0]), dtype=np.float32)
     rbf_rows_float32(out, cache.X, idx, cache._XT, cache._row_norms, np.float32(-0.3))
     np.testing.assert_allclose(out, kernel(X[idx], X), atol=3e-6)
-    np.testing.assert_array_equal(cache.rows(idx), out)
+    assert cache.compiled_state(16)[5] is cache.X
+    small = KernelRowCache(kernel, X, cache_size=100 * 300 * 4 / 2**20, dtype=np.float32)
+    assert small.capacity < X.shape[0] and small.compiled_state(16)[5].size == 0
+    for other in (KernelRowCache(kernel, X, dtype=np.float64),
+                  KernelRowCache(Kernel("linear"), X, dtype=np.float32)):
+        assert other.compiled_state(16)[5].size == 0
 
 
 def test_first_occurrences_keeps_each_sample_once_in_request_order():

@@ -182,9 +182,9 @@ def _rbf_float32_only_impl(G, x_norms, y_norms, minus_gamma):
 def rbf_rows_float32(out, X, idx, XT, norms, minus_gamma):
     """out[r, j] = exp(-gamma ||x_idx[r] - x_j||^2) for every j, float32 rows of dense X: the
     rows gathered, one SGEMM against X' (C-contiguous; numba's np.dot calls BLAS), then
-    :func:`_rbf_float32`. The one way float32 RBF rows of a :class:`KernelRowCache` are computed:
-    from Python (:meth:`KernelRowCache._rows_into`) and inside the compiled chunk loop, which
-    fills missing rows itself (``irwls_chunk.run_chunks``)."""
+    :func:`_rbf_float32`: :meth:`Kernel.block_into`'s float32 RBF rows, compiled, for the chunk
+    loop that fills a row cache itself (``irwls_chunk.run_chunks``,
+    :meth:`KernelRowCache.compiled_state`: such a cache gets all its rows from here)."""
     if idx.size == 0:
         return
     A = np.empty((idx.size, X.shape[1]), dtype=out.dtype)
@@ -396,7 +396,7 @@ class KernelRowCache:
             # about 2^-24 (|x|^2 + |y|^2), as the float32 row itself does
             X = np.ascontiguousarray(X, dtype=np.float32)
         self.X = X
-        # float32 RBF rows of dense X: computed by one compiled function (rbf_rows_float32)
+        # float32 RBF rows of dense X: the compiled chunk loop may compute them (compiled_state)
         self._compiled_rbf = float32_products and kernel.name == "rbf"
         # the norms in the rows' dtype, as the RBF transform reads them (no cast at every fill)
         self._row_norms = self.norms.astype(dtype)
@@ -476,10 +476,14 @@ class KernelRowCache:
         (``stamp[slot] = clock`` after ``clock += 1`` per request) and, for float32 RBF rows
         of dense X (:func:`rbf_rows_float32`), to compute missing rows into never-used slots
         itself: (slot_of, stamp, clock, owner, filled, X, X', norms, -gamma). X is empty where
-        the loop may not compute rows: other rows, or requests of ``max_rows`` rows that
-        :meth:`_fill` would split over the threads. The loop hands its clock, its filled slots
-        and its counts back through :meth:`record_use`."""
-        if self._compiled_rbf and not splits_rows(max_rows, self.n):
+        the loop may not compute rows: other rows, requests of ``max_rows`` rows that
+        :meth:`_fill` would split over the threads, or a cache that cannot hold every row. The
+        loop then computes every row of this cache (it never evicts, so no row is left for
+        Python to compute): its rows come one way, the loop's BLAS through numba. That BLAS
+        (scipy's OpenBLAS 0.3.30 here) is slower than NumPy's for wide blocks (64 rows of a9a:
+        7.8 against 6.4 ms), which is why rows computed from Python keep NumPy's product.
+        The loop hands its clock, its filled slots and its counts back through :meth:`record_use`."""
+        if self._compiled_rbf and self.capacity >= self.n and not splits_rows(max_rows, self.n):
             X, XT, norms = self.X, self._XT, self._row_norms
         else:
             X = XT = np.zeros((0, 0), dtype=self.dtype)
@@ -554,17 +558,10 @@ class KernelRowCache:
 
     def _rows_into(self, out, idx) -> np.ndarray:
         """K[idx, :] written into ``out`` (one GEMM against the contiguous X', one transform): the
-        one way this cache computes rows, so a row reads the same wherever it is asked for."""
-        if not self._compiled_rbf:
-            return self.kernel.block_into(out, self.X[idx], self.X, x_norms=self._row_norms[idx],
-                                          y_norms=self._row_norms, YT=self._XT)
-        minus_gamma = np.float32(-self.kernel.gamma)
-        if splits_rows(idx.size, self.n):
-            split_range(lambda a, b: rbf_rows_float32(out[a:b], self.X, idx[a:b], self._XT, self._row_norms,
-                                                      minus_gamma), idx.size)
-        else:
-            rbf_rows_float32(out, self.X, idx, self._XT, self._row_norms, minus_gamma)
-        return out
+        one way this cache computes rows from Python, so a row reads the same wherever it is asked
+        for (a cache whose rows the compiled chunk loop computes gets none here: compiled_state)."""
+        return self.kernel.block_into(out, self.X[idx], self.X, x_norms=self._row_norms[idx],
+                                      y_norms=self._row_norms, YT=self._XT)
 
     def outputs(self, rows, coef, cols, offset=0.0) -> np.ndarray:
         """sum_r coef_r (K[rows_r, cols_k] + offset) for every k, read from (and filling) the cache.
