@@ -301,20 +301,25 @@ def test_update_outputs_takes_four_rows_per_pass_and_the_leftovers():
 
 
 def test_kth_largest_is_numpys_partition():
-    """The sampled guess of the working-set selection's top-k never changes the threshold: large n
-    and small k (the sampled path), ties, -inf scores (fewer eligible than k)."""
-    from leansvm.exact.irwls_chunk import _kth_largest
+    """Neither the sampled guess (large n, k up to n / 64) nor the one-pass top-k (k up to
+    SMALL_RANK) of the working-set selection changes the threshold: ties, -inf scores (fewer
+    eligible than k), scores in ascending and descending order (every entry displaces one)."""
+    from leansvm.exact.irwls_chunk import SMALL_RANK, _kth_largest
     rng = np.random.default_rng(1)
-    for trial in range(400):
+    for trial in range(600):
         n = int(rng.integers(1, 30000))
-        k = int(rng.integers(1, min(n, 200) + 1))
+        k = int(rng.integers(1, min(n, 200 if trial < 300 else SMALL_RANK) + 1))
         score = rng.normal(size=n)
-        if trial % 4 == 1:
+        if trial % 6 == 1:
             score = np.round(score, 1)
-        elif trial % 4 == 2:
+        elif trial % 6 == 2:
             score[rng.random(n) < 0.9] = -np.inf
-        elif trial % 4 == 3:
+        elif trial % 6 == 3:
             score[rng.random(n) < 0.999] = -np.inf
+        elif trial % 6 == 4:
+            score = np.sort(np.round(score, 1))
+        elif trial % 6 == 5:
+            score = np.sort(score)[::-1].copy()
         assert _kth_largest(score, k) == np.partition(score, n - k)[n - k]
 
 
@@ -416,3 +421,23 @@ def test_lapack_cholesky_solve_is_numpys_solve_and_reports_indefinite_matrices()
     X = np.array([[2.0, 2.0]])
     assert _solve_spd(S.copy(), X) == 1
     np.testing.assert_allclose(S @ X[0], [2.0, 2.0], rtol=1e-6)
+
+
+def test_a_principal_subsystem_solved_from_the_whole_systems_factor_is_its_own_solution():
+    """IRWLS's later rounds drop clipped rows from S1 and solve M_SS x = b from the factor of
+    the whole M (Schur complement of M^-1): the solution equals numpy's solve of M_SS, for one
+    dropped row, several, and all but one."""
+    from leansvm.core.lapack import cholesky_factor
+    from leansvm.exact.irwls_subproblem import _solve_principal
+    rng = np.random.default_rng(3)
+    for m, n_drop, k in ((5, 1, 2), (40, 6, 3), (96, 15, 2), (12, 11, 1)):
+        A = rng.normal(size=(m, m + 2))
+        M = A @ A.T + 0.05 * np.eye(m)
+        F = M.copy()
+        assert cholesky_factor(F) == 0
+        drop = np.sort(rng.choice(m, n_drop, replace=False)).astype(np.int64)
+        kept = np.setdiff1d(np.arange(m), drop)
+        B = rng.normal(size=(k, kept.size))
+        expected = np.linalg.solve(M[np.ix_(kept, kept)], B.T).T
+        assert _solve_principal(F, drop, B) == 0
+        np.testing.assert_allclose(B, expected, rtol=1e-8, atol=1e-10)

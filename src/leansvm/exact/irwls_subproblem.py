@@ -13,7 +13,8 @@ of :mod:`leansvm.exact.irwls`):
        1' v_1                             = -1' v_3 - c_out      (only with y'a = Delta)
 
    by Cholesky and a Schur complement for b; components outside [0, C_i]
-   move to their bound and the system is re-solved (at most 4 rounds);
+   move to their bound and the system is re-solved (at most 4 rounds; while
+   few rows have left S1, from the first round's factor: :func:`_solve_principal`);
 3. the safeguard: a <- a + eta (beta - a) with the exact minimising step on
    the dual D, clipped to the box (D never increases), and a
    Levenberg-Marquardt rule for the proximal weight mu;
@@ -38,9 +39,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core.lapack import cholesky_solve
+from ..core.lapack import cholesky_solve, factored_solve
 
 BOUND_RTOL = 1e-12
+#: a round's system is solved from the last factor while it lacks at most 1/PRINCIPAL_MAX_DROP
+#: of that factor's rows (:func:`_solve_principal`), else factored anew
+PRINCIPAL_MAX_DROP = 6
 
 
 @njit(cache=True, nogil=True)
@@ -118,6 +122,56 @@ def _solve_spd(M, B):
 
 
 @njit(cache=True, nogil=True)
+def _solve_principal(F, drop, B):
+    """Solve M_SS X' = B' in place, S the rows of M not in ``drop``, from the factor F of M
+    (:func:`_solve_spd`) instead of factoring M_SS; returns LAPACK's info (> 0: not solved).
+
+    With Z = M^-1 and R = ``drop`` (r rows), the Schur complement gives
+    M_SS^-1 = Z_SS - Z_SR Z_RR^-1 Z_RS: one solve with F of the k right-hand sides padded with
+    zeros on R and of r unit vectors, then an r x r system: (k + r) m^2 against m^3 / 3 for a
+    new factor. B is (k, |S|) C order, S in M's row order.
+    """
+    m = F.shape[0]
+    r = drop.size
+    k = B.shape[0]
+    kept = np.ones(m, dtype=np.bool_)
+    for a in range(r):
+        kept[drop[a]] = False
+    Z = np.zeros((k + r, m))                    # rows: Z [b; 0] per right-hand side, Z e_R
+    s = 0
+    for i in range(m):
+        if kept[i]:
+            for j in range(k):
+                Z[j, i] = B[j, s]
+            s += 1
+    for a in range(r):
+        Z[k + a, drop[a]] = 1.0
+    info = factored_solve(F, Z)
+    if info != 0:
+        return info
+    Z_RR = np.empty((r, r))
+    T = np.empty((k, r))                         # Z_RS b, then Z_RR^-1 Z_RS b
+    for a in range(r):
+        for c in range(r):
+            Z_RR[a, c] = Z[k + a, drop[c]]
+        for j in range(k):
+            T[j, a] = Z[j, drop[a]]
+    info = cholesky_solve(Z_RR, T)
+    if info != 0:
+        return info
+    s = 0
+    for i in range(m):
+        if kept[i]:
+            for j in range(k):
+                v = Z[j, i]
+                for a in range(r):
+                    v -= Z[k + a, i] * T[j, a]
+                B[j, s] = v
+            s += 1
+    return 0
+
+
+@njit(cache=True, nogil=True)
 def _move(alpha, f, d_alpha, d_f, C):
     for k in range(alpha.size):
         alpha[k] += d_alpha[k]
@@ -151,6 +205,8 @@ def _targets(K, y, p, C, alpha, f, u, c_out, mu, delta, equality, counts):
         if s3:
             target[k] = C[k]
     g = f - K @ (y * alpha)                      # contribution of the samples outside W
+    factored = np.zeros(0, dtype=np.int64)      # the rows whose M is factored in F
+    F = np.empty((0, 0))
     for round_ in range(4):
         idx = np.flatnonzero(s1)
         m = idx.size
@@ -160,15 +216,32 @@ def _targets(K, y, p, C, alpha, f, u, c_out, mu, delta, equality, counts):
         v3[idx] = 0.0
         Kv3 = K @ v3
         sol_t = np.zeros((1 + n_groups, m))     # right-hand sides, then solutions, one per row
-        M = np.empty((m, m))
         for r in range(m):
             a = idx[r]
             sol_t[0, r] = -y[a] * p[a] - Kv3[a] - g[a] + mu * y[a] * alpha[a]
             sol_t[1 + group(y, a, equality), r] = 1.0
-            for c in range(m):
-                M[r, c] = K[a, idx[c]]
-            M[r, r] += max(u[a], delta) / C[a] + mu      # D_a^{-1} + mu
-        status = _solve_spd(M, sol_t)
+        # a later round's S1 is the factored one less the rows clipped since: few of them
+        # (letter's pairs: 96 rows, then 1-15 fewer a round) are solved from F
+        status = 1
+        n_drop = factored.size - m
+        if 0 < n_drop and PRINCIPAL_MAX_DROP * n_drop <= factored.size:
+            drop = np.empty(n_drop, dtype=np.int64)
+            d = 0
+            for t in range(factored.size):
+                if not s1[factored[t]]:
+                    drop[d] = t
+                    d += 1
+            status = _solve_principal(F, drop, sol_t)
+        if status != 0:
+            M = np.empty((m, m))
+            for r in range(m):
+                a = idx[r]
+                for c in range(m):
+                    M[r, c] = K[a, idx[c]]
+                M[r, r] += max(u[a], delta) / C[a] + mu      # D_a^{-1} + mu
+            status = _solve_spd(M, sol_t)
+            if status >= 0:
+                factored, F = idx, M
         counts[0] += 1
         if status < 0:
             return False, target, b_new
