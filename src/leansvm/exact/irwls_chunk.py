@@ -139,8 +139,8 @@ def _side_scores(y, p, f, alpha, C, equality):
         lo = np.full(2, np.inf)
         for i in range(n):
             s = -y[i] * p[i] - f[i]
-            gr = group(y, i, equality)
-            in_up, in_low = up_low(y, alpha, C, i)
+            gr = group(y[i], equality)
+            in_up, in_low = up_low(y[i], alpha[i], C[i])
             if in_up:
                 hi[gr] = max(hi[gr], s)
             if in_low:
@@ -152,14 +152,14 @@ def _side_scores(y, p, f, alpha, C, equality):
         if equality:
             s = -y[i] * p[i] - f[i]
             if equality == 2:
-                s -= mid[group(y, i, equality)]
-            in_up, in_low = up_low(y, alpha, C, i)
+                s -= mid[group(y[i], equality)]
+            in_up, in_low = up_low(y[i], alpha[i], C[i])
             if in_up:
                 up[i] = s
             if in_low:
                 low[i] = -s
         else:
-            pg = projected_gradient(y, p, f, alpha, C, i)
+            pg = projected_gradient(y[i], p[i], f[i], alpha[i], C[i])
             if pg < 0:
                 up[i] = -pg
             elif pg > 0:
@@ -183,7 +183,7 @@ def select_working_set(y, p, f, alpha, C, b, q, tol, equality, seed, slot_of):
     worst = np.full(4, -np.inf)              # (class +1, -1) x (condition 9, 10)
     worst_at = np.full(4, -1)
     for i in range(n):
-        u = -p[i] - y[i] * (f[i] + b[group(y, i, equality)])
+        u = -p[i] - y[i] * (f[i] + b[group(y[i], equality)])
         abs_u[i] = abs(u)
         slot = 0 if y[i] > 0 else 2
         if alpha[i] <= 0:
@@ -275,14 +275,14 @@ def solve_chunk(slab, slots, W, y, p, C, alpha, f, c_const, offset, b, mu, delta
     f_W = np.empty(q)
     c_out = c_const.copy()
     for i in range(n):
-        c_out[group(y, i, equality)] += y[i] * alpha[i]
+        c_out[group(y[i], equality)] += y[i] * alpha[i]
     for r in range(q):
         row = slab[slots[r]]
         w = W[r]
         for c in range(q):
             K[r, c] = row[W[c]] + offset
         y_W[r], p_W[r], C_W[r], alpha_W[r], f_W[r] = y[w], p[w], C[w], alpha[w], f[w]
-        c_out[group(y, w, equality)] -= y[w] * alpha[w]
+        c_out[group(y[w], equality)] -= y[w] * alpha[w]
     b, mu, n_inner = solve_working_set(K, y_W, p_W, C_W, alpha_W, f_W, c_out, b, mu, delta, tol,
                                        max_inner, equality, counts, n_pair, mu_floor)
     moved = np.empty(q, dtype=np.int64)          # the rows r that moved, and their steps
