@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench docs clean
+.PHONY: demo test bench docs clean recompile
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ $(DOCS_STAMP): $(PY) pyproject.toml
 
 docs: $(DOCS_STAMP)
 	$(PY) -m mkdocs build --strict --site-dir site
+
+# numba checks a cached function against its own file only: an edit to a compiled callee in
+# another file leaves its callers' cached code stale. After editing compiled code, drop the cache.
+recompile: $(STAMP)
+	find src -name "*.nbi" -delete -o -name "*.nbc" -delete
+	$(PY) -m leansvm.precompile
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache site

@@ -7,7 +7,7 @@ from sklearn.svm import SVC as LibSVC
 
 from leansvm import SVC
 from leansvm.core.kernels import Kernel, KernelRowCache
-from leansvm.exact import irwls
+from leansvm.exact import irwls, irwls_chunk
 from leansvm.core.problems import c_svc
 from leansvm.exact.irwls import solve_irwls
 from leansvm.exact.irwls_chunk import select_working_set
@@ -347,7 +347,7 @@ def test_a_failed_row_computation_leaves_no_sample_claiming_a_slot(monkeypatch):
         np.testing.assert_allclose(cache.slab[cache.slots(request)], kernel(X[request], X), rtol=1e-12)
 
 
-def _run_chunks_from_zero(cache, state, y, q, n_chunks):
+def _run_chunks_from_zero(cache, state, y, q, n_chunks, fill_work=-1.0):
     """``run_chunks`` on the C-SVC (C = 10) of labels y from alpha = 0, with ``cache`` and its
     ``compiled_state``; (its outputs, alpha after them)."""
     from leansvm.exact.irwls_chunk import run_chunks
@@ -355,8 +355,26 @@ def _run_chunks_from_zero(cache, state, y, q, n_chunks):
     alpha, f = np.zeros(y.size), np.zeros(y.size)
     out = run_chunks(cache.slab, *state, problem.y, problem.p, problem.C, alpha, f, np.zeros(2), 0.0,
                      np.zeros(2), 0.0, 1e-5, 1e-3, 3, 1, np.zeros(3, dtype=np.int64), 1000, 1e-5, q, 7,
-                     n_chunks, np.empty(n_chunks), irwls.INNER_RELATIVE_TOL)
+                     n_chunks, np.empty(n_chunks), irwls.INNER_RELATIVE_TOL, fill_work)
     return out, alpha
+
+
+def test_a_burst_stops_before_rows_past_its_work_budget(noisy_problem):
+    """``fill_work``: a chunk whose missing rows would pass the multiply-adds left ends the
+    burst (PAUSED) before any of its rows is computed, unless it is the burst's first; a
+    budget of zero runs exactly one chunk."""
+    X, y = noisy_problem
+    X, y = X[:400], y[:400]
+    q = 16
+    row_work = X.shape[0] * X.shape[1]
+    for budget, most_rows in ((0.0, q), (3.5 * q * row_work, 3.5 * q)):
+        cache = KernelRowCache(Kernel("rbf", gamma=0.1), X, cache_size=200.0, dtype=np.float32)
+        out, _ = _run_chunks_from_zero(cache, cache.compiled_state(q), y, q, 12, fill_work=budget)
+        outcome, done, misses = out[0], out[2], out[10]
+        assert outcome == irwls_chunk.PAUSED and 1 <= done < 12
+        assert misses <= max(most_rows, q) and out[8] == misses
+        if budget == 0.0:
+            assert done == 1 and misses == q
 
 
 def test_the_compiled_loop_fills_missing_rows_as_the_cache_would(noisy_problem):

@@ -100,6 +100,11 @@ DEFAULT_PAIR_STEPS = 1000
 #: pairs of letter, penbased and satimage (1,200-1,500 samples): 10-30 % less CPU.
 SMALL_PROBLEM = 2000
 SMALL_PROBLEM_Q = 0.75
+#: a burst of compiled chunks computes kernel rows of at most about this many multiply-adds
+#: (rows x n x d) before it returns to Python, so that Ctrl-C and progress reports are seen
+#: within milliseconds: a 50,000 x 20 problem gets 50 rows a burst (2.5 million kernel values,
+#: a few ms); letter's pairs (1,200 x 16) are not cut (a burst of 50 chunks computes about 650)
+BURST_FILL_WORK = 5e7
 #: W is solved to max(tol / 2, INNER_RELATIVE_TOL x the current violation on all samples)
 INNER_RELATIVE_TOL = 0.1
 
@@ -506,7 +511,8 @@ class _ChunkedIRWLS:
                     self.cache.slab, *self.cache.compiled_state(q), y, p, C, alpha, f, self.c_const,
                     float(self.offset), self.b, self.mu, self.delta, self.tol, self.max_inner,
                     self.equality, self.counts, self.n_pair, self.mu_floor, q,
-                    int(self.rng.integers(1, 2**63 - 1)), n_chunks, trace, INNER_RELATIVE_TOL)
+                    int(self.rng.integers(1, 2**63 - 1)), n_chunks, trace, INNER_RELATIVE_TOL,
+                    BURST_FILL_WORK)
                 self.cache.record_use(clock, filled, hits, misses)
                 self.inner_total += n_inner
                 self.trace.extend(trace[:done])
