@@ -9,6 +9,9 @@ same (C, gamma) (#SV, test accuracy) and prediction cost per 1000 test rows
 (chosen / LIBSVM), plus total wall time. Prints a table and writes JSON to
 ``benchmarks/results/fit-<timestamp>.json``; each dataset's HTML report goes
 next to it. The machine is shared: compare ratios within one run.
+
+The exact solver alone, side by side with LIBSVM and scikit-learn-intelex on one thread and on
+every core (issue 23's report), is ``benchmarks/bench_irwls.py --n-jobs 1,-1 --intelex``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,9 @@ scikit-learn-intelex's SVC (oneDAL) on every core beside ``--n-jobs -1`` rows
 and on one thread beside the others (issue 23's peer):
 
     python benchmarks/bench_irwls.py --q 128 --shrinking 1 --n-jobs 1,-1 --intelex \
-        --datasets wdbc,banana,page-blocks0,twonorm,satimage,splice,mushroom,optdigits,penbased,magic,letter,a9a
+        --datasets wdbc,banana,page-blocks0,twonorm,satimage,splice,mushroom,optdigits,penbased,letter
+    python benchmarks/bench_irwls.py --q 128 --shrinking 1 --n-jobs 1,-1 --intelex --repeat 1 \
+        --datasets magic,a9a,synth-50k,checker-100k     # every classification set of the benchmark list
 """
 
 from __future__ import annotations
