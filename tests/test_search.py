@@ -154,18 +154,23 @@ def test_folds_in_parallel_threads_score_the_same_cells(monkeypatch):
     assert (one.C, one.gamma) == (two.C, two.gamma)
 
 
-def test_the_next_round_runs_the_cheapest_kept_path_first():
-    """The kept gammas go on in the order of their paths' cost in the round (cheapest first, each
-    before its neighbours), whatever their accuracy rank: the cheap path leads the next round's
-    stop rules. Windows: ``margin`` octaves around the nearest kept gammas' best C."""
+def test_a_kept_gamma_with_a_far_larger_best_C_runs_last_in_the_next_round():
+    """Kept gammas go on in rank order, each before its neighbours, except one whose best C is
+    COSTLY_OCTAVES or more above the others' (its solves are the costly ones): it goes after them,
+    so that a cheap path leads the next round's stop rules. Windows: ``margin`` octaves around the
+    nearest kept gammas' best C."""
     from types import SimpleNamespace
-    from leansvm.paths.search import _Round
+    from leansvm.paths.search import COSTLY_OCTAVES, _Round
     surface = {-7.0: [(14.0, 0.868, 0.005, 900), (16.0, 0.870, 0.005, 900)],
-               -2.0: [(6.0, 0.866, 0.005, 800), (8.0, 0.867, 0.005, 800)]}
-    paths = [(-7.0, 16.0, 5.0, None), (-7.0, 18.0, 2.8, "peaked"), (-2.0, 9.0, 0.3, "peaked")]
-    windows, priority = _Round.next_windows(SimpleNamespace(surface=surface, paths=paths), [-7.0, -2.0],
-                                            0.5, 3.0)
+               -2.0: [(6.0, 0.866, 0.005, 800), (8.0, 0.867, 0.005, 800)],
+               -3.0: [(8.0, 0.865, 0.005, 800), (10.0, 0.866, 0.005, 800)]}
+    assert 16.0 - 8.0 >= COSTLY_OCTAVES > 10.0 - 8.0
+    round_ = SimpleNamespace(surface=surface)
+    windows, priority = _Round.next_windows(round_, [-7.0, -3.0, -2.0], 0.5, 3.0)
     order = sorted(windows, key=lambda g: (-priority[g], g))
-    assert order[0] == -2.0 and order.index(-7.0) > order.index(-1.5)
-    assert order.index(-2.5) < order.index(-7.0) < order.index(-7.5)
+    assert order[0] == -3.0 and order.index(-3.0) < order.index(-2.0) < order.index(-7.0)
+    assert order.index(-1.5) < order.index(-7.0) < order.index(-7.5)
     assert windows[-2.0] == (5.0, 11.0) and windows[-7.0] == (13.0, 19.0)
+    windows, priority = _Round.next_windows(round_, [-2.0, -3.0], 0.5, 3.0)   # none far: rank order
+    order = sorted(windows, key=lambda g: (-priority[g], g))
+    assert order[0] == -2.0 and order.index(-2.0) < order.index(-3.0)

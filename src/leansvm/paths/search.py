@@ -20,9 +20,10 @@ times 5 folds, each from scratch. Here the same ranges (gamma as factors of
   ``HalvingGridSearchCV`` over rows): round 0 scores a coarse gamma grid
   (steps of 2^2, grid.py's) on a small stratified subsample; every next round
   keeps the best third of the gammas, adds their neighbours at half the step
-  (coarse to fine) and triples the rows, up to ``max_rows``. The kept gammas
-  run cheapest path first, so that a cheap path leads the stop rules and a
-  costly one (small gamma, large C) goes on only while it is ahead.
+  (coarse to fine) and triples the rows, up to ``max_rows``. A kept gamma
+  whose best C is far above the others' runs after them, so that a cheap path
+  leads the stop rules and the costly one (small gamma, large C) goes on only
+  while it is ahead.
 * **Edges extend.** When a round's best gamma lies on the edge of the range,
   2^2 more are tried beyond it (up to :data:`MAX_EXTENSION` octaves); when the
   best C is the path's last, its path goes on to larger C; when it is the
@@ -62,6 +63,9 @@ C_OCTAVES = (-5.0, 15.0)
 GAMMA_OCTAVES = (-12.0, 6.0)
 #: folds in parallel threads from this many rows on (wdbc's 455: 0.70 s in one thread, 0.79 s in two)
 PARALLEL_MIN_ROWS = 1000
+#: a kept gamma whose best C is this many octaves above the kept ones' smallest runs last in the
+#: next round (:meth:`_Round.next_windows`)
+COSTLY_OCTAVES = 4.0
 #: the furthest an edge extends the ranges, in octaves beyond each end
 MAX_EXTENSION = 6.0
 
@@ -372,16 +376,19 @@ class _Round:
         return ranked[:max(2, int(math.ceil(keep * len(ranked))))]
 
     def next_windows(self, kept, step, margin):
-        """The gammas of the next round (each kept one and its neighbours ``step`` away) with their C
-        windows (``margin`` octaves around the best C of the nearest kept gammas) and priorities: the
-        kept gammas in the order of their paths' cost in this round, cheapest first, each before its
-        neighbours. The cheapest path then leads the next round's stop rules, and a costly one (small
-        gamma, large C: magic's corner, 365 of the last round's 371 s) goes on only while it is
-        ahead of it, or until the 'cost' rule stops it."""
+        """The gammas of the next round (each kept one, in rank order, and its neighbours ``step`` away)
+        with their C windows (``margin`` octaves around the best C of the nearest kept gammas) and
+        priorities (the rank of the nearest kept gamma; the kept gammas themselves first). A kept
+        gamma whose best C lies :data:`COSTLY_OCTAVES` or more above the smallest best C of the kept
+        ones goes after the others: its solves are the costly ones (small gamma, large C), and
+        ahead in the order it would lead the next round's stop rules (magic's corner: 365 of the
+        last round's 371 s); behind, it goes on only while it is ahead, or until the 'cost' rule
+        stops it. The order depends on the scores only, not on timings."""
         best_C = {g: max(self.surface[g], key=lambda cell: cell[1])[0] for g in kept}
-        cost = {g: sum(seconds for h, _, seconds, _ in self.paths if h == g) for g in kept}
+        lowest = min(best_C.values())
+        order = sorted(kept, key=lambda g: best_C[g] - lowest >= COSTLY_OCTAVES)   # stable: rank order kept
         windows, priority = {}, {}
-        for rank, g in enumerate(sorted(kept, key=lambda g: cost[g])):
+        for rank, g in enumerate(order):
             for x in (g, g - step, g + step):
                 near = [h for h in kept if abs(h - x) <= step + 1e-9]
                 windows[float(x)] = (min(best_C[h] for h in near) - margin, max(best_C[h] for h in near) + margin)
