@@ -391,3 +391,40 @@ def test_every_computed_reference_screens_the_next_step(binary, monkeypatch):
     held = [screened for had_reference, screened in steps if had_reference]
     assert 0 < len(held) < len(steps)                # some references were skipped
     assert all(held)
+
+
+def test_a_resumed_path_reaches_the_optima_of_the_uninterrupted_one(binary):
+    """``start=``: a path that goes on from an earlier part's last point (the main job's search
+    resumes its pilot paths and extends windows so) reaches the same optima, warm from there."""
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    whole = binary_path(X, c_svc(y, 1.0), CS, kernel, screening=None, tol=1e-6)
+    first = binary_path(X, c_svc(y, 1.0), CS[:3], kernel, screening=None, tol=1e-6)
+    rest = binary_path(X, c_svc(y, 1.0), CS[3:], kernel, screening=None, tol=1e-6, start=first[-1])
+    Q = gram(X, y, kernel)
+    for p, q in zip(first + rest, whole):
+        a = exact_box_qp(Q, np.full(y.size, p.C))
+        assert p.fit.dual_objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
+        assert p.fit.dual_objective == pytest.approx(q.fit.dual_objective, rel=1e-6)
+    cold = binary_path(X, c_svc(y, 1.0), CS[3:4], kernel, screening=None, tol=1e-6)
+    assert rest[0].fit.n_iter == whole[3].fit.n_iter < cold[0].fit.n_iter   # warm, as if never stopped
+    with pytest.raises(ValueError, match="above its last C"):
+        binary_path(X, c_svc(y, 1.0), CS[2:], kernel, start=first[-1])
+
+
+def test_a_path_starting_from_zero_at_a_large_C_starts_with_irwls(monkeypatch):
+    """A path whose first C is large (Lemma 9's a = C c does not beat 0) on a problem of
+    IRWLS_START_MIN_SAMPLES or more solves with IRWLS from its first C; the optima are CD's."""
+    import leansvm.paths.binary_path as path_module
+    X, y = make_classification(n_samples=300, n_features=5, n_informative=3, flip_y=0.05, random_state=3)
+    X, y = (X - X.mean(0)) / X.std(0), np.where(y == 1, 1.0, -1.0)
+    kernel, Cs = Kernel("rbf", gamma=0.05), [64.0, 128.0]
+    options = {"random_state": 0, "cache_size": 50.0}
+    monkeypatch.setattr(path_module, "IRWLS_START_MIN_SAMPLES", 200)
+    started = binary_path(X, c_svc(y, 1.0), Cs, kernel, screening=None, tol=1e-6, solver_options=options)
+    monkeypatch.setattr(path_module, "IRWLS_START_MIN_SAMPLES", 400)
+    small = binary_path(X, c_svc(y, 1.0), Cs, kernel, screening=None, tol=1e-6, solver_options=options)
+    assert [p.fit.stats.get("solver", "cd") for p in started] == ["irwls", "irwls"]
+    assert small[0].fit.stats.get("solver", "cd") == "cd"
+    for a, b in zip(started, small):
+        assert a.fit.dual_objective == pytest.approx(b.fit.dual_objective, rel=1e-6)

@@ -174,3 +174,35 @@ def test_a_kept_gamma_with_a_far_larger_best_C_runs_last_in_the_next_round():
     windows, priority = _Round.next_windows(round_, [-2.0, -3.0], 0.5, 3.0)   # none far: rank order
     order = sorted(windows, key=lambda g: (-priority[g], g))
     assert order[0] == -2.0 and order.index(-2.0) < order.index(-3.0)
+
+
+def test_a_path_that_repeats_a_larger_gammas_shifted_along_C_stops_as_ridge():
+    """The 'ridge' rule (search.Mirror): a small gamma's path that repeats, 2 octaves of C later, the
+    path of the gamma 2 octaves above it stops once three informative cells and every one before
+    agree; cells at the majority rate, or one that differs, do not count as repeats."""
+    from leansvm.paths.search import Leader, Mirror, _stop_reason
+    above = {-5.0: 0.60, -4.0: 0.60, -3.0: 0.70, -2.0: 0.80, -1.0: 0.85, 0.0: 0.86, 1.0: 0.84}
+    mirror = Mirror(above, 2.0, 0.60, 0.004)
+    Cs = [-5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0]
+    same = [0.60, 0.60, 0.60, 0.60, 0.70, 0.80, 0.852]
+    assert mirror.repeated(Cs, same)
+    assert not mirror.repeated(Cs[:6], same[:6])                   # two informative cells only
+    assert not mirror.repeated(Cs, same[:4] + [0.75, 0.80, 0.852])  # one informative cell differs
+    assert not Mirror(above, 2.0, 0.60, 0.001).repeated(Cs, same)    # beyond the tolerance
+    leader = Leader(0.86, 0.01, 0.0, 0.0, 1.0)
+    assert _stop_reason(same, Cs, -2.0, 0.1, leader, mirror) == "ridge"
+    assert _stop_reason(same, Cs, -2.0, 0.1, leader, None) is None
+
+
+def test_the_ridge_rule_keeps_the_choice_and_cuts_small_gamma_paths(monkeypatch):
+    """On a problem whose small gammas lie on the linear ridge, the search with the 'ridge' rule
+    chooses the same cell as without it, and stops some paths by it."""
+    from leansvm.paths import search
+    X, y = noisy_stripes()
+    with_rule = wide_search(X, y, progress=False)
+    reasons = [why for r in with_rule.rounds for _, _, _, why in r["paths"]]
+    assert "ridge" in reasons
+    monkeypatch.setattr(search._Round, "_mirror", lambda self, g, last: None)
+    without = wide_search(X, y, progress=False)
+    assert (with_rule.C, with_rule.gamma) == (without.C, without.gamma)
+    assert with_rule.n_fits < without.n_fits

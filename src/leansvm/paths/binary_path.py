@@ -76,6 +76,14 @@ SHRINK_MIN_ACTIVE = 5000
 #: (``shrinking='compact'``: contiguous active prefix, shrinking every 300 steps, work counted as
 #: without shrinking, so the solver choice is unchanged)
 COMPACT_MIN_ACTIVE = 1000
+#: a path whose first C is at least this (bounds C c_i) and whose start is 0 (Lemma 9's point a = C c
+#: does not beat it) is solved by IRWLS from its first C: page-blocks0, 1,066 samples, gamma 2^-7 x
+#: 'scale', C = 2^10: CD 244 ms, IRWLS 14 ms; 2^10 .. 2^15 over 5 folds (the main job's search, round 2):
+#: 740 ms, with IRWLS from the start 300 ms. Paths that start at small C (C <= 2^-5 in the search's
+#: first round, SVCCV) start with CD as before, and so do small problems (the one-vs-one pairs of
+#: optdigits and penbased, 200-640 samples: with IRWLS the search's rounds 2 and 3 took 1.5-2x longer)
+IRWLS_START_C = 1.0
+IRWLS_START_MIN_SAMPLES = 1000
 #: IRWLS working set on the path when none is given: 512 from LARGE_PROBLEM samples (magic, C = 14 .. 100:
 #: 7.8 / 8.1 s CPU in two runs vs 10.5 s with 128; 256: 10.4 s, 1024: 11.3 s; load 6-7), IRWLS's default below
 LARGE_PROBLEM = 10_000
@@ -325,6 +333,15 @@ class _CachedSolver:
         # 32.6k rows cached: IRWLS 7.8 s, CD 152 s, LIBSVM 45 s); the next C go on as 'auto' says
         self.irwls_first = irwls_options is not None and cache.capacity < index.size
 
+    def resume(self, fit):
+        """Go on as the solver of a path whose last solution is ``fit``: its next solve is warm (it
+        decides), and IRWLS stays when that solution was IRWLS's."""
+        self.cd_solves = max(self.cd_solves, 1)
+        self.irwls_first = False
+        if fit.stats.get("solver") == "irwls" and self.irwls_options is not None:
+            self.use_irwls = True
+            self.irwls_chunks = max(fit.n_iter, 1)
+
     def _irwls_cost(self, n_chunks, n_active):
         return _irwls_cost(n_chunks, max(n_active, 1), self.irwls_options.get("working_set_size", DEFAULT_WORKING_SET))
 
@@ -426,7 +443,7 @@ def binary_path(X, problem, Cs, kernel: Kernel, **options) -> list[PathPoint]:
 def iter_binary_path(X, problem: DualProblem, Cs, kernel: Kernel, *, screening="it", bias="augmented",
                      tol=1e-3, trivial_start=False, warm_start=True, solver="auto", adaptive=True,
                      polish_reference=False, solver_options=None, callback=None, cache=None,
-                     index=None, dynamic=False):
+                     index=None, dynamic=False, start=None):
     """Solve the binary SVM for every C of an ascending grid (see the module docstring), yielding
     each C's :class:`PathPoint` as it is solved: a caller may stop early (the search of
     :mod:`leansvm.paths.search` stops a path once its accuracy has peaked).
@@ -466,6 +483,10 @@ def iter_binary_path(X, problem: DualProblem, Cs, kernel: Kernel, *, screening="
     (``solve_box_cd_cached(dynamic=True)``, every max(50, n / 8) steps), and for
     IRWLS between stages stopped at 100 tol and 10 tol (:func:`_dynamic_solve`);
     the samples it proves leave the problem; ``PathPoint.extra["dynamic"]`` counts them.
+
+    ``start``: the :class:`PathPoint` a path of this problem ended at (its fit with the margins), below
+    every C of ``Cs``: the path goes on from there, warm, as if it had never stopped (the main job's
+    search resumes paths; the solver's choice and the screening reference start afresh).
     """
     Cs = check_grid(Cs)
     check_screening(screening, bias)
@@ -480,6 +501,13 @@ def iter_binary_path(X, problem: DualProblem, Cs, kernel: Kernel, *, screening="
         run.ref = run.lemma9 = ScreeningReference.trivial(X, problem.y, kernel, augmented=run.augmented,
                                                           weights=problem.C)
         run.pending = run.ref.seconds                      # reference cost not yet charged
+    if start is not None:
+        if not Cs[0] > start.C:
+            raise ValueError(f"a resumed path goes on above its last C ({start.C:g}); Cs start at {Cs[0]:g}")
+        if start.fit.alpha.shape != (problem.n,) or "margins" not in start.fit.stats:
+            raise ValueError("start must be a PathPoint of this problem's path (its fit with the margins)")
+        run.prev, run.prev_C = start.fit, float(start.C)
+        run.solve.resume(start.fit)
     for k, C in enumerate(Cs):
         if run.lemma9 is not None and C <= run.lemma9.C:
             point = run.lemma9_point(C)
@@ -560,6 +588,11 @@ class _PathRun:
             alpha_init, margins = _first_start(X, self.problem, C, kernel, self.augmented, self.shared)
             if alpha_init is not None:
                 extra["initial_margins"] = margins
+            elif self.solve.irwls_options is not None and float(np.max(upper)) >= IRWLS_START_C \
+                    and self.problem.n >= IRWLS_START_MIN_SAMPLES:
+                # a path that starts at a C this large (the search's later rounds) starts from 0, where
+                # greedy CD moves every SV two at a time, and goes on where CD is slow: IRWLS
+                self.solve.use_irwls = True
         if not (warm_start and prev is not None):
             return alpha_init, extra
         prev_upper = self.prev_C * self.problem.C

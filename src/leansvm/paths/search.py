@@ -66,6 +66,10 @@ PARALLEL_MIN_ROWS = 1000
 #: a kept gamma whose best C is this many octaves above the kept ones' smallest runs last in the
 #: next round (:meth:`_Round.next_windows`)
 COSTLY_OCTAVES = 4.0
+#: a path repeats another (the 'ridge' rule, :class:`Mirror`) when their mean accuracies differ by at most
+#: this many rows of the round, or MIRROR_TOL
+MIRROR_ROWS = 2.5
+MIRROR_TOL = 0.002
 #: the furthest an edge extends the ranges, in octaves beyond each end
 MAX_EXTENSION = 6.0
 
@@ -141,29 +145,54 @@ class Leader:
     seconds: float = np.inf
 
 
-def _stop_reason(means, log2_C, log2_gamma, seconds, leader: Leader, patience=2, drop=0.005, flat=4,
-                 behind=0.005, rising=0.005, cost_factor=4.0, min_seconds=0.5):
-    """Why a path stops after its latest C, or None to go on.
+@dataclass
+class Mirror:
+    """What a gamma's path would repeat on the small-gamma ridge: the cells (log2 C -> mean accuracy)
+    of the nearest larger gamma scored in the round, ``shift`` octaves above it. For small gamma the
+    RBF SVM tends to a linear SVM with C' ~ C gamma (Keerthi & Lin, 2003), so there the path at
+    gamma / 2^shift repeats the larger gamma's, ``shift`` octaves of C later."""
+
+    cells: dict
+    shift: float
+    base: float            # the larger gamma's first mean (majority rate at small C: no information)
+    tol: float             # |difference| of means counted as the same (a few rows of the round)
+
+    def repeated(self, log2_Cs, means, steps=3, rise=0.005) -> bool:
+        """Whether the path's last ``steps`` cells, and every informative one before them, repeat
+        the larger gamma's cells ``shift`` octaves lower within ``tol`` (informative: above that
+        path's first mean by ``rise``)."""
+        pairs = [(m, self.cells.get(round(c - self.shift, 6))) for c, m in zip(log2_Cs, means)]
+        if len(pairs) < steps or any(h is None or h <= self.base + rise for _, h in pairs[-steps:]):
+            return False
+        return all(abs(m - h) <= self.tol for m, h in pairs if h is not None and h > self.base + rise)
+
+
+def _stop_reason(means, log2_Cs, log2_gamma, seconds, leader: Leader, mirror: Mirror | None = None, patience=2,
+                 drop=0.005, flat=4, behind=0.005, rising=0.005, cost_factor=4.0, min_seconds=0.5):
+    """Why a path stops after its latest C (the last of ``log2_Cs``), or None to go on.
 
     * 'peaked': ``patience`` steps after its best it is more than ``drop`` below it;
     * 'flat': no improvement for ``flat`` steps once it has risen above its first value (a small
       gamma's path stays at the majority-class rate until C is large enough: not flat, just early);
+    * 'ridge': it repeats the path of a larger gamma scored before, shifted along C
+      (:meth:`Mirror.repeated`): the rest of it is that path's, already scored (wdbc, page-blocks0:
+      gammas 2^2 apart at the small end repeat each other to a row);
     * 'dominated': a gamma below the leader's, past the leader's ridge point (log2 gamma + log2 C
       above the leader's), below the
       leader by more than ``behind`` and two of its standard errors, and rising less than ``rising``
-      over two steps. For small gamma the
-      RBF SVM tends to a linear SVM with C' ~ C gamma (Keerthi & Lin, 2003): accuracy is constant
-      along that ridge, so what this corner (where grid.py spends most of its time) could still
+      over two steps. What this corner (where grid.py spends most of its time) could still
       reach lies at larger gamma and smaller C, cheap to solve;
     * 'cost': not ahead of the leader and already ``cost_factor`` times the leader path's time and
       over ``min_seconds`` (counted in the search's result: the one rule that may cut a path that
       would have won).
     """
-    k, best = len(means) - 1, int(np.argmax(means))
+    k, best, log2_C = len(means) - 1, int(np.argmax(means)), log2_Cs[-1]
     if k - best >= patience and means[-1] < means[best] - drop:
         return "peaked"
     if k - best >= flat and means[best] > means[0]:
         return "flat"
+    if mirror is not None and mirror.repeated(log2_Cs, means):
+        return "ridge"
     if k >= 2 and log2_gamma < leader.log2_gamma and log2_gamma + log2_C > leader.ridge \
             and means[-1] < leader.accuracy - max(behind, 2 * leader.se) \
             and means[-1] - means[-3] < rising:
@@ -173,68 +202,88 @@ def _stop_reason(means, log2_C, log2_gamma, seconds, leader: Leader, patience=2,
     return None
 
 
+@dataclass
+class PathEnd:
+    """Where one gamma's scored C path stopped: its cells and each (fold, pair) path's last point, from
+    which the path can go on to larger C (:func:`_score_gamma`'s ``resume``)."""
+
+    log2_Cs: list          # the C reached, in order
+    scores: list           # per C: (mean accuracy, SE, mean #SV)
+    points: list           # per fold, per binary problem: its PathPoint at the last C
+    seconds: float         # the path's time, every part of it
+    reason: str | None     # why it stopped ('hard margin', a _stop_reason), None: at its window's end
+    fits: int = 0          # (fold, C) solutions of the latest part
+
+
 def _score_gamma(X, y, folds, fold_info, weights, log2_gamma, scale, log2_Cs, options, kernel_name, inner,
-                 leader: Leader):
+                 leader: Leader, resume: PathEnd | None = None, mirror: Mirror | None = None) -> PathEnd:
     """Lockstep warm-started (optionally screened) C paths of one gamma over every fold; cells scored until the accuracy peaks.
 
-    Returns (per C reached: (mean accuracy, SE, mean #SV)), the number of (fold, C) solutions and
-    why the path stopped early ('hard margin': no sample at its bound, so every larger C has this
-    solution; a :func:`_stop_reason`; None: it ran to its last C)."""
-    start = time.perf_counter()
+    Returns the :class:`PathEnd`: per C reached (mean accuracy, SE, mean #SV), and why the path
+    stopped early ('hard margin': no sample at its bound, so every larger C has this solution; a
+    :func:`_stop_reason`; None: it ran to its last C). ``resume``: the end of an earlier part of this
+    path (same rows and folds), which goes on over ``log2_Cs`` (all above its last C), warm from
+    its points; its cells count for the stop rules. ``mirror``: for the 'ridge' rule."""
+    start = time.perf_counter() - (resume.seconds if resume is not None else 0.0)
     gamma = scale * 2.0 ** log2_gamma
     cache = _gamma_cache(kernel_name, X, gamma, inner, options["cache_size"], options["tol"])
     Cs = 2.0 ** np.asarray(log2_Cs, float)
     paths, pair_weights = [], []          # per fold: one path and the C factors c_i per binary problem
-    for (train, test), (classes, problems, _) in zip(folds, fold_info):
+    for f, ((train, test), (classes, problems, _)) in enumerate(zip(folds, fold_info)):
         rows = [np.asarray(train)[idx] for idx, _ in problems]
         pair_weights.append([weights[r] for r in rows])
+        starts = resume.points[f] if resume is not None else [None] * len(rows)
         paths.append([iter_binary_path(X[r], c_svc(y_pm, w), Cs, cache.kernel, screening=options["screening"],
                                        tol=options["tol"], solver="auto",
                                        solver_options={"cache_size": options["cache_size"], "max_iter": -1,
                                                        "working_set_size": None,
                                                        "random_state": options["random_state"]},
-                                       cache=cache, index=r)
-                      for r, w, (_, y_pm) in zip(rows, pair_weights[-1], problems)])
+                                       cache=cache, index=r, start=point)
+                      for r, w, (_, y_pm), point in zip(rows, pair_weights[-1], problems, starts)])
     # the folds' solves side by side (the compiled solvers release the GIL) when every row is cached:
     # the shared cache is then only read, never filled or evicted
     n_threads = options["n_jobs"] if cache.n >= PARALLEL_MIN_ROWS and cache.holds_all() else 1
-    scores, means, fits, reason = [], [], 0, None
+    end = PathEnd(list(resume.log2_Cs) if resume else [], list(resume.scores) if resume else [],
+                  resume.points if resume else [], 0.0, None)
     for k, C in enumerate(Cs):
         accs, svs, bound = [], [], 0
         solved = _advance_all(paths, n_threads)
-        for (train, test), (classes, problems, y_test), fold_fits, fold_weights in zip(folds, fold_info, solved,
-                                                                                       pair_weights):
+        for (train, test), (classes, problems, y_test), fold_points, fold_weights in zip(folds, fold_info, solved,
+                                                                                         pair_weights):
+            fold_fits = [point.fit for point in fold_points]
             accs.append(cached_accuracy(cache, train, test, problems, fold_fits, y_test, classes.size))
             in_sv = np.zeros(len(train), bool)
-            for (idx, _), f, w in zip(problems, fold_fits, fold_weights):
-                in_sv[idx[f.alpha > 0]] = True
-                bound += int(np.count_nonzero(f.alpha >= C * w * (1 - 1e-12)))
+            for (idx, _), fit, w in zip(problems, fold_fits, fold_weights):
+                in_sv[idx[fit.alpha > 0]] = True
+                bound += int(np.count_nonzero(fit.alpha >= C * w * (1 - 1e-12)))
             svs.append(int(in_sv.sum()))
-            fits += 1
+            end.fits += 1
         accs = np.asarray(accs)
-        scores.append((float(accs.mean()), float(accs.std(ddof=1) / math.sqrt(accs.size)) if accs.size > 1 else 0.0,
-                       float(np.mean(svs))))
-        means.append(scores[-1][0])
-        reason = "hard margin" if bound == 0 else _stop_reason(
-            means, log2_Cs[k], log2_gamma, time.perf_counter() - start, leader)
-        if reason is not None:
+        end.scores.append((float(accs.mean()), float(accs.std(ddof=1) / math.sqrt(accs.size))
+                           if accs.size > 1 else 0.0, float(np.mean(svs))))
+        end.log2_Cs.append(float(log2_Cs[k]))
+        end.points = solved
+        end.reason = "hard margin" if bound == 0 else _stop_reason(
+            [m for m, _, _ in end.scores], end.log2_Cs, log2_gamma, time.perf_counter() - start, leader, mirror)
+        if end.reason is not None:
             break
     for pair_paths in paths:
         for p in pair_paths:
             p.close()
-    return scores, fits, reason
+    end.seconds = time.perf_counter() - start
+    return end
 
 
 def _advance_all(paths, n_jobs):
-    """Every fold's next solutions (one per binary path of the fold), the paths in up to ``n_jobs``
+    """Every fold's next path points (one per binary path of the fold), the paths in up to ``n_jobs``
     threads (1: in this thread). Each (fold, pair) path is one job: satimage's 5 x 15 balance over
     two threads where 5 fold jobs would not."""
     if n_jobs == 1:
-        return [[next(p).fit for p in pair_paths] for pair_paths in paths]
+        return [[next(p) for p in pair_paths] for pair_paths in paths]
     flat = run_parallel([(next, (p,)) for pair_paths in paths for p in pair_paths], n_jobs)
     out, k = [], 0
     for pair_paths in paths:
-        out.append([point.fit for point in flat[k:k + len(pair_paths)]])
+        out.append(flat[k:k + len(pair_paths)])
         k += len(pair_paths)
     return out
 
@@ -279,37 +328,58 @@ class _Round:
         self.stop = {}               # log2 gamma -> why its path stopped before its window's end (None: it did not)
         self.windows = {}            # log2 gamma -> (first, last) log2 C of its path
         self.paths = []              # (log2 gamma, last log2 C, seconds, why it stopped) per path run
+        self.ends = {}               # log2 gamma -> PathEnd of its latest path (to go on from)
         self.extended = []
         self.n_fits = 0
 
     def score(self, g, window):
-        """The C path of gamma = scale 2^g over ``window`` (log2 C), every fold in lockstep."""
-        s = self.search
-        t = time.perf_counter()
-        log2_Cs = _C_grid(window, s["C_step"])
-        scores, fits, reason = _score_gamma(self.X, self.y, self.folds, self.fold_info, self.weights, g, s["scale"],
-                                            log2_Cs, s["options"], s["kernel"], self.inner, self.leader)
-        seconds = time.perf_counter() - t
-        self.n_fits += fits
-        got = [(c, *sc) for c, sc in zip(log2_Cs, scores)]
-        self.surface[g], self.stop[g], self.windows[g] = got, reason, window
-        self.paths.append((float(g), float(got[-1][0]), seconds, reason))
-        top = max(got, key=lambda cell: cell[1])
+        """The C path of gamma = scale 2^g over ``window`` (log2 C), every fold in lockstep; a path of
+        this gamma scored before from the same first C (the :meth:`pilot`'s, or one that an edge
+        extends) goes on from where it ended, or is taken as it is when a rule stopped it."""
+        end = self._path(g, window, self.leader, self._mirror(g, window[1]))
+        self.surface[g] = [(c, *sc) for c, sc in zip(end.log2_Cs, end.scores)]
+        self.stop[g], self.windows[g] = end.reason, window
+        self.paths.append((float(g), end.log2_Cs[-1], end.seconds, end.reason))
+        top = max(self.surface[g], key=lambda cell: cell[1])
         if top[1] > self.leader.accuracy:
-            self.leader = Leader(top[1], top[2], g, g + top[0], seconds)
+            self.leader = Leader(top[1], top[2], g, g + top[0], end.seconds)
+
+    def _mirror(self, g, last) -> Mirror | None:
+        """The :class:`Mirror` of gamma 2^g, whose path ends at log2 C = ``last``: the nearest larger
+        gamma scored, unless part of what it predicts is unknown (a path cut by the 'cost' rule, or
+        one that ran to the end of a window shorter than the shifted one while still rising)."""
+        above = [h for h in self.surface if h > g]
+        if not above:
+            return None
+        h = min(above)
+        means = [m for _, m, _, _ in self.surface[h]]
+        if self.stop[h] == "cost" or (self.stop[h] is None and int(np.argmax(means)) == len(means) - 1
+                                      and self.surface[h][-1][0] < last - (h - g) - 1e-9):
+            return None
+        return Mirror({round(c, 6): m for c, m, _, _ in self.surface[h]}, h - g, means[0],
+                      max(MIRROR_ROWS / self.X.shape[0], MIRROR_TOL))
+
+    def _path(self, g, window, leader, mirror=None) -> PathEnd:
+        s = self.search
+        log2_Cs, end = _C_grid(window, s["C_step"]), self.ends.get(g)
+        if end is not None and end.log2_Cs[0] == log2_Cs[0]:
+            log2_Cs = [c for c in log2_Cs if c > end.log2_Cs[-1] + 1e-9]
+            if end.reason is not None or not log2_Cs:
+                return end                 # stopped by a rule (which the same cells repeat), or done
+        else:
+            end = None
+        end = _score_gamma(self.X, self.y, self.folds, self.fold_info, self.weights, g, s["scale"], log2_Cs,
+                           s["options"], s["kernel"], self.inner, leader, resume=end, mirror=mirror)
+        self.n_fits += end.fits
+        self.ends[g] = end
+        return end
 
     def pilot(self, windows, octaves=8.0):
         """A priority per gamma: its best mean accuracy over the first ``octaves`` of its window (small
-        C, cheap to solve), so that the most promising path runs first and leads the stop rules."""
-        s = self.search
-        priority = {}
-        for g, (lo, hi) in windows.items():
-            scores, fits, _ = _score_gamma(self.X, self.y, self.folds, self.fold_info, self.weights, g, s["scale"],
-                                           _C_grid((lo, min(hi, lo + octaves)), s["C_step"]), s["options"],
-                                           s["kernel"], self.inner, Leader())
-            self.n_fits += fits
-            priority[g] = max(m for m, _, _ in scores)
-        return priority
+        C, cheap to solve), so that the most promising path runs first and leads the stop rules. Its
+        paths go on from there when :meth:`score` runs them."""
+        return {g: max(m for m, _, _ in self._path(g, (lo, min(hi, lo + octaves)), Leader()).scores)
+                for g, (lo, hi) in windows.items()}
 
     def run(self, windows, priority, step, progress):
         """Score every gamma of ``windows``, the highest ``priority`` first (None: a :meth:`pilot`),
