@@ -54,11 +54,19 @@ def test_planted_small_C_is_found():
     """Per-sample weights times 16 make the same problem's best C 16 times smaller (C_i = C c_i):
     a plant whose optimum lies 4 octaves lower, near 2^-4 (the old grid's smallest C was 1)."""
     X, y = noisy_stripes()
-    plain = wide_search(X, y, progress=False)
-    weighted = wide_search(X, y, class_weight={0: 16.0, 1: 16.0}, progress=False)
+    # at LIBSVM's tolerance (1e-3) the plain optimum lies at C <= 2^1
+    plain = wide_search(X, y, tol=1e-3, progress=False)
+    weighted = wide_search(X, y, class_weight={0: 16.0, 1: 16.0}, tol=1e-3, progress=False)
     assert np.log2(plain.C) <= 1                          # so the weighted optimum is <= 2^-3
     assert abs(np.log2(weighted.C) - (np.log2(plain.C) - 4)) <= 1
     assert weighted.accuracy >= plain.accuracy - plain.se
+    # the search's own tolerance (SEARCH_TOL) finds it too, or a cell on its small-gamma ridge (the same
+    # C gamma: 1 of these 800 rows apart in CV accuracy), 4 octaves below its plain one
+    plain_fast = wide_search(X, y, progress=False)
+    fast = wide_search(X, y, class_weight={0: 16.0, 1: 16.0}, progress=False)
+    assert abs(np.log2(fast.C * fast.gamma) - np.log2(weighted.C * weighted.gamma)) <= 1
+    assert abs(np.log2(fast.C) - (np.log2(plain_fast.C) - 4)) <= 1
+    assert fast.accuracy >= weighted.accuracy - weighted.se
 
 
 def test_a_gamma_edge_extends_the_range():
@@ -197,8 +205,11 @@ def test_a_path_that_repeats_a_larger_gammas_shifted_along_C_stops_as_ridge():
 def test_the_ridge_rule_keeps_the_choice_and_cuts_small_gamma_paths(monkeypatch):
     """On a problem whose small gammas lie on the linear ridge, the search with the 'ridge' rule
     chooses the same cell as without it, and stops some paths by it."""
+    from sklearn.datasets import make_classification
     from leansvm.paths import search
-    X, y = noisy_stripes()
+    X, y = make_classification(n_samples=500, n_features=8, n_informative=4, n_redundant=0, flip_y=0.05,
+                               random_state=1)       # a linear boundary: the small gammas on their ridge
+    X = (X - X.mean(0)) / X.std(0)
     with_rule = wide_search(X, y, progress=False)
     reasons = [why for r in with_rule.rounds for _, _, _, why in r["paths"]]
     assert "ridge" in reasons
