@@ -10,9 +10,13 @@ times 5 folds, each from scratch. Here the same ranges (gamma as factors of
   1.0-1.4x the time (banana, page-blocks0, satimage, magic, wdbc; the
   references cost more than they remove at steps of 2^1; BENCHMARKS.md). The
   folds advance in lockstep and the path stops by the rules of
-  :func:`_stop_reason` (accuracy clearly peaked, flat, dominated on the
-  small-gamma ridge, too costly), or when no sample is at its bound: then the
-  solution is the hard-margin one, the same for every larger C.
+  :func:`_stop_reason` (accuracy clearly peaked, flat, repeating a larger
+  gamma's path along the small-gamma ridge, dominated there, too costly), or
+  when no sample is at its bound: then the solution is the hard-margin one, the
+  same for every larger C. A path scored in part (the pilot's first octaves, a
+  window an edge extends) goes on from its last point (:class:`PathEnd`). The
+  folds are solved to :data:`SEARCH_TOL`; the chosen cell's model is trained at
+  the caller's tolerance.
 * **Kernel rows are computed once** per (gamma, round) for all folds and
   one-vs-one pairs (:func:`leansvm.paths.binary_path.row_cache`); the inner
   products X X' once per round for every gamma (:func:`_gamma_cache`).
