@@ -94,7 +94,8 @@ def _workloads():
     # larger problems: a path whose free set is large enough for the compacted coordinate descent
     # (COMPACT_MIN_ACTIVE), budget SMO on a float32 row cache (n^2 doubles above cache_size)
     Xl, yl = make_classification(n_samples=1200, n_features=6, random_state=1)
-    jobs.append(("svm_path compacted", lambda: leansvm.svm_path(Xl, yl, [1.0, 2.0], gamma=0.3, screening=None)))
+    # (from a small C: a path that starts from 0 at C >= 1 on this many samples is IRWLS's, binary_path.IRWLS_START_C)
+    jobs.append(("svm_path compacted", lambda: leansvm.svm_path(Xl, yl, [0.05, 1.0, 2.0], gamma=0.3, screening=None)))
     # shrinking (from irwls.SMALL_PROBLEM samples on): its checks run between compiled chunk bursts
     Xk, yk = make_classification(n_samples=2100, n_features=6, random_state=2)
     jobs.append(("SVC with shrinking", lambda: leansvm.SVC(C=10, gamma=0.3).fit(Xk, yk)))
