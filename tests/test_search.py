@@ -217,3 +217,17 @@ def test_the_ridge_rule_keeps_the_choice_and_cuts_small_gamma_paths(monkeypatch)
     without = wide_search(X, y, progress=False)
     assert (with_rule.C, with_rule.gamma) == (without.C, without.gamma)
     assert with_rule.n_fits < without.n_fits
+
+
+def test_a_search_stopped_by_time_passes_over_a_costly_corner_within_noise():
+    """When a time limit ends the halving early, a best cell on a costly gamma (best C 4 or more
+    octaves above the others') within one standard error of the others' best is passed over; one
+    ahead by more than that is kept."""
+    from leansvm.paths.search import Cell, _cheap_unless_ahead
+    cheap = [Cell(-2.0, c, a, 0.005, 100, 1333, 1) for c, a in ((6.0, 0.862), (7.0, 0.8672), (8.0, 0.864))]
+    corner = [Cell(-7.0, c, a, 0.005, 80, 1333, 1) for c, a in ((14.0, 0.860), (16.0, 0.8680))]
+    chosen = _cheap_unless_ahead(cheap + corner, corner[1])
+    assert (chosen.log2_gamma, chosen.log2_C) == (-2.0, 7.0)
+    ahead = [Cell(-7.0, 16.0, 0.8800, 0.005, 80, 1333, 1)]
+    assert _cheap_unless_ahead(cheap + ahead, ahead[0]) is ahead[0]
+    assert _cheap_unless_ahead(cheap + corner, cheap[1]) is cheap[1]
