@@ -306,6 +306,14 @@ def choose_cell(cells, one_se=0.0) -> Cell:
                key=lambda c: (c.n_support, -c.accuracy, c.log2_C, c.log2_gamma))
 
 
+def _costly(best_C) -> set:
+    """The gammas whose best C (``best_C``: log2 gamma -> log2 C of its best cell) lies
+    :data:`COSTLY_OCTAVES` or more above the smallest of them: small gamma and large C, the costly
+    solves."""
+    lowest = min(best_C.values())
+    return {g for g, C in best_C.items() if C - lowest >= COSTLY_OCTAVES}
+
+
 def _cheap_unless_ahead(cells, chosen, one_se=0.0) -> Cell:
     """The choice of a search that a time limit stopped before its last round: ``chosen``, unless it
     lies on a costly gamma (its best C :data:`COSTLY_OCTAVES` or more above the smallest best C of
@@ -315,12 +323,8 @@ def _cheap_unless_ahead(cells, chosen, one_se=0.0) -> Cell:
     without it, a corner within noise of the cheap cells would win on the small subsample (magic
     under ``leansvm fit --budget-seconds 20``: C = 2^16, gamma = 2^-7 x scale at 0.8680 +- 0.0048 on
     1,333 rows against 0.8672 at 2^-2 x scale; on 4,000 rows the corner's paths fall to 0.857)."""
-    best_C = {}
-    for c in cells:
-        if c.log2_gamma not in best_C or c.accuracy > best_C[c.log2_gamma][0]:
-            best_C[c.log2_gamma] = (c.accuracy, c.log2_C)
-    lowest = min(C for _, C in best_C.values())
-    costly = {g for g, (_, C) in best_C.items() if C - lowest >= COSTLY_OCTAVES}
+    costly = _costly({g: max((c for c in cells if c.log2_gamma == g), key=lambda c: c.accuracy).log2_C
+                      for g in {c.log2_gamma for c in cells}})
     cheap = [c for c in cells if c.log2_gamma not in costly]
     if chosen.log2_gamma not in costly or not cheap:
         return chosen
@@ -486,8 +490,8 @@ class _Round:
         last round's 371 s); behind, it goes on only while it is ahead, or until the 'cost' rule
         stops it. The order depends on the scores only, not on timings."""
         best_C = {g: max(self.surface[g], key=lambda cell: cell[1])[0] for g in kept}
-        lowest = min(best_C.values())
-        order = sorted(kept, key=lambda g: best_C[g] - lowest >= COSTLY_OCTAVES)   # stable: rank order kept
+        costly = _costly(best_C)
+        order = sorted(kept, key=lambda g: g in costly)   # stable: rank order kept
         windows, priority = {}, {}
         for rank, g in enumerate(order):
             for x in (g, g - step, g + step):
