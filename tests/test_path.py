@@ -410,6 +410,8 @@ def test_a_resumed_path_reaches_the_optima_of_the_uninterrupted_one(binary):
     assert rest[0].fit.n_iter == whole[3].fit.n_iter < cold[0].fit.n_iter   # warm, as if never stopped
     with pytest.raises(ValueError, match="above its last C"):
         binary_path(X, c_svc(y, 1.0), CS[2:], kernel, start=first[-1])
+    with pytest.raises(ValueError, match="this problem's path"):              # a point of another problem
+        binary_path(X[:100], c_svc(y[:100], 1.0), CS[3:], kernel, start=first[-1])
 
 
 def test_a_path_starting_from_zero_at_a_large_C_starts_with_irwls(monkeypatch):

@@ -342,6 +342,14 @@ class _CachedSolver:
             self.use_irwls = True
             self.irwls_chunks = max(fit.n_iter, 1)
 
+    def start_from_zero(self, largest_bound, n):
+        """The path's first solve starts from a = 0 (Lemma 9's point a = C c does not beat it): with
+        bounds up to ``largest_bound`` >= :data:`IRWLS_START_C` on :data:`IRWLS_START_MIN_SAMPLES` or
+        more samples, IRWLS solves it and the path's next C (greedy CD would move every SV two at a
+        time, and the path goes on where CD is slow), until a trial says otherwise."""
+        if self.irwls_options is not None and largest_bound >= IRWLS_START_C and n >= IRWLS_START_MIN_SAMPLES:
+            self.use_irwls = True
+
     def _irwls_cost(self, n_chunks, n_active):
         return _irwls_cost(n_chunks, max(n_active, 1), self.irwls_options.get("working_set_size", DEFAULT_WORKING_SET))
 
@@ -486,7 +494,8 @@ def iter_binary_path(X, problem: DualProblem, Cs, kernel: Kernel, *, screening="
 
     ``start``: the :class:`PathPoint` a path of this problem ended at (its fit with the margins), below
     every C of ``Cs``: the path goes on from there, warm, as if it had never stopped (the main job's
-    search resumes paths; the solver's choice and the screening reference start afresh).
+    search resumes paths): the solver goes on as it was (:meth:`_CachedSolver.resume`: IRWLS stays
+    IRWLS); the screening reference starts afresh.
     """
     Cs = check_grid(Cs)
     check_screening(screening, bias)
@@ -588,11 +597,8 @@ class _PathRun:
             alpha_init, margins = _first_start(X, self.problem, C, kernel, self.augmented, self.shared)
             if alpha_init is not None:
                 extra["initial_margins"] = margins
-            elif self.solve.irwls_options is not None and float(np.max(upper)) >= IRWLS_START_C \
-                    and self.problem.n >= IRWLS_START_MIN_SAMPLES:
-                # a path that starts at a C this large (the search's later rounds) starts from 0, where
-                # greedy CD moves every SV two at a time, and goes on where CD is slow: IRWLS
-                self.solve.use_irwls = True
+            else:
+                self.solve.start_from_zero(float(np.max(upper)), self.problem.n)
         if not (warm_start and prev is not None):
             return alpha_init, extra
         prev_upper = self.prev_C * self.problem.C

@@ -360,10 +360,10 @@ class _Round:
         self.inner = {}              # X X' of the round's rows, shared by its gammas
         self.leader = Leader()
         self.surface = {}            # log2 gamma -> [(log2 C, mean accuracy, SE, mean #SV)] along its path
-        self.stop = {}               # log2 gamma -> why its path stopped before its window's end (None: it did not)
         self.windows = {}            # log2 gamma -> (first, last) log2 C of its path
         self.paths = []              # (log2 gamma, last log2 C, seconds, why it stopped) per path run
-        self.ends = {}               # log2 gamma -> PathEnd of its latest path (to go on from)
+        self.ends = {}               # log2 gamma -> PathEnd of its latest path (to go on from; its reason: why it
+                                     # stopped before its window's end, None: it did not)
         self.extended = []
         self.n_fits = 0
 
@@ -373,7 +373,7 @@ class _Round:
         extends) goes on from where it ended, or is taken as it is when a rule stopped it."""
         end = self._path(g, window, self.leader, self._mirror(g, window[1]))
         self.surface[g] = [(c, *sc) for c, sc in zip(end.log2_Cs, end.scores)]
-        self.stop[g], self.windows[g] = end.reason, window
+        self.windows[g] = window
         self.paths.append((float(g), end.log2_Cs[-1], end.seconds, end.reason))
         top = max(self.surface[g], key=lambda cell: cell[1])
         if top[1] > self.leader.accuracy:
@@ -388,7 +388,8 @@ class _Round:
             return None
         h = min(above)
         means = [m for _, m, _, _ in self.surface[h]]
-        if self.stop[h] == "cost" or (self.stop[h] is None and int(np.argmax(means)) == len(means) - 1
+        stop = self.ends[h].reason
+        if stop == "cost" or (stop is None and int(np.argmax(means)) == len(means) - 1
                                       and self.surface[h][-1][0] < last - (h - g) - 1e-9):
             return None
         return Mirror({round(c, 6): m for c, m, _, _ in self.surface[h]}, h - g, means[0],
@@ -443,7 +444,7 @@ class _Round:
         g, k = self.best()
         (lo, hi), n = self.windows[g], len(self.surface[g])
         lo_C, hi_C = s["C_octaves"][0] - MAX_EXTENSION, s["C_octaves"][1] + MAX_EXTENSION
-        if k == n - 1 and self.stop[g] is None and self.surface[g][-1][0] + s["C_step"] <= hi_C:
+        if k == n - 1 and self.ends[g].reason is None and self.surface[g][-1][0] + s["C_step"] <= hi_C:
             self.extended.append(f"C above 2^{self.surface[g][-1][0]:g} at gamma 2^{g:g} x scale")
             self.score(g, (lo, min(self.surface[g][-1][0] + 4, hi_C)))
             return True
