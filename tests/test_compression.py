@@ -46,15 +46,19 @@ KERNELS = [Kernel("rbf", 0.5), Kernel("poly", 0.3, 3, 1.0), Kernel("sigmoid", 0.
 
 
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.name)
-@pytest.mark.parametrize("multi", [False, True], ids=["binary", "ovo-blocks"])
+@pytest.mark.parametrize("groups", [None, [0, 0, 1, 2, 2], [0, 2, 1, 0, 2]],
+                         ids=["binary", "ovo-blocks", "ovo-unsorted"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
-def test_analytic_gradient_matches_finite_differences(kernel, multi, sparse):
+def test_analytic_gradient_matches_finite_differences(kernel, groups, sparse):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(25, 4))
     X[X < -0.5] = 0.0
-    groups = np.array([0, 0, 1, 2, 2]) if multi else None
+    multi = groups is not None
+    groups = np.array(groups) if multi else None
     p = 3 if multi else 1
     blocks = cvm.output_blocks(groups, cvm.ovo_pair_columns(3) if multi else None, p)
+    if multi:   # vectors sorted by class: each block's rows a slice (views); otherwise index arrays
+        assert all(isinstance(rows, slice) for rows, _ in blocks) == bool(np.all(np.diff(groups) >= 0))
     problem = cvm.GradientProblem(kernel, sp.csr_matrix(X) if sparse else X, rng.normal(size=(25, p)),
                                   blocks, 5)
     theta = problem.pack(rng.normal(size=(5, 4)), rng.normal(size=(5, p)), rng.normal(size=p))
