@@ -213,7 +213,7 @@ def test_the_ridge_rule_keeps_the_choice_and_cuts_small_gamma_paths(monkeypatch)
     with_rule = wide_search(X, y, progress=False)
     reasons = [why for r in with_rule.rounds for _, _, _, why in r["paths"]]
     assert "ridge" in reasons
-    monkeypatch.setattr(search._Round, "_mirror", lambda self, g, last: None)
+    monkeypatch.setattr(search._Round, "_mirror", lambda self, g, last, scored: None)
     without = wide_search(X, y, progress=False)
     assert (with_rule.C, with_rule.gamma) == (without.C, without.gamma)
     assert with_rule.n_fits < without.n_fits

@@ -371,7 +371,7 @@ class _Round:
         """The C path of gamma = scale 2^g over ``window`` (log2 C), every fold in lockstep; a path of
         this gamma scored before from the same first C (the :meth:`pilot`'s, or one that an edge
         extends) goes on from where it ended, or is taken as it is when a rule stopped it."""
-        end = self._path(g, window, self.leader, self._mirror(g, window[1]))
+        end = self._path(g, window, self.leader, self._mirror(g, window[1], {h: self.ends[h] for h in self.surface}))
         self.surface[g] = [(c, *sc) for c, sc in zip(end.log2_Cs, end.scores)]
         self.windows[g] = window
         self.paths.append((float(g), end.log2_Cs[-1], end.seconds, end.reason))
@@ -379,20 +379,21 @@ class _Round:
         if top[1] > self.leader.accuracy:
             self.leader = Leader(top[1], top[2], g, g + top[0], end.seconds)
 
-    def _mirror(self, g, last) -> Mirror | None:
+    def _mirror(self, g, last, scored) -> Mirror | None:
         """The :class:`Mirror` of gamma 2^g, whose path ends at log2 C = ``last``: the nearest larger
-        gamma scored, unless part of what it predicts is unknown (a path cut by the 'cost' rule, or
-        one that ran to the end of a window shorter than the shifted one while still rising)."""
-        above = [h for h in self.surface if h > g]
+        gamma of ``scored`` (log2 gamma -> PathEnd), unless part of what it predicts is unknown (a
+        path cut by the 'cost' rule, or one that ran to the end of a window shorter than the shifted
+        one while still rising)."""
+        above = [h for h in scored if h > g]
         if not above:
             return None
         h = min(above)
-        means = [m for _, m, _, _ in self.surface[h]]
-        stop = self.ends[h].reason
-        if stop == "cost" or (stop is None and int(np.argmax(means)) == len(means) - 1
-                                      and self.surface[h][-1][0] < last - (h - g) - 1e-9):
+        end = scored[h]
+        means = [m for m, _, _ in end.scores]
+        if end.reason == "cost" or (end.reason is None and int(np.argmax(means)) == len(means) - 1
+                                    and end.log2_Cs[-1] < last - (h - g) - 1e-9):
             return None
-        return Mirror({round(c, 6): m for c, m, _, _ in self.surface[h]}, h - g, means[0],
+        return Mirror({round(c, 6): m for c, m in zip(end.log2_Cs, means)}, h - g, means[0],
                       max(MIRROR_ROWS / self.X.shape[0], MIRROR_TOL))
 
     def _path(self, g, window, leader, mirror=None) -> PathEnd:
@@ -413,9 +414,16 @@ class _Round:
     def pilot(self, windows, octaves=8.0):
         """A priority per gamma: its best mean accuracy over the first ``octaves`` of its window (small
         C, cheap to solve), so that the most promising path runs first and leads the stop rules. Its
-        paths go on from there when :meth:`score` runs them."""
-        return {g: max(m for m, _, _ in self._path(g, (lo, min(hi, lo + octaves)), Leader()).scores)
-                for g, (lo, hi) in windows.items()}
+        paths go on from there when :meth:`score` runs them. The largest gamma goes first, and each
+        smaller one stops by the 'ridge' rule where it repeats the one above it (wdbc: the three
+        smallest gammas' paths were half the search's solver time, at C up to 2^5)."""
+        piloted, priority = {}, {}
+        for g in sorted(windows, reverse=True):
+            lo, hi = windows[g]
+            last = min(hi, lo + octaves)
+            piloted[g] = self._path(g, (lo, last), Leader(), self._mirror(g, last, piloted))
+            priority[g] = max(m for m, _, _ in piloted[g].scores)
+        return priority
 
     def run(self, windows, priority, step, progress):
         """Score every gamma of ``windows``, the highest ``priority`` first (None: a :meth:`pilot`),
