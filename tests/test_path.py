@@ -414,6 +414,27 @@ def test_a_resumed_path_reaches_the_optima_of_the_uninterrupted_one(binary):
         binary_path(X[:100], c_svc(y[:100], 1.0), CS[3:], kernel, start=first[-1])
 
 
+def test_a_resumed_path_makes_the_irwls_trial_its_last_cd_solve_called_for(binary, monkeypatch):
+    """Split right after the CD solve that calls for an IRWLS trial, the resumed part makes that
+    trial at its first C, as the uninterrupted path does (before, the decision was lost with the
+    solver and the resumed part went on with CD)."""
+    import leansvm.paths.binary_path as path_module
+    X, y = binary
+    kernel = Kernel("rbf", gamma=0.4)
+    monkeypatch.setattr(path_module, "IRWLS_PRIOR_CHUNKS", 0.01)    # IRWLS expected cheap: a trial soon
+
+    def solvers(points):
+        return [p.fit.stats.get("solver", "cd") for p in points]
+    whole = binary_path(X, c_svc(y, 1.0), CS, kernel, screening=None, tol=1e-6)
+    k = solvers(whole).index("irwls")
+    assert k >= 2 and "irwls_trial_against" in whole[k - 1].fit.stats
+    first = binary_path(X, c_svc(y, 1.0), CS[:k], kernel, screening=None, tol=1e-6)
+    rest = binary_path(X, c_svc(y, 1.0), CS[k:], kernel, screening=None, tol=1e-6, start=first[-1])
+    assert solvers(first + rest) == solvers(whole)
+    for p, q in zip(rest, whole[k:]):
+        assert p.fit.dual_objective == pytest.approx(q.fit.dual_objective, rel=1e-6)
+
+
 def test_a_path_starting_from_zero_at_a_large_C_starts_with_irwls(monkeypatch):
     """A path whose first C is large (Lemma 9's a = C c does not beat 0) on a problem of
     IRWLS_START_MIN_SAMPLES or more solves with IRWLS from its first C; the optima are CD's."""

@@ -335,12 +335,19 @@ class _CachedSolver:
 
     def resume(self, fit):
         """Go on as the solver of a path whose last solution is ``fit``: its next solve is warm (it
-        decides), and IRWLS stays when that solution was IRWLS's."""
+        decides), IRWLS stays when that solution was IRWLS's, and an IRWLS trial that CD solve
+        called for is made: the solvers are those of the uninterrupted path (before, the call was
+        lost with the solver of the earlier part, and the resumed part went on with CD)."""
         self.cd_solves = max(self.cd_solves, 1)
         self.irwls_first = False
-        if fit.stats.get("solver") == "irwls" and self.irwls_options is not None:
+        if self.irwls_options is None:
+            return
+        if fit.stats.get("solver") == "irwls":
             self.use_irwls = True
             self.irwls_chunks = max(fit.n_iter, 1)
+        elif "irwls_trial_against" in fit.stats:
+            self.use_irwls = True
+            self.trial_against = fit.stats["irwls_trial_against"]
 
     def start_from_zero(self, largest_bound, n):
         """The path's first solve starts from a = 0 (Lemma 9's point a = C c does not beat it): with
@@ -369,6 +376,7 @@ class _CachedSolver:
                     cost > self._irwls_cost(self.irwls_chunks, fit.stats["n_active"]):
                 self.use_irwls = True
                 self.trial_against = cost
+                fit.stats["irwls_trial_against"] = cost     # the decision, for a path resumed from this fit
             return fit
         # outputs at the warm start from the path's margins (free SVs and moved samples only)
         y = problem.y
