@@ -204,7 +204,8 @@ def test_a_path_that_repeats_a_larger_gammas_shifted_along_C_stops_as_ridge():
 
 def test_the_ridge_rule_keeps_the_choice_and_cuts_small_gamma_paths(monkeypatch):
     """On a problem whose small gammas lie on the linear ridge, the search with the 'ridge' rule
-    chooses the same cell as without it, and stops some paths by it."""
+    chooses the same cell as without it, and stops some paths by it; the first gamma it stops in
+    round 0's pilot (largest first) is the smallest that round scores."""
     from sklearn.datasets import make_classification
     from leansvm.paths import search
     X, y = make_classification(n_samples=500, n_features=8, n_informative=4, n_redundant=0, flip_y=0.05,
@@ -213,10 +214,13 @@ def test_the_ridge_rule_keeps_the_choice_and_cuts_small_gamma_paths(monkeypatch)
     with_rule = wide_search(X, y, progress=False)
     reasons = [why for r in with_rule.rounds for _, _, _, why in r["paths"]]
     assert "ridge" in reasons
+    first = with_rule.rounds[0]
+    assert (min(first["gammas"]), "ridge") in {(g, why) for g, _, _, why in first["paths"]}
     monkeypatch.setattr(search._Round, "_mirror", lambda self, g, last, scored: None)
     without = wide_search(X, y, progress=False)
     assert (with_rule.C, with_rule.gamma) == (without.C, without.gamma)
     assert with_rule.n_fits < without.n_fits
+    assert min(without.rounds[0]["gammas"]) < min(first["gammas"])     # the smaller gammas it left out
 
 
 def test_a_search_stopped_by_time_passes_over_a_costly_corner_within_noise():

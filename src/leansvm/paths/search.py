@@ -24,7 +24,10 @@ times 5 folds, each from scratch. Here the same ranges (gamma as factors of
   ``HalvingGridSearchCV`` over rows): round 0 scores a coarse gamma grid
   (steps of 2^2, grid.py's) on a small stratified subsample; every next round
   keeps the best third of the gammas, adds their neighbours at half the step
-  (coarse to fine) and triples the rows, up to ``max_rows``. A kept gamma
+  (coarse to fine) and triples the rows, up to ``max_rows``. Round 0's pilot
+  (the first octaves of C, to order the gammas) goes from the largest gamma
+  down and ends at the first one that repeats the gamma above it along the
+  small-gamma ridge: the smaller ones would repeat it too, and are not scored. A kept gamma
   whose best C is far above the others' runs after them, so that a cheap path
   leads the stop rules and the costly one (small gamma, large C) goes on only
   while it is ahead.
@@ -416,22 +419,29 @@ class _Round:
         C, cheap to solve), so that the most promising path runs first and leads the stop rules. Its
         paths go on from there when :meth:`score` runs them. The largest gamma goes first, and each
         smaller one stops by the 'ridge' rule where it repeats the one above it (wdbc: the three
-        smallest gammas' paths were half the search's solver time, at C up to 2^5)."""
+        smallest gammas' paths were half the search's solver time, at C up to 2^5). The first gamma
+        the rule stops ends the pilot: every smaller one is further along the same small-gamma limit
+        (Keerthi & Lin: gamma -> 0 with C gamma fixed), so its path would repeat this one's, shifted
+        along C; those gammas get no priority and are not scored, unless an edge extension reaches
+        them (:meth:`extend`: the best cell on the smallest gamma scored adds the next one). wdbc:
+        450 -> 315 fold solves, 0.41 -> 0.24 s; the same choice on the nine KEEL sets and magic."""
         piloted, priority = {}, {}
         for g in sorted(windows, reverse=True):
             lo, hi = windows[g]
             last = min(hi, lo + octaves)
             piloted[g] = self._path(g, (lo, last), Leader(), self._mirror(g, last, piloted))
             priority[g] = max(m for m, _, _ in piloted[g].scores)
+            if piloted[g].reason == "ridge":
+                break
         return priority
 
     def run(self, windows, priority, step, progress):
-        """Score every gamma of ``windows``, the highest ``priority`` first (None: a :meth:`pilot`),
-        then move the edges the best cell lies on until it is inside (:meth:`extend`)."""
+        """Score the gammas of ``windows`` that have a ``priority``, the highest first (None: a
+        :meth:`pilot`'s), then move the edges the best cell lies on until it is inside (:meth:`extend`)."""
         priority = self.pilot(windows) if priority is None else priority
         title = f"search round {self.number + 1} ({self.X.shape[0]} rows)"
-        with Progress(len(windows), title, "gammas", progress) as bar:
-            for g in sorted(windows, key=lambda g: (-priority[g], g)):
+        with Progress(len(priority), title, "gammas", progress) as bar:
+            for g in sorted(priority, key=lambda g: (-priority[g], g)):
                 self.score(g, windows[g])
                 bar.update()
             while self.extend(step):     # not counted in the bar: how many is not known ahead
