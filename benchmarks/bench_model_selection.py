@@ -9,8 +9,9 @@ For each classification set of docs/datasets.md (standardised as ``datasets.load
   every training row, the best mean accuracy chosen as ``GridSearchCV`` does (ties: the first cell
   in C-major order). Cells run in a random order; when they exceed ``--grid-minutes``, the rest are
   not run: the grid's time is extrapolated (mean seconds per cell x 110) and marked ``extrapolated``,
-  and its choice and accuracies are left empty; the best of the cells run is recorded apart
-  (``partial_grid_*``).
+  and the best of the cells run is recorded apart (``partial_grid_*``). grid.py's choice then comes
+  from ``bench_grid_oracle.py``'s file for the set when it holds all 110 cells (the same dual, folds
+  and tolerance on leansvm's exact C paths; ``grid_choice_from`` = 'oracle'), else it is left empty.
 * **leansvm fit** (``fit_lean`` with its defaults, one process): the searched (C, gamma), its CV
   accuracy and SE, the search's seconds, the whole command's seconds, the returned model's #SV and
   test accuracy.
@@ -37,24 +38,24 @@ import time
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.model_selection import cross_val_score
 from sklearn.svm import SVC
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import finish_run, libsvm_input  # noqa: E402
+
+from bench_grid_oracle import GRID_C, GRID_GAMMA, grid_folds, oracle_choice  # noqa: E402
 
 from leansvm import datasets, fit_lean  # noqa: E402
 from leansvm.paths.search import choose_cell  # noqa: E402
 
 SETS = ["wdbc", "splice", "page-blocks0", "banana", "mushroom", "optdigits", "satimage", "twonorm",
         "penbased", "magic", "letter", "a9a", "synth-50k"]
-GRID_C = 2.0 ** np.arange(-5, 16, 2)
-GRID_GAMMA = 2.0 ** np.arange(-15, 4, 2)
 
 
 def grid_py(X, y, minutes, random_state=0):
     """grid.py's search (module docstring): (C, gamma, CV accuracy, seconds, extrapolated?)."""
-    folds = StratifiedKFold(5, shuffle=True, random_state=random_state)
+    folds = grid_folds(random_state)
     cells = [(C, g) for C in GRID_C for g in GRID_GAMMA]           # C-major, as ParameterGrid
     order = np.random.default_rng(random_state).permutation(len(cells))
     scores, start = {}, time.perf_counter()
@@ -107,7 +108,13 @@ def one(name, minutes, verbose=False):
     if C is None:                    # the best of the cells run: not grid.py's choice, a lower bound on its CV
         (pC, pg), pcv = cv
         row.update(partial_grid_C=pC, partial_grid_gamma=pg, partial_grid_cv=pcv)
+        oracle = oracle_choice(name)
+        if oracle is not None:
+            C, g, cv, row["grid_oracle_seconds"] = oracle
+            row["grid_choice_from"] = "oracle"
     else:
+        row["grid_choice_from"] = "grid.py"
+    if C is not None:
         row.update(grid_C=C, grid_gamma=g, grid_cv=cv)
         row["grid_exact_acc"], row["grid_exact_sv"] = exact(X, y, Xt, yt, C, g)
         row["exact_diff_points"] = 100 * (row["lean_exact_acc"] - row["grid_exact_acc"])
@@ -131,7 +138,8 @@ def main():
         rows.append({**one(name, args.grid_minutes, args.verbose), "warm_up_seconds": warm_up})
         print(rows[-1], flush=True)
     columns = [("dataset", "set", "s"), ("n_train", "train", "d"),
-               ("grid_C", "grid.py C", ".4g"), ("grid_gamma", "gamma", ".4g"), ("grid_cv", "CV", ".4f"),
+               ("grid_C", "grid.py C", ".4g"), ("grid_gamma", "gamma", ".4g"),
+               ("grid_choice_from", "choice from", "s"), ("grid_cv", "CV", ".4f"),
                ("grid_exact_acc", "test", ".4f"), ("grid_exact_sv", "#SV", "d"),
                ("grid_seconds", "grid.py s", ".0f"), ("grid_extrapolated", "extrapolated", "s"),
                ("lean_C", "leansvm C", ".4g"), ("lean_gamma", "gamma ", ".4g"), ("lean_cv", "CV ", ".4f"),

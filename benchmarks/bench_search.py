@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,9 @@ def one(name, repeats):
     row = {"dataset": name, "n_train": int(X.shape[0]), "C": found.C, "gamma": found.gamma,
            "cv": found.accuracy, "se": found.se, "fold_solves": found.n_fits,
            "seconds": float(np.median(seconds)), "seconds_all": seconds,
-           "rounds": " ".join(f"{r['rows']}:{r['seconds']:.2f}" for r in found.rounds)}
+           "rounds": " ".join(f"{r['rows']}:{r['seconds']:.2f}" for r in found.rounds),
+           "stops": " ".join(f"{why}:{n}" for why, n in sorted(Counter(
+               str(why) for r in found.rounds for *_, why in r["paths"]).items()))}
     print(row, flush=True)
     return row
 
@@ -65,7 +68,7 @@ def main():
     rows = [one(name, args.repeats) for name in args.datasets]
     columns = [("dataset", "set", "s"), ("n_train", "train", "d"), ("C", "C", ".4g"), ("gamma", "gamma", ".4g"),
                ("cv", "CV", ".4f"), ("se", "SE", ".4f"), ("fold_solves", "fold solves", "d"),
-               ("seconds", "median s", ".2f"), ("rounds", "rounds (rows:s)", "s")]
+               ("seconds", "median s", ".2f"), ("rounds", "rounds (rows:s)", "s"), ("stops", "path stops", "s")]
     finish_run(rows, columns, "search")
 
 

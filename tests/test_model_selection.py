@@ -101,3 +101,21 @@ def test_cached_scores_equal_the_models_scores():
     fast = _cached_accuracy(path, cache, train, test, y)
     slow = [model.score(X[test], y[test]) for model in path.models]
     np.testing.assert_allclose(fast, slow)
+
+
+def test_libsvms_dual_on_paths_scores_grid_search_of_libsvm_itself(data):
+    """With LIBSVM's bias (``fit_intercept='equality'``), no screening and LIBSVM's tolerance, SVCCV
+    scores every cell as ``GridSearchCV(sklearn.svm.SVC)`` on the same folds, over a range of C wide
+    enough to reach bounded and free solutions: what ``benchmarks/bench_grid_oracle.py`` relies on to
+    stand in for grid.py where grid.py takes hours."""
+    from sklearn.svm import SVC as LibSVC
+    X, y = data
+    Cs, gammas = 2.0 ** np.arange(-5, 16, 4), [2.0 ** -7, 2.0 ** -3, 2.0]
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    search = SVCCV(Cs=Cs, gammas=gammas, cv=cv, fit_intercept="equality", screening=None, tol=1e-3,
+                   refit=False).fit(X, y)
+    grid = GridSearchCV(LibSVC(), {"C": Cs, "gamma": gammas}, cv=cv).fit(X, y)
+    assert search.cv_results_["params"] == grid.cv_results_["params"]
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"],
+                               atol=0.012)   # at most one test sample of one fold may flip
+    assert search.best_params_ == grid.best_params_

@@ -142,17 +142,13 @@ def test_bad_input_gets_a_clear_error(make, message):
         wide_search(*make(X, y), progress=False)
 
 
-def test_folds_in_parallel_threads_score_the_same_cells(monkeypatch):
+def test_folds_in_parallel_threads_score_the_same_cells():
     """n_jobs=-1 solves the folds of each C step in threads over the shared, fully cached kernel rows:
-    the same paths, so the same cells and choice as one thread (above PARALLEL_MIN_ROWS, where it applies).
-    The one stop rule on wall seconds ('cost') is switched off: it could cut a path in one run and not
-    in the other on a loaded machine."""
-    import functools
-
-    from leansvm.paths import search
+    the same paths, so the same cells and choice as one thread (above PARALLEL_MIN_ROWS, where it applies),
+    the 'cost' rule included: it counts modelled work, not wall seconds (on a loaded machine the
+    wall-time rule of stop 38 cut a path in one run and not in the other)."""
     from leansvm.paths.search import PARALLEL_MIN_ROWS
 
-    monkeypatch.setattr(search, "_stop_reason", functools.partial(search._stop_reason, min_seconds=np.inf))
     X, y = stripes(n=PARALLEL_MIN_ROWS + 200, count=6, seed=7)
     y = y + (X[:, 1] > 1.0)            # three classes: one-vs-one pairs are jobs too
     one = wide_search(X, y, progress=False, n_jobs=1, max_rows=1200)
@@ -235,3 +231,25 @@ def test_a_search_stopped_by_time_passes_over_a_costly_corner_within_noise():
     ahead = [Cell(-7.0, 16.0, 0.8800, 0.005, 80, 1333, 1)]
     assert _cheap_unless_ahead(cheap + ahead, ahead[0]) is ahead[0]
     assert _cheap_unless_ahead(cheap + corner, cheap[1]) is cheap[1]
+
+
+def test_the_search_does_not_depend_on_wall_time(monkeypatch):
+    """Without a time limit the search decides by accuracies and modelled work only: with a clock
+    that jumps at random at every reading (a loaded machine: any path may seem slow) it scores the
+    same cells and chooses the same cell. Before, a path's wall seconds could reorder the gammas of
+    the next round and cut a path ('cost')."""
+    import types
+
+    from leansvm.paths import search
+
+    X, y = stripes(n=800, count=6, seed=7)
+    y = y + (X[:, 1] > 1.0)
+    calm = wide_search(X, y, progress=False)
+    jumps = np.random.default_rng(0).exponential(10.0, size=100_000).cumsum()
+    clock = iter(jumps)
+    monkeypatch.setattr(search, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
+    loaded = wide_search(X, y, progress=False)
+    assert [(c.round, c.log2_gamma, c.log2_C, c.accuracy) for c in calm.cells] == \
+        [(c.round, c.log2_gamma, c.log2_C, c.accuracy) for c in loaded.cells]
+    assert (calm.C, calm.gamma) == (loaded.C, loaded.gamma)
+    assert loaded.seconds > calm.seconds          # the clock did jump

@@ -383,6 +383,7 @@ def search_hyperparameters(X, y, max_rows=4000, n_folds=5, one_se=0.0, class_wei
     selection = Selection(Cs, gammas, accuracy, n_support, found.C, found.gamma, method, rows, n_folds,
                           search=found, se=found.se)
     moved = f"; range extended: {', '.join(found.extended)}" if found.extended else ""
+    moved += f"; edges moved inside the range: {', '.join(found.edges_moved)}" if found.edges_moved else ""
     moved += f"; {found.stopped}" if found.stopped else ""
     rule = f"; the fewest SV within {one_se:g} SE of the best" if one_se else ""
     log.step("select", f"C = {found.C:.4g}, gamma = {found.gamma:.4g}",

@@ -371,6 +371,7 @@ class _CachedSolver:
                                       shrinking=True if n_free >= SHRINK_MIN_ACTIVE else
                                       "compact" if n_free >= COMPACT_MIN_ACTIVE else False)
             cost = _cd_cost(fit, self.cache.n)
+            fit.stats["modelled_us"] = cost
             self.cd_solves += 1                # the first solve starts cold (magic: 5,367 steps, the next 666)
             if self.irwls_options is not None and self.cd_solves > 1 and \
                     cost > self._irwls_cost(self.irwls_chunks, fit.stats["n_active"]):
@@ -388,6 +389,7 @@ class _CachedSolver:
         # y_i f_i without the unregularised bias (with the augmented one, f includes it)
         fit.stats["margins"] = y * fit.stats["outputs"]
         fit.stats["solver"] = "irwls"
+        fit.stats["modelled_us"] = self._irwls_cost(max(fit.n_iter, 1), fit.stats["n_active"])
         if self.trial_against is not None:     # the first IRWLS solve after CD: keep IRWLS if it paid
             # (at least one chunk: the set-up of a solve that found the start optimal costs too)
             if self._irwls_cost(max(fit.n_iter, 1), fit.stats["n_active"]) > self.trial_against:

@@ -13,7 +13,9 @@ times 5 folds, each from scratch. Here the same ranges (gamma as factors of
   :func:`_stop_reason` (accuracy clearly peaked, flat, repeating a larger
   gamma's path along the small-gamma ridge, dominated there, too costly), or
   when no sample is at its bound: then the solution is the hard-margin one, the
-  same for every larger C. A path scored in part (the pilot's first octaves, a
+  same for every larger C. Cost is modelled work (the solvers' step and chunk
+  counts, :attr:`PathEnd.work`), not wall seconds: without a time limit the same
+  data give the same cells and choice on a quiet or a loaded machine. A path scored in part (the pilot's first octaves, a
   window an edge extends) goes on from its last point (:class:`PathEnd`). The
   folds are solved to :data:`SEARCH_TOL`; the chosen cell's model is trained at
   the caller's tolerance.
@@ -34,7 +36,10 @@ times 5 folds, each from scratch. Here the same ranges (gamma as factors of
 * **Edges extend.** When a round's best gamma lies on the edge of the range,
   2^2 more are tried beyond it (up to :data:`MAX_EXTENSION` octaves); when the
   best C is the path's last, its path goes on to larger C; when it is the
-  first, the path is run again from 2^-4 lower.
+  first, the path is run again from 2^-4 lower. The same moves inside the
+  default ranges (a gamma the pilot left out, a narrower window of a later
+  round) are noted apart (``edges_moved``): the report says "range extended"
+  only for moves past them.
 
 The choice (:func:`choose_cell`) is on the last round's cells: the best mean
 K-fold accuracy, and, with ``one_se`` > 0, the cell with the fewest support
@@ -111,7 +116,8 @@ class SearchResult:
     scale: float                                  # gamma = scale * 2^log2_gamma
     cells: list = field(default_factory=list)     # every Cell of every round
     rounds: list = field(default_factory=list)    # per round: rows, folds, gammas scored, kept, seconds
-    extended: list = field(default_factory=list)  # sentences: which edge moved and why
+    extended: list = field(default_factory=list)  # sentences: which edge moved past the default ranges
+    edges_moved: list = field(default_factory=list)   # ... and which moved inside them (a gamma the pilot left out)
     n_paths: int = 0                              # (gamma, fold) paths solved
     n_fits: int = 0                               # (gamma, fold, C) solutions
     seconds: float = 0.0
@@ -148,13 +154,13 @@ def _gamma_cache(kernel_name, X, gamma, inner, cache_size, tol):
 @dataclass
 class Leader:
     """The round's best cell so far: its accuracy and standard error, its gamma, its position on the
-    ridge (log2 gamma + log2 C) and the seconds its path took."""
+    ridge (log2 gamma + log2 C) and the work of its path (:attr:`PathEnd.work`)."""
 
     accuracy: float = -np.inf
     se: float = 0.0
     log2_gamma: float = -np.inf
     ridge: float = np.inf
-    seconds: float = np.inf
+    work: float = np.inf
 
 
 @dataclass
@@ -179,8 +185,8 @@ class Mirror:
         return all(abs(m - h) <= self.tol for m, h in pairs if h is not None and h > self.base + rise)
 
 
-def _stop_reason(means, log2_Cs, log2_gamma, seconds, leader: Leader, mirror: Mirror | None = None, patience=2,
-                 drop=0.005, flat=4, behind=0.005, rising=0.005, cost_factor=4.0, min_seconds=0.5):
+def _stop_reason(means, log2_Cs, log2_gamma, work, leader: Leader, mirror: Mirror | None = None, patience=2,
+                 drop=0.005, flat=4, behind=0.005, rising=0.005, cost_factor=4.0, min_work=0.5):
     """Why a path stops after its latest C (the last of ``log2_Cs``), or None to go on.
 
     * 'peaked': ``patience`` steps after its best it is more than ``drop`` below it;
@@ -194,9 +200,10 @@ def _stop_reason(means, log2_Cs, log2_gamma, seconds, leader: Leader, mirror: Mi
       leader by more than ``behind`` and two of its standard errors, and rising less than ``rising``
       over two steps. What this corner (where grid.py spends most of its time) could still
       reach lies at larger gamma and smaller C, cheap to solve;
-    * 'cost': not ahead of the leader and already ``cost_factor`` times the leader path's time and
-      over ``min_seconds`` (counted in the search's result: the one rule that may cut a path that
-      would have won).
+    * 'cost': not ahead of the leader and already ``cost_factor`` times the leader path's work and
+      over ``min_work`` modelled CPU seconds (counted in the search's result: the one rule that may
+      cut a path that would have won). Work, not wall seconds: the same data give the same choice
+      on a loaded machine.
     """
     k, best, log2_C = len(means) - 1, int(np.argmax(means)), log2_Cs[-1]
     if k - best >= patience and means[-1] < means[best] - drop:
@@ -209,7 +216,7 @@ def _stop_reason(means, log2_Cs, log2_gamma, seconds, leader: Leader, mirror: Mi
             and means[-1] < leader.accuracy - max(behind, 2 * leader.se) \
             and means[-1] - means[-3] < rising:
         return "dominated"
-    if seconds > max(cost_factor * leader.seconds, min_seconds) and means[-1] < leader.accuracy:
+    if work > max(cost_factor * leader.work, min_work) and means[-1] < leader.accuracy:
         return "cost"
     return None
 
@@ -222,9 +229,11 @@ class PathEnd:
     log2_Cs: list          # the C reached, in order
     scores: list           # per C: (mean accuracy, SE, mean #SV)
     points: list           # per fold, per binary problem: its PathPoint at the last C
-    seconds: float         # the path's time, every part of it
+    seconds: float         # the path's wall time, every part of it
     reason: str | None     # why it stopped ('hard margin', a _stop_reason), None: at its window's end
     fits: int = 0          # (fold, C) solutions of the latest part
+    work: float = 0.0      # modelled CPU seconds of its solves, every part (``modelled_us`` of
+                           # binary_path._CachedSolver): the stop rules' and ranking's cost, load-free
 
 
 def _score_gamma(X, y, folds, fold_info, weights, log2_gamma, scale, log2_Cs, options, kernel_name, inner,
@@ -256,13 +265,14 @@ def _score_gamma(X, y, folds, fold_info, weights, log2_gamma, scale, log2_Cs, op
     # the shared cache is then only read, never filled or evicted
     n_threads = options["n_jobs"] if cache.n >= PARALLEL_MIN_ROWS and cache.holds_all() else 1
     end = PathEnd(list(resume.log2_Cs) if resume else [], list(resume.scores) if resume else [],
-                  resume.points if resume else [], 0.0, None)
+                  resume.points if resume else [], 0.0, None, work=resume.work if resume else 0.0)
     for k, C in enumerate(Cs):
         accs, svs, bound = [], [], 0
         solved = _advance_all(paths, n_threads)
         for (train, test), (classes, problems, y_test), fold_points, fold_weights in zip(folds, fold_info, solved,
                                                                                          pair_weights):
             fold_fits = [point.fit for point in fold_points]
+            end.work += sum(fit.stats.get("modelled_us", 0.0) for fit in fold_fits) / 1e6
             accs.append(cached_accuracy(cache, train, test, problems, fold_fits, y_test, classes.size))
             in_sv = np.zeros(len(train), bool)
             for (idx, _), fit, w in zip(problems, fold_fits, fold_weights):
@@ -276,7 +286,7 @@ def _score_gamma(X, y, folds, fold_info, weights, log2_gamma, scale, log2_Cs, op
         end.log2_Cs.append(float(log2_Cs[k]))
         end.points = solved
         end.reason = "hard margin" if bound == 0 else _stop_reason(
-            [m for m, _, _ in end.scores], end.log2_Cs, log2_gamma, time.perf_counter() - start, leader, mirror)
+            [m for m, _, _ in end.scores], end.log2_Cs, log2_gamma, end.work, leader, mirror)
         if end.reason is not None:
             break
     for pair_paths in paths:
@@ -364,10 +374,11 @@ class _Round:
         self.leader = Leader()
         self.surface = {}            # log2 gamma -> [(log2 C, mean accuracy, SE, mean #SV)] along its path
         self.windows = {}            # log2 gamma -> (first, last) log2 C of its path
-        self.paths = []              # (log2 gamma, last log2 C, seconds, why it stopped) per path run
+        self.paths = []              # (log2 gamma, last log2 C, work, why it stopped) per path run
         self.ends = {}               # log2 gamma -> PathEnd of its latest path (to go on from; its reason: why it
                                      # stopped before its window's end, None: it did not)
-        self.extended = []
+        self.extended = []           # edges moved past the default ranges (:meth:`extend`)
+        self.edges_moved = []        # edges moved inside them
         self.n_fits = 0
 
     def score(self, g, window):
@@ -377,10 +388,10 @@ class _Round:
         end = self._path(g, window, self.leader, self._mirror(g, window[1], {h: self.ends[h] for h in self.surface}))
         self.surface[g] = [(c, *sc) for c, sc in zip(end.log2_Cs, end.scores)]
         self.windows[g] = window
-        self.paths.append((float(g), end.log2_Cs[-1], end.seconds, end.reason))
+        self.paths.append((float(g), end.log2_Cs[-1], end.work, end.reason))
         top = max(self.surface[g], key=lambda cell: cell[1])
         if top[1] > self.leader.accuracy:
-            self.leader = Leader(top[1], top[2], g, g + top[0], end.seconds)
+            self.leader = Leader(top[1], top[2], g, g + top[0], end.work)
 
     def _mirror(self, g, last, scored) -> Mirror | None:
         """The :class:`Mirror` of gamma 2^g, whose path ends at log2 C = ``last``: the nearest larger
@@ -457,27 +468,36 @@ class _Round:
         default ranges: a best C at the end of its window (the path not stopped by a rule: every
         later C would be scored by the same rule, or has the same hard-margin solution) runs that
         path 4 octaves further, one at its start runs it from 4 octaves lower; a best gamma on the edge of
-        the gammas scored adds the next one, ``step`` beyond. Returns whether it moved one."""
+        the gammas scored adds the next one, ``step`` beyond. A move past the default ranges is noted in
+        ``extended``, one inside them (a gamma the pilot left out, a window narrower than the range) in
+        ``edges_moved``. Returns whether it moved one."""
         s = self.search
         g, k = self.best()
         (lo, hi), n = self.windows[g], len(self.surface[g])
         lo_C, hi_C = s["C_octaves"][0] - MAX_EXTENSION, s["C_octaves"][1] + MAX_EXTENSION
         if k == n - 1 and self.ends[g].reason is None and self.surface[g][-1][0] + s["C_step"] <= hi_C:
-            self.extended.append(f"C above 2^{self.surface[g][-1][0]:g} at gamma 2^{g:g} x scale")
-            self.score(g, (lo, min(self.surface[g][-1][0] + 4, hi_C)))
+            top = min(self.surface[g][-1][0] + 4, hi_C)
+            self._moved(top > s["C_octaves"][1], f"C above 2^{self.surface[g][-1][0]:g} at gamma 2^{g:g} x scale")
+            self.score(g, (lo, top))
             return True
         if k == 0 and lo - s["C_step"] >= lo_C:
-            self.extended.append(f"C below 2^{lo:g} at gamma 2^{g:g} x scale")
-            self.score(g, (max(lo - 4, lo_C), hi))
+            bottom = max(lo - 4, lo_C)
+            self._moved(bottom < s["C_octaves"][0], f"C below 2^{lo:g} at gamma 2^{g:g} x scale")
+            self.score(g, (bottom, hi))
             return True
         lo_g, hi_g = s["gamma_octaves"][0] - MAX_EXTENSION, s["gamma_octaves"][1] + MAX_EXTENSION
         for edge, beyond, limit_ok in ((max(self.surface), step, lambda x: x <= hi_g),
                                        (min(self.surface), -step, lambda x: x >= lo_g)):
             if g == edge and limit_ok(edge + beyond):
-                self.extended.append(f"gamma {'above' if beyond > 0 else 'below'} 2^{edge:g} x scale")
-                self.score(edge + beyond, self.windows[edge])
+                new = edge + beyond
+                self._moved(not s["gamma_octaves"][0] <= new <= s["gamma_octaves"][1],
+                            f"gamma {'above' if beyond > 0 else 'below'} 2^{edge:g} x scale")
+                self.score(new, self.windows[edge])
                 return True
         return False
+
+    def _moved(self, past_default: bool, what: str):
+        (self.extended if past_default else self.edges_moved).append(what)
 
     def cells(self):
         return [Cell(float(g), float(c), m, se, nsv, self.X.shape[0], self.number)
@@ -485,13 +505,13 @@ class _Round:
 
     def ranked(self):
         """The gammas best first, by their best mean accuracy; except that a gamma below the best one,
-        within one standard error of it and whose path took more than twice as long, goes last: on
+        within one standard error of it and whose path took more than twice the work, goes last: on
         the small-gamma ridge, accuracy within noise of the best costs many times the time (large C)."""
         top = {g: max(self.surface[g], key=lambda cell: cell[1]) for g in self.surface}
         best = max(top, key=lambda g: top[g][1])
-        seconds = {g: t for g, _, t, _ in self.paths}          # the last run of each gamma's path
+        work = {g: w for g, _, w, _ in self.paths}             # the last run of each gamma's path
         slow = {g for g in top if g < best and top[g][1] >= top[best][1] - top[best][2]
-                and seconds[g] > 2 * seconds[best]}
+                and work[g] > 2 * work[best]}
         return sorted(self.surface, key=lambda g: (g in slow, -top[g][1], g))
 
     def kept(self, keep):
@@ -567,6 +587,7 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
         rnd.run(windows, priority, step, progress)
         result.cells += rnd.cells()
         result.extended += [f"round {r + 1}: {e}" for e in rnd.extended]
+        result.edges_moved += [f"round {r + 1}: {e}" for e in rnd.edges_moved]
         result.n_paths += n_folds * len(rnd.paths)
         result.n_fits += rnd.n_fits
         kept = rnd.kept(keep if r + 2 < len(sizes) else 0.0)     # into the last, costliest round: the best 2
