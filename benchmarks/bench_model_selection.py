@@ -8,7 +8,9 @@ For each classification set of docs/datasets.md (standardised as ``datasets.load
   C = 2^-5, 2^-3, ..., 2^15 and gamma = 2^-15, 2^-13, ..., 2^3 (110 cells), 5-fold stratified CV on
   every training row, the best mean accuracy chosen as ``GridSearchCV`` does (ties: the first cell
   in C-major order). Cells run in a random order; when they exceed ``--grid-minutes``, the rest are
-  not run: the grid's time is extrapolated (mean seconds per cell x 110) and marked ``extrapolated``,
+  not run: the grid's time is extrapolated (mean seconds per cell x 110) and marked ``extrapolated``;
+  a cell still running then is stopped (each cell runs in a child process) and counts with the
+  seconds it ran, so that the extrapolation is a lower bound (``grid_cells_cut``),
   and the best of the cells run is recorded apart (``partial_grid_*``). grid.py's choice then comes
   from ``bench_grid_oracle.py``'s file for the set when it holds all 110 cells (the same dual, folds
   and tolerance on leansvm's exact C paths; ``grid_choice_from`` = 'oracle'), else it is left empty.
@@ -33,6 +35,7 @@ grid.py's - (0.5 + 0.3) points; the search <= 1/10 of grid.py's time, the comman
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -53,22 +56,52 @@ SETS = ["wdbc", "splice", "page-blocks0", "banana", "mushroom", "optdigits", "sa
         "penbased", "magic", "letter", "a9a", "synth-50k"]
 
 
+def _cell(X, y, C, gamma, folds, limit):
+    """grid.py's CV accuracy of one cell, in a child process stopped after ``limit`` seconds:
+    (accuracy, or None when it was stopped; seconds: the cell's own, timed in the child, without
+    the fork; or the seconds until it was stopped). On large sets one cell at large C can take
+    hours (a9a at C = 2^15)."""
+    context = multiprocessing.get_context("fork")        # the child shares X, copy-on-write
+    queue = context.Queue()
+
+    def run():
+        start = time.perf_counter()
+        score = cross_val_score(SVC(C=C, gamma=gamma, cache_size=500), libsvm_input(X), y, cv=folds).mean()
+        queue.put((score, time.perf_counter() - start))
+
+    start = time.perf_counter()
+    child = context.Process(target=run)
+    child.start()
+    child.join(limit)
+    if child.is_alive():
+        child.terminate()
+        child.join()
+        return None, time.perf_counter() - start
+    return queue.get()
+
+
 def grid_py(X, y, minutes, random_state=0):
-    """grid.py's search (module docstring): (C, gamma, CV accuracy, seconds, extrapolated?)."""
+    """grid.py's search (module docstring): (C, gamma, CV accuracy, seconds, extrapolated?, cells run,
+    cells cut). The seconds are the cells' own; a cell still running when the minutes are up is
+    stopped and counts with the seconds it ran: the extrapolated time is then a lower bound."""
     folds = grid_folds(random_state)
     cells = [(C, g) for C in GRID_C for g in GRID_GAMMA]           # C-major, as ParameterGrid
     order = np.random.default_rng(random_state).permutation(len(cells))
-    scores, start = {}, time.perf_counter()
-    for k in order:
+    scores, spent, cut = {}, 0.0, 0
+    for n_run, k in enumerate(order, 1):
         C, g = cells[k]
-        scores[k] = cross_val_score(SVC(C=C, gamma=g, cache_size=500), libsvm_input(X), y, cv=folds).mean()
-        if time.perf_counter() - start > 60 * minutes and len(scores) < len(cells):
-            seconds = (time.perf_counter() - start) / len(scores) * len(cells)
-            partial = max(scores, key=lambda k: (scores[k], -k))     # reported apart, marked partial
-            return None, None, (cells[partial], scores[partial]), seconds, True, len(scores)
-    seconds = time.perf_counter() - start
+        score, seconds = _cell(X, y, C, g, folds, max(60 * minutes - spent, 1.0))
+        spent += seconds
+        if score is None:
+            cut += 1
+        else:
+            scores[k] = score
+        if spent > 60 * minutes and n_run < len(cells):
+            partial = max(scores, key=lambda k: (scores[k], -k)) if scores else None   # reported apart
+            best_run = None if partial is None else (cells[partial], scores[partial])
+            return None, None, best_run, spent / n_run * len(cells), True, n_run, cut
     best = max(range(len(cells)), key=lambda k: (scores[k], -k))
-    return cells[best][0], cells[best][1], scores[best], seconds, False, len(cells)
+    return cells[best][0], cells[best][1], scores[best], spent, False, len(cells), 0
 
 
 def exact(X, y, Xt, yt, C, gamma):
@@ -103,11 +136,12 @@ def one(name, minutes, verbose=False):
         row[f"{key}_C"], row[f"{key}_gamma"] = C1, g1
         row[f"{key}_acc"], row[f"{key}_sv"] = exact(X, y, Xt, yt, C1, g1)
     print({k: v for k, v in row.items()}, flush=True)
-    C, g, cv, seconds, extrapolated, n_cells = grid_py(X, y, minutes)
-    row.update(grid_seconds=seconds, grid_extrapolated=extrapolated, grid_cells_run=n_cells)
+    C, g, cv, seconds, extrapolated, n_cells, n_cut = grid_py(X, y, minutes)
+    row.update(grid_seconds=seconds, grid_extrapolated=extrapolated, grid_cells_run=n_cells, grid_cells_cut=n_cut)
     if C is None:                    # the best of the cells run: not grid.py's choice, a lower bound on its CV
-        (pC, pg), pcv = cv
-        row.update(partial_grid_C=pC, partial_grid_gamma=pg, partial_grid_cv=pcv)
+        if cv is not None:
+            (pC, pg), pcv = cv
+            row.update(partial_grid_C=pC, partial_grid_gamma=pg, partial_grid_cv=pcv)
         oracle = oracle_choice(name)
         if oracle is not None:
             C, g, cv, row["grid_oracle_seconds"] = oracle
