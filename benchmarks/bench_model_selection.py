@@ -118,12 +118,13 @@ def warm_up_seconds() -> float:
     return time.perf_counter() - start
 
 
-def one(name, minutes, verbose=False):
+def one(name, minutes, verbose=False, budget_seconds=None):
     data = datasets.load(name)
     X, y, Xt, yt = data.X_train, np.asarray(data.y_train), data.X_test, np.asarray(data.y_test)
-    row = {"dataset": name, "n_train": X.shape[0]}
+    row = {"dataset": name, "n_train": X.shape[0], "budget_seconds": budget_seconds}
     start = time.perf_counter()
-    result = fit_lean(X, y, X_test=Xt, y_test=yt, libsvm_reference_model=False, progress=False, verbose=verbose)
+    result = fit_lean(X, y, X_test=Xt, y_test=yt, libsvm_reference_model=False, progress=False, verbose=verbose,
+                      budget_seconds=budget_seconds)
     row["fit_seconds"] = time.perf_counter() - start
     sel = result.selection
     row.update(lean_C=sel.C, lean_gamma=sel.gamma, lean_cv=sel.search.accuracy, lean_se=sel.se,
@@ -164,12 +165,14 @@ def main():
     parser.add_argument("--grid-minutes", type=float, default=15.0,
                         help="stop grid.py's cells after this long and extrapolate its time (15)")
     parser.add_argument("--verbose", action="store_true", help="print leansvm fit's step log (where its time goes)")
+    parser.add_argument("--budget-seconds", type=float, default=None,
+                        help="leansvm fit's --budget-seconds (default: none, as the main job's default)")
     args = parser.parse_args()
     warm_up = warm_up_seconds()
     print(f"warm-up (numba's compiled code loaded): {warm_up:.2f} s", flush=True)
     rows = []
     for name in args.datasets:
-        rows.append({**one(name, args.grid_minutes, args.verbose), "warm_up_seconds": warm_up})
+        rows.append({**one(name, args.grid_minutes, args.verbose, args.budget_seconds), "warm_up_seconds": warm_up})
         print(rows[-1], flush=True)
     columns = [("dataset", "set", "s"), ("n_train", "train", "d"),
                ("grid_C", "grid.py C", ".4g"), ("grid_gamma", "gamma", ".4g"),
