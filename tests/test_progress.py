@@ -307,3 +307,21 @@ def test_a_ctrl_c_dropped_in_a_c_callback_stops_at_the_next_progress_step(capsys
     assert "Traceback" not in capsys.readouterr().err
     assert not interrupts.pending() and not interrupts.active()   # the block leaves nothing behind
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_ctrl_c_at_the_bars_first_render_says_where_it_stopped(monkeypatch):
+    """A Ctrl-C that lands while tqdm draws the bar for the first time (inside ``Progress.__enter__``,
+    before the ``with`` block starts) still names the operation: a loaded machine put the signal of
+    ``test_a_real_ctrl_c_stops_the_command_cleanly`` there in 1 of 6 runs."""
+    from leansvm import interrupts
+
+    def first_render_interrupted(**kwargs):
+        kwargs["file"].write("\rsvm path:   0%|          | 0/5 [00:00<?, ?fits/s]")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(progress_module, "_tqdm", lambda: first_render_interrupted)
+    with interrupts.handled():
+        with pytest.raises(KeyboardInterrupt) as caught:
+            with progress_module.Progress(5, "svm path", "fits", enabled=True, stream=io.StringIO()):
+                pass
+    assert interrupts.message(caught.value).startswith("leansvm: interrupted (Ctrl-C): svm path after 0/5 fits")

@@ -123,8 +123,12 @@ class Progress:
         if self.enabled:
             tqdm = _tqdm()
             if tqdm is not None:
-                self._bar = tqdm(total=self.total, desc=self.desc, unit=self.unit, leave=False,
-                                 file=self._file, dynamic_ncols=True, mininterval=0.2)
+                try:
+                    self._bar = tqdm(total=self.total, desc=self.desc, unit=self.unit, leave=False,
+                                     file=self._file, dynamic_ncols=True, mininterval=0.2)
+                except KeyboardInterrupt as exc:   # a Ctrl-C at the bar's first render: the with
+                    self.__exit__(type(exc), exc, exc.__traceback__)     # block never started
+                    raise
         return self
 
     def elapsed(self) -> float:
