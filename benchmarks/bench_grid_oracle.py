@@ -44,6 +44,11 @@ def grid_folds(random_state=0):
     return StratifiedKFold(5, shuffle=True, random_state=random_state)
 
 
+def cell_accuracy(X, y, C, gamma, folds) -> float:
+    """grid.py's score of one cell: LIBSVM (scikit-learn ``SVC``) trained afresh on each fold."""
+    return cross_val_score(SVC(C=C, gamma=gamma, cache_size=500), libsvm_input(X), y, cv=folds).mean()
+
+
 def oracle_file(name: str) -> Path:
     return RESULTS_DIR / f"grid-oracle-{name}.jsonl"
 
@@ -88,7 +93,7 @@ def check_cells(X, y, records, n_cells, seed=0):
     for k in rng.permutation(len(cells))[:n_cells]:
         g, i = cells[k]
         start = time.perf_counter()
-        sk = cross_val_score(SVC(C=GRID_C[i], gamma=g, cache_size=500), libsvm_input(X), y, cv=grid_folds()).mean()
+        sk = cell_accuracy(X, y, GRID_C[i], g, grid_folds())
         print(f"check C={GRID_C[i]:g} gamma={g:g}: SVC {sk:.6f}, oracle {records[g]['cv'][i]:.6f} "
               f"({time.perf_counter() - start:.0f} s)", flush=True)
 

@@ -41,13 +41,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import cross_val_score
 from sklearn.svm import SVC
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import finish_run, libsvm_input  # noqa: E402
 
-from bench_grid_oracle import GRID_C, GRID_GAMMA, grid_folds, oracle_choice  # noqa: E402
+from bench_grid_oracle import GRID_C, GRID_GAMMA, cell_accuracy, grid_folds, oracle_choice  # noqa: E402
 
 from leansvm import datasets, fit_lean  # noqa: E402
 from leansvm.paths.search import choose_cell  # noqa: E402
@@ -66,7 +65,7 @@ def _cell(X, y, C, gamma, folds, limit):
 
     def run():
         start = time.perf_counter()
-        score = cross_val_score(SVC(C=C, gamma=gamma, cache_size=500), libsvm_input(X), y, cv=folds).mean()
+        score = cell_accuracy(X, y, C, gamma, folds)
         queue.put((score, time.perf_counter() - start))
 
     start = time.perf_counter()

@@ -392,7 +392,7 @@ class _CachedSolver:
         fit.stats["modelled_us"] = self._irwls_cost(max(fit.n_iter, 1), fit.stats["n_active"])
         if self.trial_against is not None:     # the first IRWLS solve after CD: keep IRWLS if it paid
             # (at least one chunk: the set-up of a solve that found the start optimal costs too)
-            if self._irwls_cost(max(fit.n_iter, 1), fit.stats["n_active"]) > self.trial_against:
+            if fit.stats["modelled_us"] > self.trial_against:
                 self.use_irwls = False
                 # IRWLS's chunks grow along the path too: without the factor, satimage pairs alternated
                 # CD / IRWLS trial at every C from C ~ 20 on (trials of 39, 80, 150 chunks, each lost)

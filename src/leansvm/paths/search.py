@@ -15,8 +15,9 @@ times 5 folds, each from scratch. Here the same ranges (gamma as factors of
   when no sample is at its bound: then the solution is the hard-margin one, the
   same for every larger C. Cost is modelled work (the solvers' step and chunk
   counts, :attr:`PathEnd.work`), not wall seconds: without a time limit the same
-  data give the same cells and choice on a quiet or a loaded machine. A path scored in part (the pilot's first octaves, a
-  window an edge extends) goes on from its last point (:class:`PathEnd`). The
+  data give the same cells and choice on a quiet or a loaded machine. A path
+  scored in part (the pilot's first octaves, a window an edge extends) goes on
+  from its last point (:class:`PathEnd`). The
   folds are solved to :data:`SEARCH_TOL`; the chosen cell's model is trained at
   the caller's tolerance.
 * **Kernel rows are computed once** per (gamma, round) for all folds and
