@@ -1,6 +1,7 @@
 """grid.py's choice where grid.py itself takes hours: its 110 cells by leansvm's exact C paths (issue 19).
 
-    python benchmarks/bench_grid_oracle.py --dataset magic [--gammas 0,2,4] [--check-cells 3]
+    python benchmarks/bench_grid_oracle.py --dataset magic [--gammas 0,2,4] [--folds 0,1] [--jobs 2]
+                                           [--cache-mb 2000] [--folds-file F] [--check-cells 3]
 
 grid.py's search (``bench_model_selection.grid_py``: C = 2^-5, 2^-3, ..., 2^15, gamma = 2^-15, 2^-13,
 ..., 2^3, 5-fold stratified CV with shuffling seed 0) scores each cell with LIBSVM's C-SVC trained
@@ -11,9 +12,12 @@ therefore grid.py's up to where the two solvers stop inside the tolerance; on wd
 scikit-learn's ``SVC`` exactly, and on page-blocks0 and banana the choice and its CV accuracy do
 (``--check-cells`` compares cells of any set again).
 
-Each gamma's 11 cells are appended, as one JSON line, to ``results/grid-oracle-<set>.jsonl`` as soon
-as its five fold paths are done, so a run can be split over processes (``--gammas``) or resumed: gammas
-already in the file are skipped. ``bench_model_selection.py`` takes grid.py's choice from a complete
+Each (gamma, fold) path's 11 test accuracies are appended, as one JSON line, to
+``results/grid-oracle-<set>-folds.jsonl`` as soon as the path is done, so a run can be split over
+processes (``--jobs``, or ``--gammas``/``--folds`` per call, on other machines with ``--folds-file``)
+and resumed: paths already in the file are skipped. A gamma's cells are complete when its five
+folds are there (or when ``results/grid-oracle-<set>.jsonl``, the whole-gamma lines of earlier runs,
+holds it). Each path has its own kernel row cache of ``--cache-mb`` MB. ``bench_model_selection.py`` takes grid.py's choice from a complete
 file (all 10 gammas) when grid.py's own run is cut short and extrapolated, and marks the row so.
 """
 
@@ -23,6 +27,7 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -53,24 +58,40 @@ def oracle_file(name: str) -> Path:
     return RESULTS_DIR / f"grid-oracle-{name}.jsonl"
 
 
-def gamma_cells(X, y, gamma, random_state=0) -> dict:
-    """One gamma's 11 cells: CV accuracy per C (and per fold), LIBSVM's dual on leansvm's paths."""
+def folds_file(name: str) -> Path:
+    return RESULTS_DIR / f"grid-oracle-{name}-folds.jsonl"
+
+
+def fold_cells(X, y, gamma, fold, cache_mb=200.0, random_state=0) -> dict:
+    """One (gamma, fold) path's 11 cells: test accuracy per C, LIBSVM's dual on leansvm's C path."""
     start = time.perf_counter()
-    search = SVCCV(Cs=GRID_C, gammas=[gamma], cv=grid_folds(random_state), fit_intercept="equality",
-                   screening=None, tol=1e-3, n_jobs=1, refit=False).fit(X, y)
-    res = search.cv_results_
-    return {"gamma": float(gamma), "Cs": GRID_C.tolist(), "cv": res["mean_test_score"].tolist(),
-            "splits": [res[f"split{f}_test_score"].tolist() for f in range(5)],
-            "seconds": time.perf_counter() - start}
+    split = list(grid_folds(random_state).split(X, y))[fold]
+    search = SVCCV(Cs=GRID_C, gammas=[gamma], cv=[split], fit_intercept="equality", screening=None,
+                   tol=1e-3, n_jobs=1, refit=False, cache_size=cache_mb).fit(X, y)
+    return {"gamma": float(gamma), "fold": int(fold), "Cs": GRID_C.tolist(),
+            "accuracy": search.cv_results_["split0_test_score"].tolist(), "seconds": time.perf_counter() - start}
+
+
+def _read_lines(path: Path) -> list:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def read_folds(name: str, path: Path | None = None) -> dict:
+    """{(gamma, fold): record} of the set's per-path file."""
+    return {(r["gamma"], r["fold"]): r for r in _read_lines(path or folds_file(name))}
 
 
 def read_oracle(name: str) -> dict:
-    """{gamma: record} of the set's oracle file (empty when there is none)."""
-    path = oracle_file(name)
-    if not path.exists():
-        return {}
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return {r["gamma"]: r for r in records}
+    """{gamma: record} of every gamma whose five folds are done: the whole-gamma lines of earlier runs,
+    then the gammas the per-path file completes (record: CV accuracy per C, per-fold splits, seconds)."""
+    records = {r["gamma"]: r for r in _read_lines(oracle_file(name))}
+    folds = read_folds(name)
+    for g in {g for g, _ in folds}:
+        if g not in records and all((g, f) in folds for f in range(5)):
+            splits = [folds[g, f]["accuracy"] for f in range(5)]
+            records[g] = {"gamma": g, "Cs": GRID_C.tolist(), "cv": np.mean(splits, axis=0).tolist(),
+                          "splits": splits, "seconds": sum(folds[g, f]["seconds"] for f in range(5))}
+    return records
 
 
 def oracle_choice(name: str):
@@ -98,24 +119,39 @@ def check_cells(X, y, records, n_cells, seed=0):
               f"({time.perf_counter() - start:.0f} s)", flush=True)
 
 
+def _task(dataset, gamma, fold, cache_mb):
+    data = datasets.load(dataset)
+    return {"dataset": dataset, **fold_cells(data.X_train, np.asarray(data.y_train), gamma, fold, cache_mb)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", required=True)
-    parser.add_argument("--gammas", default=None, help="indices into grid.py's 10 gammas (default: all)")
+    parser.add_argument("--gammas", default=None, help="indices into grid.py's 10 gammas, in the order "
+                                                       "to run (default: all)")
+    parser.add_argument("--folds", default="0,1,2,3,4", help="fold indices (default: all five)")
+    parser.add_argument("--jobs", type=int, default=1, help="paths run at once, each in its own process")
+    parser.add_argument("--cache-mb", type=float, default=200.0, help="each path's kernel row cache")
+    parser.add_argument("--folds-file", type=Path, default=None, help="the per-path file (default: results/)")
     parser.add_argument("--check-cells", type=int, default=0, help="compare this many cells with SVC's CV")
     args = parser.parse_args()
-    data = datasets.load(args.dataset)
-    X, y = data.X_train, np.asarray(data.y_train)
+    path = args.folds_file or folds_file(args.dataset)
+    done = set(read_folds(args.dataset)) | set(read_folds(args.dataset, path)) | \
+        {(g, f) for g in read_oracle(args.dataset) for f in range(5)}
     wanted = range(GRID_GAMMA.size) if args.gammas is None else [int(i) for i in args.gammas.split(",")]
-    for j in wanted:
-        if float(GRID_GAMMA[j]) in read_oracle(args.dataset):
-            continue
-        record = {"dataset": args.dataset, **gamma_cells(X, y, GRID_GAMMA[j])}
-        with open(oracle_file(args.dataset), "a") as out:      # one whole line per gamma
-            out.write(json.dumps(record) + "\n")
-        print(f"gamma {GRID_GAMMA[j]:g}: best CV {max(record['cv']):.4f}, {record['seconds']:.0f} s", flush=True)
+    tasks = [(float(GRID_GAMMA[j]), int(f)) for j in wanted for f in args.folds.split(",")
+             if (float(GRID_GAMMA[j]), int(f)) not in done]
+    with ProcessPoolExecutor(max(args.jobs, 1)) as pool:
+        running = {pool.submit(_task, args.dataset, g, f, args.cache_mb): (g, f) for g, f in tasks}
+        for future in as_completed(running):
+            record = future.result()
+            with open(path, "a") as out:      # one whole line per path
+                out.write(json.dumps(record) + "\n")
+            print(f"gamma {record['gamma']:g} fold {record['fold']}: best accuracy {max(record['accuracy']):.4f}, "
+                  f"{record['seconds']:.0f} s", flush=True)
+    data = datasets.load(args.dataset)
     if args.check_cells:
-        check_cells(X, y, read_oracle(args.dataset), args.check_cells)
+        check_cells(data.X_train, np.asarray(data.y_train), read_oracle(args.dataset), args.check_cells)
     choice = oracle_choice(args.dataset)
     print("grid.py's choice:", "incomplete" if choice is None else
           f"C={choice[0]:g} gamma={choice[1]:g} CV={choice[2]:.4f} (paths {choice[3]:.0f} s)")
