@@ -1,7 +1,7 @@
 """grid.py's choice where grid.py itself takes hours: its 110 cells by leansvm's exact C paths (issue 19).
 
     python benchmarks/bench_grid_oracle.py --dataset magic [--gammas 0,2,4] [--folds 0,1] [--jobs 2]
-                                           [--cache-mb 2000] [--folds-file F] [--check-cells 3]
+                                           [--cache-mb 2000] [--cells-file F] [--check-cells 3]
 
 grid.py's search (``bench_model_selection.grid_py``: C = 2^-5, 2^-3, ..., 2^15, gamma = 2^-15, 2^-13,
 ..., 2^3, 5-fold stratified CV with shuffling seed 0) scores each cell with LIBSVM's C-SVC trained
@@ -12,12 +12,13 @@ therefore grid.py's up to where the two solvers stop inside the tolerance; on wd
 scikit-learn's ``SVC`` exactly, and on page-blocks0 and banana the choice and its CV accuracy do
 (``--check-cells`` compares cells of any set again).
 
-Each (gamma, fold) path's 11 test accuracies are appended, as one JSON line, to
-``results/grid-oracle-<set>-folds.jsonl`` as soon as the path is done, so a run can be split over
-processes (``--jobs``, or ``--gammas``/``--folds`` per call, on other machines with ``--folds-file``)
-and resumed: paths already in the file are skipped. A gamma's cells are complete when its five
-folds are there (or when ``results/grid-oracle-<set>.jsonl``, the whole-gamma lines of earlier runs,
-holds it). Each path has its own kernel row cache of ``--cache-mb`` MB. ``bench_model_selection.py`` takes grid.py's choice from a complete
+Each (gamma, fold) path is one task (``--jobs`` at once, each in its own process, with its own kernel
+row cache of ``--cache-mb`` MB). Each cell's test accuracy is appended, as one JSON line, to
+``results/grid-oracle-<set>-cells.jsonl`` as soon as its C is solved, and the solution is saved in
+``results/grid-oracle-checkpoints/`` (ignored by git), so a stopped path goes on from its last C
+(a9a's paths at gamma 2^-7 and 2^-5 take hours); paths already whole are skipped. A gamma's cells are
+complete when its five folds are there (whole paths of earlier runs are also read from
+``grid-oracle-<set>-folds.jsonl`` and, whole gammas, from ``grid-oracle-<set>.jsonl``). ``bench_model_selection.py`` takes grid.py's choice from a complete
 file (all 10 gammas) when grid.py's own run is cut short and extrapolated, and marks the row so.
 """
 
@@ -38,10 +39,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR, libsvm_input  # noqa: E402
 
 from leansvm import datasets  # noqa: E402
-from leansvm.paths.model_selection import SVCCV  # noqa: E402
+from leansvm.core.kernels import Kernel  # noqa: E402
+from leansvm.core.multiclass import BinaryFit  # noqa: E402
+from leansvm.core.problems import c_svc  # noqa: E402
+from leansvm.paths.binary_path import PathPoint, iter_binary_path, row_cache  # noqa: E402
+from leansvm.paths.model_selection import cached_accuracy, fold_labels  # noqa: E402
 
 GRID_C = 2.0 ** np.arange(-5, 16, 2)
 GRID_GAMMA = 2.0 ** np.arange(-15, 4, 2)
+TOL = 1e-3                                   # grid.py's (LIBSVM's default)
+CHECKPOINTS = RESULTS_DIR / "grid-oracle-checkpoints"      # ignored by git: the solutions paths resume from
 
 
 def grid_folds(random_state=0):
@@ -62,23 +69,80 @@ def folds_file(name: str) -> Path:
     return RESULTS_DIR / f"grid-oracle-{name}-folds.jsonl"
 
 
-def fold_cells(X, y, gamma, fold, cache_mb=200.0, random_state=0) -> dict:
-    """One (gamma, fold) path's 11 cells: test accuracy per C, LIBSVM's dual on leansvm's C path."""
-    start = time.perf_counter()
-    split = list(grid_folds(random_state).split(X, y))[fold]
-    search = SVCCV(Cs=GRID_C, gammas=[gamma], cv=[split], fit_intercept="equality", screening=None,
-                   tol=1e-3, n_jobs=1, refit=False, cache_size=cache_mb).fit(X, y)
-    return {"gamma": float(gamma), "fold": int(fold), "Cs": GRID_C.tolist(),
-            "accuracy": search.cv_results_["split0_test_score"].tolist(), "seconds": time.perf_counter() - start}
+def cells_file(name: str) -> Path:
+    return RESULTS_DIR / f"grid-oracle-{name}-cells.jsonl"
+
+
+def checkpoint_file(name: str, gamma: float, fold: int) -> Path:
+    return CHECKPOINTS / f"{name}-gamma{np.log2(gamma):+.0f}-fold{fold}.npz"
+
+
+def fold_cells(X, y, gamma, fold, cache_mb=200.0, on_cell=None, checkpoint=None, random_state=0):
+    """One (gamma, fold) path, C by C: LIBSVM's dual (``fit_intercept='equality'``, no screening, tol 1e-3)
+    on leansvm's warm-started C path, as :class:`SVCCV` runs it, scored on the fold's test part.
+
+    ``on_cell(C, accuracy, seconds)`` is called as each C is solved. ``checkpoint`` (a path): each
+    C's solution (alpha, bias, margins per one-vs-one problem) is saved there, and a later call goes
+    on from the last C saved, warm, as the uninterrupted path would (``iter_binary_path(start=...)``):
+    a path of hours survives the end of a session."""
+    train, test = list(grid_folds(random_state).split(X, y))[fold]
+    classes, problems, y_test = fold_labels(y, train, test)
+    kernel = Kernel.from_params("rbf", float(gamma), 3, 0.0, X)
+    cache = row_cache(kernel, X, cache_mb, TOL)
+    starts, done = [None] * len(problems), 0
+    if checkpoint is not None and Path(checkpoint).exists():
+        saved = np.load(checkpoint)
+        done = int(saved["n_done"])
+        starts = [PathPoint(float(GRID_C[done - 1]), BinaryFit(
+            saved[f"alpha{p}"], float(saved[f"intercept{p}"]),
+            stats={"margins": saved[f"margins{p}"], "solver": "irwls"})) for p in range(len(problems))]
+    Cs = GRID_C[done:]
+    if Cs.size == 0:
+        return
+    options = {"cache_size": cache_mb, "working_set_size": None, "max_iter": -1, "random_state": random_state}
+    train = np.asarray(train)
+    paths = [iter_binary_path(X[train[idx]], c_svc(y_pm, np.ones(idx.size)), Cs, kernel, screening=None,
+                              bias="equality", tol=TOL, solver="auto", solver_options=options, cache=cache,
+                              index=train[idx], start=point)
+             for (idx, y_pm), point in zip(problems, starts)]
+    for k, C in enumerate(Cs):
+        start = time.perf_counter()
+        fits = [next(path).fit for path in paths]
+        accuracy = cached_accuracy(cache, train, test, problems, fits, y_test, classes.size)
+        if checkpoint is not None:
+            arrays = {"n_done": done + k + 1}
+            for p, fit in enumerate(fits):
+                arrays.update({f"alpha{p}": fit.alpha, f"intercept{p}": fit.intercept,
+                               f"margins{p}": fit.stats["margins"]})
+            tmp = Path(str(checkpoint) + ".tmp.npz")
+            np.savez(tmp, **arrays)
+            tmp.replace(checkpoint)           # atomic: a killed run leaves the last whole C
+        if on_cell is not None:
+            on_cell(float(C), accuracy, time.perf_counter() - start)
 
 
 def _read_lines(path: Path) -> list:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
 
 
-def read_folds(name: str, path: Path | None = None) -> dict:
-    """{(gamma, fold): record} of the set's per-path file."""
-    return {(r["gamma"], r["fold"]): r for r in _read_lines(path or folds_file(name))}
+def read_cells(name: str, path: Path | None = None) -> dict:
+    """{(gamma, fold): {C: (accuracy, seconds)}} of the set's per-cell file."""
+    out = {}
+    for r in _read_lines(path or cells_file(name)):
+        out.setdefault((r["gamma"], r["fold"]), {})[r["C"]] = (r["accuracy"], r["seconds"])
+    return out
+
+
+def read_folds(name: str) -> dict:
+    """{(gamma, fold): record} of every whole path: the per-path file's, then the paths whose 11 cells
+    the per-cell file holds (record: accuracy per C, seconds)."""
+    folds = {(r["gamma"], r["fold"]): r for r in _read_lines(folds_file(name))}
+    for key, cells in read_cells(name).items():
+        if key not in folds and all(float(C) in cells for C in GRID_C):
+            folds[key] = {"gamma": key[0], "fold": key[1], "Cs": GRID_C.tolist(),
+                          "accuracy": [cells[float(C)][0] for C in GRID_C],
+                          "seconds": sum(cells[float(C)][1] for C in GRID_C)}
+    return folds
 
 
 def read_oracle(name: str) -> dict:
@@ -119,9 +183,20 @@ def check_cells(X, y, records, n_cells, seed=0):
               f"({time.perf_counter() - start:.0f} s)", flush=True)
 
 
-def _task(dataset, gamma, fold, cache_mb):
+def _task(dataset, gamma, fold, cache_mb, path):
+    """One path in a worker process: each C's cell appended to ``path`` as soon as it is solved."""
     data = datasets.load(dataset)
-    return {"dataset": dataset, **fold_cells(data.X_train, np.asarray(data.y_train), gamma, fold, cache_mb)}
+    CHECKPOINTS.mkdir(parents=True, exist_ok=True)
+
+    def write(C, accuracy, seconds):
+        with open(path, "a") as out:          # one whole line per cell
+            out.write(json.dumps({"dataset": dataset, "gamma": float(gamma), "fold": int(fold), "C": C,
+                                  "accuracy": accuracy, "seconds": seconds}) + "\n")
+        print(f"gamma {gamma:g} fold {fold} C {C:g}: accuracy {accuracy:.4f}, {seconds:.0f} s", flush=True)
+
+    fold_cells(data.X_train, np.asarray(data.y_train), gamma, fold, cache_mb, on_cell=write,
+               checkpoint=checkpoint_file(dataset, gamma, fold))
+    return gamma, fold
 
 
 def main():
@@ -132,23 +207,20 @@ def main():
     parser.add_argument("--folds", default="0,1,2,3,4", help="fold indices (default: all five)")
     parser.add_argument("--jobs", type=int, default=1, help="paths run at once, each in its own process")
     parser.add_argument("--cache-mb", type=float, default=200.0, help="each path's kernel row cache")
-    parser.add_argument("--folds-file", type=Path, default=None, help="the per-path file (default: results/)")
+    parser.add_argument("--cells-file", type=Path, default=None, help="the per-cell file (default: results/)")
     parser.add_argument("--check-cells", type=int, default=0, help="compare this many cells with SVC's CV")
     args = parser.parse_args()
-    path = args.folds_file or folds_file(args.dataset)
-    done = set(read_folds(args.dataset)) | set(read_folds(args.dataset, path)) | \
-        {(g, f) for g in read_oracle(args.dataset) for f in range(5)}
+    path = args.cells_file or cells_file(args.dataset)
+    done = set(read_folds(args.dataset)) | {key for key, cells in read_cells(args.dataset, path).items()
+                                            if len(cells) == GRID_C.size}
+    done |= {(g, f) for g in read_oracle(args.dataset) for f in range(5)}
     wanted = range(GRID_GAMMA.size) if args.gammas is None else [int(i) for i in args.gammas.split(",")]
     tasks = [(float(GRID_GAMMA[j]), int(f)) for j in wanted for f in args.folds.split(",")
              if (float(GRID_GAMMA[j]), int(f)) not in done]
     with ProcessPoolExecutor(max(args.jobs, 1)) as pool:
-        running = {pool.submit(_task, args.dataset, g, f, args.cache_mb): (g, f) for g, f in tasks}
-        for future in as_completed(running):
-            record = future.result()
-            with open(path, "a") as out:      # one whole line per path
-                out.write(json.dumps(record) + "\n")
-            print(f"gamma {record['gamma']:g} fold {record['fold']}: best accuracy {max(record['accuracy']):.4f}, "
-                  f"{record['seconds']:.0f} s", flush=True)
+        for future in as_completed([pool.submit(_task, args.dataset, g, f, args.cache_mb, path) for g, f in tasks]):
+            g, f = future.result()
+            print(f"gamma {g:g} fold {f}: path done", flush=True)
     data = datasets.load(args.dataset)
     if args.check_cells:
         check_cells(data.X_train, np.asarray(data.y_train), read_oracle(args.dataset), args.check_cells)
