@@ -119,3 +119,39 @@ def test_libsvms_dual_on_paths_scores_grid_search_of_libsvm_itself(data):
     np.testing.assert_allclose(search.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"],
                                atol=0.012)   # at most one test sample of one fold may flip
     assert search.best_params_ == grid.best_params_
+
+
+def test_the_grid_oracles_resumable_paths_score_as_svccv(data, tmp_path):
+    """``benchmarks/bench_grid_oracle.py`` runs SVCCV's path (LIBSVM's dual) C by C, saving each C's
+    solution: its cells equal SVCCV's on the same fold, also when the path is stopped after four C
+    and goes on from the saved solution."""
+    import importlib
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        oracle = importlib.import_module("bench_grid_oracle")
+    finally:
+        sys.path.pop(0)
+    X, y = data
+    gamma, fold = 2.0 ** -3, 2
+    split = list(oracle.grid_folds().split(X, y))[fold]
+    reference = SVCCV(Cs=oracle.GRID_C, gammas=[gamma], cv=[split], fit_intercept="equality", screening=None,
+                      tol=1e-3, refit=False).fit(X, y).cv_results_["split0_test_score"]
+    cells = []
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_four(C, accuracy, seconds):
+        cells.append((C, accuracy))
+        if len(cells) == 4:
+            raise Stop
+
+    checkpoint = tmp_path / "path.npz"
+    with pytest.raises(Stop):
+        oracle.fold_cells(X, y, gamma, fold, on_cell=stop_after_four, checkpoint=checkpoint)
+    oracle.fold_cells(X, y, gamma, fold, on_cell=lambda C, a, s: cells.append((C, a)), checkpoint=checkpoint)
+    assert [C for C, _ in cells] == oracle.GRID_C.tolist()
+    np.testing.assert_array_equal([a for _, a in cells], reference)
+    assert len(set(reference)) > 2                 # the accuracy moves along the path: a real comparison
