@@ -1,7 +1,7 @@
 """grid.py's choice where grid.py itself takes hours: its 110 cells by leansvm's exact C paths (issue 19).
 
     python benchmarks/bench_grid_oracle.py --dataset magic [--gammas 0,2,4] [--folds 0,1] [--jobs 2]
-                                           [--cache-mb 2000] [--cells-file F] [--check-cells 3]
+                                           [--cache-mb 2000] [--cells-file F] [--check-cells 3] [--top-cells 5]
 
 grid.py's search (``bench_model_selection.grid_py``: C = 2^-5, 2^-3, ..., 2^15, gamma = 2^-15, 2^-13,
 ..., 2^3, 5-fold stratified CV with shuffling seed 0) scores each cell with LIBSVM's C-SVC trained
@@ -183,6 +183,36 @@ def check_cells(X, y, records, n_cells, seed=0):
               f"({time.perf_counter() - start:.0f} s)", flush=True)
 
 
+def top_cells(name, n, libsvm_max_C=512.0) -> list:
+    """Test accuracy of the oracle's ``n`` best cells, models on all training rows: LIBSVM's dual on
+    leansvm's warm-started path (``svm_path``, as the cells), and scikit-learn ``SVC`` for C up to
+    ``libsvm_max_C`` (above it LIBSVM takes hours). The best cells can lie within a few rows of CV
+    accuracy of each other (a9a: 0.8484, 0.8483, 0.8482), where solvers stopping at different points
+    inside the tolerance could change grid.py's pick: a criterion met against all of them holds
+    whichever it is."""
+    from bench_model_selection import exact
+    from leansvm import svm_path
+    data = datasets.load(name)
+    X, y, Xt, yt = data.X_train, np.asarray(data.y_train), data.X_test, np.asarray(data.y_test)
+    records = read_oracle(name)
+    best = sorted(((records[g]["cv"][i], float(C), g) for g in records for i, C in enumerate(GRID_C)),
+                  reverse=True)[:n]
+    out = []
+    for g in sorted({g for _, _, g in best}):
+        Cs = GRID_C[GRID_C <= max(C for _, C, h in best if h == g)]
+        path = svm_path(X, y, Cs, gamma=g, fit_intercept="equality", screening=None, tol=TOL, cache_size=3000)
+        for C, model in zip(Cs, path.models):
+            cv = next((v for v, c, h in best if c == C and h == g), None)
+            if cv is not None:
+                row = {"C": float(C), "gamma": g, "cv": cv, "n_sv": int(model.n_support_.sum()),
+                       "test_equality_path": float(np.mean(model.predict(Xt) == yt))}
+                if C <= libsvm_max_C:
+                    row["test_libsvm"], row["n_sv_libsvm"] = exact(X, y, Xt, yt, C, g)
+                out.append(row)
+                print(row, flush=True)
+    return out
+
+
 def _task(dataset, gamma, fold, cache_mb, path):
     """One path in a worker process: each C's cell appended to ``path`` as soon as it is solved."""
     data = datasets.load(dataset)
@@ -209,6 +239,8 @@ def main():
     parser.add_argument("--cache-mb", type=float, default=200.0, help="each path's kernel row cache")
     parser.add_argument("--cells-file", type=Path, default=None, help="the per-cell file (default: results/)")
     parser.add_argument("--check-cells", type=int, default=0, help="compare this many cells with SVC's CV")
+    parser.add_argument("--top-cells", type=int, default=0,
+                        help="test accuracy of this many best cells (file results/grid-oracle-<set>-top-cells.json)")
     args = parser.parse_args()
     path = args.cells_file or cells_file(args.dataset)
     done = set(read_folds(args.dataset)) | {key for key, cells in read_cells(args.dataset, path).items()
@@ -224,6 +256,9 @@ def main():
     data = datasets.load(args.dataset)
     if args.check_cells:
         check_cells(data.X_train, np.asarray(data.y_train), read_oracle(args.dataset), args.check_cells)
+    if args.top_cells:
+        (RESULTS_DIR / f"grid-oracle-{args.dataset}-top-cells.json").write_text(
+            json.dumps(top_cells(args.dataset, args.top_cells), indent=1))
     choice = oracle_choice(args.dataset)
     print("grid.py's choice:", "incomplete" if choice is None else
           f"C={choice[0]:g} gamma={choice[1]:g} CV={choice[2]:.4f} (paths {choice[3]:.0f} s)")
