@@ -450,3 +450,12 @@ def test_an_unreachable_target_stops_the_size_search_after_three_sizes(moons):
     out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], target_accuracy=1.01, log=log)
     assert [c.n_support for c in out] == [5, 10, 20] and exact.n_support > 40
     assert "shrank too slowly" in log.steps[-1].reason
+
+
+def test_the_size_search_rule_needs_sizes_that_grew():
+    """Compressed models can come back smaller than asked (vectors that merge): without growth over the
+    last two sizes there is no rate to extrapolate, and the search goes on."""
+    from leansvm.lean import compression_out_of_reach as out_of_reach
+
+    assert not out_of_reach([20, 20, 20], [0.01, 0.01, 0.01], 1000, 0.4)
+    assert out_of_reach([20, 40, 80], [0.01, 0.01, 0.01], 1000, 0.4)

@@ -514,7 +514,7 @@ def compression_out_of_reach(sizes, misses, limit, chance_miss) -> bool:
     may not have started to rise. Measured on magic (39, 78, 156 vectors: misses 1.07, 0.94, 1.12 points,
     389 the largest size): it stops, and 312 vectors, which also missed (0.52), are not tried.
     """
-    if len(sizes) < 3:
+    if len(sizes) < 3 or not sizes[-1] > sizes[-3]:
         return False
     smallest = np.minimum.accumulate(np.asarray(misses, dtype=float))
     if smallest[-1] > chance_miss / 2:
