@@ -95,7 +95,8 @@ def fold_cells(X, y, gamma, fold, cache_mb=200.0, on_cell=None, checkpoint=None,
         done = int(saved["n_done"])
         starts = [PathPoint(float(GRID_C[done - 1]), BinaryFit(
             saved[f"alpha{p}"], float(saved[f"intercept{p}"]),
-            stats={"margins": saved[f"margins{p}"], "solver": "irwls"})) for p in range(len(problems))]
+            stats={"margins": saved[f"margins{p}"], "solver": "irwls"}))    # LIBSVM's bias: IRWLS at every C
+            for p in range(len(problems))]
     Cs = GRID_C[done:]
     if Cs.size == 0:
         return
@@ -253,8 +254,8 @@ def main():
         for future in as_completed([pool.submit(_task, args.dataset, g, f, args.cache_mb, path) for g, f in tasks]):
             g, f = future.result()
             print(f"gamma {g:g} fold {f}: path done", flush=True)
-    data = datasets.load(args.dataset)
     if args.check_cells:
+        data = datasets.load(args.dataset)
         check_cells(data.X_train, np.asarray(data.y_train), read_oracle(args.dataset), args.check_cells)
     if args.top_cells:
         (RESULTS_DIR / f"grid-oracle-{args.dataset}-top-cells.json").write_text(
