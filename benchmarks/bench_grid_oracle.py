@@ -41,9 +41,8 @@ from common import RESULTS_DIR, libsvm_input  # noqa: E402
 from leansvm import datasets  # noqa: E402
 from leansvm.core.kernels import Kernel  # noqa: E402
 from leansvm.core.multiclass import BinaryFit  # noqa: E402
-from leansvm.core.problems import c_svc  # noqa: E402
-from leansvm.paths.binary_path import PathPoint, iter_binary_path, row_cache  # noqa: E402
-from leansvm.paths.model_selection import cached_accuracy, fold_labels  # noqa: E402
+from leansvm.paths.binary_path import PathPoint, row_cache  # noqa: E402
+from leansvm.paths.model_selection import cached_accuracy, fold_labels, fold_paths  # noqa: E402
 
 GRID_C = 2.0 ** np.arange(-5, 16, 2)
 GRID_GAMMA = 2.0 ** np.arange(-15, 4, 2)
@@ -100,12 +99,8 @@ def fold_cells(X, y, gamma, fold, cache_mb=200.0, on_cell=None, checkpoint=None,
     Cs = GRID_C[done:]
     if Cs.size == 0:
         return
-    options = {"cache_size": cache_mb, "working_set_size": None, "max_iter": -1, "random_state": random_state}
-    train = np.asarray(train)
-    paths = [iter_binary_path(X[train[idx]], c_svc(y_pm, np.ones(idx.size)), Cs, kernel, screening=None,
-                              bias="equality", tol=TOL, solver="auto", solver_options=options, cache=cache,
-                              index=train[idx], start=point)
-             for (idx, y_pm), point in zip(problems, starts)]
+    paths = fold_paths(X, train, problems, np.ones(y.size), Cs, cache, screening=None, bias="equality", tol=TOL,
+                       cache_size=cache_mb, random_state=random_state, starts=starts)
     for k, C in enumerate(Cs):
         start = time.perf_counter()
         fits = [next(path).fit for path in paths]

@@ -258,6 +258,22 @@ def fold_labels(y, train, test):
     return classes, _pair_problems(y_enc, classes.size), np.where(known, pos, -1)
 
 
+def fold_paths(X, train, problems, weights, Cs, cache, *, screening, tol, cache_size, random_state,
+               bias="augmented", starts=None) -> list:
+    """One fold's warm-started C paths, one :func:`~leansvm.paths.binary_path.iter_binary_path` per
+    one-vs-one problem of :func:`fold_labels` (its rows ``train[idx]``, C factors ``weights`` of
+    those rows), on the shared kernel rows of ``cache`` (built on all of X); ``starts``: a
+    ``PathPoint`` per problem to go on from (None: cold). ``cache_size``: the solvers' own (IRWLS's) MB."""
+    from leansvm.paths.binary_path import iter_binary_path
+    options = {"cache_size": cache_size, "max_iter": -1, "working_set_size": None,
+               "random_state": random_state}
+    rows = [np.asarray(train)[idx] for idx, _ in problems]
+    starts = [None] * len(rows) if starts is None else starts
+    return [iter_binary_path(X[r], c_svc(y_pm, weights[r]), Cs, cache.kernel, screening=screening, bias=bias,
+                             tol=tol, solver="auto", solver_options=options, cache=cache, index=r, start=point)
+            for r, (_, y_pm), point in zip(rows, problems, starts)]
+
+
 def cached_accuracy(cache, train, test, problems, fits, y_test, n_classes) -> float:
     """Accuracy on ``test`` of one-vs-one binary ``fits`` (one per problem of :func:`fold_labels`)
     from the shared kernel rows (no kernel evaluation when the SV rows are cached: they span all

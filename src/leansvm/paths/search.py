@@ -61,11 +61,10 @@ from sklearn.utils.validation import check_X_y
 
 from leansvm.core.validation import per_sample_C
 from leansvm.core.kernels import Kernel, resolve_gamma
-from leansvm.core.problems import c_svc
 from leansvm.core.threads import run_parallel
-from leansvm.paths.model_selection import cached_accuracy, fold_labels
+from leansvm.paths.model_selection import cached_accuracy, fold_labels, fold_paths
 from leansvm.progress import Progress
-from leansvm.paths.binary_path import iter_binary_path, row_cache
+from leansvm.paths.binary_path import row_cache
 
 __all__ = ["SearchResult", "wide_search", "choose_cell", "stratified_order",
            "C_OCTAVES", "GAMMA_OCTAVES"]
@@ -252,16 +251,11 @@ def _score_gamma(X, y, folds, fold_info, weights, log2_gamma, scale, log2_Cs, op
     Cs = 2.0 ** np.asarray(log2_Cs, float)
     paths, pair_weights = [], []          # per fold: one path and the C factors c_i per binary problem
     for f, ((train, test), (classes, problems, _)) in enumerate(zip(folds, fold_info)):
-        rows = [np.asarray(train)[idx] for idx, _ in problems]
-        pair_weights.append([weights[r] for r in rows])
-        starts = resume.points[f] if resume is not None else [None] * len(rows)
-        paths.append([iter_binary_path(X[r], c_svc(y_pm, w), Cs, cache.kernel, screening=options["screening"],
-                                       tol=options["tol"], solver="auto",
-                                       solver_options={"cache_size": options["cache_size"], "max_iter": -1,
-                                                       "working_set_size": None,
-                                                       "random_state": options["random_state"]},
-                                       cache=cache, index=r, start=point)
-                      for r, w, (_, y_pm), point in zip(rows, pair_weights[-1], problems, starts)])
+        pair_weights.append([weights[np.asarray(train)[idx]] for idx, _ in problems])
+        paths.append(fold_paths(X, train, problems, weights, Cs, cache, screening=options["screening"],
+                                tol=options["tol"], cache_size=options["cache_size"],
+                                random_state=options["random_state"],
+                                starts=resume.points[f] if resume is not None else None))
     # the folds' solves side by side (the compiled solvers release the GIL) when every row is cached:
     # the shared cache is then only read, never filled or evicted
     n_threads = options["n_jobs"] if cache.n >= PARALLEL_MIN_ROWS and cache.holds_all() else 1
