@@ -1,7 +1,8 @@
 """grid.py's choice where grid.py itself takes hours: its 110 cells by leansvm's exact C paths (issue 19).
 
     python benchmarks/bench_grid_oracle.py --dataset magic [--gammas 0,2,4] [--folds 0,1] [--jobs 2]
-                                           [--cache-mb 2000] [--cells-file F] [--check-cells 3] [--top-cells 5]
+                                           [--cache-mb 2000] [--max-C 512] [--cells-file F] [--check-cells 3]
+                                           [--top-cells 5]
 
 grid.py's search (``bench_model_selection.grid_py``: C = 2^-5, 2^-3, ..., 2^15, gamma = 2^-15, 2^-13,
 ..., 2^3, 5-fold stratified CV with shuffling seed 0) scores each cell with LIBSVM's C-SVC trained
@@ -76,14 +77,14 @@ def checkpoint_file(name: str, gamma: float, fold: int) -> Path:
     return CHECKPOINTS / f"{name}-gamma{np.log2(gamma):+.0f}-fold{fold}.npz"
 
 
-def fold_cells(X, y, gamma, fold, cache_mb=200.0, on_cell=None, checkpoint=None, random_state=0):
+def fold_cells(X, y, gamma, fold, cache_mb=200.0, on_cell=None, checkpoint=None, random_state=0, max_C=None):
     """One (gamma, fold) path, C by C: LIBSVM's dual (``fit_intercept='equality'``, no screening, tol 1e-3)
     on leansvm's warm-started C path, as :class:`SVCCV` runs it, scored on the fold's test part.
 
     ``on_cell(C, accuracy, seconds)`` is called as each C is solved. ``checkpoint`` (a path): each
     C's solution (alpha, bias, margins per one-vs-one problem) is saved there, and a later call goes
     on from the last C saved, warm, as the uninterrupted path would (``iter_binary_path(start=...)``):
-    a path of hours survives the end of a session."""
+    a path of hours survives the end of a session. ``max_C``: stop after this C (a later call goes on)."""
     train, test = list(grid_folds(random_state).split(X, y))[fold]
     classes, problems, y_test = fold_labels(y, train, test)
     kernel = Kernel.from_params("rbf", float(gamma), 3, 0.0, X)
@@ -97,6 +98,7 @@ def fold_cells(X, y, gamma, fold, cache_mb=200.0, on_cell=None, checkpoint=None,
             stats={"margins": saved[f"margins{p}"], "solver": "irwls"}))    # LIBSVM's bias: IRWLS at every C
             for p in range(len(problems))]
     Cs = GRID_C[done:]
+    Cs = Cs if max_C is None else Cs[Cs <= max_C]
     if Cs.size == 0:
         return
     paths = fold_paths(X, train, problems, np.ones(y.size), Cs, cache, screening=None, bias="equality", tol=TOL,
@@ -209,7 +211,7 @@ def top_cells(name, n, libsvm_max_C=512.0) -> list:
     return out
 
 
-def _task(dataset, gamma, fold, cache_mb, path):
+def _task(dataset, gamma, fold, cache_mb, path, max_C=None):
     """One path in a worker process: each C's cell appended to ``path`` as soon as it is solved."""
     data = datasets.load(dataset)
     CHECKPOINTS.mkdir(parents=True, exist_ok=True)
@@ -221,7 +223,7 @@ def _task(dataset, gamma, fold, cache_mb, path):
         print(f"gamma {gamma:g} fold {fold} C {C:g}: accuracy {accuracy:.4f}, {seconds:.0f} s", flush=True)
 
     fold_cells(data.X_train, np.asarray(data.y_train), gamma, fold, cache_mb, on_cell=write,
-               checkpoint=checkpoint_file(dataset, gamma, fold))
+               checkpoint=checkpoint_file(dataset, gamma, fold), max_C=max_C)
     return gamma, fold
 
 
@@ -233,22 +235,26 @@ def main():
     parser.add_argument("--folds", default="0,1,2,3,4", help="fold indices (default: all five)")
     parser.add_argument("--jobs", type=int, default=1, help="paths run at once, each in its own process")
     parser.add_argument("--cache-mb", type=float, default=200.0, help="each path's kernel row cache")
+    parser.add_argument("--max-C", type=float, default=None,
+                        help="run each path only up to this C (a later run without it goes on from there)")
     parser.add_argument("--cells-file", type=Path, default=None, help="the per-cell file (default: results/)")
     parser.add_argument("--check-cells", type=int, default=0, help="compare this many cells with SVC's CV")
     parser.add_argument("--top-cells", type=int, default=0,
                         help="test accuracy of this many best cells (file results/grid-oracle-<set>-top-cells.json)")
     args = parser.parse_args()
     path = args.cells_file or cells_file(args.dataset)
+    n_wanted = int(np.sum(GRID_C <= (np.inf if args.max_C is None else args.max_C)))
     done = set(read_folds(args.dataset)) | {key for key, cells in read_cells(args.dataset, path).items()
-                                            if len(cells) == GRID_C.size}
+                                            if len(cells) >= n_wanted}
     done |= {(g, f) for g in read_oracle(args.dataset) for f in range(5)}
     wanted = range(GRID_GAMMA.size) if args.gammas is None else [int(i) for i in args.gammas.split(",")]
     tasks = [(float(GRID_GAMMA[j]), int(f)) for j in wanted for f in args.folds.split(",")
              if (float(GRID_GAMMA[j]), int(f)) not in done]
     with ProcessPoolExecutor(max(args.jobs, 1)) as pool:
-        for future in as_completed([pool.submit(_task, args.dataset, g, f, args.cache_mb, path) for g, f in tasks]):
+        for future in as_completed([pool.submit(_task, args.dataset, g, f, args.cache_mb, path, args.max_C) for g, f in tasks]):
             g, f = future.result()
-            print(f"gamma {g:g} fold {f}: path done", flush=True)
+            print(f"gamma {g:g} fold {f}: path done" + (f" up to C = {args.max_C:g}" if args.max_C else ""),
+                  flush=True)
     if args.check_cells:
         data = datasets.load(args.dataset)
         check_cells(data.X_train, np.asarray(data.y_train), read_oracle(args.dataset), args.check_cells)

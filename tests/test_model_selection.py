@@ -151,7 +151,10 @@ def test_the_grid_oracles_resumable_paths_score_as_svccv(data, tmp_path):
     checkpoint = tmp_path / "path.npz"
     with pytest.raises(Stop):
         oracle.fold_cells(X, y, gamma, fold, on_cell=stop_after_four, checkpoint=checkpoint)
-    oracle.fold_cells(X, y, gamma, fold, on_cell=lambda C, a, s: cells.append((C, a)), checkpoint=checkpoint)
+    record = lambda C, a, s: cells.append((C, a))            # noqa: E731
+    oracle.fold_cells(X, y, gamma, fold, on_cell=record, checkpoint=checkpoint, max_C=oracle.GRID_C[6])
+    assert len(cells) == 7                         # went on from the 4th C, stopped at max_C
+    oracle.fold_cells(X, y, gamma, fold, on_cell=record, checkpoint=checkpoint)
     assert [C for C, _ in cells] == oracle.GRID_C.tolist()
     np.testing.assert_array_equal([a for _, a in cells], reference)
     assert len(set(reference)) > 2                 # the accuracy moves along the path: a real comparison
