@@ -169,6 +169,56 @@ def oracle_choice(name: str):
     return GRID_C[i], GRID_GAMMA[j], float(scores[i, j]), sum(r["seconds"] for r in records.values())
 
 
+def fold_table(name: str) -> dict:
+    """{(C, gamma): {fold: accuracy}} of every cell computed so far, whole gammas, whole paths and
+    single cells of every file format."""
+    table = {}
+    for g, r in read_oracle(name).items():
+        for f, split in enumerate(r.get("splits", [])):
+            for C, a in zip(GRID_C, split):
+                table.setdefault((float(C), float(g)), {})[f] = a
+    for (g, f), cells in read_cells(name).items():
+        for C, (a, _) in cells.items():
+            table.setdefault((float(C), float(g)), {})[f] = a
+    return table
+
+
+def open_cells(name: str, near=0.10):
+    """Where an incomplete oracle stands: the leader (the best mean among cells with all five folds)
+    and every other cell as 'done', 'bounded' (even 100 % on its missing folds leaves its mean below
+    the leader's: it cannot be grid.py's choice), 'paired' (on the folds it has, it is below the leader
+    by more than the paired spread s: the largest |(mean_A - mean_B) - (mean_S A - mean_S B)| over
+    pairs of whole cells within ``near`` of the leader, S its folds; evidence, not a bound) or 'open'.
+    Returns (leader (C, gamma), its mean, {cell: (status, estimate)})."""
+    table = fold_table(name)
+    whole = {k: np.array([v[f] for f in range(5)]) for k, v in table.items() if len(v) == 5}
+    if not whole:
+        return None, None, {}
+    leader = max(whole, key=lambda k: (whole[k].mean(), -list(GRID_C).index(k[0]), -list(GRID_GAMMA).index(k[1])))
+    top = whole[leader].mean()
+    close = [v for v in whole.values() if v.mean() >= top - near]
+    status = {}
+    for C in GRID_C:
+        for g in GRID_GAMMA:
+            key = (float(C), float(g))
+            folds = table.get(key, {})
+            if len(folds) == 5:
+                status[key] = ("done", whole[key].mean())
+                continue
+            S = sorted(folds)
+            if (sum(folds.values()) + 5 - len(S)) / 5 < top:
+                status[key] = ("bounded", None)
+                continue
+            if not S:
+                status[key] = ("open", None)
+                continue
+            d = float(np.mean([folds[f] - whole[leader][f] for f in S]))
+            spread = max((abs((a.mean() - b.mean()) - (a[S].mean() - b[S].mean())) for a in close for b in close),
+                         default=np.inf)
+            status[key] = ("paired" if d < -spread else "open", top + d)
+    return leader, top, status
+
+
 def check_cells(X, y, records, n_cells, seed=0):
     """scikit-learn ``SVC``'s CV accuracy on ``n_cells`` random cells of the file against the oracle's."""
     rng = np.random.default_rng(seed)
@@ -262,8 +312,17 @@ def main():
         (RESULTS_DIR / f"grid-oracle-{args.dataset}-top-cells.json").write_text(
             json.dumps(top_cells(args.dataset, args.top_cells), indent=1))
     choice = oracle_choice(args.dataset)
-    print("grid.py's choice:", "incomplete" if choice is None else
-          f"C={choice[0]:g} gamma={choice[1]:g} CV={choice[2]:.4f} (paths {choice[3]:.0f} s)")
+    if choice is not None:
+        print(f"grid.py's choice: C={choice[0]:g} gamma={choice[1]:g} CV={choice[2]:.4f} (paths {choice[3]:.0f} s)")
+        return
+    leader, top, status = open_cells(args.dataset)
+    counts = {k: sum(1 for v, _ in status.values() if v == k) for k in ("done", "bounded", "paired", "open")}
+    print("grid.py's choice: incomplete;", ", ".join(f"{n} {k}" for k, n in counts.items()),
+          "" if leader is None else f"; leader C={leader[0]:g} gamma={leader[1]:g} CV={top:.4f}")
+    for (C, g), (kind, estimate) in status.items():
+        if kind == "open":
+            print(f"  open: C=2^{np.log2(C):.0f} gamma=2^{np.log2(g):.0f}"
+                  + ("" if estimate is None else f", paired estimate {estimate:.4f}"))
 
 
 if __name__ == "__main__":
