@@ -121,18 +121,22 @@ def test_libsvms_dual_on_paths_scores_grid_search_of_libsvm_itself(data):
     assert search.best_params_ == grid.best_params_
 
 
-def test_the_grid_oracles_resumable_paths_score_as_svccv(data, tmp_path):
-    """``benchmarks/bench_grid_oracle.py`` runs SVCCV's path (LIBSVM's dual) C by C, saving each C's
-    solution: its cells equal SVCCV's on the same fold, also when the path is stopped after four C
-    and goes on from the saved solution."""
+def _grid_oracle():
     import importlib
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     try:
-        oracle = importlib.import_module("bench_grid_oracle")
+        return importlib.import_module("bench_grid_oracle")
     finally:
         sys.path.pop(0)
+
+
+def test_the_grid_oracles_resumable_paths_score_as_svccv(data, tmp_path):
+    """``benchmarks/bench_grid_oracle.py`` runs SVCCV's path (LIBSVM's dual) C by C, saving each C's
+    solution: its cells equal SVCCV's on the same fold, also when the path is stopped after four C
+    and goes on from the saved solution."""
+    oracle = _grid_oracle()
     X, y = data
     gamma, fold = 2.0 ** -3, 2
     split = list(oracle.grid_folds().split(X, y))[fold]
@@ -158,3 +162,27 @@ def test_the_grid_oracles_resumable_paths_score_as_svccv(data, tmp_path):
     assert [C for C, _ in cells] == oracle.GRID_C.tolist()
     np.testing.assert_array_equal([a for _, a in cells], reference)
     assert len(set(reference)) > 2                 # the accuracy moves along the path: a real comparison
+
+
+def test_an_incomplete_grid_oracle_says_which_cells_could_still_win(tmp_path, monkeypatch):
+    """``open_cells``: a cell that cannot reach the leader's mean even at 100 % on its missing folds is
+    'bounded'; one below the leader on its folds by more than whole cells' paired spread is 'paired';
+    one above it, or never run, stays 'open'."""
+    import json
+    oracle = _grid_oracle()
+    for name in ("cells_file", "folds_file", "oracle_file"):
+        monkeypatch.setattr(oracle, name, lambda _, name=name: tmp_path / f"{name}.jsonl")
+    rows = {(2.0, 0.125): [0.90, 0.91, 0.91, 0.92, 0.91],      # the leader, mean 0.91
+            (8.0, 0.125): [0.89, 0.90, 0.90, 0.91, 0.90],      # whole: the same fold pattern, 1 point lower
+            (2.0, 8.0): [0.50], (2.0, 0.5): [0.88], (8.0, 0.5): [0.905]}
+    cells = tmp_path / "cells_file.jsonl"
+    cells.write_text("".join(json.dumps({"dataset": "t", "gamma": g, "fold": f, "C": C, "accuracy": a, "seconds": 1.0})
+                             + "\n" for (C, g), accs in rows.items() for f, a in enumerate(accs)))
+    leader, top, status = oracle.open_cells("t")
+    assert leader == (2.0, 0.125) and top == pytest.approx(0.91)
+    assert status[8.0, 0.125] == ("done", pytest.approx(0.90))
+    assert status[2.0, 8.0] == ("bounded", None)           # (0.50 + 4) / 5 = 0.90 < 0.91
+    assert status[2.0, 0.5] == ("paired", pytest.approx(0.89))    # fold 0: 2 points below, spread 0
+    assert status[8.0, 0.5] == ("open", pytest.approx(0.915))
+    assert status[32.0, 0.125] == ("open", None)
+    assert sum(kind == "open" for kind, _ in status.values()) == 110 - 4     # all but two done, one bounded, one paired
