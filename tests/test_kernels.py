@@ -151,3 +151,26 @@ def test_first_occurrences_keeps_each_sample_once_in_request_order():
     np.testing.assert_array_equal(_first_occurrences(idx), [4, 2, 9, 0])
     np.testing.assert_array_equal(_first_occurrences(np.arange(5, dtype=np.intp)), np.arange(5))
     assert _first_occurrences(np.zeros(0, dtype=np.intp)).size == 0
+
+
+def test_a_full_row_cache_computes_missing_rows_in_bounded_blocks(monkeypatch):
+    """Once a cache is full, missing rows are computed in blocks of ``DEFAULT_BLOCK_MB`` and scattered
+    into their slots: the same rows, and no temporary block of every missing row (which took up to
+    half the cache's size again)."""
+    import tracemalloc
+    from leansvm.core import kernels
+    from leansvm.paths.binary_path import row_cache
+    X = np.random.default_rng(0).standard_normal((3000, 5))
+    kernel = Kernel.from_params("rbf", 0.2, 3, 0.0, X)
+    cache = row_cache(kernel, X, cache_size=4.0, tol=1e-3)           # float32 rows of 12 kB
+    cache.slots(np.arange(cache.capacity))                           # full, in never-used slots
+    monkeypatch.setattr(kernels, "DEFAULT_BLOCK_MB", 0.1)            # 8 rows a block
+    wanted = np.arange(cache.capacity, cache.capacity + 150)         # 1.8 MB of missing rows
+    tracemalloc.start()
+    try:
+        slots = cache.slots(wanted)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.5 * 2**20
+    np.testing.assert_allclose(cache.slab[slots], kernel.block(X[wanted], X), rtol=1e-5, atol=1e-6)

@@ -529,17 +529,23 @@ class KernelRowCache:
 
         A large block is split by rows over the thread pool, each range computed and written by
         its thread (:func:`splits_rows`); a range whose slots are consecutive (never-used slots,
-        filled in order) is computed in place, the others through a block and one scatter. If
-        the computation fails (a Ctrl-C), the slots are given up, so no sample points at a row
-        that was not written."""
+        filled in order) is computed in place, the others through blocks of at most
+        :data:`DEFAULT_BLOCK_MB` and a scatter each, so that the cache stays within its size (a
+        block of every missing row took up to half of it again: 4 GB more for a 4 GB cache on
+        50,000 rows). If the computation fails (a Ctrl-C), the slots are given up, so no sample
+        points at a row that was not written."""
         consecutive = self._filled + samples.size <= self.capacity      # never-used slots (_claim)
         slots = self._claim(samples)
+        block_rows = max(1, int(DEFAULT_BLOCK_MB * 2**20 // self.row_bytes))
 
         def rows(a, b):
-            out = self._slab[slots[a]:slots[a] + b - a] if consecutive else np.empty((b - a, self.n), self.dtype)
-            self._rows_into(out, samples[a:b])
-            if not consecutive:
-                self._slab[slots[a:b]] = out
+            if consecutive:
+                self._rows_into(self._slab[slots[a]:slots[a] + b - a], samples[a:b])
+                return
+            out = np.empty((min(block_rows, b - a), self.n), self.dtype)
+            for c in range(a, b, block_rows):
+                d = min(b, c + block_rows)
+                self._slab[slots[c:d]] = self._rows_into(out[:d - c], samples[c:d])
 
         try:
             if splits_rows(samples.size, self.n):
