@@ -531,8 +531,8 @@ class KernelRowCache:
         its thread (:func:`splits_rows`); a range whose slots are consecutive (never-used slots,
         filled in order) is computed in place, the others through blocks of at most
         :data:`DEFAULT_BLOCK_MB` and a scatter each, so that the cache stays within its size (a
-        block of every missing row took up to half of it again: 4 GB more for a 4 GB cache on
-        50,000 rows). If the computation fails (a Ctrl-C), the slots are given up, so no sample
+        block of every missing row took up to half of it again: 200 MB more for a 400 MB cache,
+        ``tests/test_kernels.py``). If the computation fails (a Ctrl-C), the slots are given up, so no sample
         points at a row that was not written."""
         consecutive = self._filled + samples.size <= self.capacity      # never-used slots (_claim)
         slots = self._claim(samples)

@@ -191,7 +191,9 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     ``cache_size`` MB (float32 rows when tol >= 1e-4) shared by every C and
     every one-vs-one pair. ``kernel_cache``: (PathKernelCache, row of each
     sample of X in it) to share a cache with other paths, e.g. the folds of
-    :class:`SVCCV` (X must then hold exactly those rows of the cache's data).
+    :class:`SVCCV` (X must then hold exactly those rows of the cache's data). An IRWLS solve on
+    the path keeps a cache of up to ``cache_size`` MB of its own (its active columns), so a path
+    takes up to twice ``cache_size``.
     """
     Cs = default_C_grid() if Cs is None else check_grid(Cs)
     bias = _bias_mode(fit_intercept)
