@@ -178,6 +178,9 @@ def fold_table(name: str) -> dict:
         for f, split in enumerate(r.get("splits", [])):
             for C, a in zip(GRID_C, split):
                 table.setdefault((float(C), float(g)), {})[f] = a
+    for (g, f), record in read_folds(name).items():
+        for C, a in zip(record["Cs"], record["accuracy"]):
+            table.setdefault((float(C), float(g)), {})[f] = a
     for (g, f), cells in read_cells(name).items():
         for C, (a, _) in cells.items():
             table.setdefault((float(C), float(g)), {})[f] = a
