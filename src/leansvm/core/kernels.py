@@ -532,8 +532,8 @@ class KernelRowCache:
         filled in order) is computed in place, the others through blocks of at most
         :data:`DEFAULT_BLOCK_MB` and a scatter each, so that the cache stays within its size (a
         block of every missing row took up to half of it again: 200 MB more for a 400 MB cache,
-        ``tests/test_kernels.py``). If the computation fails (a Ctrl-C), the slots are given up, so no sample
-        points at a row that was not written."""
+        ``tests/test_kernels.py``). If the computation fails (a Ctrl-C), the slots are given up,
+        so no sample points at a row that was not written."""
         consecutive = self._filled + samples.size <= self.capacity      # never-used slots (_claim)
         slots = self._claim(samples)
         block_rows = max(1, int(DEFAULT_BLOCK_MB * 2**20 // self.row_bytes))

@@ -42,7 +42,8 @@ from leansvm.core.kernels import Kernel
 from leansvm.core.multiclass import fit_ovo
 from leansvm.progress import Progress
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
-from leansvm.paths.binary_path import BIAS_MODES, binary_path, check_grid, check_screening, row_cache
+from leansvm.paths.binary_path import (BIAS_MODES, binary_path, check_grid, check_screening, iter_binary_path,
+                                       row_cache)
 
 __all__ = ["svm_path", "SVMPath", "SVCCV", "default_C_grid", "svc_from_solution"]
 
@@ -266,7 +267,6 @@ def fold_paths(X, train, problems, weights, Cs, cache, *, screening, tol, cache_
     one-vs-one problem of :func:`fold_labels` (its rows ``train[idx]``, C factors ``weights`` of
     those rows), on the shared kernel rows of ``cache`` (built on all of X); ``starts``: a
     ``PathPoint`` per problem to go on from (None: cold). ``cache_size``: the solvers' own (IRWLS's) MB."""
-    from leansvm.paths.binary_path import iter_binary_path
     options = {"cache_size": cache_size, "max_iter": -1, "working_set_size": None,
                "random_state": random_state}
     rows = [np.asarray(train)[idx] for idx, _ in problems]
