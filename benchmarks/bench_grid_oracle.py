@@ -174,13 +174,13 @@ def fold_table(name: str) -> dict:
     """{(C, gamma): {fold: accuracy}} of every cell computed so far, whole gammas, whole paths and
     single cells of every file format."""
     table = {}
-    for g, r in read_oracle(name).items():
-        for f, split in enumerate(r.get("splits", [])):
+    for r in _read_lines(oracle_file(name)):          # each file once (read_oracle and read_folds
+        for f, split in enumerate(r["splits"]):        # assemble the later ones again)
             for C, a in zip(GRID_C, split):
-                table.setdefault((float(C), float(g)), {})[f] = a
-    for (g, f), record in read_folds(name).items():
-        for C, a in zip(record["Cs"], record["accuracy"]):
-            table.setdefault((float(C), float(g)), {})[f] = a
+                table.setdefault((float(C), float(r["gamma"])), {})[f] = a
+    for r in _read_lines(folds_file(name)):
+        for C, a in zip(r["Cs"], r["accuracy"]):
+            table.setdefault((float(C), float(r["gamma"])), {})[r["fold"]] = a
     for (g, f), cells in read_cells(name).items():
         for C, (a, _) in cells.items():
             table.setdefault((float(C), float(g)), {})[f] = a
@@ -201,6 +201,14 @@ def open_cells(name: str, near=0.10):
     leader = max(whole, key=lambda k: (whole[k].mean(), -list(GRID_C).index(k[0]), -list(GRID_GAMMA).index(k[1])))
     top = whole[leader].mean()
     close = [v for v in whole.values() if v.mean() >= top - near]
+    spreads = {}                                       # per fold set S: the paired spread
+
+    def spread(S):
+        if S not in spreads:
+            spreads[S] = max((abs((a.mean() - b.mean()) - (a[list(S)].mean() - b[list(S)].mean()))
+                              for a in close for b in close), default=np.inf)
+        return spreads[S]
+
     status = {}
     for C in GRID_C:
         for g in GRID_GAMMA:
@@ -209,7 +217,7 @@ def open_cells(name: str, near=0.10):
             if len(folds) == 5:
                 status[key] = ("done", whole[key].mean())
                 continue
-            S = sorted(folds)
+            S = tuple(sorted(folds))
             if (sum(folds.values()) + 5 - len(S)) / 5 < top:
                 status[key] = ("bounded", None)
                 continue
@@ -217,9 +225,7 @@ def open_cells(name: str, near=0.10):
                 status[key] = ("open", None)
                 continue
             d = float(np.mean([folds[f] - whole[leader][f] for f in S]))
-            spread = max((abs((a.mean() - b.mean()) - (a[S].mean() - b[S].mean())) for a in close for b in close),
-                         default=np.inf)
-            status[key] = ("paired" if d < -spread else "open", top + d)
+            status[key] = ("paired" if d < -spread(S) else "open", top + d)
     return leader, top, status
 
 
