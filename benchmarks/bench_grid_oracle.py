@@ -302,6 +302,8 @@ def main():
     parser.add_argument("--top-cells", type=int, default=0,
                         help="test accuracy of this many best cells (file results/grid-oracle-<set>-top-cells.json)")
     args = parser.parse_args()
+    if args.max_C is not None and not args.max_C >= GRID_C[0]:
+        parser.error(f"--max-C {args.max_C:g} is below grid.py's smallest C ({GRID_C[0]:g}): no cell would run")
     path = args.cells_file or cells_file(args.dataset)
     n_wanted = int(np.sum(GRID_C <= (np.inf if args.max_C is None else args.max_C)))
     done = set(read_folds(args.dataset)) | {key for key, cells in read_cells(args.dataset, path).items()

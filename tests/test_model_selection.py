@@ -186,3 +186,12 @@ def test_an_incomplete_grid_oracle_says_which_cells_could_still_win(tmp_path, mo
     assert status[8.0, 0.5] == ("open", pytest.approx(0.915))
     assert status[32.0, 0.125] == ("open", None)
     assert sum(kind == "open" for kind, _ in status.values()) == 110 - 4     # all but two done, one bounded, one paired
+
+
+def test_the_grid_oracle_rejects_a_max_C_below_its_grid(monkeypatch, capsys):
+    """``--max-C`` below grid.py's smallest C would run nothing and call every path done: an error."""
+    oracle = _grid_oracle()
+    monkeypatch.setattr("sys.argv", ["bench_grid_oracle.py", "--dataset", "wdbc", "--max-C", "0.01"])
+    with pytest.raises(SystemExit):
+        oracle.main()
+    assert "--max-C 0.01 is below grid.py's smallest C" in capsys.readouterr().err
