@@ -26,14 +26,14 @@ import numpy as np
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def run_one(name, budget_seconds, drop, margin_sd=1.0):
+def run_one(name, budget_seconds, drop, confidence=0.95):
     from leansvm import datasets, fit_lean
-    from leansvm.report import write_report
+    from leansvm.job.report import write_report
 
     data = datasets.load(name)
     start = time.perf_counter()
     result = fit_lean(data.X_train, np.asarray(data.y_train), X_test=data.X_test, y_test=np.asarray(data.y_test),
-                      max_accuracy_drop=drop, budget_seconds=budget_seconds, margin_sd=margin_sd, verbose=True,
+                      max_accuracy_drop=drop, budget_seconds=budget_seconds, confidence=confidence, verbose=True,
                       progress=False)   # the step lines, without bars filling the log
     wall = time.perf_counter() - start
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -46,7 +46,7 @@ def run_one(name, budget_seconds, drop, margin_sd=1.0):
         "dataset": name, "route": result.route, "C": result.selection.C, "gamma": result.selection.gamma,
         "chosen": chosen.name, "chosen_n_sv": chosen.n_support,
         "chosen_val_acc": chosen.validation_accuracy, "chosen_test_acc": chosen.test_accuracy,
-        "chosen_required_val_acc": chosen.required_accuracy, "margin_sd": margin_sd,
+        "chosen_required_val_acc": chosen.required_accuracy, "confidence": confidence,
         "returned": final.name, "returned_n_sv": final.n_support, "returned_test_acc": final.test_accuracy,
         "returned_ms_per_1000": 1000 * final.seconds_per_1000,
         "candidates": [{"name": c.name, "n_sv": c.n_support, "val_acc": c.validation_accuracy,
@@ -77,14 +77,14 @@ def main(argv=None) -> int:
     parser.add_argument("--datasets", nargs="+", default=["magic", "letter", "a9a"])
     parser.add_argument("--budget-seconds", type=float, default=120.0)
     parser.add_argument("--max-accuracy-drop", type=float, default=0.5, help="percentage points")
-    parser.add_argument("--margin-sd", type=float, default=1.0, help="fit_lean's margin (standard errors)")
+    parser.add_argument("--confidence", type=float, default=0.95, help="fit_lean's one-sided bound on each drop")
     args = parser.parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)
     start_load = _loadavg()
     rows = []
     for name in args.datasets:
         try:
-            rows.append(run_one(name, args.budget_seconds, args.max_accuracy_drop / 100, args.margin_sd))
+            rows.append(run_one(name, args.budget_seconds, args.max_accuracy_drop / 100, args.confidence))
         except (FileNotFoundError, ValueError) as exc:  # e.g. a9a without ../shared/data
             print(f"{name}: skipped ({exc})")
             rows.append({"dataset": name, "error": str(exc)})
@@ -104,7 +104,7 @@ def main(argv=None) -> int:
     out = RESULTS / f"fit-{time.strftime('%Y%m%d-%H%M%S')}.json"
     with atomic_write(out, "w", encoding="utf-8") as f:
         json.dump({"budget_seconds": args.budget_seconds, "max_accuracy_drop_points": args.max_accuracy_drop,
-                   "margin_sd": args.margin_sd, "loadavg_at_start": start_load,
+                   "confidence": args.confidence, "loadavg_at_start": start_load,
                    "note": "shared 2-core machine under load from other sessions", "rows": rows}, f, indent=1,
                   default=lambda o: o.item() if hasattr(o, "item") else str(o))
     print(f"\nresults written to {out}")

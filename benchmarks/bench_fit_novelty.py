@@ -29,8 +29,8 @@ def run(name, nu, max_disagreement):
     from sklearn.metrics import roc_auc_score
 
     from leansvm import datasets
-    from leansvm.lean_novelty import fit_lean_novelty
-    from leansvm.lean_one_output import format_one_output_table
+    from leansvm.job.novelty import fit_lean_novelty
+    from leansvm.job.one_output import format_one_output_table
     data = datasets.load(name)
     y, y_te = np.asarray(data.y_train), np.asarray(data.y_test)
     label = type(y[0])(ONE_CLASS_LABEL[name])

@@ -23,8 +23,8 @@ def main():
     parser.add_argument("--sets", nargs="+", default=["friedman1-10k"])
     parser.add_argument("--max-error-increase", type=float, default=0.02)
     args = parser.parse_args()
-    from leansvm.lean_one_output import format_one_output_table
-    from leansvm.lean_regression import fit_lean_regression
+    from leansvm.job.one_output import format_one_output_table
+    from leansvm.job.regression import fit_lean_regression
     rows = []
     for name in args.sets:
         X, z, X_te, z_te = load_regression(name)

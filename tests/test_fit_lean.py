@@ -1,4 +1,4 @@
-"""The main job: ``leansvm.fit_lean`` / ``leansvm fit`` (issue 10), on small data and tiny grids."""
+"""The main job: ``leansvm.fit_lean`` / ``leansvm fit``, on small data and tiny grids."""
 
 import base64
 import re
@@ -10,9 +10,11 @@ from sklearn.datasets import dump_svmlight_file, make_blobs, make_moons
 import leansvm
 from leansvm import cli, io
 from leansvm.budget.landmark_svc import LandmarkSVC
-from leansvm.lean import (Candidate, choose_model, fit_lean, format_table, save_result_model,
-                          select_hyperparameters)
-from leansvm.report import render_report
+from leansvm.job.choice import choose_model
+from leansvm.job.classification import fit_lean, format_table, save_result_model
+from leansvm.job.hyperparameters import select_hyperparameters
+from leansvm.job.records import Candidate
+from leansvm.job.report import render_report
 
 GRID = dict(Cs=[1.0, 10.0], gammas=[0.5, 2.0], size_fractions=(0.05, 0.2), scale=False)   # gammas in raw units
 
@@ -34,10 +36,13 @@ def moons_result(moons):
 def test_chosen_model_is_smallest_within_the_drop(moons_result):
     r = moons_result
     validated = [c for c in r.candidates if c.kind != "refit"]
-    best = max(c.validation_accuracy for c in validated if c.kind != "compressed")
-    assert r.chosen.validation_accuracy >= r.chosen.required_accuracy - 1e-12 >= best - 0.03 - 2e-12
+    exact = next(c for c in validated if c.kind == "exact")
+    # every candidate's drop is against the exact model; the chosen one's bound is within the drop
+    assert all(c.drop is not None for c in validated if c is not exact)
+    assert r.chosen is exact or r.chosen.drop.upper <= 0.03 + 1e-12
+    # no smaller candidate's bound is within it (on the validation part, or on the folds it was confirmed on)
     smaller = [c for c in validated if c.n_support < r.chosen.n_support]
-    assert all(c.validation_accuracy < c.required_accuracy for c in smaller)
+    assert all(c.drop.upper > 0.03 for c in smaller)
     assert r.route == "exact"
     kinds = {c.kind for c in r.candidates}
     assert {"exact", "budget", "refit"} <= kinds
@@ -50,7 +55,9 @@ def test_chosen_model_is_smallest_within_the_drop(moons_result):
 
 
 def test_refit_trains_the_choice_again_on_all_rows(moons):
-    from leansvm.lean import _Log, refit_on_all_rows, train_exact
+    from leansvm.job.candidates import train_exact
+    from leansvm.job.choice import refit_on_all_rows
+    from leansvm.job.records import _Log
 
     X, y, Xt, _ = moons
     n_fit = 280
@@ -64,8 +71,13 @@ def test_refit_trains_the_choice_again_on_all_rows(moons):
         final = refit_on_all_rows(small, X, y, 10.0, 0.5, min_points=100)
         assert final.n_support <= 12 and final.model.expansion_.n_support == final.n_support
     log = _Log(False)
-    assert refit_on_all_rows(Candidate("BSGD B=10", "budget", None, 10, 1.0), X, y, 1.0, 0.5, log=log) is None
-    assert "budget model" in log.steps[-1].reason
+    # a budget model: the same estimator and budget fitted on all rows
+    bsgd = leansvm.BSGDClassifier(budget=10, C=1.0, gamma=0.5, random_state=0, refit=True)
+    final = refit_on_all_rows(Candidate("BSGD B=10", "budget", bsgd.fit(X[:n_fit], y[:n_fit]), 10, 1.0),
+                              X, y, 1.0, 0.5, log=log)
+    again = leansvm.BSGDClassifier(budget=10, C=1.0, gamma=0.5, random_state=0, refit=True).fit(X, y)
+    assert final.kind == "refit" and final.n_support <= 10 and "BSGDClassifier with budget 10" in log.steps[-1].reason
+    np.testing.assert_allclose(final.model.decision_function(Xt), again.decision_function(Xt))
     # over the time limit: the validated model is returned
     assert refit_on_all_rows(exact, X, y, 10.0, 0.5, time_limit=1e-9, log=log, n_fit=n_fit) is None
     assert "over the limit" in log.steps[-1].reason
@@ -82,15 +94,15 @@ def test_without_refit_the_validated_choice_is_returned(moons):
 
 def test_compression_search_stops_at_the_first_size_within_the_drop(moons_result):
     if getattr(leansvm, "compress", None) is None:
-        pytest.skip("leansvm.compress (issue 7) not available")
+        pytest.skip("leansvm.compress not available")
     r = moons_result
     exact = next(c for c in r.candidates if c.kind == "exact")
     compressed = [c for c in r.candidates if c.kind == "compressed"]
     assert compressed and all(c.n_support < exact.n_support for c in compressed)
-    target = max(c.validation_accuracy for c in r.candidates if c.kind in ("exact", "budget")) - r.max_accuracy_drop
-    # the margin: every requirement is the target plus one paired standard error (>= 0)
-    assert all(c.required_accuracy >= target - 1e-12 for c in r.candidates if c.kind != "refit")
-    reached = [c.n_support for c in compressed if c.validation_accuracy >= c.required_accuracy - 1e-12]
+    target = exact.validation_accuracy - r.max_accuracy_drop
+    # the margin: every requirement is the exact model's accuracy - drop plus z standard errors (> 0)
+    assert all(c.required_accuracy > target for c in compressed)
+    reached = [c.n_support for c in compressed if c.drop.folds == 1 and c.drop.within(r.max_accuracy_drop)]
     if reached:  # doubling stops at the first hit: nothing tried beyond it
         assert max(c.n_support for c in compressed) == min(reached) or \
             max(c.n_support for c in compressed) <= 2 * min(reached)
@@ -99,13 +111,14 @@ def test_compression_search_stops_at_the_first_size_within_the_drop(moons_result
 
 def test_compression_search_respects_its_time_limit(moons_result):
     if getattr(leansvm, "compress", None) is None:
-        pytest.skip("leansvm.compress (issue 7) not available")
-    from leansvm.lean import _Log, compress_models
+        pytest.skip("leansvm.compress not available")
+    from leansvm.job.candidates import compress_models
+    from leansvm.job.records import _Log
 
     exact = next(c for c in moons_result.candidates if c.kind == "exact")
     X, y = make_moons(300, noise=0.25, random_state=5)
     log = _Log(False)
-    out = compress_models(exact, X[:200], y[:200], X[200:], y[200:], target_accuracy=1.01,  # unreachable
+    out = compress_models(exact, X[:200], y[:200], X[200:], y[200:], max_accuracy_drop=-0.1,  # unreachable
                           time_limit=1e-9, log=log)
     assert len(out) == 1                                  # one size tried, then stopped by the limit
     assert "time limit" in log.steps[-1].reason
@@ -147,7 +160,7 @@ def test_selection_avoids_a_useless_gamma():
 def test_screened_path_search_is_wired_in(monkeypatch):
     """With issue 4's SVCCV / svm_path: the surface is SVCCV's scores in (gamma, C) layout."""
     model_selection = pytest.importorskip("leansvm.paths.model_selection")
-    from leansvm.lean import screening_along_path
+    from leansvm.job.hyperparameters import screening_along_path
 
     monkeypatch.setattr(leansvm, "SVCCV", model_selection.SVCCV, raising=False)
     monkeypatch.setattr(leansvm, "svm_path", model_selection.svm_path, raising=False)
@@ -168,7 +181,7 @@ def test_screened_path_search_is_wired_in(monkeypatch):
 
 
 def test_fit_time_estimate_fits_the_growth_exponent(monkeypatch):
-    from leansvm import lean
+    from leansvm.job import candidates as lean
 
     class Model:  # a fit whose "time" is a known power of n (no sleeping: exact on a loaded machine)
         def __init__(self, power):
@@ -190,38 +203,88 @@ def test_fit_time_estimate_fits_the_growth_exponent(monkeypatch):
     assert lean.estimate_fit_seconds(lambda: Model(4.0), X, y, sample_size=400)[3] == lean.GROWTH_MAX
 
 
-def test_choose_model_rule():
-    def cand(name, n, acc):
-        return Candidate(name, "budget", None, n, 0.0, validation_accuracy=acc)
-    cands = [cand("big", 100, 0.90), cand("mid", 20, 0.897), cand("small", 5, 0.85)]
-    assert choose_model(cands, 0.005).name == "mid"
-    assert choose_model(cands, 0.0).name == "big"
-    assert choose_model(cands, 0.06).name == "small"
+def _paired(name, n, pred, y, kind="budget"):
+    c = Candidate(name, kind, None, n, 0.0, validation_accuracy=float(np.mean(pred == y)))
+    c.validation_predictions = pred
+    return c
 
 
-def test_choose_model_margin_is_one_paired_standard_error():
-    """best 360/400 right; 'near' 359/400 and differs from best on 1 point: SE = sqrt((1/400)/400) = 0.0025,
-    so it needs 0.90 - 0.005 + 0.0025 = 0.8975 and has it; 'far' has the same accuracy but differs on 41
-    points (SE 0.016): within the plain drop, not within the drop plus its margin."""
+def test_choose_model_takes_the_smallest_whose_drop_bound_is_within():
+    """400 rows, the exact model right on 360. 'near' is wrong on one more row: drop 0.25 points,
+    SE sqrt(((1 + 2) / 402 - 0.0025^2) / 400) = 0.43 points, 95 % bound 0.96: within 1 point,
+    not within 0.5. 'far' has the same accuracy but differs on 41 rows (SE 1.6 points): within
+    neither. The exact model is the choice when nothing else qualifies."""
     y = np.ones(400, int)
-    best_pred = np.r_[np.ones(360, int), np.zeros(40, int)]
-    near_pred = best_pred.copy()
+    exact_pred = np.r_[np.ones(360, int), np.zeros(40, int)]
+    near_pred = exact_pred.copy()
     near_pred[0] = 0
     far_pred = np.r_[np.zeros(21, int), np.ones(339, int), np.ones(20, int), np.zeros(20, int)]
     assert np.mean(far_pred == y) == np.mean(near_pred == y) == 359 / 400
-    assert np.sum(far_pred != best_pred) == 41
+    exact = _paired("exact", 100, exact_pred, y, kind="exact")
+    near, far = _paired("near", 20, near_pred, y), _paired("far", 10, far_pred, y)
+    assert choose_model([exact, near, far], exact, y, 0.01).name == "near"
+    assert near.drop.mean == pytest.approx(0.0025)
+    assert near.drop.se == pytest.approx(np.sqrt((3 / 402 - 0.0025 ** 2) / 400))
+    assert near.drop.upper == pytest.approx(0.0025 + 1.6449 * near.drop.se, rel=1e-4)
+    assert choose_model([exact, near, far], exact, y, 0.005).name == "exact"
+    assert choose_model([exact, near, far], exact, y, 0.05).name == "far"
+    # a lower confidence lowers the bar: 'near' within 0.5 points at 70 % (z = 0.52)
+    assert choose_model([exact, near, far], exact, y, 0.005, confidence=0.7).name == "near"
+    # the reference is the exact model, never a better candidate
+    lucky = _paired("lucky", 50, np.ones(400, int), y)
+    choose_model([exact, lucky, near], exact, y, 0.01)
+    assert lucky.drop.mean == pytest.approx(-0.1) and near.drop.mean == pytest.approx(0.0025)
 
-    def cand(name, n, pred):
-        c = Candidate(name, "budget", None, n, 0.0, validation_accuracy=float(np.mean(pred == y)))
-        c.validation_predictions = pred
-        return c
-    best, near, far = cand("best", 100, best_pred), cand("near", 20, near_pred), cand("far", 10, far_pred)
-    assert choose_model([best, far], 0.005, margin_sd=0.0).name == "far"
-    assert choose_model([best, far], 0.005, margin_sd=1.0).name == "best"
-    assert choose_model([best, near, far], 0.005, margin_sd=1.0).name == "near"
-    assert near.required_accuracy == pytest.approx(0.8975)
-    with pytest.raises(ValueError, match="margin_sd"):
-        fit_lean(np.r_[np.zeros((5, 2)), np.ones((5, 2))], np.r_[np.zeros(5), np.ones(5)], margin_sd=-1)
+
+def test_a_candidate_lucky_on_one_hold_out_is_refused():
+    """The planted case: on a small hold-out a budget model looks as good as the exact one, while it is
+    worse on the other folds. One hold-out accepts it; the folds pooled by confirm_choice refuse it."""
+    from leansvm.job.choice import confirm_choice
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=1000) > 0).astype(int)
+    folds = [(np.arange(200, 1000), np.arange(200)), (np.r_[0:200, 400:1000], np.arange(200, 400)),
+             (np.r_[0:400, 600:1000], np.arange(400, 600))]
+
+    class Fixed:
+        """A 'model' right on the first hold-out wherever the exact model is, and wrong on a fifth of
+        every other row."""
+
+        def __init__(self, lucky_rows=()):
+            self.lucky_rows = lucky_rows
+
+        def fit(self, X_fit, y_fit):
+            return self
+
+        def get_params(self, deep=True):
+            return {"lucky_rows": self.lucky_rows}
+
+        def set_params(self, **params):
+            self.lucky_rows = params["lucky_rows"]
+            return self
+
+        def predict(self, X_part):
+            rows = [int(np.flatnonzero((X == x).all(axis=1))[0]) for x in X_part]
+            return np.array([y[i] if i in self.lucky_rows or i % 5 else 1 - y[i] for i in rows])
+
+    exact = leansvm.SVC(C=1.0, gamma=0.5).fit(X[folds[0][0]], y[folds[0][0]])
+    reference = _paired("exact", 300, exact.predict(X[:200]), y[:200], kind="exact")
+    reference.model, reference.fit_seconds = exact, 0.1
+    lucky = _paired("BSGD B=10", 10, np.where(exact.predict(X[:200]) == y[:200], y[:200], 1 - y[:200]), y[:200])
+    lucky.model, lucky.fit_seconds = Fixed(frozenset(range(200))), 0.1
+    lucky.validation_predictions = exact.predict(X[:200])          # as right as the exact model there
+    lucky.validation_accuracy = reference.validation_accuracy
+    assert choose_model([reference, lucky], reference, y[:200], 0.02).name == "BSGD B=10"
+    chosen = confirm_choice([reference, lucky], reference, X, y, folds, 1.0, 0.5, 0.02)
+    assert chosen is reference and lucky.drop.folds == 3 and lucky.drop.mean > 0.02
+
+
+def test_confidence_is_checked_by_name():
+    X, y = make_moons(60, random_state=0)
+    for bad in (0, 1, 1.5, -0.1, "high"):
+        with pytest.raises(ValueError, match="confidence"):
+            fit_lean(X, y, confidence=bad, **GRID)
 
 
 def test_budget_route_when_exact_training_exceeds_the_budget(moons):
@@ -306,7 +369,7 @@ def test_cli_fit_writes_a_libsvm_model_and_a_report(tmp_path, moons, capsys):
     out = capsys.readouterr().out
     assert status == 0
     assert "[select]" in out and "[choose]" in out and "model written to" in out
-    assert "1 points of the best" in out          # percentage points on the command line
+    assert "within 1 points at 95 % confidence" in out          # percentage points on the command line
     assert "[scale]" in out
     # the kernel model is on scaled features; svm-scale's range file beside it says how (issue 19)
     lines = (tmp_path / "m.model.range").read_text().split("\n")
@@ -391,15 +454,15 @@ def test_default_search_is_the_wide_search_with_balanced_class_weights(tmp_path)
 def test_compression_tries_no_size_at_or_above_a_model_that_already_qualifies(moons):
     """``below``: sizes stop under the #SV of the smallest qualifying model (a larger compressed model
     could not be chosen); an unreachable target shows it."""
-    from leansvm.lean import compress_models, train_exact
+    from leansvm.job.candidates import compress_models, train_exact
 
     if getattr(leansvm, "compress", None) is None:
-        pytest.skip("leansvm.compress (issue 7) not available")
+        pytest.skip("leansvm.compress not available")
     X, y, Xt, yt = moons
     exact = train_exact(X[:280], y[:280], 10.0, 0.5)
-    out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], target_accuracy=1.01, below=12)
+    out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], max_accuracy_drop=-0.1, below=12)
     assert out and max(c.n_support for c in out) < 12
-    unbounded = compress_models(exact, X[:280], y[:280], X[280:], y[280:], target_accuracy=1.01)
+    unbounded = compress_models(exact, X[:280], y[:280], X[280:], y[280:], max_accuracy_drop=-0.1)
     assert max(c.n_support for c in unbounded) >= 12
 
 
@@ -407,13 +470,13 @@ def test_the_size_search_runs_fewer_iterations_than_the_refit(moons):
     """Each compression of the size search stops within SEARCH_ITERATION_RANGE (a cheap point of the
     accuracy-against-size curve); compress's own count, used by the refit, may run up to 3000."""
     from leansvm.compression.compressed_svc import ITERATION_RANGE
-    from leansvm.lean import SEARCH_ITERATION_RANGE, compress_models, train_exact
+    from leansvm.job.candidates import SEARCH_ITERATION_RANGE, compress_models, train_exact
 
     if getattr(leansvm, "compress", None) is None:
-        pytest.skip("leansvm.compress (issue 7) not available")
+        pytest.skip("leansvm.compress not available")
     X, y, Xt, yt = moons
     exact = train_exact(X[:280], y[:280], 10.0, 0.5)
-    out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], target_accuracy=1.01, below=12)
+    out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], max_accuracy_drop=-0.1, below=12)
     lo, hi = SEARCH_ITERATION_RANGE
     assert out and all(lo <= c.model.compression_["max_iter"] <= hi for c in out)
     full = leansvm.compress(exact.model, n_sv=out[0].n_support, X=X[:280], y=y[:280], random_state=0)
@@ -425,7 +488,7 @@ def test_the_size_search_stops_when_its_misses_stop_shrinking():
     validation accuracy) stayed about a point over 39, 78, 156 vectors, with 389 the largest size: the
     search stops; page-blocks0's dipped at 20 vectors (one poor compression) and reached the target at 160:
     it goes on at every size; a curve still at chance level goes on however flat."""
-    from leansvm.lean import compression_out_of_reach as out_of_reach
+    from leansvm.job.candidates import compression_out_of_reach as out_of_reach
 
     magic = ([39, 78, 156], [0.877 - 0.8663, 0.8767 - 0.8673, 0.8768 - 0.8656])
     assert not out_of_reach(magic[0][:2], magic[1][:2], 389, 0.877 - 0.65)      # two sizes: no trend yet
@@ -438,16 +501,17 @@ def test_the_size_search_stops_when_its_misses_stop_shrinking():
 
 
 def test_an_unreachable_target_stops_the_size_search_after_three_sizes(moons):
-    """Every size misses a target of 101 %, by as much at 20 vectors as at 5: the search stops before 40
+    """Every size misses a target 10 points above the exact model, by as much at 20 vectors as at 5: the search stops before 40
     (the reference has 67 SV) and says why."""
-    from leansvm.lean import _Log, compress_models, train_exact
+    from leansvm.job.candidates import compress_models, train_exact
+    from leansvm.job.records import _Log
 
     if getattr(leansvm, "compress", None) is None:
-        pytest.skip("leansvm.compress (issue 7) not available")
+        pytest.skip("leansvm.compress not available")
     X, y, Xt, yt = moons
     exact = train_exact(X[:280], y[:280], 10.0, 0.5)
     log = _Log(False)
-    out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], target_accuracy=1.01, log=log)
+    out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], max_accuracy_drop=-0.1, log=log)
     assert [c.n_support for c in out] == [5, 10, 20] and exact.n_support > 40
     assert "shrank too slowly" in log.steps[-1].reason
 
@@ -455,7 +519,7 @@ def test_an_unreachable_target_stops_the_size_search_after_three_sizes(moons):
 def test_the_size_search_rule_needs_sizes_that_grew():
     """Compressed models can come back smaller than asked (vectors that merge): without growth over the
     last two sizes there is no rate to extrapolate, and the search goes on."""
-    from leansvm.lean import compression_out_of_reach as out_of_reach
+    from leansvm.job.candidates import compression_out_of_reach as out_of_reach
 
     assert not out_of_reach([20, 20, 20], [0.01, 0.01, 0.01], 1000, 0.4)
     assert out_of_reach([20, 40, 80], [0.01, 0.01, 0.01], 1000, 0.4)

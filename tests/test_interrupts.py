@@ -150,7 +150,7 @@ def test_an_error_caused_by_a_pending_ctrl_c_is_reported_as_the_interrupt(capsys
             pass                                  # swallowed by some library on the way
         raise RuntimeError("no compiled object yet for <Library>")
 
-    monkeypatch.setattr(cli, "cmd_info", broken)
+    monkeypatch.setattr(cli.info, "run", broken)
     assert cli.main(["info", "whatever.model"]) == 130
     err = capsys.readouterr().err
     assert err == "leansvm: interrupted (Ctrl-C)\n"
@@ -167,7 +167,7 @@ def test_a_ctrl_c_swallowed_on_the_way_still_ends_the_command_with_130(capsys, m
             pass
         return 0
 
-    monkeypatch.setattr(cli, "cmd_info", swallowing)
+    monkeypatch.setattr(cli.info, "run", swallowing)
     assert cli.main(["info", "whatever.model"]) == 130
     assert capsys.readouterr().err == "leansvm: interrupted (Ctrl-C)\n"
 

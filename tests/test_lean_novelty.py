@@ -1,4 +1,4 @@
-"""The main job for novelty detection (leansvm.lean_novelty, `leansvm fit --task novelty`) and the
+"""The main job for novelty detection (leansvm.job.novelty, `leansvm fit --task novelty`) and the
 one-output HTML report (issue 22 item 4)."""
 
 import re
@@ -10,9 +10,9 @@ from sklearn.datasets import dump_svmlight_file
 from sklearn.metrics import roc_auc_score
 
 from leansvm.cli import main
-from leansvm.lean_novelty import fit_lean_novelty
-from leansvm.lean_one_output import format_one_output_table
-from leansvm.report_one_output import render_one_output_report
+from leansvm.job.novelty import fit_lean_novelty
+from leansvm.job.one_output import format_one_output_table
+from leansvm.job.report_one_output import render_one_output_report
 
 SMALL = dict(size_fractions=(0.1, 0.3, 0.6))
 

@@ -1,4 +1,4 @@
-"""The main job on regression targets (leansvm.lean_regression, `leansvm fit`; issue 22 item 4)."""
+"""The main job on regression targets (leansvm.job.regression, `leansvm fit`; issue 22 item 4)."""
 
 import re
 
@@ -8,7 +8,7 @@ from sklearn.datasets import dump_svmlight_file, make_friedman1
 
 import leansvm
 from leansvm.cli import main
-from leansvm.lean_regression import fit_lean_regression
+from leansvm.job.regression import fit_lean_regression
 
 SMALL = dict(Cs=(1.0, 10.0, 100.0), gamma_factors=(1 / 3, 1.0, 3.0), selection_size=500,
              size_fractions=(0.05, 0.2, 0.5))
@@ -59,7 +59,7 @@ def test_leansvm_fit_detects_regression_and_writes_a_libsvm_model(friedman, tmp_
 
 
 def test_report_plots_the_surface_predictions_and_residuals(friedman):
-    from leansvm.report_one_output import render_one_output_report
+    from leansvm.job.report_one_output import render_one_output_report
     X, z, Xt, zt = friedman
     r = fit_lean_regression(X[:800], z[:800], X_test=Xt, y_test=zt, **SMALL)
     page, names = render_one_output_report(r)

@@ -204,7 +204,7 @@ def test_cli_path_interrupted_gives_message_and_status_130(data_file, capsys, mo
 
 
 def test_cli_fit_interrupted_names_the_last_step_and_writes_no_model(data_file, tmp_path, capsys, monkeypatch):
-    import leansvm.lean as lean
+    import leansvm.job.classification as lean
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

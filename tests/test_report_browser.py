@@ -13,8 +13,8 @@ import shutil
 import pytest
 from sklearn.datasets import make_moons
 
-from leansvm.lean import fit_lean
-from leansvm.report import write_report
+from leansvm.job.classification import fit_lean
+from leansvm.job.report import write_report
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (dev extra)")
 
@@ -89,13 +89,13 @@ def test_report_loads_without_console_errors_and_shows_every_plot(browser, repor
 
 @pytest.mark.parametrize("task", ["regression", "novelty"])
 def test_one_output_reports_load_and_show_every_plot(browser, tmp_path, task):
-    """The regression and novelty reports (leansvm.report_one_output) in the same browser."""
+    """The regression and novelty reports (leansvm.job.report_one_output) in the same browser."""
     import numpy as np
     from sklearn.datasets import make_friedman1
 
-    from leansvm.lean_novelty import fit_lean_novelty
-    from leansvm.lean_regression import fit_lean_regression
-    from leansvm.report_one_output import write_one_output_report
+    from leansvm.job.novelty import fit_lean_novelty
+    from leansvm.job.regression import fit_lean_regression
+    from leansvm.job.report_one_output import write_one_output_report
 
     if task == "regression":
         X, z = make_friedman1(500, n_features=5, noise=0.3, random_state=0)

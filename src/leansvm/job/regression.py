@@ -1,8 +1,8 @@
-"""The main job for regression (``leansvm fit`` on continuous targets; issue 22, item 4):
+"""The main job for regression (``leansvm fit`` on continuous targets):
 data to the cheapest epsilon-SVR whose validation RMSE is within ``max_error_increase`` of the
 tuned exact model's.
 
-Stages, as the classification job's (:mod:`leansvm.lean`), each one line of the log:
+Stages, as the classification job's (:mod:`leansvm.job.classification`), each one line of the log:
 
 1. data: a table's columns encoded, or a matrix scaled as svm-scale does (the preprocessing
    travels with the model); a random ``validation_fraction`` of the rows held out;
@@ -20,8 +20,8 @@ Stages, as the classification job's (:mod:`leansvm.lean`), each one line of the 
    x the exact model's; the returned model is that candidate as trained (no refit);
 6. measurements never used for a choice: test RMSE, prediction cost.
 
-Stages 3-6 are shared with novelty detection (:mod:`leansvm.lean_one_output`). The HTML report:
-:mod:`leansvm.report_one_output`. Partial: no time budget (``--budget-seconds``) yet.
+Stages 3-6 are shared with novelty detection (:mod:`leansvm.job.one_output`). The HTML report:
+:mod:`leansvm.job.report_one_output`. Partial: no time budget (``--budget-seconds``) yet.
 """
 
 from __future__ import annotations
@@ -31,9 +31,11 @@ import time
 import numpy as np
 
 from leansvm import io
-from leansvm.lean import (TIMING_ROWS, _Log, _subsample, _timed, measure_prediction_cost, prepare_table,
-                          scale_features)
-from leansvm.lean_one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
+from leansvm.job.data import prepare_table, scale_features
+from leansvm.job.helpers import _subsample, _timed
+from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
+from leansvm.job.records import _Log
+from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
                                      cheap_candidates, choose_fewest, summarize)
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'

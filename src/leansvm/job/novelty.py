@@ -1,4 +1,4 @@
-"""The main job for novelty detection (``leansvm fit --task novelty``; issue 22, item 4): data to
+"""The main job for novelty detection (``leansvm fit --task novelty``): data to
 the cheapest one-class SVM that flags the same rows as the exact one.
 
 Stages, each one line of the log:
@@ -10,7 +10,7 @@ Stages, each one line of the log:
 2. the exact :class:`leansvm.OneClassSVM` (nu, gamma) on the other rows. There are no labels to
    tune by: ``nu`` is the share of training rows the user lets lie outside (Schoelkopf et al.'s
    nu-property), gamma is scikit-learn's 'scale' times ``gamma_factor`` on the scaled features;
-3. cheap candidates at ``size_fractions`` of its support vectors (:mod:`leansvm.lean_one_output`):
+3. cheap candidates at ``size_fractions`` of its support vectors (:mod:`leansvm.job.one_output`):
    ``leansvm.compress`` fitted at the training rows and :class:`leansvm.BSGDOneClassSVM`;
 4. the choice: the fewest vectors whose labels (inlier / outlier) differ from the exact model's
    on at most ``max_disagreement`` of the validation rows;
@@ -26,9 +26,11 @@ import time
 import numpy as np
 
 from leansvm import io
-from leansvm.lean import (TIMING_ROWS, _Log, _timed, measure_prediction_cost, prepare_table,
-                          scale_features)
-from leansvm.lean_one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
+from leansvm.job.data import prepare_table, scale_features
+from leansvm.job.helpers import _timed
+from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
+from leansvm.job.records import _Log
+from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
                                      cheap_candidates, choose_fewest, summarize)
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5

@@ -1,5 +1,5 @@
-"""What the one-output jobs of ``leansvm fit`` share: regression (:mod:`leansvm.lean_regression`)
-and novelty detection (:mod:`leansvm.lean_novelty`).
+"""What the one-output jobs of ``leansvm fit`` share: regression (:mod:`leansvm.job.regression`)
+and novelty detection (:mod:`leansvm.job.novelty`).
 
 Both follow one plan after their own data and tuning stages:
 
@@ -11,10 +11,10 @@ Both follow one plan after their own data and tuning stages:
    job's limit (regression: (1 + increase) x the exact model's RMSE; novelty: a share of
    validation rows labelled otherwise than by the exact model);
 4. measurements never used for a choice: the same error on the test part, the prediction cost
-   (:func:`leansvm.lean.measure_prediction_cost`).
+   (:func:`leansvm.job.measure.measure_prediction_cost`).
 
 The records (:class:`OneOutputCandidate`, :class:`OneOutputResult`) are what the table
-(:func:`format_one_output_table`) and the HTML report (:mod:`leansvm.report_one_output`) read.
+(:func:`format_one_output_table`) and the HTML report (:mod:`leansvm.job.report_one_output`) read.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes
     ``COMPRESS_ITERATIONS`` L-BFGS iterations) and ``make_budget(size)`` trained on the same rows,
     for every size; ``label`` names the model kind ('SVR', 'one-class SVM')."""
     import leansvm
-    from leansvm.lean import _timed
+    from leansvm.job.helpers import _timed
 
     out = []
     for size in sizes:
@@ -123,9 +123,9 @@ def choose_fewest(candidates, limit) -> OneOutputCandidate:
 
 
 def summarize(X, X_test, n_validation) -> dict:
-    """The report's data summary: :func:`leansvm.lean.summarize_data` without classes, and the
+    """The report's data summary: :func:`leansvm.job.data.summarize_data` without classes, and the
     validation rows held out."""
-    from leansvm.lean import summarize_data
+    from leansvm.job.data import summarize_data
 
     return {**summarize_data(X, None, X_test), "n_validation": int(n_validation)}
 
@@ -133,7 +133,7 @@ def summarize(X, X_test, n_validation) -> dict:
 def format_one_output_table(result: OneOutputResult) -> str:
     """The candidates, one line each: vectors, fit seconds, validation (and test) error, further
     test figures; * = chosen."""
-    from leansvm.report import number_cell
+    from leansvm.job.report import number_cell
 
     extra = sorted({k for c in result.candidates for k in c.test_metrics})
     name = result.error_name

@@ -1,6 +1,6 @@
 """The HTML report of ``leansvm fit`` on regression targets and for novelty detection: the page of
-:mod:`leansvm.report` (one self-contained file, PNG plots embedded) for a
-:class:`leansvm.lean_one_output.OneOutputResult`.
+:mod:`leansvm.job.report` (one self-contained file, PNG plots embedded) for a
+:class:`leansvm.job.one_output.OneOutputResult`.
 
 Sections: the data and the tuned parameters, every decision of the job, the candidate models
 (vectors, validation and test error, prediction cost). Plots:
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from leansvm.report import (KIND_STYLE, _esc, _figure, _png, _pyplot, _steps_section, _table, html_page,
+from leansvm.job.report import (KIND_STYLE, _esc, _figure, _png, _pyplot, _steps_section, _table, html_page,
                             number_cell, plot_by_kind, plot_prediction_cost, write_page)
 
 

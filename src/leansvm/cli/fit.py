@@ -1,0 +1,154 @@
+"""``leansvm fit``: the main job (:mod:`leansvm.job`) from the command line, with its report."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from leansvm.preprocessing.tabular import is_table_file
+from leansvm.core.validation import widen
+from leansvm.cli.common import UsageError, _add_table_options, _add_zero_based, load_data, save_any_model
+
+
+def add_parser(sub):
+    p = sub.add_parser("fit", help="choose C and gamma, train, compress: the cheapest accurate model",
+                       description="The main job (leansvm.fit_lean): select C and gamma, train (exact or "
+                                   "budgeted), compress to the smallest model within --max-accuracy-drop "
+                                   "of the best, write MODEL and optionally an HTML report.")
+    p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, or a named dataset")
+    p.add_argument("-o", "--output", dest="model", required=True, metavar="MODEL",
+                   help="model file to write (LIBSVM format; native if *.npz or labels are not integers)")
+    p.add_argument("--test", metavar="DATA", help="test data, only measured (default: a named dataset's test part)")
+    p.add_argument("--max-accuracy-drop", type=float, default=0.5, metavar="POINTS",
+                   help="allowed accuracy drop against the exact model, in percentage points (0.5)")
+    p.add_argument("--confidence", type=float, default=0.95, metavar="P",
+                   help="a cheaper model is taken when the one-sided P bound of its accuracy drop, paired "
+                        "row by row with the exact model on held-out rows, is within --max-accuracy-drop "
+                        "(0.95)")
+    p.add_argument("--task", choices=("auto", "classification", "regression", "novelty"), default="auto",
+                   help="auto (default): regression when the targets are continuous (non-integer values), "
+                        "else classification; novelty: a one-class SVM (training labels ignored)")
+    p.add_argument("--max-error-increase", type=float, default=2.0, metavar="PCT",
+                   help="regression: allowed validation RMSE increase in percent of the exact SVR's (2)")
+    p.add_argument("--nu", type=float, default=0.05,
+                   help="novelty: the share of training rows allowed outside (0.05)")
+    p.add_argument("--max-disagreement", type=float, default=1.0, metavar="PCT",
+                   help="novelty: allowed share of validation rows labelled otherwise than by the exact "
+                        "one-class SVM, in percent (1)")
+    p.add_argument("--budget-seconds", type=float, metavar="S",
+                   help="when the exact fit is estimated to take longer: the exact solver on the "
+                        "largest subsample fitting half of S, beside budget (BSGD) models")
+    p.add_argument("--report", metavar="HTML", help="write a self-contained HTML report here")
+    p.add_argument("--C-grid", type=float, nargs="+", metavar="C",
+                   help="C values to search (default: the wide search, C 2^-5..2^15 and gamma 2^-12..2^6 x "
+                        "'scale', extended at the edges, 5-fold CV with successive halving)")
+    p.add_argument("--gamma-grid", type=float, nargs="+", metavar="G",
+                   help="gamma values to search (of the scaled features; default: the wide search)")
+    p.add_argument("--selection-size", type=int, default=4000,
+                   help="rows of the last round of the C, gamma search (4000)")
+    p.add_argument("--class-weight", choices=["balanced"], default=None,
+                   help="'balanced': C_i = C n / (k n_class), as scikit-learn's class_weight='balanced'")
+    p.add_argument("--no-refit", dest="refit", action="store_false",
+                   help="write the model chosen on the validation part, not the same kind and size "
+                        "trained again on all rows")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--no-scale", dest="scale", action="store_false",
+                   help="train on the features as given (default: standardise dense data, divide sparse "
+                        "data by each feature's largest absolute value; kept with the model, and as "
+                        "svm-scale's range file MODEL.range beside a LIBSVM model file)")
+    _add_zero_based(p)
+    _add_table_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from leansvm.job.classification import fit_lean, format_table, save_result_model
+    from leansvm.progress import progress_enabled
+
+    if not 0 <= args.max_accuracy_drop < 100:
+        raise UsageError(f"leansvm fit: error: --max-accuracy-drop is in percentage points, "
+                         f"got {args.max_accuracy_drop}")
+    if not 0 < args.confidence < 1:
+        raise UsageError(f"leansvm fit: error: --confidence must be in (0, 1) (0.95: a one-sided 95 % bound), "
+                         f"got {args.confidence}")
+    X, y, described, ds = load_data(args.data, "train", args)
+    X_test = y_test = None
+    if args.test is not None:
+        X_test, y_test, _, _ = load_data(args.test, "test", args)
+    elif ds is not None:
+        X_test, y_test = ds.X_test, np.asarray(ds.y_test)
+    if args.test is not None and is_table_file(args.test) != is_table_file(args.data):
+        raise ValueError(f"{args.data} and {args.test} must both be tables or both svmlight files")
+    if X_test is not None and not is_table_file(args.data) and X_test.shape[1] != X.shape[1]:
+        d = max(X.shape[1], X_test.shape[1])
+        X, X_test = widen(X, d), widen(X_test, d)
+    if not args.quiet:
+        print(f"leansvm fit: {described}")
+    if args.task == "novelty":
+        return _fit_novelty(args, X, X_test, y_test, described)
+    if _is_regression(args.task, y):
+        return _fit_regression(args, X, y, X_test, y_test, described)
+    result = fit_lean(X, y, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale,
+                      max_accuracy_drop=args.max_accuracy_drop / 100, confidence=args.confidence,
+                      budget_seconds=args.budget_seconds, Cs=args.C_grid, gammas=args.gamma_grid,
+                      selection_size=args.selection_size, class_weight=args.class_weight, refit=args.refit,
+                      verbose=not args.quiet,
+                      progress=False if args.quiet else progress_enabled(None))   # bars on a terminal
+    path = save_result_model(result, args.model)
+    if args.report:
+        from leansvm.job.report import write_report
+        write_report(result, args.report, title=f"leansvm fit: {described}")
+    if not args.quiet:
+        print("\n" + format_table(result))
+        print(f"\nmodel written to {path}")
+        if args.report:
+            print(f"report written to {args.report}")
+    return 0
+
+
+def _is_regression(task, y) -> bool:
+    if task != "auto":
+        return task == "regression"
+    from sklearn.utils.multiclass import type_of_target
+    return type_of_target(np.asarray(y)) == "continuous"
+
+
+def _fit_regression(args, X, y, X_test, y_test, described) -> int:
+    """``leansvm fit`` on regression targets: :func:`leansvm.job.regression.fit_lean_regression`."""
+    from leansvm.job.regression import fit_lean_regression
+
+    if not 0 <= args.max_error_increase < 100:
+        raise UsageError(f"leansvm fit: error: --max-error-increase is in percent, got {args.max_error_increase}")
+    result = fit_lean_regression(X, y, X_test=X_test, y_test=y_test, impute=args.impute,
+                                 scale=args.scale, max_error_increase=args.max_error_increase / 100,
+                                 Cs=args.C_grid, verbose=not args.quiet)
+    return _finish_one_output(args, result, described)
+
+
+def _fit_novelty(args, X, X_test, y_test, described) -> int:
+    """``leansvm fit --task novelty``: :func:`leansvm.job.novelty.fit_lean_novelty`."""
+    from leansvm.job.novelty import fit_lean_novelty
+
+    if not 0 <= args.max_disagreement < 100:
+        raise UsageError(f"leansvm fit: error: --max-disagreement is in percent, got {args.max_disagreement}")
+    if not 0 < args.nu <= 1:
+        raise UsageError(f"leansvm fit: error: --nu is the share of training rows allowed outside, in (0, 1]; "
+                         f"got {args.nu}")
+    result = fit_lean_novelty(X, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale, nu=args.nu,
+                              max_disagreement=args.max_disagreement / 100, verbose=not args.quiet)
+    return _finish_one_output(args, result, described)
+
+
+def _finish_one_output(args, result, described) -> int:
+    """Write a one-output job's model (and report), print its table."""
+    from leansvm.job.one_output import format_one_output_table
+
+    save_any_model(result.model, args.model)
+    if args.report:
+        from leansvm.job.report_one_output import write_one_output_report
+        write_one_output_report(result, args.report, title=f"leansvm fit: {described}")
+    if not args.quiet:
+        print("\n" + format_one_output_table(result))
+        print(f"\nmodel written to {args.model}")
+        if args.report:
+            print(f"report written to {args.report}")
+    return 0

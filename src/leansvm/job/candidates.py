@@ -1,0 +1,287 @@
+"""Stages 4-6 of the main job: the exact fit's time estimated, the exact model and the budget
+models trained, and the compression size search (``leansvm.compress`` of the exact model)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from leansvm.budget.landmark_svc import LandmarkSVC
+from leansvm.compression.cvm import reuse_eigendecompositions
+from leansvm.exact.svc import SVC
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, paired_drop, required_accuracy
+from leansvm.job.helpers import (_QuietConvergence, _int32_indices, _optional, _subsample, _timed,
+                                 _validate)
+from leansvm.job.records import Candidate, _Log
+from leansvm.progress import Progress, default_progress
+
+
+#: The compression size search stops when the next size would take it past this many time budgets.
+COMPRESSION_BUDGET_FACTOR = 3.0
+
+
+#: Compression fitting points: at least this many training rows per compressed vector (see compress_models).
+POINTS_PER_VECTOR = 4
+
+
+#: The compression size search starts with at least this many vectors per class (more than two classes).
+VECTORS_PER_CLASS = 20
+
+
+#: L-BFGS iterations of each compression in the size search and of the refit of the chosen size
+#: (compress's automatic count, within these bounds instead of its 100-3000): the refit trains the
+#: configuration that was validated. 300 and 3,000 iterations label validation rows alike at the
+#: chosen sizes (page-blocks0, optdigits, banana: docs/fit.md) and test rows alike on page-blocks0
+#: (40 / 80 vectors: 0.9735 / 0.9726 against 0.9726 / 0.9735) and banana (12 / 24: 0.9066 both), at
+#: a seventh to an eighth of the time (page-blocks0's refit 14.4 -> 1.8 s); magic gives up 0.34 /
+#: 0.21 test points at 40 / 226 vectors for 7.2 against 32.6 s and 21.9 against 155 s
+#: (BENCHMARKS.md). letter's sizes get 100 either way.
+SEARCH_ITERATION_RANGE = (100, 300)
+
+
+#: Budget models as fractions of the exact model's support vectors.
+DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2)
+
+
+GROWTH_MIN, GROWTH_MAX = 1.5, 3.0     # bounds of the fitted exponent of fit time in n
+
+
+def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0) -> tuple[float, float, int, float]:
+    """(estimated seconds to fit all of X, measured seconds, subsample size, growth exponent p).
+
+    Times ``make_estimator().fit`` on stratified subsamples of s/2 and s =
+    ``sample_size`` rows and extrapolates t(n) = t(s) (n / s)^p, with p fitted
+    to the two timings and clipped to [GROWTH_MIN, GROWTH_MAX]: LIBSVM grows about
+    as n^2.2 on the synthetic sets, leansvm's IRWLS with shrinking as n^1.4
+    from 5k to 50k (BENCHMARKS.md); small subsamples time overheads, hence the clip.
+    """
+    Xs, ys = _subsample(X, y, sample_size, random_state)
+    if Xs.shape[0] == X.shape[0]:
+        _, seconds = _timed(make_estimator().fit, _int32_indices(Xs), ys)
+        return seconds, seconds, Xs.shape[0], GROWTH_MIN
+    Xh, yh = _subsample(Xs, ys, Xs.shape[0] // 2, random_state)
+    _, half = _timed(make_estimator().fit, _int32_indices(Xh), yh)
+    _, seconds = _timed(make_estimator().fit, _int32_indices(Xs), ys)
+    p = float(np.clip(np.log(max(seconds, 1e-9) / max(half, 1e-9)) / np.log(Xs.shape[0] / Xh.shape[0]),
+                      GROWTH_MIN, GROWTH_MAX))
+    return seconds * (X.shape[0] / Xs.shape[0]) ** p, seconds, Xs.shape[0], p
+
+
+def estimate_exact_seconds(X, y, C, gamma, sample_size=2000, random_state=0) -> tuple[float, float, int, float]:
+    """:func:`estimate_fit_seconds` of ``leansvm.SVC`` at (C, gamma)."""
+    return estimate_fit_seconds(lambda: SVC(C=C, gamma=gamma, random_state=random_state), X, y,
+                                sample_size, random_state)
+
+
+def train_exact(X, y, C, gamma, random_state=0, class_weight=None) -> Candidate:
+    """The exact C-SVC (``leansvm.SVC``, IRWLS) at (C, gamma)."""
+    model, seconds = _timed(SVC(C=C, gamma=gamma, random_state=random_state, cache_size=500,
+                                class_weight=class_weight).fit, X, y)
+    return Candidate("exact SVC", "exact", model, model.expansion_.n_support, seconds)
+
+
+def train_like(candidate: Candidate, X, y, exact_model, min_points=None, random_state=0, progress=None):
+    """A model of ``candidate``'s kind and size trained on ``X, y``: a budget model cloned with its
+    parameters and fitted again; a compressed one as ``compress`` of ``exact_model`` (the exact SVC
+    trained on the same rows) to the same number of vectors, fitted at ``X`` (at least
+    ``min_points`` rows, ``POINTS_PER_VECTOR`` per vector) within ``SEARCH_ITERATION_RANGE``;
+    the exact one is ``exact_model`` itself. Returns (model, seconds)."""
+    from sklearn.base import clone
+
+    start = time.perf_counter()
+    if candidate.kind == "exact":
+        return exact_model, 0.0
+    if candidate.kind == "budget":
+        with default_progress(False):
+            model = clone(candidate.model).fit(X, y)
+        return model, time.perf_counter() - start
+    if candidate.kind != "compressed":
+        raise ValueError(f"cannot train a model like a {candidate.kind!r} candidate")
+    compress = _optional("compress")
+    X_pts, y_pts = _fitting_points(X, y, candidate.n_support, min_points, POINTS_PER_VECTOR, random_state)
+    with _QuietConvergence():
+        model = compress(exact_model, n_sv=candidate.n_support, X=X_pts, y=y_pts, max_iter=None,
+                         random_state=random_state, progress=progress, iteration_range=SEARCH_ITERATION_RANGE)
+    return model, time.perf_counter() - start
+
+
+def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progress=None, landmarks=True):
+    """Budget models at each budget: ``leansvm.BSGDClassifier`` (with its convex refit) and, with
+    ``landmarks``, Nystroem landmarks + LinearSVC (:class:`~leansvm.budget.landmark_svc.LandmarkSVC`),
+    the family that BENCHMARKS.md shows ahead of BSGD at equal size on magic and a9a.
+
+    ``progress``: a bar over the budgets (None: on a terminal, :mod:`leansvm.progress`)."""
+    log = log or _Log(False)
+    bsgd = _optional("BSGDClassifier")
+    fallback = None
+    if bsgd is None:
+        fallback = ("leansvm.BSGDClassifier is not available; Nystroem landmarks + "
+                    "LinearSVC (scikit-learn), written as a kernel expansion over the landmarks")
+    out = []
+    start = time.perf_counter()
+    plan = []
+    for budget in budgets:
+        if bsgd is not None:
+            # the convex refit: +2.0..+4.3 test points at 0.8-3.3x the time on banana and magic at
+            # the main job's budgets (benchmarks/bench_budget_refit.py, BENCHMARKS.md)
+            plan.append((f"BSGD B={int(budget)}",
+                         bsgd(budget=int(budget), C=C, gamma=gamma, random_state=random_state, refit=True)))
+        if landmarks or bsgd is None:
+            plan.append((f"Nystroem B={int(budget)}",
+                         LandmarkSVC(budget=int(budget), C=C, gamma=gamma, random_state=random_state)))
+    with Progress(len(plan), "budget models", "models", progress) as bar:
+        for name, estimator in plan:
+            with default_progress(False):   # this bar counts the models; none inside each fit
+                model, seconds = _timed(estimator.fit, X, y)
+            out.append(Candidate(name, "budget", model, model.expansion_.n_support, seconds))
+            bar.update()
+    families = (["BSGDClassifier with its convex refit"] if bsgd is not None else []) + \
+        (["Nystroem + LinearSVC"] if landmarks or bsgd is None else [])
+    log.step("budget", f"{len(out)} budget model(s), B = {', '.join(str(int(b)) for b in budgets)}",
+             "budgeted training at fixed size: " + " and ".join(families), time.perf_counter() - start, fallback)
+    return out
+
+
+def compression_out_of_reach(sizes, misses, limit, chance_miss) -> bool:
+    """Whether the doubling size search stops short: no size under ``limit`` is expected to reach the target.
+
+    ``misses``: required minus validation accuracy of each size tried (``sizes``, doubling), all > 0.
+    With m_k the smallest miss up to size s_k, the last two doublings closed it by
+    r = (m_{k-2} - m_k) / log2(s_k / s_{k-2}) per doubling; the search stops when m_k > r log2(limit / s_k),
+    the miss left after every doubling up to ``limit`` at that rate (linear in log-size: compressed
+    accuracy grows ever more slowly as the size nears the reference's, so the rate is optimistic).
+    The running minimum keeps one poor compression from looking like a plateau (page-blocks0: 5, 10, 20
+    vectors missed by 0.95, 0.57, 1.58 points, then 160 vectors reached it). Only once the misses are
+    within half of ``chance_miss`` (the miss of predicting the majority class): a curve still near chance
+    may not have started to rise. Measured on magic (39, 78, 156 vectors: misses 1.07, 0.94, 1.12 points,
+    389 the largest size): it stops, and 312 vectors, which also missed (0.52), are not tried.
+    """
+    if len(sizes) < 3 or not sizes[-1] > sizes[-3]:
+        return False
+    smallest = np.minimum.accumulate(np.asarray(misses, dtype=float))
+    if smallest[-1] > chance_miss / 2:
+        return False
+    rate = (smallest[-3] - smallest[-1]) / np.log2(sizes[-1] / sizes[-3])
+    return bool(smallest[-1] > rate * np.log2(limit / sizes[-1]))
+
+
+def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accuracy_drop, first_fraction=0.01,
+                    max_iter=None, time_limit=None, random_state=0, log=None, progress=None,
+                    confidence=DEFAULT_CONFIDENCE, min_points=None, points_per_vector=POINTS_PER_VECTOR,
+                    per_class=VECTORS_PER_CLASS, below=None, iteration_range=SEARCH_ITERATION_RANGE):
+    """Compressed models of ``reference`` (``leansvm.compress``), searching the smallest size that reaches
+    the drop on the validation part: its accuracy drop against ``reference`` (the exact model,
+    validated on ``X_val``), paired row by row, has a one-sided ``confidence`` bound within
+    ``max_accuracy_drop`` (:mod:`leansvm.job.estimates`).
+
+    Sizes double from ``first_fraction`` of the reference's #SV until one
+    reaches the target, or until the misses shrink too slowly for any size under
+    the limit to reach it (:func:`compression_out_of_reach`); then one more size,
+    the geometric mean of the last miss and the hit, refines it. Every compressed model is fitted to the
+    reference's outputs on training points ``X_fit`` (never on the validation
+    part, which only measures), so each tried size is an honest point of the
+    accuracy-against-#SV curve. ``max_iter`` fixes the L-BFGS iterations of
+    the gradient support vectors (None: compress's own choice scaled to the
+    problem, within ``iteration_range``; letter at 1,040 vectors: 0.9745 on
+    test against 0.9720 with 50 iterations, the full model 0.9768). The search
+    runs fewer iterations than compress's default (``SEARCH_ITERATION_RANGE``), and so does
+    the refit of the chosen size (:func:`refit_on_all_rows`).
+    ``time_limit`` (seconds): no new size is tried when the next one (about
+    twice the last one's time) would end past it. Cost: about 2.5 times the compression at the
+    final size (``compress(max_accuracy_drop=...)`` grows sizes by 1.25 and
+    pays about 5 times). ``progress``: each compression's bar (None: on a terminal).
+    Fitting points: a stratified subsample of ``X_fit`` with at least
+    ``min_points`` rows (default: all) and ``points_per_vector`` rows per
+    compressed vector, so that larger models are not fitted to too few
+    points (each vector has d + outputs parameters). The first size has at
+    least ``per_class`` vectors per class. ``below``: no size at or above it is tried
+    (the #SV of the smallest model that already qualifies: a larger compressed one
+    could not be chosen; on magic with BSGD's refit, B = 199 qualified and sizes of 312
+    and more were tried for nothing).
+    """
+    log = log or _Log(False)
+    compress = _optional("compress")
+    if compress is None:
+        log.step("compress", "no compression",
+                 "compression is not available in this build", 0.0,
+                 "leansvm.compress is not available; the exact and budget models are the candidates")
+        return []
+    m = reference.n_support
+    out, start, n_unconverged = [], time.perf_counter(), 0
+    reference_correct = correct(reference.model.predict(X_val), y_val)     # the rows every size is judged on
+
+    def attempt(size):
+        nonlocal n_unconverged
+        X_pts, y_pts = _fitting_points(X_fit, y_fit, size, min_points, points_per_vector, random_state)
+        try:
+            with _QuietConvergence() as quiet:
+                model, seconds = _timed(compress, reference.model, n_sv=int(size), X=X_pts, y=y_pts,
+                                        max_iter=max_iter, random_state=random_state, progress=progress,
+                                        iteration_range=iteration_range)
+        except Exception as exc:
+            log.step("compress", f"size {size} failed", f"{type(exc).__name__}: {exc}")
+            return None
+        n_unconverged += quiet.count
+        n_sv = model.expansion_.n_support
+        c = _validate(Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds), X_val, y_val)
+        c.drop = paired_drop(reference_correct, correct(c.validation_predictions, y_val), confidence)
+        c.required_accuracy = required_accuracy(float(reference_correct.mean()), c.drop, max_accuracy_drop)
+        out.append(c)
+        log.say(f"  compressed to {n_sv} SV (fitted on {X_pts.shape[0]} points): validation accuracy "
+                f"{c.validation_accuracy:.4f} (target {c.required_accuracy:.4f}) [{seconds:.1f} s]")
+        return c
+
+    def out_of_time(next_cost):
+        return time_limit is not None and time.perf_counter() - start + next_cost > time_limit
+
+    n_classes = np.unique(np.asarray(y_fit)).size
+    majority = np.max(np.unique(np.asarray(y_val), return_counts=True)[1]) / max(len(y_val), 1)
+    size = max(5, int(round(first_fraction * m)), per_class * n_classes if n_classes > 2 else 0)
+    miss, hit, stopped, out_of_reach = None, None, False, False
+    missed = []                          # (size, required - validation accuracy) of each doubling
+    with reuse_eigendecompositions():   # one K_SS eigendecomposition for all sizes (same candidates)
+        limit = m if below is None else min(m, below)
+        while size < limit:
+            c = attempt(size)
+            if c is not None and c.drop.within(max_accuracy_drop):
+                hit = size
+                break
+            if c is not None:
+                missed.append((c.n_support, c.required_accuracy - c.validation_accuracy))
+            miss, size = size, 2 * size
+            if size < limit and out_of_time(2 * (c.fit_seconds if c is not None else 0.0)):
+                stopped = True
+                break
+            if size < limit and c is not None and compression_out_of_reach(
+                    [s for s, _ in missed], [g for _, g in missed], limit, c.required_accuracy - majority):
+                out_of_reach = True
+                break
+        if hit is not None and miss is not None:
+            middle = int(round(np.sqrt(miss * hit)))
+            if miss < middle < hit and not out_of_time(out[-1].fit_seconds):
+                attempt(middle)
+    out.sort(key=lambda c: c.n_support)
+    reached = [c for c in out if c.drop.within(max_accuracy_drop)]
+    log.step("compress", (f"smallest compressed model reaching the target: {min(c.n_support for c in reached)} SV"
+                          if reached else "no compressed model reached the target"),
+             f"sizes tried {', '.join(str(c.n_support) for c in out)} (doubling, then one refinement) "
+             f"for {reference.name} ({m} SV), fitted to its outputs on training points "
+             f"(at least {min_points or X_fit.shape[0]}, {points_per_vector} per vector)"
+             + (f"; {n_unconverged} optimisation(s) stopped at max_iter" if n_unconverged else "")
+             + (f"; stopped before size {size}: the next size would pass the time limit of {time_limit:g} s"
+                if stopped else "")
+             + (f"; stopped before size {size}: the smallest miss of the target, "
+                f"{100 * min(g for _, g in missed):.2f} points, shrank too slowly over the last two doublings "
+                f"to close below {limit} vectors" if out_of_reach else "")
+             + (f"; no size from {below} on: a model of {below} SV already qualifies"
+                if below is not None and below < m and not stopped and not out_of_reach and hit is None else ""),
+             time.perf_counter() - start)
+    return out
+
+
+def _fitting_points(X, y, n_sv, min_points, points_per_vector, random_state):
+    """Rows a compression to ``n_sv`` vectors is fitted on: all of ``X`` (``min_points`` None), else a
+    stratified subsample of at least ``min_points`` rows and ``points_per_vector`` per vector."""
+    n_points = X.shape[0] if min_points is None else max(min_points, points_per_vector * int(n_sv))
+    return _subsample(X, y, n_points, random_state)

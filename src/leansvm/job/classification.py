@@ -1,0 +1,357 @@
+"""The main job: from data to the cheapest accurate model (``leansvm fit`` / ``fit_lean``).
+
+The pipeline is a chain of stages, each a function with one contract, run in
+order by :func:`fit_lean` (each readable on one screen):
+
+1. :func:`_prepare_data`           -- a table's columns encoded or a matrix scaled (as
+   LIBSVM's ``svm-scale``), inputs checked, :func:`summarize_data` (sizes, classes, balance).
+2. :func:`validation_folds`        -- stratified folds; the first one's held-out rows are the
+   validation part every later choice is made on.
+3. :func:`_choose_hyperparameters` -- (C, gamma) by :func:`search_hyperparameters`, 5-fold
+   cross-validation over grid.py's ranges (:mod:`leansvm.paths.search`: warm-started C paths,
+   coarse-to-fine gamma, successive halving over subsamples, edges that extend); a grid the
+   caller gives goes to :func:`select_hyperparameters` (screened paths of ``leansvm.SVCCV``).
+4. :func:`_choose_route`           -- exact or budget training, from :func:`estimate_exact_seconds`
+   (two timed subsamples, t ~ n^p, p in [2, 3]) against the time budget.
+5. :func:`_train_candidates`       -- :func:`train_exact` (on a subsample on the budget route) and
+   :func:`train_budget_models` (``BSGDClassifier``, or Nystroem + LinearSVC as a fallback).
+6. :func:`_compress_reference`     -- :func:`compress_models`: ``leansvm.compress`` of the exact
+   model at doubling sizes until one is within the drop on the validation part.
+7. :func:`choose_model`            -- the model with the fewest support vectors whose accuracy drop
+   against the exact model has a one-sided ``confidence`` bound (95 %) within
+   ``max_accuracy_drop`` (a fraction) on the validation part (:mod:`leansvm.job.estimates`);
+   :func:`confirm_choice` then pools the other folds (both models trained again without
+   each) before a candidate is taken, so that one lucky hold-out does not decide.
+8. :func:`refit_on_all_rows`       -- the chosen kind and size trained again on every training row
+   (the validation part included), as ``GridSearchCV(refit=True)`` does: the
+   exact SVC at the chosen (C, gamma), its compression to the chosen size, or the
+   chosen budget model. This is the returned model.
+9. :func:`_measure`                -- test accuracy, and seconds per 1000 predictions of every
+   model and of LIBSVM's full model (scikit-learn ``SVC``) at the chosen (C, gamma)
+   (:func:`measure_prediction_cost`); never used for a choice.
+
+Every stage appends a :class:`Step` (what it chose, why, how long, and a
+``fallback`` note when an intended method was not available): the log that
+``verbose=True`` prints and the HTML report (:mod:`leansvm.job.report`) shows.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from leansvm import interrupts, io
+from leansvm.core.kernels import resolve_gamma
+from leansvm.job.candidates import (COMPRESSION_BUDGET_FACTOR, DEFAULT_SIZE_FRACTIONS, compress_models,
+                                    estimate_exact_seconds, estimate_fit_seconds, train_budget_models,
+                                    train_exact)
+from leansvm.job.choice import choose_model, confirm_choice, estimate_drops, refit_on_all_rows
+from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
+from leansvm.job.helpers import _accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices
+from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, screening_along_path,
+                                         search_hyperparameters, select_hyperparameters)
+from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
+from leansvm.job.records import LeanResult, Selection, _Log
+from leansvm.job.report import accuracy_cell, drop_cell
+from leansvm.progress import default_progress, progress_enabled
+
+__all__ = ["fit_lean", "format_table", "save_result_model"]
+
+
+def _check_inputs(X, y, max_accuracy_drop, budget_seconds, confidence=DEFAULT_CONFIDENCE):
+    from sklearn.utils import check_X_y
+
+    from sklearn.utils.multiclass import type_of_target
+
+    X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64)
+    if type_of_target(y) == "continuous":
+        raise ValueError(f"fit_lean chooses classifiers, and the labels look like regression targets "
+                         f"({np.unique(y).size} distinct non-integer values); for regression use "
+                         "leansvm.job.regression.fit_lean_regression (what `leansvm fit` runs on such "
+                         "targets), or leansvm.SVRCV / leansvm.SVR, leansvm.BSGDRegressor, leansvm.compress")
+    if np.unique(y).size < 2:
+        raise ValueError("fit_lean needs samples of at least two classes")
+    if not (np.isfinite(max_accuracy_drop) and 0 <= max_accuracy_drop < 1):
+        raise ValueError(f"max_accuracy_drop is a fraction in [0, 1), got {max_accuracy_drop!r} "
+                         "(0.005 is half a percentage point)")
+    if budget_seconds is not None and not budget_seconds > 0:
+        raise ValueError(f"budget_seconds must be positive, got {budget_seconds!r}")
+    check_confidence(confidence)
+    return X, y
+
+
+def _prepare_data(X, y, X_test, y_test, target, impute, scale, max_accuracy_drop, budget_seconds, confidence, log):
+    """Stage 1: a table's columns encoded (:func:`prepare_table`) or a matrix scaled (:func:`scale_features`),
+    inputs checked; returns (X, y, X_test, y_test, preprocessor or None, data summary)."""
+    X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
+    X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds, confidence)
+    if preprocessor is None:
+        X, X_test, preprocessor = scale_features(X, X_test, scale, log)
+    summary = summarize_data(X, y, X_test, y_test)
+    log.step("data", f"{summary['n_train']} samples x {summary['n_features']} features, "
+                     f"{len(summary['classes'])} classes",
+             ("sparse" if summary["sparse"] else "dense") + f"; test part: {summary['n_test'] or 'none'}")
+    return X, y, X_test, y_test, preprocessor, summary
+
+
+def _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_folds, one_se, class_weight,
+                            random_state, budget_seconds, log) -> Selection:
+    """Stage 3: (C, gamma) by the wide search, or on the grid ``Cs`` x ``gammas`` when either is given;
+    then how much screening saves along C's path there (reported, not used for a choice)."""
+    X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
+    if Cs is None and gammas is None:
+        # every training row, as grid.py: the folds hold rows out (the validation part only
+        # chooses among the models trained at this (C, gamma) later)
+        selection = search_hyperparameters(X, y, selection_size, n_folds, one_se, class_weight,
+                                           random_state, log, time_limit=budget_seconds)
+    else:
+        scale = resolve_gamma("scale", X_fit)
+        Cs = DEFAULT_C_GRID if Cs is None else Cs
+        gammas = tuple(f * scale for f in DEFAULT_GAMMA_FACTORS) if gammas is None else gammas
+        selection = select_hyperparameters(X_sel, y_sel, Cs, gammas, n_folds, random_state, log)
+    C = selection.C
+    selection.screening = screening_along_path(X_sel, y_sel, C / 2 ** 5, C * 2 ** 4, selection.gamma,
+                                               random_state=random_state, log=log)
+    return selection
+
+
+def _choose_route(X_fit, y_fit, C, gamma, budget_seconds, random_state, log):
+    """Stage 4: exact training, or budget training when the exact fit's estimated time exceeds
+    ``budget_seconds``; returns (route, (measured seconds, sample size, power) or None)."""
+    if budget_seconds is None:
+        log.step("route", "exact training", "no time budget given")
+        return "exact", None
+    estimated, measured, size, power = estimate_exact_seconds(X_fit, y_fit, C, gamma, random_state=random_state)
+    route = "exact" if estimated <= budget_seconds else "budget"
+    log.step("route", f"{route} training",
+             f"exact fit estimated at {estimated:.1f} s ({measured:.2f} s on {size} samples, "
+             f"scaled by n^{power:.2f}) {'within' if route == 'exact' else 'over'} the budget of "
+             f"{budget_seconds:g} s")
+    return route, (measured, size, power)
+
+
+def _train_candidates(X_fit, y_fit, C, gamma, route, timing, budget_seconds, size_fractions, class_weight,
+                      random_state, log):
+    """Stage 5: the exact model (on a subsample that fits half the budget on the budget route) and
+    budget models at fractions of its size; returns (candidates, the exact one)."""
+    if route == "exact":
+        exact = train_exact(X_fit, y_fit, C, gamma, random_state, class_weight)
+        log.step("train", f"exact SVC: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:g}",
+                 exact.fit_seconds)
+        m = exact.n_support
+        budgets = sorted({max(10, int(round(f * m))) for f in size_fractions if f * m < m})
+    else:
+        # the exact solver on the largest subsample whose estimated time is half the budget
+        measured, size, power = timing
+        n_sub = int(min(X_fit.shape[0], size * (0.5 * budget_seconds / max(measured, 1e-9)) ** (1 / power)))
+        X_sub, y_sub = _subsample(X_fit, y_fit, max(n_sub, size), random_state)
+        exact = train_exact(X_sub, y_sub, C, gamma, random_state, class_weight)
+        exact.name = f"exact SVC ({X_sub.shape[0]} of {X_fit.shape[0]} samples)"
+        log.step("train", f"{exact.name}: {exact.n_support} support vectors",
+                 f"IRWLS at C = {C:g}, gamma = {gamma:g} on the largest subsample estimated to take half "
+                 "the budget; the reference for compression", exact.fit_seconds)
+        budgets = sorted({int(b) for b in (50, 100, 200, 500) if b < X_fit.shape[0]})
+    return [exact] + train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log), exact
+
+
+def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop, confidence,
+                        compression_points, compression_limit, random_state, log):
+    """Stage 6: every candidate validated and its drop against ``reference`` estimated, then
+    compressed models of ``reference`` below the smallest candidate that already qualifies
+    (:func:`compress_models`)."""
+    for c in candidates:
+        _validate(c, X_val, y_val)
+    estimate_drops(candidates, reference, y_val, max_accuracy_drop, confidence)
+    # a compressed model is only worth trying below the smallest model that already qualifies
+    qualified = [c.n_support for c in candidates if c is not reference and c.drop.within(max_accuracy_drop)]
+    return compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop, min_points=compression_points,
+                           time_limit=compression_limit, random_state=random_state, log=log,
+                           confidence=confidence, below=min(qualified, default=None))
+
+
+def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight, libsvm_reference_model,
+             budget_seconds, random_state, log):
+    """Stage 9, measurements never used for a choice: test accuracy, LIBSVM's full model at the same
+    (C, gamma) and the prediction cost of every model; returns LIBSVM's (seconds per 1000
+    predictions, #SV, test accuracy), None where not measured."""
+    X_measure = X_test if X_test is not None else X_val
+    if X_test is not None:
+        for c in candidates:
+            c.test_accuracy = _accuracy(c.model, X_test, y_test)
+    X_timing = X_measure[:TIMING_ROWS]
+    libsvm_model = libsvm_n_sv = libsvm_acc = libsvm_estimate = None
+    if libsvm_reference_model and budget_seconds is not None:
+        from sklearn.svm import SVC as LibsvmSVC
+        libsvm_estimate, _, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma, class_weight=class_weight),
+                                                        X_fit, y_fit, random_state=random_state)
+    if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= budget_seconds):
+        (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma, class_weight)
+        libsvm_n_sv = int(libsvm_model.n_support_.sum())
+        if X_test is not None:
+            libsvm_acc = float(np.mean(_same_labels(libsvm_model.predict(_int32_indices(X_test)), y_test)))
+        log.step("reference", f"LIBSVM (scikit-learn SVC): {libsvm_n_sv} support vectors",
+                 "the full model at the same C and gamma, for test-time cost", libsvm_fit)
+    elif libsvm_reference_model:
+        log.step("reference", "LIBSVM full model not trained",
+                 f"its estimated training time ({libsvm_estimate:.0f} s) exceeds the time budget")
+    libsvm_seconds = measure_prediction_cost(candidates, X_timing, libsvm_model)
+    log.step("measure", f"prediction cost on {X_timing.shape[0]} rows",
+             "best of 5 runs, seconds per 1000 predictions (machine shared: ratios, not absolutes)")
+    return libsvm_seconds, libsvm_n_sv, libsvm_acc
+
+
+def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, max_accuracy_drop=0.005,
+             budget_seconds=None, Cs=None, gammas=None, n_folds=5, validation_fraction=0.2, selection_size=4000,
+             one_se=0.0, class_weight=None,
+             size_fractions=DEFAULT_SIZE_FRACTIONS, compression_points=20000, libsvm_reference_model=True,
+             random_state=0, verbose=False, progress=None, confidence=DEFAULT_CONFIDENCE, refit=True,
+             confirm=True) -> LeanResult:
+    """From data to the cheapest accurate model; see the module docstring for the stages.
+
+    ``X`` is a matrix (dense or sparse) with labels ``y``, or a pandas DataFrame
+    of raw columns (numeric, categorical, with missing values when ``impute``
+    is "median" or "most_frequent"): then the labels are ``y`` or the column
+    named ``target``, and the returned model (a scikit-learn ``Pipeline`` of the
+    preprocessing and the kernel model) predicts on DataFrames of the same columns
+    (:func:`prepare_table`). A matrix is scaled first (``scale=True``, :func:`scale_features`):
+    the returned model is then such a ``Pipeline`` too, predicting unscaled inputs.
+
+    ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
+    ``compress``. ``budget_seconds`` bounds the estimated exact training time
+    (and, times ``COMPRESSION_BUDGET_FACTOR``, the compression size search; the
+    (C, gamma) search starts no halving round past it):
+    above it, the exact solver runs on the largest subsample estimated to take
+    half the budget (the model compression starts from), beside budget models
+    on all rows. ``size_fractions``: budgets of the budget models as fractions
+    of the exact model's #SV; ``compression_points``: the fewest training
+    rows a compressed model is fitted on (all training rows when there are fewer;
+    ``POINTS_PER_VECTOR`` per vector beyond). Measured (BENCHMARKS.md): 8000 rather
+    than 2000 took a9a from no qualifying compressed model to 115 SV within 0.1
+    point on test, and magic from 453 to 226 SV; letter's one-vs-one outputs need
+    more (each pair is fitted only at its two classes' points): at 800 vectors,
+    0.9695 on test from 8000 rows, 0.9753 from all 16000 (the full model: 0.978),
+    while magic and a9a do not change. Hyperparameters: by default the wide
+    search (:func:`search_hyperparameters`, :mod:`leansvm.paths.search`: C 2^-5..2^15,
+    gamma 2^-12..2^6 times 1/(d Var X), ``n_folds``-fold CV, successive halving
+    up to ``selection_size`` rows; the best cell by default; ``one_se`` > 0: the
+    fewest support vectors within that many standard errors of the best cell. Not
+    the default: on magic it moved to C = 2^15 on the small-gamma ridge (fewer SV
+    at larger C), and the exact fit took 144 s instead of about 3 s; the cheaper
+    model is chosen later, among trained models, by its drop bound); ``Cs`` and/or ``gammas``
+    given: that grid (the other axis: C in 1, 10, 100 or gamma 0.3, 1, 3 times
+    'scale') on ``selection_size`` rows. ``class_weight`` (None, 'balanced' or a
+    dict) weighs C per class in the search, the exact models and LIBSVM's
+    reference (not in the budget models). Models are trained on the training rows minus a stratified
+    ``validation_fraction`` used to choose among them; ``X_test, y_test``
+    (optional) are only measured, never used for a choice. ``confidence``: a
+    model counts as within the drop only when the one-sided ``confidence`` bound of its accuracy
+    drop against the exact model, paired row by row, is within it (:mod:`leansvm.job.estimates`;
+    0.95 by default). ``confirm``: pool the other ``round(1 / validation_fraction)`` folds (both
+    models trained again without each, :func:`confirm_choice`) before a candidate is taken; exact
+    route only. Measured with a single hold-out and the best candidate as the reference: a BSGD
+    model 0.2 points above the exact one on 865 validation rows tested 2.9 points below it. ``verbose``: print
+    every step. ``refit``: return the choice trained again on all training
+    rows (:func:`refit_on_all_rows`; budget models too; exact route only); False returns the
+    validated model itself. ``progress``: progress bars (with the time left) of the long
+    operations inside (path search, compression, budget training); None: when
+    ``verbose`` or on a terminal (:mod:`leansvm.progress`). Ctrl-C stops it with
+    a line naming the last finished step; ``KeyboardInterrupt`` propagates.
+    """
+    log = _Log(verbose)
+    start = time.perf_counter()
+    try:
+        with default_progress(progress_enabled(True if progress is None and verbose else progress)):
+            X, y, X_test, y_test, preprocessor, summary = _prepare_data(
+                X, y, X_test, y_test, target, impute, scale, max_accuracy_drop, budget_seconds, confidence, log)
+            folds = validation_folds(X, y, validation_fraction, random_state)
+            X_fit, y_fit, X_val, y_val = X[folds[0][0]], y[folds[0][0]], X[folds[0][1]], y[folds[0][1]]
+            log.step("split", f"{X_fit.shape[0]} for training, {X_val.shape[0]} for validation",
+                     f"stratified hold-out of {100 * validation_fraction:g}% for choosing among models")
+            selection = _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_folds, one_se,
+                                                class_weight, random_state, budget_seconds, log)
+            C, gamma = selection.C, selection.gamma
+            route, timing = _choose_route(X_fit, y_fit, C, gamma, budget_seconds, random_state, log)
+            candidates, reference = _train_candidates(X_fit, y_fit, C, gamma, route, timing, budget_seconds,
+                                                      size_fractions, class_weight, random_state, log)
+            # the size search, and the refit after it, each stop at this many seconds
+            compression_limit = None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds
+            candidates += _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
+                                              confidence, compression_points, compression_limit, random_state, log)
+            chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
+            if confirm and route == "exact":
+                chosen = confirm_choice(candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
+                                        compression_points, compression_limit, random_state, class_weight, log)
+            final = None
+            if refit and route == "exact":
+                final = refit_on_all_rows(chosen, X, y, C, gamma, compression_points, compression_limit,
+                                          random_state, log, n_fit=X_fit.shape[0], class_weight=class_weight)
+                if final is not None:
+                    candidates.append(final)
+            elif refit:
+                log.step("refit", "not refit", "the exact solver does not fit the time budget on all rows; "
+                                               "the validated model is returned")
+            final = final or chosen
+            libsvm = _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight,
+                              libsvm_reference_model, budget_seconds, random_state, log)
+            data_2d = None
+            if X.shape[1] == 2:
+                data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)
+            model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
+            return LeanResult(model, chosen, candidates, selection, route, log.steps, summary,
+                              max_accuracy_drop, *libsvm, data_2d,
+                              np.unique(y), time.perf_counter() - start, final,
+                              None if preprocessor is None else preprocessor.describe(), confidence)
+    except KeyboardInterrupt as exc:
+        last = log.steps[-1].stage if log.steps else "none"
+        where = f"leansvm fit after {time.perf_counter() - start:.0f} s, last finished step: {last}"
+        if interrupts.active():                # the command prints it on its one line
+            interrupts.add_context(exc, where)
+        else:
+            print(f"leansvm fit: interrupted (Ctrl-C) after {time.perf_counter() - start:.0f} s; "
+                  f"last finished step: {last}", file=sys.stderr, flush=True)
+        raise
+
+
+def format_table(result: LeanResult) -> str:
+    """The final table: model, #SV, validation / test accuracy, prediction cost vs LIBSVM."""
+    rows = [("model", "#SV", "val acc", "drop vs exact (bound)", "test acc", "ms/1000 pred", "speed vs LIBSVM")]
+    lib = result.libsvm_seconds_per_1000
+    for c in sorted(result.candidates, key=lambda c: (c.kind != "exact", c.kind == "refit", c.n_support)):
+        mark = " *" if c is result.chosen else (" **" if c is result.final else "")
+        rows.append((c.name + mark, str(c.n_support), accuracy_cell(c.validation_accuracy), drop_cell(c.drop),
+                     accuracy_cell(c.test_accuracy),
+                     f"{1000 * c.seconds_per_1000:.2f}",
+                     "-" if lib is None else f"{lib / c.seconds_per_1000:.1f}x"))
+    if lib is not None:
+        rows.append(("LIBSVM full (sklearn SVC)", str(result.libsvm_n_support), "-", "-",
+                     accuracy_cell(result.libsvm_test_accuracy),
+                     f"{1000 * lib:.2f}", "1.0x"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
+             for r in rows]
+    legend = "(* = chosen model" + ("; ** = returned: the chosen model refit on all rows)"
+                                    if result.final is not result.chosen else ")")
+    return "\n".join(lines + [legend])
+
+
+def save_result_model(result: LeanResult, path) -> str:
+    """Write the chosen model: LIBSVM file when it can hold it, else native ``.npz``; returns the path used."""
+    import os
+
+    path = os.fspath(path)
+    if path.lower().endswith(".npz"):
+        io.save_model(result.model, path)
+        return path
+    try:
+        io.save_libsvm_model(result.model, path)
+        return path
+    except ValueError as exc:  # string labels, one-vs-rest multi-class: LIBSVM cannot hold it
+        native = path + ".npz"
+        io.save_model(result.model, native)
+        print(f"note: a LIBSVM file cannot hold this model ({exc}); wrote leansvm's native format "
+              f"to {native}", file=sys.stderr)
+        return native

@@ -1,0 +1,96 @@
+"""Stage 1 of the main job: a table's columns encoded or a matrix scaled (kept with the model),
+the data summarised, and the stratified validation part split off."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.model_selection import train_test_split
+
+
+def summarize_data(X, y=None, X_test=None, y_test=None) -> dict:
+    """Sizes, features, sparsity and, given labels ``y``, the classes and their counts."""
+    density = X.nnz / max(1, X.shape[0] * X.shape[1]) if sp.issparse(X) else 1.0
+    summary = {
+        "n_train": int(X.shape[0]), "n_features": int(X.shape[1]),
+        "n_test": None if X_test is None else int(X_test.shape[0]),
+        "sparse": bool(sp.issparse(X)), "density": float(density),
+    }
+    if y is not None:
+        classes, counts = np.unique(np.asarray(y), return_counts=True)
+        summary["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
+        summary["class_counts"] = counts.tolist()
+    return summary
+
+
+def validation_folds(X, y, fraction, random_state):
+    """(fit rows, held-out rows) index pairs of round(1 / ``fraction``) stratified folds (plain
+    folds when a class is too small): the first fold's held-out rows are the validation part, the
+    others the extra evidence :func:`leansvm.job.choice.confirm_choice` may use."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    if not 0 < fraction < 1:
+        raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}")
+    k = max(2, int(round(1 / fraction)))
+    y = np.asarray(y)
+    _, counts = np.unique(y, return_counts=True)
+    splitter = StratifiedKFold(k, shuffle=True, random_state=random_state) if counts.min() >= k else \
+        KFold(k, shuffle=True, random_state=random_state)
+    return list(splitter.split(np.zeros((y.shape[0], 1)), y))
+
+
+def split_validation(X, y, fraction, random_state):
+    """(X_fit, y_fit, X_val, y_val): a stratified hold-out part of ``fraction`` of the rows."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}")
+    try:
+        return _ordered(train_test_split(X, y, test_size=fraction, stratify=y, random_state=random_state))
+    except ValueError:
+        return _ordered(train_test_split(X, y, test_size=fraction, random_state=random_state))
+
+
+def _ordered(parts):
+    X_fit, X_val, y_fit, y_val = parts
+    return X_fit, y_fit, X_val, y_val
+
+
+def prepare_table(X, y, X_test, y_test, target, impute, log):
+    """Stage 1, for a pandas DataFrame: the target column split off (``target``, else ``y``),
+    numeric columns imputed and standardised, categorical ones one-hot encoded
+    (:class:`leansvm.preprocessing.tabular.TablePreprocessor`, fitted on the training rows and kept with the
+    returned model). Anything else passes through. Returns (X, y, X_test, y_test, preprocessor)."""
+    if not hasattr(X, "columns") or not hasattr(X, "iloc"):
+        if target is not None:
+            raise ValueError("target names a column of a DataFrame; X is not a DataFrame")
+        return X, y, X_test, y_test, None
+    from leansvm.preprocessing.tabular import TablePreprocessor, split_target
+
+    if y is not None and target is not None:
+        raise ValueError("give the labels as y or as a target column, not both")
+    if y is None:
+        X, y = split_target(X, target)
+        if X_test is not None and y_test is None and target in getattr(X_test, "columns", ()):
+            X_test, y_test = split_target(X_test, target)
+    prep = TablePreprocessor(impute=impute).fit(X)
+    log.step("preprocess", prep.describe(), "fitted on the training rows, kept with the model")
+    return prep.transform(X), y, None if X_test is None else prep.transform(X_test), y_test, prep
+
+
+def scale_features(X, X_test, scale, log):
+    """Stage 1 for a matrix, as LIBSVM's guide and easy.py do (svm-scale): features standardised
+    (dense) or divided by their largest absolute value (sparse, zeros kept), fitted on the
+    training rows and kept with the model (:class:`leansvm.preprocessing.scaling.FeatureScaler`; a LIBSVM model
+    file gets svm-scale's range file beside it). ``scale=False`` leaves X as given.
+    Returns (X, X_test, scaler or None)."""
+    if not scale:
+        return X, X_test, None
+    from sklearn.utils import check_array
+
+    from leansvm.preprocessing.scaling import FeatureScaler
+
+    scaler = FeatureScaler().fit(X)
+    log.step("scale", scaler.describe(), "as svm-scale before LIBSVM (its practical guide): RBF distances "
+             "weigh every feature alike whatever its units; fitted on the training rows")
+    if X_test is not None:
+        X_test = scaler.transform(check_array(X_test, accept_sparse="csr", dtype=np.float64))
+    return scaler.transform(X), X_test, scaler

@@ -1,0 +1,103 @@
+"""How much accuracy a candidate gives up against the exact model, with a one-sided confidence bound.
+
+Every candidate is compared with the *exact* model (never with the best candidate: a candidate that
+beats the exact model on held-out rows does so by chance, and taking it as the reference moves the
+bar). On the same n rows, the paired difference of the two models' correctness,
+
+    d_i = 1[exact right on row i] - 1[candidate right on row i],      drop = mean(d),
+
+has standard error SE = sd(d) / sqrt(n) (the paired view of McNemar's test: rows where both are
+right or both wrong add nothing but n; the variance counts one discordant row each way more, so
+that two models that agreed on every held-out row still get a bound above their mean). A candidate is accepted when the one-sided upper bound
+
+    upper = drop + z_confidence * SE  <=  max_accuracy_drop,
+
+z_confidence the standard normal quantile (1.645 at the default 95 %). The bound is over all the
+rows the estimate pools: the validation part and, where the main job could afford them, the
+other cross-validation folds with both models trained again without them
+(:func:`leansvm.job.choice.confirm_choice`), so that a candidate that was lucky on one small
+hold-out is not taken on that luck alone (the winner's curse of choosing among many).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from leansvm.job.helpers import _same_labels
+
+#: the default confidence of the one-sided bound on a candidate's accuracy drop
+DEFAULT_CONFIDENCE = 0.95
+
+
+def check_confidence(confidence) -> float:
+    """``confidence`` as a float in (0, 1), or a ValueError naming it."""
+    try:
+        value = float(confidence)
+    except (TypeError, ValueError):
+        raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"confidence must be in (0, 1) (0.95: a one-sided 95 % bound), got {confidence!r}")
+    return value
+
+
+def z_value(confidence) -> float:
+    """The one-sided standard normal quantile of ``confidence`` (0.95 -> 1.645)."""
+    return float(norm.ppf(check_confidence(confidence)))
+
+
+@dataclass
+class DropEstimate:
+    """A candidate's accuracy drop against the exact model, from paired differences on ``n`` rows.
+
+    ``mean``: exact accuracy minus candidate accuracy (a fraction; negative when the candidate
+    was more accurate); ``se``: the standard error of that paired difference; ``upper``: the
+    one-sided ``confidence`` bound mean + z se; ``folds``: how many held-out parts the rows
+    came from (1: the validation part alone)."""
+
+    mean: float
+    se: float
+    n: int
+    confidence: float
+    folds: int = 1
+
+    @property
+    def upper(self) -> float:
+        return self.mean + z_value(self.confidence) * self.se
+
+    def within(self, max_accuracy_drop) -> bool:
+        return bool(self.upper <= max_accuracy_drop + 1e-12)
+
+    def describe(self) -> str:
+        """'0.31 +- 0.22 points (95 % bound 0.67) on 865 rows' (points: percentage points)."""
+        where = f"{self.n} rows" + (f" of {self.folds} folds" if self.folds > 1 else "")
+        return (f"{100 * self.mean:.2f} +- {100 * self.se:.2f} points "
+                f"({100 * self.confidence:g} % bound {100 * self.upper:.2f}) on {where}")
+
+
+def correct(predictions, y) -> np.ndarray:
+    """Whether each prediction equals its label (labels compared as strings when one side is)."""
+    return np.asarray(_same_labels(predictions, y), dtype=bool)
+
+
+def paired_drop(reference_correct, candidate_correct, confidence=DEFAULT_CONFIDENCE, folds=1) -> DropEstimate:
+    """:class:`DropEstimate` of the candidate against the reference from their correctness on the
+    same rows (boolean arrays of equal length)."""
+    ref = np.asarray(reference_correct, dtype=float)
+    cand = np.asarray(candidate_correct, dtype=float)
+    if ref.shape != cand.shape or ref.ndim != 1 or ref.size == 0:
+        raise ValueError(f"paired correctness needs two equal, non-empty vectors; got {ref.shape} and {cand.shape}")
+    d = ref - cand
+    n, mean = d.size, float(d.mean())
+    # the variance with one discordant row each way added (mean unchanged): rows where the two models
+    # agree on every row would otherwise give SE 0, a certainty that 400 rows cannot give
+    variance = max((float(np.sum(d * d)) + 2.0) / (n + 2) - mean * mean, 0.0)
+    return DropEstimate(mean, float(np.sqrt(variance / n)), int(n), check_confidence(confidence), folds)
+
+
+def required_accuracy(reference_accuracy, estimate: DropEstimate, max_accuracy_drop) -> float:
+    """The accuracy the candidate had to reach on the same rows: reference - drop + z se
+    (shown in the log and the report beside the candidate's accuracy)."""
+    return reference_accuracy - max_accuracy_drop + (estimate.upper - estimate.mean)

@@ -1,0 +1,85 @@
+"""Small helpers the main job's stages share: timing, label comparison, stratified subsamples,
+warnings collected instead of printed mid-progress."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import train_test_split
+
+
+def _optional(name):
+    """``leansvm.<name>`` when that part of the library has landed, else None."""
+    import leansvm
+    return getattr(leansvm, name, None)
+
+
+def _accuracy(model, X, y) -> float:
+    return float(np.mean(_same_labels(model.predict(X), y)))
+
+
+def _validate(candidate, X_val, y_val):
+    """Set the candidate's validation predictions and accuracy."""
+    candidate.validation_predictions = np.asarray(candidate.model.predict(X_val))
+    candidate.validation_accuracy = float(np.mean(_same_labels(candidate.validation_predictions, y_val)))
+    return candidate
+
+
+def _same_labels(pred, y):
+    pred, y = np.asarray(pred), np.asarray(y)
+    if (pred.dtype.kind in "US") != (y.dtype.kind in "US"):
+        return pred.astype(str) == y.astype(str)
+    return pred == y
+
+
+def _subsample(X, y, size, random_state):
+    """A stratified subsample of at most ``size`` rows (all rows when there are fewer)."""
+    n = X.shape[0]
+    if n <= size:
+        return X, y
+    try:
+        Xs, _, ys, _ = train_test_split(X, y, train_size=size, stratify=y, random_state=random_state)
+    except ValueError:  # a class too small to stratify
+        Xs, _, ys, _ = train_test_split(X, y, train_size=size, random_state=random_state)
+    return Xs, ys
+
+
+def _int32_indices(X):
+    """CSR with int32 indices (scikit-learn's SVC rejects int64 ones); dense X unchanged."""
+    if not sp.issparse(X):
+        return X
+    X = sp.csr_matrix(X, copy=True)
+    X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
+    return X
+
+
+class _QuietConvergence:
+    """Collect ConvergenceWarnings (counted in the log line) instead of printing them mid-progress."""
+
+    def __enter__(self):
+        self._catch = warnings.catch_warnings(record=True)
+        self.caught = self._catch.__enter__()
+        warnings.simplefilter("always", ConvergenceWarning)
+        return self
+
+    def __exit__(self, *exc):
+        caught = list(self.caught)
+        result = self._catch.__exit__(*exc)
+        self.count = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+        for w in caught:  # anything else is shown as usual, after the filter is restored
+            if not issubclass(w.category, ConvergenceWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return result
+
+    def note(self) -> str:
+        return f"; {self.count} solve(s) stopped at their iteration bound" if self.count else ""
+
+
+def _timed(fn, *args, **kwargs):
+    start = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - start

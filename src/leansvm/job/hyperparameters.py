@@ -1,0 +1,147 @@
+"""Stage 3 of the main job: (C, gamma) by the wide search (:mod:`leansvm.paths.search`) or on a
+given grid (screened paths of ``leansvm.SVCCV``), and the screening rate along C's path there."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.model_selection import StratifiedKFold
+
+from leansvm.exact.svc import SVC
+from leansvm.job.helpers import _QuietConvergence, _accuracy, _optional
+from leansvm.job.records import Selection, _Log
+from leansvm.progress import Progress
+
+
+#: C grid relative to nothing (C is scale-free for standardised data); gamma grid relative to 'scale'.
+DEFAULT_C_GRID = (1.0, 10.0, 100.0)
+
+
+DEFAULT_GAMMA_FACTORS = (0.3, 1.0, 3.0)
+
+
+def _grid_fallback(X, y, Cs, gammas, n_folds, random_state, progress=None):
+    """Validation accuracy and #SV over the grid by k-fold CV with one ``leansvm.SVC`` fit per cell."""
+    folds = list(StratifiedKFold(n_folds, shuffle=True, random_state=random_state).split(X, y))
+    accuracy = np.zeros((len(gammas), len(Cs)))
+    n_support = np.zeros((len(gammas), len(Cs)))
+    cells = [(i, j) for i in range(len(gammas)) for j in range(len(Cs))]
+    with Progress(len(cells) * n_folds, "grid search", "fits", progress) as bar:
+        for i, j in cells:
+            accs, svs = [], []
+            for train, test in folds:
+                model = SVC(C=Cs[j], gamma=gammas[i], random_state=random_state).fit(X[train], y[train])
+                accs.append(_accuracy(model, X[test], y[test]))
+                svs.append(model.expansion_.n_support)
+                bar.update()
+            accuracy[i, j], n_support[i, j] = np.mean(accs), np.mean(svs)
+    return accuracy, n_support
+
+
+def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None) -> Selection:
+    """(C, gamma) with the best k-fold validation accuracy (ties: smaller C, then smaller #SV).
+
+    Uses the screened regularization path (``leansvm.SVCCV``) when available;
+    otherwise one ``leansvm.SVC`` fit per grid cell and fold (fallback).
+    """
+    log = log or _Log(False)
+    Cs, gammas = np.sort(np.asarray(Cs, float)), np.sort(np.asarray(gammas, float))
+    start = time.perf_counter()
+    accuracy, n_support, fallback = None, None, None
+    method = "screened C path (leansvm.SVCCV)"
+    path_search = _optional("SVCCV")
+    quiet = _QuietConvergence()
+    if path_search is not None:
+        try:
+            with quiet:
+                accuracy, n_support = _path_search(path_search, X, y, Cs, gammas, n_folds, random_state)
+        except Exception as exc:  # report it, then fall back to the plain grid
+            fallback = f"SVCCV failed ({type(exc).__name__}: {exc}); plain grid of leansvm.SVC fits"
+    else:
+        fallback = ("leansvm.SVCCV (the screened path search) is not available; "
+                    "plain grid of leansvm.SVC fits")
+    if accuracy is None:
+        method = f"grid of leansvm.SVC fits, {n_folds}-fold CV"
+        with quiet:
+            accuracy, n_support = _grid_fallback(X, y, Cs, gammas, n_folds, random_state)
+    # best accuracy; among ties (within half a validation sample) the fewest support vectors
+    tie = accuracy >= accuracy.max() - 0.5 / X.shape[0]
+    i, j = np.unravel_index(np.argmin(np.where(tie, n_support, np.inf)), accuracy.shape)
+    selection = Selection(Cs, gammas, accuracy, n_support, float(Cs[j]), float(gammas[i]), method,
+                          int(X.shape[0]), n_folds)
+    log.step("select", f"C = {selection.C:g}, gamma = {selection.gamma:g}",
+             f"best {n_folds}-fold CV accuracy {accuracy[i, j]:.4f} over {len(gammas)} gamma x {len(Cs)} C "
+             f"on {X.shape[0]} samples ({method}); ties broken by fewer support vectors" + quiet.note(),
+             time.perf_counter() - start, fallback)
+    return selection
+
+
+def search_hyperparameters(X, y, max_rows=4000, n_folds=5, one_se=0.0, class_weight=None, random_state=0,
+                           log=None, progress=None, time_limit=None) -> Selection:
+    """(C, gamma) by :func:`leansvm.paths.search.wide_search` (grid.py's ranges, successive halving up to
+    ``max_rows`` rows, no round started past ``time_limit`` seconds); the final round's cells as
+    the grid of a :class:`Selection`."""
+    from leansvm.paths.search import wide_search
+    log = log or _Log(False)
+    with _QuietConvergence() as quiet:
+        found = wide_search(X, y, n_folds=n_folds, max_rows=max_rows, one_se=one_se, class_weight=class_weight,
+                            random_state=random_state, progress=progress, time_limit=time_limit)
+    last = found.final_cells()
+    gammas = np.array(sorted({found.scale * 2.0 ** c.log2_gamma for c in last}))
+    Cs = np.array(sorted({2.0 ** c.log2_C for c in last}))
+    accuracy, n_support = np.full((gammas.size, Cs.size), np.nan), np.full((gammas.size, Cs.size), np.nan)
+    for c in last:
+        i, j = np.searchsorted(gammas, found.scale * 2.0 ** c.log2_gamma), np.searchsorted(Cs, 2.0 ** c.log2_C)
+        accuracy[i, j], n_support[i, j] = c.accuracy, c.n_support
+    rows = found.rounds[-1]["rows"]
+    method = (f"wide search: warm-started C paths, {len(found.rounds)} round(s) of successive halving up to "
+              f"{rows} rows, {found.n_paths} paths, {found.n_fits} (C, fold) solutions")
+    selection = Selection(Cs, gammas, accuracy, n_support, found.C, found.gamma, method, rows, n_folds,
+                          search=found, se=found.se)
+    moved = f"; range extended: {', '.join(found.extended)}" if found.extended else ""
+    moved += f"; edges moved inside the range: {', '.join(found.edges_moved)}" if found.edges_moved else ""
+    moved += f"; {found.stopped}" if found.stopped else ""
+    rule = f"; the fewest SV within {one_se:g} SE of the best" if one_se else ""
+    log.step("select", f"C = {found.C:.4g}, gamma = {found.gamma:.4g}",
+             f"{n_folds}-fold CV accuracy {found.accuracy:.4f} +- {found.se:.4f} (SE) on {rows} rows; "
+             f"C 2^-5..2^15, gamma 2^-12..2^6 x scale ({method}){rule}{moved}" + quiet.note(),
+             found.seconds)
+    return selection
+
+
+def _path_search(path_search, X, y, Cs, gammas, n_folds, random_state):
+    """Grid accuracies from ``leansvm.SVCCV`` (one screened path per gamma and fold).
+
+    ``cv_results_`` lists candidates in scikit-learn's ParameterGrid order (C
+    outer, gamma inner); SVCCV does not report #SV, so ties go to the first
+    (smallest gamma, then smallest C).
+    """
+    search = path_search(Cs=Cs, gammas=list(gammas), cv=n_folds, refit=False, random_state=random_state)
+    search.fit(X, y)
+    res = search.cv_results_
+    accuracy = np.asarray(res["mean_test_score"], float).reshape(len(Cs), len(gammas)).T
+    return accuracy, np.zeros_like(accuracy)
+
+
+def screening_along_path(X, y, C_min, C_max, gamma, n_C=10, random_state=0, log=None):
+    """(Cs, screening rate per C) of one screened path (``leansvm.svm_path``, IT rule) at ``gamma``, or None."""
+    log = log or _Log(False)
+    svm_path = _optional("svm_path")
+    if svm_path is None:
+        log.step("screening", "not measured", "the screening-rate plot needs the screened path",
+                 fallback="leansvm.svm_path is not available")
+        return None
+    Cs = np.logspace(np.log10(C_min), np.log10(C_max), n_C)
+    start = time.perf_counter()
+    try:
+        with _QuietConvergence() as quiet:
+            path = svm_path(X, y, Cs, gamma=gamma, screening="it", random_state=random_state)
+    except Exception as exc:
+        log.step("screening", "not measured", f"svm_path failed: {type(exc).__name__}: {exc}")
+        return None
+    rate = np.asarray(path.screening_rate, float)
+    log.step("screening", f"mean screening rate {rate.mean():.2f} along {n_C} values of C",
+             f"one path with the Intersection Test at gamma = {gamma:g} on {X.shape[0]} samples" + quiet.note(),
+             time.perf_counter() - start)
+    return Cs, rate

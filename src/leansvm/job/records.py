@@ -1,0 +1,122 @@
+"""The main job's records: what each stage decided (:class:`Step`), the hyperparameter choice
+(:class:`Selection`), each trained model (:class:`Candidate`) and the whole result
+(:class:`LeanResult`), with the log that prints and keeps the steps (:class:`_Log`).
+
+The log and the HTML report (:mod:`leansvm.job.report`) read these; nothing here computes.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from leansvm import interrupts
+
+
+@dataclass
+class Step:
+    """One stage's decision: what it chose, why, how long it took, and any fallback used."""
+
+    stage: str
+    choice: str
+    reason: str
+    seconds: float = 0.0
+    fallback: str | None = None
+
+
+@dataclass
+class Selection:
+    """Validation accuracy over the (gamma, C) grid and the chosen pair.
+
+    ``accuracy[i, j]`` and ``n_support[i, j]`` belong to ``gammas[i]``, ``Cs[j]``.
+    ``screening`` (or None) is ``(Cs, rate)`` along one screened path at the
+    chosen gamma: the fraction of non-support vectors the safe rules removed
+    before solving at each C.
+    """
+
+    Cs: np.ndarray
+    gammas: np.ndarray
+    accuracy: np.ndarray
+    n_support: np.ndarray
+    C: float
+    gamma: float
+    method: str
+    n_samples: int
+    n_folds: int
+    screening: tuple | None = None   # (Cs, rate per C) along one screened path at the chosen gamma
+    search: object = None            # the wide search's record (leansvm.paths.search.SearchResult), or None
+    se: float = float("nan")         # standard error of the chosen cell's CV accuracy
+
+
+@dataclass
+class Candidate:
+    """A trained model with its size, accuracies and test-time cost."""
+
+    name: str
+    kind: str                     # 'exact' | 'compressed' | 'budget' | 'refit'
+    model: object
+    n_support: int
+    fit_seconds: float
+    validation_accuracy: float = float("nan")
+    test_accuracy: float | None = None
+    seconds_per_1000: float | None = None
+    note: str = ""
+    #: validation accuracy it had to reach: the exact model's - drop + z SE (:mod:`leansvm.job.estimates`)
+    required_accuracy: float = float("nan")
+    validation_predictions: np.ndarray | None = field(default=None, repr=False)
+    #: its accuracy drop against the exact model with a one-sided bound (:class:`~leansvm.job.estimates.DropEstimate`);
+    #: None for the exact model itself and for a refit (it has seen every row)
+    drop: object = None
+
+
+@dataclass
+class LeanResult:
+    """Everything ``fit_lean`` decided and measured; ``model`` is the returned estimator.
+
+    ``chosen`` is the candidate the validation part chose; ``final`` the model
+    returned: ``chosen`` refit on all training rows (kind 'refit', see
+    :func:`refit_on_all_rows`), or ``chosen`` itself when not refit."""
+
+    model: object
+    chosen: Candidate
+    candidates: list[Candidate]
+    selection: Selection
+    route: str                    # 'exact' | 'budget'
+    steps: list[Step]
+    summary: dict
+    max_accuracy_drop: float
+    libsvm_seconds_per_1000: float | None = None
+    libsvm_n_support: int | None = None
+    libsvm_test_accuracy: float | None = None
+    data_2d: tuple | None = None  # (X, y) for decision-boundary plots when d == 2
+    classes: np.ndarray = field(default_factory=lambda: np.empty(0))
+    seconds: float = 0.0
+    final: Candidate | None = None
+    preprocessing: str | None = None    # what stage 1 did (a table's columns, or the scaling); None: nothing
+    confidence: float = 0.95            # of the one-sided bound on each candidate's drop against the exact model
+
+    def __post_init__(self):
+        if self.final is None:
+            self.final = self.chosen
+
+
+class _Log:
+    """Prints each step when verbose; keeps every step for the report."""
+
+    def __init__(self, verbose):
+        self.verbose = verbose
+        self.steps: list[Step] = []
+
+    def say(self, message):
+        if self.verbose:
+            print(message, file=sys.stdout, flush=True)
+
+    def step(self, stage, choice, reason, seconds=0.0, fallback=None):
+        interrupts.check()                     # between stages: a recorded Ctrl-C stops here
+        self.steps.append(Step(stage, choice, reason, seconds, fallback))
+        line = f"[{stage}] {choice} -- {reason}"
+        if fallback:
+            line += f" (fallback: {fallback})"
+        self.say(line + (f" [{seconds:.1f} s]" if seconds else ""))
