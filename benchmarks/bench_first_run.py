@@ -32,7 +32,7 @@ kind, name = sys.argv[1].split(":")
 data = datasets.load(name)
 t0 = time.perf_counter()
 if kind == "fit_lean":
-    from leansvm.job.classification import fit_lean
+    from leansvm.job.classification import fit_lean_classification as fit_lean
     fit_lean(data.X_train, data.y_train, X_test=data.X_test, y_test=data.y_test, progress=False)
 elif kind == "bsgd":
     from leansvm import BSGDClassifier

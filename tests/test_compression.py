@@ -42,6 +42,36 @@ def multiclass():
 
 
 # -- eq. 10 gradients ----------------------------------------------------------------------
+@pytest.mark.parametrize("case", ["binary", "three outputs, margin, weights", "csr", "learned gamma"])
+def test_float32_blocks_agree_with_the_float64_objective(case):
+    """The RBF objective in float32 row blocks (several blocks, split over threads) against the float64
+    one on the whole matrix: the same loss and gradient to float32's rounding."""
+    from leansvm.compression import rbf_objective
+
+    rng = np.random.default_rng(1)
+    N, d, r = 2 * rbf_objective.BLOCK_ROWS + 37, 6, 30
+    X = rng.normal(size=(N, d))
+    p, kw = 1, {}
+    if case.startswith("three"):
+        p, kw = 3, dict(loss="margin", weights=rng.uniform(size=(N, 3)))
+    if case == "csr":
+        X[X < 0.3] = 0.0
+        X = sp.csr_matrix(X)
+    if case == "learned gamma":
+        kw = dict(learn_gamma=True)
+    F = rng.normal(size=(N, p))
+    blocks = cvm.output_blocks(None, None, p)
+    fast = cvm.GradientProblem(Kernel("rbf", 0.2), X, F, blocks, r, **kw)
+    whole = cvm.GradientProblem(Kernel("rbf", 0.2), X, F, blocks, r, block_dtype=None, **kw)
+    assert rbf_objective.applies(fast, fast.kernel)
+    theta = fast.pack(rng.normal(size=(r, d)), 0.3 * rng.normal(size=(r, p)), rng.normal(size=p))
+    (L32, g32), (L64, g64) = fast.objective(theta), whole.objective(theta)
+    assert fast._blocked.X.dtype == np.float32
+    assert L32 == pytest.approx(L64, rel=1e-5)
+    assert np.linalg.norm(g32 - g64) <= 1e-4 * np.linalg.norm(g64)
+
+
+
 KERNELS = [Kernel("rbf", 0.5), Kernel("poly", 0.3, 3, 1.0), Kernel("sigmoid", 0.2, 3, 0.1), Kernel("linear")]
 
 
@@ -49,7 +79,8 @@ KERNELS = [Kernel("rbf", 0.5), Kernel("poly", 0.3, 3, 1.0), Kernel("sigmoid", 0.
 @pytest.mark.parametrize("groups", [None, [0, 0, 1, 2, 2], [0, 2, 1, 0, 2]],
                          ids=["binary", "ovo-blocks", "ovo-unsorted"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
-def test_analytic_gradient_matches_finite_differences(kernel, groups, sparse):
+@pytest.mark.parametrize("block_dtype", [None, np.float64], ids=["whole", "blocks"])
+def test_analytic_gradient_matches_finite_differences(kernel, groups, sparse, block_dtype):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(25, 4))
     X[X < -0.5] = 0.0
@@ -60,7 +91,7 @@ def test_analytic_gradient_matches_finite_differences(kernel, groups, sparse):
     if multi:   # vectors sorted by class: each block's rows a slice (views); otherwise index arrays
         assert all(isinstance(rows, slice) for rows, _ in blocks) == bool(np.all(np.diff(groups) >= 0))
     problem = cvm.GradientProblem(kernel, sp.csr_matrix(X) if sparse else X, rng.normal(size=(25, p)),
-                                  blocks, 5)
+                                  blocks, 5, block_dtype=block_dtype)
     theta = problem.pack(rng.normal(size=(5, 4)), rng.normal(size=(5, p)), rng.normal(size=p))
     grad = problem.objective(theta)[1]
     error = check_grad(lambda t: problem.objective(t)[0], lambda t: problem.objective(t)[1], theta)
@@ -90,7 +121,8 @@ def test_margin_loss_with_pair_weights_gradient_and_value(kernel):
     point_classes = rng.integers(0, 3, 40)
     W = cvm.own_pair_weights(point_classes, 3)
     np.testing.assert_array_equal(W.sum(axis=1), 2)   # a point's class is in k-1 = 2 of the 3 pairs
-    problem = cvm.GradientProblem(kernel, X, F, cvm.output_blocks(None, None, 3), 6, weights=W, loss="margin")
+    problem = cvm.GradientProblem(kernel, X, F, cvm.output_blocks(None, None, 3), 6, weights=W, loss="margin",
+                                  block_dtype=np.float64)   # the algebra, checked in float64
     theta = problem.pack(rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=3))
     grad = problem.objective(theta)[1]
     assert check_grad(lambda t: problem.objective(t)[0], lambda t: problem.objective(t)[1], theta) \
@@ -109,7 +141,8 @@ def test_margin_loss_with_pair_weights_gradient_and_value(kernel):
 
 
 @pytest.mark.parametrize("multi", [False, True], ids=["binary", "ovo-point-blocks"])
-def test_learned_gamma_gradient(multi):
+@pytest.mark.parametrize("block_dtype", [None, np.float64], ids=["whole", "blocks"])
+def test_learned_gamma_gradient(multi, block_dtype):
     """learn_gamma: d/dlog(gamma) of the rbf objective, with the other parameters, by finite differences."""
     rng = np.random.default_rng(6)
     X = rng.normal(size=(30, 4))
@@ -117,7 +150,7 @@ def test_learned_gamma_gradient(multi):
     blocks = cvm.own_pair_blocks(rng.integers(0, 3, 30), 3) if multi else None
     problem = cvm.GradientProblem(Kernel("rbf", 0.5), X, 2 * rng.normal(size=(30, p)),
                                   cvm.output_blocks(None, None, p), 5, loss="margin", point_blocks=blocks,
-                                  learn_gamma=True)
+                                  learn_gamma=True, block_dtype=block_dtype)
     theta = problem.pack(rng.normal(size=(5, 4)), rng.normal(size=(5, p)), rng.normal(size=p))
     assert theta[-1] == pytest.approx(np.log(0.5)) and problem.kernel_at(theta).gamma == pytest.approx(0.5)
     grad = problem.objective(theta)[1]

@@ -11,7 +11,7 @@ import leansvm
 from leansvm import cli, io
 from leansvm.budget.landmark_svc import LandmarkSVC
 from leansvm.job.choice import choose_model
-from leansvm.job.classification import fit_lean, format_table, save_result_model
+from leansvm.job.classification import fit_lean_classification as fit_lean, format_table, save_result_model
 from leansvm.job.hyperparameters import select_hyperparameters
 from leansvm.job.records import Candidate
 from leansvm.job.report import render_report
@@ -280,6 +280,24 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused():
     assert chosen is reference and lucky.drop.folds == 3 and lucky.drop.mean > 0.02
 
 
+def test_fit_lean_infers_the_task_as_the_command_does():
+    from leansvm.job.one_output import OneOutputResult
+    from leansvm.job.records import LeanResult
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    regression = leansvm.fit_lean(X, X[:, 0] + 0.1 * rng.normal(size=300), Cs=[1.0], gamma_factors=[1.0],
+                                  size_fractions=(0.2,))
+    assert isinstance(regression, OneOutputResult) and regression.model.predict(X[:3]).shape == (3,)
+    labels = (X[:, 0] > 0).astype(int)
+    classification = leansvm.fit_lean(X, labels, **GRID)
+    assert isinstance(classification, LeanResult)
+    novelty = leansvm.fit_lean(X, task="novelty", size_fractions=(0.2,))
+    assert isinstance(novelty, OneOutputResult) and set(novelty.model.predict(X[:20])) <= {-1, 1}
+    with pytest.raises(ValueError, match="task must be one of"):
+        leansvm.fit_lean(X, labels, task="clustering")
+
+
 def test_confidence_is_checked_by_name():
     X, y = make_moons(60, random_state=0)
     for bad in (0, 1, 1.5, -0.1, "high"):
@@ -341,7 +359,7 @@ def test_bad_data():
         fit_lean(X_nan, y, **GRID)
     with pytest.raises(ValueError, match="two classes"):
         fit_lean(X, np.zeros(60), **GRID)
-    with pytest.raises(ValueError, match="regression targets .* leansvm.SVRCV"):
+    with pytest.raises(ValueError, match="regression targets .* leansvm.fit_lean"):
         fit_lean(X, X[:, 0] * 1.7 + 0.01, **GRID)
 
 

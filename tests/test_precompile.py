@@ -20,7 +20,7 @@ precompile.run()
 before = precompile.signatures()
 
 import leansvm
-from leansvm.job.classification import fit_lean
+from leansvm.job.classification import fit_lean_classification as fit_lean
 X, y = make_classification(n_samples=3000, n_features=10, n_informative=6, n_classes=3, random_state=4)
 X = (X - X.mean(0)) / X.std(0)
 Xs = sp.csr_matrix(np.where(np.abs(X) < 1.0, 0.0, X).astype(np.float32))

@@ -13,7 +13,7 @@ import shutil
 import pytest
 from sklearn.datasets import make_moons
 
-from leansvm.job.classification import fit_lean
+from leansvm.job.classification import fit_lean_classification as fit_lean
 from leansvm.job.report import write_report
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (dev extra)")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:     # for type checkers and the API documentation (griffe read
     from .exact.one_class import OneClassSVM
     from .core.expansion import KernelExpansion
     from .core.kernels import Kernel
-    from .job.classification import fit_lean
+    from .job.tasks import fit_lean
     from .paths.model_selection import SVCCV, svm_path
     from .paths.linear_screening import linear_path
     from .paths.svr_path import SVRCV, svr_path
@@ -46,7 +46,7 @@ _EXPORTS = {
     "KernelClassifierMixin": "core.classifier",
     "KernelExpansion": "core.expansion",
     "Kernel": "core.kernels",
-    "fit_lean": "job.classification",
+    "fit_lean": "job.tasks",
     "SVCCV": "paths.model_selection",
     "svm_path": "paths.model_selection",
     "linear_path": "paths.linear_screening",

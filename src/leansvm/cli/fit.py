@@ -61,7 +61,7 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    from leansvm.job.classification import fit_lean, format_table, save_result_model
+    from leansvm.job.classification import fit_lean_classification as fit_lean, format_table, save_result_model
     from leansvm.progress import progress_enabled
 
     if not 0 <= args.max_accuracy_drop < 100:

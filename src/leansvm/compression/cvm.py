@@ -107,6 +107,7 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path
 
+from leansvm.compression import rbf_objective
 from leansvm.core.kernels import Kernel, inner_products, squared_row_norms
 from leansvm.core.threads import SPLIT_MIN_ENTRIES, split_range
 
@@ -390,7 +391,10 @@ class GradientProblem:
     loss: str = "squared"               # 'squared' (eq. 10) or 'margin' (targets clipped at the margin)
     point_blocks: list | None = None    # [(point rows, output cols)]: only these entries count (weight 1)
     learn_gamma: bool = False           # rbf: log(gamma) is one more parameter (the last entry of theta)
+    block_dtype: object = np.float32    # the RBF objective in row blocks of this dtype where it applies
+                                        # (rbf_objective); None: on the whole N x r matrix in float64
     mask: np.ndarray = field(init=False)
+    _blocked: object = field(init=False, default=None, repr=False)
 
     def __post_init__(self):
         self.N, self.d = self.X.shape
@@ -456,6 +460,11 @@ class GradientProblem:
         """(L, dL/dtheta) of eq. 10 (see the module docstring for the gradients)."""
         Z, B, c = self.unpack(theta)
         k = self.kernel_at(theta)
+        if self.block_dtype is not None and rbf_objective.applies(self, k):
+            if self._blocked is None:
+                self._blocked = rbf_objective.BlockedRBF(self, self.block_dtype)
+            loss, gZ, gB, gc, S = self._blocked.objective(Z, B, c, k.gamma)
+            return loss, np.concatenate([gZ.ravel(), gB[self.mask], gc, [-k.gamma * S] if self.learn_gamma else []])
         inner = inner_products(self.X, Z, np.float64)    # rows split over leansvm's threads when large
         Kt = self._kernel_from_inner(inner, Z, k)
         if self.point_blocks is None:

@@ -59,7 +59,7 @@ from leansvm.job.records import LeanResult, Selection, _Log
 from leansvm.job.report import accuracy_cell, drop_cell
 from leansvm.progress import default_progress, progress_enabled
 
-__all__ = ["fit_lean", "format_table", "save_result_model"]
+__all__ = ["fit_lean_classification", "format_table", "save_result_model"]
 
 
 def _check_inputs(X, y, max_accuracy_drop, budget_seconds, confidence=DEFAULT_CONFIDENCE):
@@ -69,10 +69,10 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds, confidence=DEFAULT_CO
 
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64)
     if type_of_target(y) == "continuous":
-        raise ValueError(f"fit_lean chooses classifiers, and the labels look like regression targets "
-                         f"({np.unique(y).size} distinct non-integer values); for regression use "
-                         "leansvm.job.regression.fit_lean_regression (what `leansvm fit` runs on such "
-                         "targets), or leansvm.SVRCV / leansvm.SVR, leansvm.BSGDRegressor, leansvm.compress")
+        raise ValueError(f"the classification job got labels that look like regression targets "
+                         f"({np.unique(y).size} distinct non-integer values); leansvm.fit_lean (task='auto', "
+                         "as `leansvm fit`) runs the regression job on them, or use leansvm.SVRCV / leansvm.SVR, "
+                         "leansvm.BSGDRegressor, leansvm.compress")
     if np.unique(y).size < 2:
         raise ValueError("fit_lean needs samples of at least two classes")
     if not (np.isfinite(max_accuracy_drop) and 0 <= max_accuracy_drop < 1):
@@ -204,7 +204,7 @@ def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_we
     return libsvm_seconds, libsvm_n_sv, libsvm_acc
 
 
-def fit_lean(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, max_accuracy_drop=0.005,
+def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, max_accuracy_drop=0.005,
              budget_seconds=None, Cs=None, gammas=None, n_folds=5, validation_fraction=0.2, selection_size=4000,
              one_se=0.0, class_weight=None,
              size_fractions=DEFAULT_SIZE_FRACTIONS, compression_points=20000, libsvm_reference_model=True,

@@ -1,0 +1,127 @@
+"""Eq. 10's objective and gradient for the RBF kernel: float32 row blocks through BLAS.
+
+One L-BFGS iteration of the gradient support vectors (Xu et al., eq. 10) on N fitting points,
+r vectors in d dimensions and p outputs costs two N x r x d products (the inner products
+<x_i, z_j> and H' X for dL/dZ) and two N x r x p ones (predictions and dL/dB): about
+4 N r (d + p) flops. Everything between them (the kernel's exp, the residuals, the outer
+product G = -R B' / N, H = G * K and its column sums) is element-wise on the N x r block. Done on
+the whole N x r matrix in float64 (:meth:`leansvm.compression.cvm.GradientProblem.objective`),
+each such pass streams N r 8 bytes from memory and the iteration runs at memory speed, not at
+arithmetic speed: 1.6 GFLOP/s on synth-50k's shape (N = 50,000, r = 868, d = 20).
+
+Here the points go through in blocks of ``BLOCK_ROWS`` rows, so that one block's kernel rows
+(BLOCK_ROWS x r float32) stay in cache from the product that makes them to the product that
+consumes them; a block is made by one product and one exp, and consumed by two products
+(:class:`BlockedRBF` says how); the products are float32 GEMMs; the row blocks are split over
+leansvm's threads (each thread sums its own products in float64).
+The objective and the gradient returned are float64 (L-BFGS works in float64); float32 rounds
+the kernel values to about 1e-7 relative, far below what the fit resolves (the same blocks in
+float64 check the algebra against finite differences in the tests).
+``benchmarks/bench_compression_speed.py`` measures the iteration's GFLOP/s against the
+machine's GEMM rate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from leansvm.core.threads import SPLIT_MIN_ENTRIES, split_range
+
+#: rows of one block: 1024 x 868 float32 kernel rows are 3.5 MB (a core's share of the cache)
+BLOCK_ROWS = 1024
+#: sparse points are made dense one block at a time up to this many features (a9a: 123)
+DENSE_BLOCK_MAX_FEATURES = 4096
+
+
+def applies(problem, kernel) -> bool:
+    """Whether the blocked float32 path computes ``problem``'s objective: the RBF kernel, dense points,
+    every vector serving every output it has (no class-restricted blocks, no point blocks)."""
+    return (kernel.name == "rbf"
+            and (not problem.sparse or problem.d <= DENSE_BLOCK_MAX_FEATURES)
+            and problem.point_blocks is None and all(rows is None for rows, _ in problem.blocks))
+
+
+class BlockedRBF:
+    """The fitting points in float32, widened for the one-product kernel (made once per problem), and
+    the objective over row blocks.
+
+    With x' = [2 gamma x, -gamma |x|^2, 1] and z' = [z, 1, -gamma |z|^2], <x', z'> = -gamma |x - z|^2:
+    one product and one exp make a block of kernel rows. The gradient needs no pass over the
+    block either: with G = -R B' / N and H = G * K,
+
+        dL/dB = -K' R / N,    sum_i H_ij = sum_k B_jk (dL/dB)_jk,
+        H' X = sum_k diag(B_k) K' (X * (-R_k / N))            (R_k: the k-th output's residuals),
+
+    so one product K' [-R / N, X * (-R_1 / N), ..., X * (-R_p / N)] gives them all. For a learned
+    gamma, sum_ij H_ij |x_i - z_j|^2 = sum_i |x_i|^2 sum_k (-R_ik / N) (K B)_ik + sum_j |z_j|^2 sum_i H_ij
+    - 2 sum_j <z_j, (H' X)_j>: no pass either."""
+
+    def __init__(self, problem, dtype=np.float32):
+        self.problem = problem
+        self.dtype = np.dtype(dtype)
+        self.X = problem.X.astype(self.dtype) if problem.sparse else np.ascontiguousarray(problem.X, dtype=self.dtype)
+        self.x_norms = np.asarray(problem.x_norms, dtype=self.dtype)
+
+    def _points(self, s, e):
+        """Rows s:e of the fitting points, dense."""
+        return self.X[s:e].toarray() if self.problem.sparse else self.X[s:e]
+
+    def objective(self, Z, B, c, gamma):
+        """(L, dL/dZ, dL/dB, dL/dc, S) of eq. 10 at (Z, B, c) with RBF ``gamma``, float64, where
+        S = sum_ij H_ij |x_i - z_j|^2 (dL/dlog(gamma) = -gamma S)."""
+        prob = self.problem
+        N, r, p, d = prob.N, Z.shape[0], prob.p, prob.d
+        dtype = self.dtype
+        Zw = np.empty((d + 2, r), dtype=dtype)                      # z' as columns
+        Zw[:d] = Z.T
+        Zw[d] = 1.0
+        Zw[d + 1] = -gamma * np.einsum("ij,ij->i", Z, Z)
+        B32 = np.ascontiguousarray(B, dtype=dtype)
+        g2, g = dtype.type(2.0 * gamma), dtype.type(-gamma)
+
+        def rows(a, b):
+            loss, M, gc, x_term = 0.0, np.zeros((r, p * (d + 1))), np.zeros(p), 0.0
+            Xw = np.empty((min(BLOCK_ROWS, b - a), d + 2), dtype=dtype)
+            right = np.empty((Xw.shape[0], p * (d + 1)), dtype=dtype)
+            for s in range(a, b, BLOCK_ROWS):
+                e = min(s + BLOCK_ROWS, b)
+                n = e - s
+                X_blk = self._points(s, e)
+                np.multiply(X_blk, g2, out=Xw[:n, :d])
+                np.multiply(self.x_norms[s:e], g, out=Xw[:n, d])
+                Xw[:n, d + 1] = 1.0
+                K = Xw[:n] @ Zw                                      # -gamma |x - z|^2
+                np.exp(K, out=K)                                     # k(x, z)
+                KB = K @ B32
+                R = self._residuals(KB + c, s, e)                    # float64, n x p
+                if prob.weights is None:
+                    loss += 0.5 * float(np.einsum("ij,ij->", R, R)) / N
+                else:
+                    loss += 0.5 * float(np.einsum("ij,ij,ij->", R, R, prob.weights[s:e])) / N
+                    R = R * prob.weights[s:e]
+                Rn = -R / N                                          # dL/dpred
+                gc += Rn.sum(axis=0)
+                x_term += float(self.problem.x_norms[s:e] @ np.einsum("ik,ik->i", Rn, KB))
+                right[:n, :p] = Rn
+                for k in range(p):
+                    np.multiply(X_blk, Rn[:, k:k + 1], out=right[:n, p + k * d:p + (k + 1) * d])
+                M += K.T @ right[:n]
+            return loss, M, gc, x_term
+
+        parts = split_range(rows, N) if N * r >= SPLIT_MIN_ENTRIES else [rows(0, N)]
+        loss, M, gc, x_term = (sum(part[i] for part in parts) for i in range(4))
+        gB = M[:, :p]
+        cols = np.einsum("jk,jk->j", B, gB)
+        XH = sum(B[:, k:k + 1] * M[:, p + k * d:p + (k + 1) * d] for k in range(p))
+        gZ = 2.0 * gamma * (XH - Z * cols[:, None])
+        S = x_term + np.einsum("ij,ij->i", Z, Z) @ cols - 2.0 * float(np.einsum("ij,ij->", Z, XH))
+        return loss, gZ, gB, gc, S
+
+    def _residuals(self, pred, s, e):
+        """The problem's residuals on rows s:e (see ``GradientProblem.residuals``)."""
+        prob = self.problem
+        R = prob.F[s:e] - pred
+        if prob.saturated is not None:
+            sign = prob.sign[s:e]
+            R = np.where(prob.saturated[s:e], np.where(sign * pred < 1.0, sign - pred, 0.0), R)
+        return R
