@@ -313,7 +313,7 @@ def test_budget_route_when_exact_training_exceeds_the_budget(moons):
     assert len(exact) == 1 and exact[0].name.startswith("exact SVC (")  # on a subsample
     assert any(c.kind == "budget" for c in r.candidates)
     assert r.libsvm_seconds_per_1000 is None
-    assert any(s.stage == "route" and "over the budget" in s.reason for s in r.steps)
+    assert any(s.stage == "route" and "over its share of the budget" in s.reason for s in r.steps)
     assert r.chosen.test_accuracy > 0.85
 
 
@@ -541,3 +541,31 @@ def test_the_size_search_rule_needs_sizes_that_grew():
 
     assert not out_of_reach([20, 20, 20], [0.01, 0.01, 0.01], 1000, 0.4)
     assert out_of_reach([20, 40, 80], [0.01, 0.01, 0.01], 1000, 0.4)
+
+
+def test_the_budget_is_shared_out_among_the_stages(monkeypatch):
+    """Each stage may use what is left minus the later stages' shares: unused time passes on, an overrun
+    squeezes the later stages (never below a tenth of their own share), and no budget means no limits."""
+    from leansvm.job import deadline as module
+
+    now = [100.0]
+    monkeypatch.setattr(module.time, "perf_counter", lambda: now[0])
+    d = module.Deadline(1000)
+    later_than_search = sum(module.SHARES.values()) - module.SHARES["search"]
+    assert d.allowance("search") == pytest.approx(1000 * (1 - later_than_search))
+    now[0] += 20                                              # the search used 20 of its 100 s
+    assert d.allowance("exact") == pytest.approx(980 - 1000 * (1 - 0.10 - 0.25))
+    now[0] += 900                                             # the exact fit overran
+    assert d.allowance("compress") == pytest.approx(0.1 * module.SHARES["compress"] * 1000)
+    assert d.remaining() == pytest.approx(80)
+    assert module.Deadline(None).allowance("compress") is None and module.Deadline(None).remaining() is None
+    assert sum(module.SHARES.values()) == pytest.approx(1.0)
+
+
+def test_a_budget_too_small_for_any_stage_still_returns_a_model(moons):
+    X, y, Xt, yt = moons
+    with pytest.warns(RuntimeWarning, match="over the budget of 0.001 s"):
+        r = fit_lean(X, y, X_test=Xt, y_test=yt, budget_seconds=1e-3, **GRID)
+    assert r.model.predict(Xt).shape == yt.shape and r.final.test_accuracy > 0.8
+    assert any("left out for lack of time" in s.reason or "time limit" in s.reason or "over the limit" in s.reason
+               for s in r.steps)

@@ -17,8 +17,6 @@ from leansvm.job.records import Candidate, _Log
 from leansvm.progress import Progress, default_progress
 
 
-#: The compression size search stops when the next size would take it past this many time budgets.
-COMPRESSION_BUDGET_FACTOR = 3.0
 #: Compression fitting points: at least this many training rows per compressed vector (see compress_models) ...
 POINTS_PER_VECTOR = 4
 #: ... and this many per fitted parameter (a vector has d + outputs): synth-50k's 868 vectors x 21 reach
@@ -109,12 +107,15 @@ def train_like(candidate: Candidate, X, y, exact_model, min_points=None, random_
     return model, time.perf_counter() - start
 
 
-def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progress=None, landmarks=True):
+def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progress=None, landmarks=True,
+                        time_limit=None):
     """Budget models at each budget: ``leansvm.BSGDClassifier`` (with its convex refit) and, with
     ``landmarks``, Nystroem landmarks + LinearSVC (:class:`~leansvm.budget.landmark_svc.LandmarkSVC`),
     the family that BENCHMARKS.md shows ahead of BSGD at equal size on magic and a9a.
 
-    ``progress``: a bar over the budgets (None: on a terminal, :mod:`leansvm.progress`)."""
+    ``progress``: a bar over the budgets (None: on a terminal, :mod:`leansvm.progress`). ``time_limit``
+    (seconds): no model is started when the one before it, scaled by the budgets' ratio, would end
+    past it; the log names the budgets left out."""
     log = log or _Log(False)
     bsgd = _optional("BSGDClassifier")
     fallback = None
@@ -133,16 +134,25 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progr
         if landmarks or bsgd is None:
             plan.append((f"Nystroem B={int(budget)}",
                          LandmarkSVC(budget=int(budget), C=C, gamma=gamma, random_state=random_state)))
+    left_out, last = [], None
     with Progress(len(plan), "budget models", "models", progress) as bar:
         for name, estimator in plan:
+            if time_limit is not None and last is not None:
+                expected = last.fit_seconds * estimator.budget / max(last.model.budget, 1)
+                if time.perf_counter() - start + expected > time_limit:
+                    left_out.append(name)
+                    continue
             with default_progress(False):   # this bar counts the models; none inside each fit
                 model, seconds = _timed(estimator.fit, X, y)
-            out.append(Candidate(name, "budget", model, model.expansion_.n_support, seconds))
+            last = Candidate(name, "budget", model, model.expansion_.n_support, seconds)
+            out.append(last)
             bar.update()
     families = (["BSGDClassifier with its convex refit"] if bsgd is not None else []) + \
         (["Nystroem + LinearSVC"] if landmarks or bsgd is None else [])
     log.step("budget", f"{len(out)} budget model(s), B = {', '.join(str(int(b)) for b in budgets)}",
-             "budgeted training at fixed size: " + " and ".join(families), time.perf_counter() - start, fallback)
+             "budgeted training at fixed size: " + " and ".join(families)
+             + (f"; left out for lack of time ({time_limit:.0f} s): {', '.join(left_out)}" if left_out else ""),
+             time.perf_counter() - start, fallback)
     return out
 
 

@@ -39,16 +39,18 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from leansvm import interrupts, io
 from leansvm.core.kernels import resolve_gamma
-from leansvm.job.candidates import (COMPRESSION_BUDGET_FACTOR, DEFAULT_SIZE_FRACTIONS, compress_models,
+from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, compress_models,
                                     estimate_exact_seconds, estimate_fit_seconds, train_budget_models,
                                     train_exact)
 from leansvm.job.choice import choose_model, confirm_choice, estimate_drops, refit_on_all_rows
+from leansvm.job.deadline import Deadline
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
 from leansvm.job.helpers import _accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices
@@ -99,7 +101,7 @@ def _prepare_data(X, y, X_test, y_test, target, impute, scale, max_accuracy_drop
 
 
 def _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_folds, one_se, class_weight,
-                            random_state, budget_seconds, log) -> Selection:
+                            random_state, deadline, log) -> Selection:
     """Stage 3: (C, gamma) by the wide search, or on the grid ``Cs`` x ``gammas`` when either is given;
     then how much screening saves along C's path there (reported, not used for a choice)."""
     X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
@@ -107,7 +109,7 @@ def _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_fo
         # every training row, as grid.py: the folds hold rows out (the validation part only
         # chooses among the models trained at this (C, gamma) later)
         selection = search_hyperparameters(X, y, selection_size, n_folds, one_se, class_weight,
-                                           random_state, log, time_limit=budget_seconds)
+                                           random_state, log, time_limit=deadline.allowance("search"))
     else:
         scale = resolve_gamma("scale", X_fit)
         Cs = DEFAULT_C_GRID if Cs is None else Cs
@@ -119,25 +121,27 @@ def _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_fo
     return selection
 
 
-def _choose_route(X_fit, y_fit, C, gamma, budget_seconds, random_state, log):
-    """Stage 4: exact training, or budget training when the exact fit's estimated time exceeds
-    ``budget_seconds``; returns (route, (measured seconds, sample size, power) or None)."""
-    if budget_seconds is None:
+def _choose_route(X_fit, y_fit, C, gamma, deadline, random_state, log):
+    """Stage 4: exact training, or budget training when the exact fit's estimated time exceeds the
+    exact stage's share of the budget; returns (route, (measured seconds, sample size, power) or None)."""
+    if deadline.seconds is None:
         log.step("route", "exact training", "no time budget given")
         return "exact", None
     estimated, measured, size, power = estimate_exact_seconds(X_fit, y_fit, C, gamma, random_state=random_state)
-    route = "exact" if estimated <= budget_seconds else "budget"
+    allowed = deadline.allowance("exact")
+    route = "exact" if estimated <= allowed else "budget"
     log.step("route", f"{route} training",
              f"exact fit estimated at {estimated:.1f} s ({measured:.2f} s on {size} samples, "
-             f"scaled by n^{power:.2f}) {'within' if route == 'exact' else 'over'} the budget of "
-             f"{budget_seconds:g} s")
+             f"scaled by n^{power:.2f}) {'within' if route == 'exact' else 'over'} its share of the budget, "
+             f"{allowed:.0f} of {deadline.seconds:g} s")
     return route, (measured, size, power)
 
 
-def _train_candidates(X_fit, y_fit, C, gamma, route, timing, budget_seconds, size_fractions, class_weight,
+def _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline, size_fractions, class_weight,
                       random_state, log):
-    """Stage 5: the exact model (on a subsample that fits half the budget on the budget route) and
-    budget models at fractions of its size; returns (candidates, the exact one)."""
+    """Stage 5: the exact model (on the budget route on the largest subsample estimated to fit the
+    exact stage's share of the budget) and budget models at fractions of its size; returns
+    (candidates, the exact one)."""
     if route == "exact":
         exact = train_exact(X_fit, y_fit, C, gamma, random_state, class_weight)
         log.step("train", f"exact SVC: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:g}",
@@ -145,17 +149,20 @@ def _train_candidates(X_fit, y_fit, C, gamma, route, timing, budget_seconds, siz
         m = exact.n_support
         budgets = sorted({max(10, int(round(f * m))) for f in size_fractions if f * m < m})
     else:
-        # the exact solver on the largest subsample whose estimated time is half the budget
+        # the exact solver on the largest subsample estimated to fit the exact stage's share
         measured, size, power = timing
-        n_sub = int(min(X_fit.shape[0], size * (0.5 * budget_seconds / max(measured, 1e-9)) ** (1 / power)))
+        allowed = deadline.allowance("exact")
+        n_sub = int(min(X_fit.shape[0], size * (allowed / max(measured, 1e-9)) ** (1 / power)))
         X_sub, y_sub = _subsample(X_fit, y_fit, max(n_sub, size), random_state)
         exact = train_exact(X_sub, y_sub, C, gamma, random_state, class_weight)
         exact.name = f"exact SVC ({X_sub.shape[0]} of {X_fit.shape[0]} samples)"
         log.step("train", f"{exact.name}: {exact.n_support} support vectors",
-                 f"IRWLS at C = {C:g}, gamma = {gamma:g} on the largest subsample estimated to take half "
-                 "the budget; the reference for compression", exact.fit_seconds)
+                 f"IRWLS at C = {C:g}, gamma = {gamma:g} on the largest subsample estimated to take "
+                 f"{allowed:.0f} s (the exact stage's share of the budget); the reference for compression",
+                 exact.fit_seconds)
         budgets = sorted({int(b) for b in (50, 100, 200, 500) if b < X_fit.shape[0]})
-    return [exact] + train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log), exact
+    return [exact] + train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log,
+                                         time_limit=deadline.allowance("budget")), exact
 
 
 def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop, confidence,
@@ -174,7 +181,7 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_a
 
 
 def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight, libsvm_reference_model,
-             budget_seconds, random_state, log):
+             deadline, random_state, log):
     """Stage 9, measurements never used for a choice: test accuracy, LIBSVM's full model at the same
     (C, gamma) and the prediction cost of every model; returns LIBSVM's (seconds per 1000
     predictions, #SV, test accuracy), None where not measured."""
@@ -184,11 +191,12 @@ def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_we
             c.test_accuracy = _accuracy(c.model, X_test, y_test)
     X_timing = X_measure[:TIMING_ROWS]
     libsvm_model = libsvm_n_sv = libsvm_acc = libsvm_estimate = None
-    if libsvm_reference_model and budget_seconds is not None:
+    allowed = deadline.allowance("measure")
+    if libsvm_reference_model and allowed is not None:
         from sklearn.svm import SVC as LibsvmSVC
         libsvm_estimate, _, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma, class_weight=class_weight),
                                                         X_fit, y_fit, random_state=random_state)
-    if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= budget_seconds):
+    if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= allowed):
         (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma, class_weight)
         libsvm_n_sv = int(libsvm_model.n_support_.sum())
         if X_test is not None:
@@ -197,7 +205,8 @@ def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_we
                  "the full model at the same C and gamma, for test-time cost", libsvm_fit)
     elif libsvm_reference_model:
         log.step("reference", "LIBSVM full model not trained",
-                 f"its estimated training time ({libsvm_estimate:.0f} s) exceeds the time budget")
+                 f"its estimated training time ({libsvm_estimate:.0f} s) exceeds what is left of the time budget "
+                 f"({allowed:.0f} s)")
     libsvm_seconds = measure_prediction_cost(candidates, X_timing, libsvm_model)
     log.step("measure", f"prediction cost on {X_timing.shape[0]} rows",
              "best of 5 runs, seconds per 1000 predictions (machine shared: ratios, not absolutes)")
@@ -221,12 +230,12 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     the returned model is then such a ``Pipeline`` too, predicting unscaled inputs.
 
     ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
-    ``compress``. ``budget_seconds`` bounds the estimated exact training time
-    (and, times ``COMPRESSION_BUDGET_FACTOR``, the compression size search; the
-    (C, gamma) search starts no halving round past it):
-    above it, the exact solver runs on the largest subsample estimated to take
-    half the budget (the model compression starts from), beside budget models
-    on all rows. ``size_fractions``: budgets of the budget models as fractions
+    ``compress``. ``budget_seconds`` bounds the whole job: each stage gets a share
+    (:mod:`leansvm.job.deadline`) and scales down what it does to fit (the search's
+    halving rounds, the budget models and compressed sizes tried, the confirming folds,
+    the refit); when the exact fit's estimate exceeds its share, the exact solver runs
+    on the largest subsample estimated to fit it (the model compression starts from),
+    beside budget models on all rows. ``size_fractions``: budgets of the budget models as fractions
     of the exact model's #SV; ``compression_points``: the fewest training
     rows a compressed model is fitted on (all training rows when there are fewer;
     ``POINTS_PER_VECTOR`` per vector beyond). Measured (BENCHMARKS.md): 8000 rather
@@ -263,6 +272,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     """
     log = _Log(verbose)
     start = time.perf_counter()
+    deadline = Deadline(budget_seconds)
     try:
         with default_progress(progress_enabled(True if progress is None and verbose else progress)):
             X, y, X_test, y_test, preprocessor, summary = _prepare_data(
@@ -272,22 +282,22 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             log.step("split", f"{X_fit.shape[0]} for training, {X_val.shape[0]} for validation",
                      f"stratified hold-out of {100 * validation_fraction:g}% for choosing among models")
             selection = _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_folds, one_se,
-                                                class_weight, random_state, budget_seconds, log)
+                                                class_weight, random_state, deadline, log)
             C, gamma = selection.C, selection.gamma
-            route, timing = _choose_route(X_fit, y_fit, C, gamma, budget_seconds, random_state, log)
-            candidates, reference = _train_candidates(X_fit, y_fit, C, gamma, route, timing, budget_seconds,
+            route, timing = _choose_route(X_fit, y_fit, C, gamma, deadline, random_state, log)
+            candidates, reference = _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline,
                                                       size_fractions, class_weight, random_state, log)
-            # the size search, and the refit after it, each stop at this many seconds
-            compression_limit = None if budget_seconds is None else COMPRESSION_BUDGET_FACTOR * budget_seconds
             candidates += _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
-                                              confidence, compression_points, compression_limit, random_state, log)
+                                              confidence, compression_points, deadline.allowance("compress"),
+                                              random_state, log)
             chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             if confirm and route == "exact":
                 chosen = confirm_choice(candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
-                                        compression_points, compression_limit, random_state, class_weight, log)
+                                        compression_points, deadline.allowance("confirm"), random_state,
+                                        class_weight, log)
             final = None
             if refit and route == "exact":
-                final = refit_on_all_rows(chosen, X, y, C, gamma, compression_points, compression_limit,
+                final = refit_on_all_rows(chosen, X, y, C, gamma, compression_points, deadline.allowance("refit"),
                                           random_state, log, n_fit=X_fit.shape[0], class_weight=class_weight)
                 if final is not None:
                     candidates.append(final)
@@ -296,11 +306,15 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                                                "the validated model is returned")
             final = final or chosen
             libsvm = _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight,
-                              libsvm_reference_model, budget_seconds, random_state, log)
+                              libsvm_reference_model, deadline, random_state, log)
             data_2d = None
             if X.shape[1] == 2:
                 data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)
             model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
+            if budget_seconds is not None and deadline.elapsed() > budget_seconds:
+                warnings.warn(f"leansvm fit took {deadline.elapsed():.0f} s, over the budget of {budget_seconds:g} s "
+                              f"(no stage could be cut further); the model returned is {final.name}, the best "
+                              "found in that time", RuntimeWarning, stacklevel=2)
             return LeanResult(model, chosen, candidates, selection, route, log.steps, summary,
                               max_accuracy_drop, *libsvm, data_2d,
                               np.unique(y), time.perf_counter() - start, final,

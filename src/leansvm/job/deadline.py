@@ -1,0 +1,39 @@
+"""``--budget-seconds`` as a bound on the whole main job: each stage's share of the time.
+
+The stages run in order; each gets what is left of the budget minus the shares reserved for the
+stages after it, so that time an early stage did not use passes on, and one that overran squeezes
+the later ones rather than the total. Each stage scales down what it does to fit (the search's
+halving rounds, the exact model's rows, the budget models and compressed sizes tried, the folds
+that confirm a choice, the refit) and its log line says what it left out.
+"""
+
+from __future__ import annotations
+
+import time
+
+#: each stage's share of the budget, in the order the stages run
+SHARES = {"search": 0.10, "exact": 0.25, "budget": 0.10, "compress": 0.25, "confirm": 0.10, "refit": 0.15,
+          "measure": 0.05}
+
+
+class Deadline:
+    """The job's start time and budget (``seconds`` None: no budget, every allowance None)."""
+
+    def __init__(self, seconds=None):
+        self.seconds = seconds
+        self.start = time.perf_counter()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self) -> float | None:
+        return None if self.seconds is None else max(0.0, self.seconds - self.elapsed())
+
+    def allowance(self, stage) -> float | None:
+        """Seconds ``stage`` may take: what is left minus the shares of the stages after it (at
+        least a tenth of its own share, so that a stage never gets nothing at all); None without a budget."""
+        if self.seconds is None:
+            return None
+        stages = list(SHARES)
+        later = sum(SHARES[s] for s in stages[stages.index(stage) + 1:]) * self.seconds
+        return max(self.remaining() - later, 0.1 * SHARES[stage] * self.seconds)
