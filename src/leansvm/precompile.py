@@ -1,4 +1,4 @@
-"""Compile leansvm's numba loops before the first fit (issue 23, item 5).
+"""Compile leansvm's numba loops before the first fit.
 
 numba compiles a function at its first call for the argument types of that call, and with
 ``cache=True`` keeps the machine code in ``__pycache__`` for later processes. So the first process

@@ -55,7 +55,7 @@ LOOKUP_SIZE = 401                # table resolution in each of (ratio, kappa)
 _LN_KAPPA_FLOOR = -700.0         # exp() underflow guard
 _FAR = -30.0                     # ln kappa below this: the pair does not interact (kappa < 1e-13)
 _PROJECTION_RIDGE = 1e-6         # K + ridge I is inverted for projection (duplicates make K singular)
-_PROJECTION_REFRESH = 100        # the inverse is recomputed from scratch every this many projections
+_PROJECTION_REFRESH = 100        # the inverse is recomputed anew every this many projections
 _INV_GOLD = 0.6180339887498949
 #: cascade='greedy' picks partners 2..M-1 among the GREEDY_POOL (M-1) best-ranked candidates.
 #: 10 rather than 3: the pool then holds the light unmerged vectors near the merged point, so
@@ -743,7 +743,7 @@ def _greedy_partners(SV, sv_sq, alpha, r, cand, buf_lnk, partners, gamma, solver
 
 @njit(cache=True)
 def _recompute_inverse(P, SV, sv_sq, n_sv, kcode, gamma, coef0, degree):
-    """P = (K + ridge I)^{-1} of the first n_sv vectors from scratch (drift of the O(m^2) updates)."""
+    """P = (K + ridge I)^{-1} of the first n_sv vectors anew (drift of the O(m^2) updates)."""
     K = np.empty((n_sv, n_sv))
     for i in range(n_sv):
         for j in range(i, n_sv):
@@ -922,7 +922,7 @@ def count_unmerged(alpha, lam, t) -> int:
     A violator joining at step t0 gets |alpha| = 1 / (lambda t0) and then shrinks by (1 - 1/s)
     at every step s, so at step t every unmerged vector has |alpha| = 1 / (lambda t) exactly
     (Pegasos; up to rounding), the smallest weight a vector can carry without cancellation.
-    Multi-merge leaves many of them in the budget (see BENCHMARKS.md, issue 5: the mechanism).
+    Multi-merge leaves many of them in the budget (BENCHMARKS.md, BSGD: the mechanism).
     """
     if t < 1 or alpha.size == 0:
         return 0

@@ -1,4 +1,4 @@
-"""``BSGDOneClassSVM``: the one-class SVM on a budget, by budgeted SGD (issue 22, item 2).
+"""``BSGDOneClassSVM``: the one-class SVM on a budget, by budgeted SGD.
 
 The kernelised counterpart of scikit-learn's ``SGDOneClassSVM`` (which is linear and, for
 kernels, is combined with a Nystroem feature map). Schoelkopf et al.'s one-class primal, scaled

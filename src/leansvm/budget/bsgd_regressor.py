@@ -1,4 +1,4 @@
-"""``BSGDRegressor``: kernel support vector regression trained by budgeted SGD (issue 22).
+"""``BSGDRegressor``: kernel support vector regression trained by budgeted SGD.
 
 The primal of epsilon-SVR with the Pegasos scaling,
 
@@ -101,7 +101,7 @@ class BSGDRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
 
     @fit_transaction
     def fit(self, X, y):
-        """Train from scratch: ``epochs`` passes over (X, y)."""
+        """Train anew: ``epochs`` passes over (X, y)."""
         self._check_params()
         X, y = validate_regression_data(self, X, y)
         start = time.perf_counter()

@@ -190,7 +190,7 @@ def _compact(act, n_act, leave):
 
 @numba.njit(cache=True, nogil=True)
 def _gap_drop(alpha, upper, grad, znorm, p, act, n_act, err, slack):
-    """Dynamic safe screening (issue 4, item 6b): the gap of the problem restricted to the active
+    """Dynamic safe screening (the duality-gap rule): the gap of the problem restricted to the active
     samples (the others are held at bounds proven safe), G_A = sum_A a_i (g_i + p_i) + C_i (-p_i - g_i)_+
     with the margins g_i = grad_i - p_i (the hinge's 1 - g_i for p = -1), bounds ||w - w*|| <= sqrt(2 G_A)
     (screening.gap_bounds, restricted form). Samples already at 0 with g_i - r ||z_i|| > -p_i, or at C_i

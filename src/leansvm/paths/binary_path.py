@@ -47,11 +47,11 @@ from leansvm.paths.screening import RULES, ScreeningReference, _kernel_products,
 
 BIAS_MODES = ("augmented", "none", "equality")
 #: a sub-problem with at most this share of a shared cache's rows copies its block K[idx, idx] out
-#: (one-vs-one pairs, and CV folds up to 10-fold: banana 5-fold SVCCV 0.82 -> 0.77 s CPU, session 5b)
+#: (one-vs-one pairs, and CV folds up to 10-fold: banana 5-fold SVCCV 0.82 -> 0.77 s CPU)
 SUBSET_SHARE = 0.9
 SOLVERS = ("auto", "cd", "irwls")
 #: solver="auto"'s cost model, in microseconds of one thread (fitted to warm solves on folds of banana,
-#: satimage pairs, wdbc and the whole of magic, session 5, load 5-6): a CD step costs CD_VISIT_NS per
+#: satimage pairs, wdbc and the whole of magic, load 5-6): a CD step costs CD_VISIT_NS per
 #: active sample it visits (2.3-2.7 ns; with shrinking the active set shrinks, magic at C = 8.9: 32,852
 #: steps in 0.48 s), an IRWLS chunk IRWLS_CHUNK_US + IRWLS_QN_NS per (working-set sample x active
 #: sample) (q = 96, n = 1,063: 340-370 us; q = 512, n = 15,216: ~22 ms). Counts, not clocks: the
@@ -407,7 +407,7 @@ DYNAMIC_STAGES = (100.0, 10.0)
 
 def _dynamic_solve(solve, X, problem, kernel, tol, alpha_init, fixed0, fixedC, bias, options, extra, phi_norms,
                    row_error, shared, pass_margins):
-    """Solve with dynamic gap screening (issue 4, item 6b): stop at 100 tol and 10 tol; after each
+    """Solve with dynamic gap screening (the duality-gap rule of the dynamic screening): stop at 100 tol and 10 tol; after each
     stage the gap ball of the current (feasible) dual point a and its primal w = Z'a
     (:func:`.screening.gap_screen`, any bias) holds the samples it proves in R at 0 and in L at C_i
     for the rest of the solve. Safe: the optimum is unchanged. ``problem`` has the bounds of the
@@ -468,7 +468,7 @@ def iter_binary_path(X, problem: DualProblem, Cs, kernel: Kernel, *, screening="
 
     ``problem`` is the dual at unit C: its bounds are the per-sample factors c_i (C_i = C c_i;
     :func:`leansvm.core.problems.c_svc` with ``C`` = the sample and class weights). The
-    screening rules and Lemma 9's start are derived for C-SVC's hinge loss (other losses: issue 22).
+    screening rules and Lemma 9's start are derived for C-SVC's hinge loss (other losses have their own paths: svr_path, one_class_path).
     ``solver``: 'cd' (greedy coordinate descent on the box QP,
     :mod:`.box_cd`; not for bias='equality'), 'irwls' (``solve_irwls``) or
     'auto' (CD, then IRWLS from the first C where CD gets slow: :class:`_CachedSolver`).

@@ -1,4 +1,4 @@
-r"""The one-class SVM along nu, warm-started and screened (issue 22, item 1).
+r"""The one-class SVM along nu, warm-started and screened.
 
 Why the C-path machinery carries over. LIBSVM's one-class dual (:mod:`leansvm.exact.one_class`)
 

@@ -363,7 +363,7 @@ def screen(ref: ScreeningReference, C: float, rule: str = "it", slack: float = D
 
 
 # -- beyond the paper: a duality-gap ball, valid for any feasible pair, with or without an unregularised bias ---
-# GAP-safe rule (our addition; issue 4, item 6a).
+# GAP-safe rule (our addition to the paper's rules).
 #
 # For any primal point (w, b) and any dual feasible a (0 <= a_i <= C_i, and
 # y'a = 0 when the bias b is unregularised, LIBSVM's formulation), the primal

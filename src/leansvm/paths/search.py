@@ -1,7 +1,7 @@
 r"""The main job's (C, gamma) search: as wide as LIBSVM's ``grid.py``, at the cost of a few cells.
 
 grid.py fits 110 cells (C = 2^-5 .. 2^15, gamma = 2^-15 .. 2^3, steps of 2^2)
-times 5 folds, each from scratch. Here the same ranges (gamma as factors of
+times 5 folds, each started anew. Here the same ranges (gamma as factors of
 'scale' = 1 / (d Var X), 18 octaves: :data:`GAMMA_OCTAVES`) cost far less:
 
 * **C is a path.** Per (gamma, fold) one warm-started regularisation path
@@ -78,7 +78,7 @@ PARALLEL_MIN_ROWS = 1000
 #: the folds' stopping tolerance (LIBSVM's -e; its default, and the final model's, is 1e-3). With 1e-2 the
 #: nine KEEL sets chose the same cells or cells of the same CV accuracy and test accuracy (banana,
 #: twonorm, mushroom: a neighbour, test accuracy equal or +0.07 points) in 0.6-0.95x the time
-#: (page-blocks0 8.3 -> 6.9 s, banana 15.6 -> 9.6 s; BENCHMARKS.md, stop 37)
+#: (page-blocks0 8.3 -> 6.9 s, banana 15.6 -> 9.6 s; BENCHMARKS.md)
 SEARCH_TOL = 1e-2
 #: a kept gamma whose best C is this many octaves above the kept ones' smallest runs last in the
 #: next round (:meth:`_Round.next_windows`)

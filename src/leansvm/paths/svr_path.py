@@ -1,4 +1,4 @@
-r"""Regularisation paths of epsilon-SVR with safe screening, and ``SVRCV`` (issue 22, item 1).
+r"""Regularisation paths of epsilon-SVR with safe screening, and ``SVRCV``.
 
 ``svr_path(X, y, Cs, gamma=..., epsilon=...)`` solves LIBSVM's epsilon-SVR (``leansvm.SVR``,
 the bias as LIBSVM's: y'a = 0) for every C of an ascending grid, each C warm-started from the
