@@ -9,6 +9,7 @@ from sklearn.preprocessing import StandardScaler
 from leansvm import SVC, BSGDClassifier
 from leansvm.io import load_libsvm_model, load_model, save_libsvm_model, save_model
 from leansvm.budget import bsgd, bsgd_crammer_singer
+from leansvm.budget import bsgd_refit, merging, sgd_kernels
 
 GAMMA = 0.5
 
@@ -43,18 +44,18 @@ def test_merge_degradation_formula_matches_feature_space():
         ai, aj = rng.normal(size=2)
         h = rng.uniform(-1, 2)
         lnk = -GAMMA * np.sum((xi - xj) ** 2)
-        assert bsgd.merge_degradation(h, ai, aj, lnk) == pytest.approx(
+        assert merging.merge_degradation(h, ai, aj, lnk) == pytest.approx(
             _feature_space_degradation(ai, aj, xi, xj, h, GAMMA), rel=1e-10, abs=1e-12)
 
 
 def test_golden_section_h_matches_fine_grid():
     grid = np.linspace(-60, 61, 1_210_001)
     for ai, aj, lnk in _random_pairs(1):
-        h = bsgd.golden_h(ai, aj, lnk, 60)
+        h = merging.golden_h(ai, aj, lnk, 60)
         az = ai * np.exp(lnk * (1 - grid) ** 2) + aj * np.exp(lnk * grid**2)
         best = grid[np.argmax(az**2)]
         deg_grid = ai**2 + aj**2 + 2 * ai * aj * np.exp(lnk) - np.max(az**2)
-        deg = bsgd.merge_degradation(h, ai, aj, lnk)
+        deg = merging.merge_degradation(h, ai, aj, lnk)
         assert deg <= deg_grid + 1e-9 * (ai**2 + aj**2)
         if ai * aj > 0:
             assert 0.0 <= h <= 1.0
@@ -66,11 +67,11 @@ def test_golden_section_h_matches_fine_grid():
 
 
 def test_lookup_table_agrees_with_golden_section():
-    table = bsgd.lookup_table()
+    table = merging.lookup_table()
     worst = 0.0
     for ai, aj, lnk in _random_pairs(2, n=300):
-        dg = bsgd.merge_degradation(bsgd.golden_h(ai, aj, lnk, 60), ai, aj, lnk)
-        dl = bsgd.merge_degradation(bsgd.lookup_h(ai, aj, lnk, table), ai, aj, lnk)
+        dg = merging.merge_degradation(merging.golden_h(ai, aj, lnk, 60), ai, aj, lnk)
+        dl = merging.merge_degradation(merging.lookup_h(ai, aj, lnk, table), ai, aj, lnk)
         assert dl >= dg - 1e-9 * (ai**2 + aj**2)          # golden is (near) optimal
         worst = max(worst, (dl - dg) / (ai**2 + aj**2))
     assert worst < 1e-3
@@ -82,12 +83,12 @@ def test_gradient_merge_of_two_points_matches_golden():
         Z = rng.normal(scale=0.7, size=(2, 3))
         a = rng.uniform(0.2, 2.0, 2)
         lnk = -GAMMA * np.sum((Z[0] - Z[1]) ** 2)
-        h = bsgd.golden_h(a[0], a[1], lnk, 60)
+        h = merging.golden_h(a[0], a[1], lnk, 60)
         z = a @ Z / a.sum()
-        bsgd._gd_merge(Z, a, GAMMA, z, 500)
+        merging._gd_merge(Z, a, GAMMA, z, 500)
         k = np.exp(-GAMMA * np.sum((Z - z) ** 2, axis=1))
         deg_gd = a @ np.exp(-GAMMA * ((Z[:, None] - Z[None]) ** 2).sum(-1)) @ a - (a @ k) ** 2
-        deg_golden = bsgd.merge_degradation(h, a[0], a[1], lnk)
+        deg_golden = merging.merge_degradation(h, a[0], a[1], lnk)
         assert deg_gd == pytest.approx(deg_golden, rel=1e-4, abs=1e-9)
 
 
@@ -96,7 +97,7 @@ def test_optimal_bias_minimises_the_hinge_loss():
     for _ in range(10):
         g = rng.normal(size=40)
         y = np.where(rng.random(40) < 0.3, 1.0, -1.0)
-        b = bsgd.optimal_bias(g, y)
+        b = bsgd_refit.optimal_bias(g, y)
         grid = np.linspace(-6, 6, 24001)
         loss = np.maximum(0, 1 - y[:, None] * (g[:, None] + grid)).sum(0)
         assert np.maximum(0, 1 - y * (g + b)).sum() <= loss.min() + 1e-9
@@ -143,8 +144,8 @@ def _reference_bsgd(X, y, order, lam, budget, maintenance):
                 if j == r:
                     continue
                 lnk = -GAMMA * np.sum((SV[r] - SV[j]) ** 2)
-                h = bsgd.golden_h(alpha[r], alpha[j], lnk, bsgd.GOLDEN_ITERATIONS)
-                deg = bsgd.merge_degradation(h, alpha[r], alpha[j], lnk)
+                h = merging.golden_h(alpha[r], alpha[j], lnk, merging.GOLDEN_ITERATIONS)
+                deg = merging.merge_degradation(h, alpha[r], alpha[j], lnk)
                 if deg < best:
                     best, best_j, best_h = deg, j, h
             z = best_h * SV[r] + (1 - best_h) * SV[best_j]
@@ -336,13 +337,13 @@ def test_newton_refit_matches_liblinear_objective_and_is_stationary():
     y = np.where(F[:, 0] + 0.5 * rng.normal(size=400) > 0.3, 1.0, -1.0)
     C = 2.0
     obj = lambda v, b: 0.5 * v @ v + C * np.sum(np.maximum(0, 1 - y * (F @ v + b)) ** 2)  # noqa: E731
-    v, b, _, ok = bsgd.refit_l2svm(F, y, C, fit_intercept=False)
+    v, b, _, ok = bsgd_refit.refit_l2svm(F, y, C, fit_intercept=False)
     ref = LinearSVC(C=C, loss="squared_hinge", dual=False, fit_intercept=False, tol=1e-10,
                     max_iter=10000).fit(F, y)
     assert ok and b == 0.0
     assert obj(v, 0.0) <= obj(ref.coef_.ravel(), 0.0) * (1 + 1e-9)
     # with the unregularised bias: the gradient of the objective vanishes
-    v, b, _, ok = bsgd.refit_l2svm(F, y, C)
+    v, b, _, ok = bsgd_refit.refit_l2svm(F, y, C)
     xi = np.maximum(0, 1 - y * (F @ v + b))
     grad_v = v - 2 * C * F.T @ (y * xi)
     grad_b = -2 * C * np.sum(y * xi)
@@ -387,8 +388,8 @@ def test_vector_merge_degradation_and_h():
     # one class: the binary merge
     for ai, aj, lnk in _random_pairs(23, n=20):
         h = cs.vector_merge_h(ai * ai, aj * aj, ai * aj, lnk, 60)
-        assert bsgd.merge_degradation(h, ai, aj, lnk) == pytest.approx(
-            bsgd.merge_degradation(bsgd.golden_h(ai, aj, lnk, 60), ai, aj, lnk), abs=1e-7 * (ai**2 + aj**2))
+        assert merging.merge_degradation(h, ai, aj, lnk) == pytest.approx(
+            merging.merge_degradation(merging.golden_h(ai, aj, lnk, 60), ai, aj, lnk), abs=1e-7 * (ai**2 + aj**2))
 
 
 def _reference_crammer_singer(X, y, order, lam, budget, n_classes):
@@ -527,12 +528,12 @@ def test_count_unmerged_uses_the_pegasos_weight():
 
 def test_fast_exp_and_rbf_margin_match_numpy():
     v = np.linspace(-40.0, 0.0, 4001)
-    e = np.array([bsgd.exp_nonpositive(x) for x in v])
+    e = np.array([sgd_kernels.exp_nonpositive(x) for x in v])
     assert np.max(np.abs(e - np.exp(v)) / np.exp(v)) < 2e-14       # measured 1.6e-15
-    assert bsgd.exp_nonpositive(-800.0) == 0.0 and bsgd.exp_nonpositive(0.0) == 1.0
+    assert sgd_kernels.exp_nonpositive(-800.0) == 0.0 and sgd_kernels.exp_nonpositive(0.0) == 1.0
     rng = np.random.default_rng(5)
     SV, x, alpha = rng.normal(size=(37, 6)), rng.normal(size=6), rng.normal(size=37)
-    f = bsgd.rbf_margin(SV @ x, (SV * SV).sum(1), alpha, 37, x @ x, 0.3, 0.25)
+    f = sgd_kernels.rbf_margin(SV @ x, (SV * SV).sum(1), alpha, 37, x @ x, 0.3, 0.25)
     ref = 0.25 + alpha @ np.exp(-0.3 * ((SV - x) ** 2).sum(1))
     assert abs(f - ref) < 1e-12 * max(1.0, np.abs(alpha).sum())
 

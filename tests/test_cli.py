@@ -1,6 +1,7 @@
 """The ``leansvm`` command, run in-process through ``main`` (and once as ``python -m leansvm``)."""
 
 import re
+import shutil
 import subprocess
 import sys
 import types
@@ -335,3 +336,53 @@ def test_compress_a_one_class_model(heart, tmp_path, capsys):
     assert status == 0, err
     assert re.search(r"accuracy on .*: full 0\.\d+, compressed 0\.\d+", out)
     assert open(tmp_path / "small.model").readline().split() == ["svm_type", "one_class"]
+
+
+# -- leansvm train -v: svm-train's cross-validation ---------------------------------------------
+def test_libsvm_folds_use_glibc_rand_as_svm_train_does():
+    from leansvm.cli.libsvm_folds import GlibcRand, libsvm_folds
+
+    rand = GlibcRand(1)                                   # glibc's first values after srand(1)
+    assert [rand() for _ in range(3)] == [1804289383, 846930886, 1681692777]
+    y = np.array([1, -1, 1, 1, -1, 2, 2, 1, -1, 2] * 3)
+    folds = libsvm_folds(y, 4, stratified=True)
+    assert sorted(np.concatenate(folds).tolist()) == list(range(30))  # every row held out once
+    for label in (1, -1, 2):                                          # each class dealt evenly
+        counts = [int(np.sum(y[f] == label)) for f in folds]
+        assert max(counts) - min(counts) <= 1
+    plain = libsvm_folds(y, 4, stratified=False)
+    assert [f.size for f in plain] == [7, 8, 7, 8] and sorted(np.concatenate(plain).tolist()) == list(range(30))
+
+
+def test_train_v_prints_the_cross_validation_accuracy_and_writes_no_model(tmp_path, capsys, monkeypatch):
+    from sklearn.datasets import dump_svmlight_file, make_classification
+
+    X, y = make_classification(120, 5, random_state=0)
+    data = tmp_path / "d.txt"
+    dump_svmlight_file(X, 2 * y - 1, str(data), zero_based=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "-v", "5", str(data)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("Cross Validation Accuracy = ") and line.endswith("%")
+    assert 50 < float(line.split("=")[1].rstrip("%")) <= 100
+    assert not (tmp_path / "d.txt.model").exists()
+    assert main(["train", "-s", "3", "-v", "3", str(data)]) == 0
+    assert "Cross Validation Mean squared error = " in capsys.readouterr().out
+    assert main(["train", "-v", "1", str(data)]) == 2
+    assert main(["train", "-q", str(data)]) == 0                      # MODEL defaults to DATA's name + .model
+    assert (tmp_path / "d.txt.model").exists()
+
+
+@pytest.mark.skipif(shutil.which("svm-train") is None, reason="LIBSVM's svm-train is not installed")
+@pytest.mark.parametrize("options", [[], ["-c", "10", "-g", "0.1"], ["-s", "1", "-n", "0.3"], ["-s", "3"]])
+def test_train_v_matches_svm_train(options, heart, capsys):
+    """The same folds (svm-train's glibc rand) and the same dual: the same score, to a row."""
+    data = heart
+    theirs = subprocess.run(["svm-train", "-q", "-v", "5", *options, data], capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert main(["train", "-v", "5", *options, data]) == 0
+    ours = capsys.readouterr().out.split()
+    if "-s" in options and options[options.index("-s") + 1] == "3":
+        assert float(ours[6]) == pytest.approx(float(theirs[6]), rel=1e-3)          # mean squared error
+    else:
+        assert abs(float(ours[-1].rstrip("%")) - float(theirs[-1].rstrip("%"))) <= 100 / 270 + 1e-9

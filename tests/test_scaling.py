@@ -118,3 +118,56 @@ def test_the_real_svm_scale_and_svm_predict_read_the_range_file_and_the_model(ra
     # svm-scale prints 6 significant digits: a point within that rounding of the boundary may flip
     assert np.mean(theirs == ours) >= 0.995, int(np.sum(theirs != ours))
     assert np.mean(ours == 2 * yt - 1) > 0.85
+
+
+# -- leansvm scale: svm-scale's command ------------------------------------------------------
+def _sparse_file(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y = make_classification(200, 8, random_state=3)
+    X[:, 3] = 0.0                                         # a single-valued feature: dropped by both
+    X[X < -1] = 0.0                                       # absent entries count as 0 in min and max
+    X[:, 0] *= 50
+    path = tmp_path / "data.txt"
+    dump_svmlight_file(X, 2 * y - 1, str(path), zero_based=False)
+    return path, X
+
+
+def test_scale_maps_every_feature_to_the_range_and_saves_it(tmp_path, capsys):
+    path, X = _sparse_file(tmp_path)
+    assert main(["scale", "-l", "0", "-u", "1", "-s", str(tmp_path / "r"), str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == X.shape[0]
+    scaled = np.zeros_like(X)
+    for i, line in enumerate(out):
+        for cell in line.split()[1:]:
+            j, v = cell.split(":")
+            scaled[i, int(j) - 1] = float(v)
+    live = X.max(0) > X.min(0)
+    expected = (X[:, live] - X[:, live].min(0)) / (X[:, live].max(0) - X[:, live].min(0))
+    np.testing.assert_allclose(scaled[:, live], expected, atol=1e-5)          # "%g": 6 digits
+    assert np.all(scaled[:, ~live] == 0)
+    ranges = FeatureScaler.from_range_file(tmp_path / "r")
+    np.testing.assert_allclose(ranges.min_[live], X[:, live].min(0))
+    # -r applies the saved ranges: the same output
+    assert main(["scale", "-r", str(tmp_path / "r"), str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == out
+    assert main(["scale", "-s", "a", "-r", "b", str(path)]) == 2          # as svm-scale: one or the other
+    assert main(["scale", "-y", "0", "1", str(path)]) == 2
+
+
+@pytest.mark.skipif(shutil.which("svm-scale") is None, reason="LIBSVM's svm-scale is not installed")
+@pytest.mark.parametrize("limits", [[], ["-l", "0", "-u", "1"]], ids=["default", "0-1"])
+def test_scale_writes_what_svm_scale_writes_and_reads_its_range_files(tmp_path, capsys, limits):
+    """Byte for byte: `svm-scale` and `leansvm scale` on the same file, each restoring the other's ranges."""
+    path, _ = _sparse_file(tmp_path)
+    theirs = subprocess.run(["svm-scale", *limits, "-s", str(tmp_path / "theirs"), str(path)],
+                            capture_output=True, text=True, check=True).stdout
+    assert main(["scale", *limits, "-s", str(tmp_path / "ours"), str(path)]) == 0
+    assert capsys.readouterr().out == theirs
+    assert (tmp_path / "ours").read_text() == (tmp_path / "theirs").read_text()
+    assert main(["scale", "-r", str(tmp_path / "theirs"), str(path)]) == 0
+    assert capsys.readouterr().out == theirs
+    again = subprocess.run(["svm-scale", "-r", str(tmp_path / "ours"), str(path)], capture_output=True,
+                           text=True, check=True).stdout
+    assert again == theirs

@@ -30,8 +30,9 @@ have no bias at all, which on imbalanced data such as a9a costs several points.)
   'lookup') or at once by gradient ascent on |sum_m alpha_m k(x_m, z)| (Algorithm 2, MM-GD:
   ``merge_solver='gradient'``).
 
-The whole SGD pass, margins and maintenance run in numba (``cache=True``); budget
-maintenance is timed with ``objmode`` clocks (two per maintenance call).
+The whole SGD pass, margins and maintenance run in numba (``cache=True``); the merge arithmetic is in
+:mod:`.merging`, the kernel evaluations in :mod:`.sgd_kernels`, the bias and the convex refit after the
+passes in :mod:`.bsgd_refit`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, objmode
 
+from leansvm.budget.merging import (GOLDEN_ITERATIONS, _gd_merge, _pair_h, cascade_guard, golden_h, lookup_table,
+                                    merge_alpha, merge_degradation)
+from leansvm.budget.sgd_kernels import _kernel_value, _margin, _store_row
 from leansvm.core.expansion import KernelExpansion
 
 MAINTENANCE = {"removal": 0, "projection": 1, "merge": 2}
@@ -50,13 +54,9 @@ LOSSES = {"hinge": 0, "epsilon_insensitive": 1, "one_class": 2}
 MERGE_SOLVERS = {"golden": 0, "lookup": 1, "gradient": 2}
 KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
 
-GOLDEN_ITERATIONS = 24           # interval shrinks by 0.618^24 ~ 1e-5
-LOOKUP_SIZE = 401                # table resolution in each of (ratio, kappa)
 _LN_KAPPA_FLOOR = -700.0         # exp() underflow guard
-_FAR = -30.0                     # ln kappa below this: the pair does not interact (kappa < 1e-13)
 _PROJECTION_RIDGE = 1e-6         # K + ridge I is inverted for projection (duplicates make K singular)
 _PROJECTION_REFRESH = 100        # the inverse is recomputed anew every this many projections
-_INV_GOLD = 0.6180339887498949
 #: cascade='greedy' picks partners 2..M-1 among the GREEDY_POOL (M-1) best-ranked candidates.
 #: 10 rather than 3: the pool then holds the light unmerged vectors near the merged point, so
 #: cascades stop feeding heavy vectors into one (synth-200k B=519: |alpha| q90/median 10 -> 2.3,
@@ -193,105 +193,6 @@ def config_of(estimator, kernel, **loss) -> BudgetConfig:
                         coef0=kernel.coef0, degree=kernel.degree, **loss)
 
 
-# -- kernel values -----------------------------------------------------------------------------
-@njit(cache=True)
-def _kernel_value(dot, xsq, ysq, kcode, gamma, coef0, degree):
-    if kcode == 2:
-        d2 = xsq + ysq - 2.0 * dot
-        if d2 < 0.0:
-            d2 = 0.0
-        return np.exp(-gamma * d2)
-    if kcode == 0:
-        return dot
-    if kcode == 1:
-        return (gamma * dot + coef0) ** degree
-    return np.tanh(gamma * dot + coef0)
-
-
-@njit(cache=True, fastmath={"reassoc", "contract", "arcp", "nsz"})
-def _dots_dense(SV, n_sv, x, out):
-    d = x.shape[0]
-    for j in range(n_sv):
-        s = 0.0
-        for k in range(d):
-            s += SV[j, k] * x[k]
-        out[j] = s
-
-
-@njit(cache=True)
-def _dots_sparse(SV, n_sv, data, indices, lo, hi, out):
-    for j in range(n_sv):
-        s = 0.0
-        for p in range(lo, hi):
-            s += SV[j, indices[p]] * data[p]
-        out[j] = s
-
-
-@njit(cache=True)
-def _dots_row(Xd, data, indices, indptr, sparse, i, SV, n_sv, out):
-    """out[j] = sv_j'x_i for the first n_sv vectors (x_i a dense row or a CSR row)."""
-    if sparse:
-        _dots_sparse(SV, n_sv, data, indices, indptr[i], indptr[i + 1], out)
-    else:
-        _dots_dense(SV, n_sv, Xd[i], out)
-
-
-# The per-step margin is most of the non-maintenance time: compiled with the reassociation and
-# contraction flags (the dot products and the sum vectorise; no nnan / ninf, so inf tests elsewhere
-# stay valid) and a branch-free exp that LLVM vectorises (numba's scalar np.exp does not).
-_FAST = {"reassoc", "contract", "arcp", "nsz"}
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def exp_nonpositive(v):
-    """exp(v) for v <= 0: v = k ln 2 + r, |r| <= ln2 / 2, exp(r) by its degree-12 Taylor
-    polynomial (truncation < 1e-17), times 2^k. Relative error below 2e-15 on [-40, 0] (where
-    kernel values matter), growing to 3e-14 at -700 (the reduction is reassociated); 0 below -745."""
-    v = max(v, -745.0)
-    k = np.floor(v * 1.4426950408889634 + 0.5)
-    r = v - k * 0.6931471803691238 - k * 1.9082149292705877e-10
-    p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (
-        1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (
-            1.0 / 3628800 + r * (1.0 / 39916800 + r / 479001600.0)))))))))))
-    return p * 2.0 ** k
-
-
-@njit(cache=True, fastmath=_FAST)
-def rbf_margin(dots, sv_sq, alpha, n_sv, x_sq, gamma, bias):
-    """f(x) = bias + sum_j alpha_j exp(-gamma (||sv_j||^2 + ||x||^2 - 2 sv_j'x)) from the dots."""
-    f = bias
-    for j in range(n_sv):
-        d2 = max(sv_sq[j] + x_sq - 2.0 * dots[j], 0.0)
-        f += alpha[j] * exp_nonpositive(-gamma * d2)
-    return f
-
-
-@njit(cache=True)
-def _margin(Xd, data, indices, indptr, sparse, x_sq, i, SV, sv_sq, alpha, n_sv, kbuf, kcode, gamma,
-            coef0, degree, bias):
-    """f(x_i) = bias + sum_j alpha_j k(sv_j, x_i) with the current model (kbuf: the dots)."""
-    _dots_row(Xd, data, indices, indptr, sparse, i, SV, n_sv, kbuf)
-    if kcode == 2:
-        return rbf_margin(kbuf, sv_sq, alpha, n_sv, x_sq[i], gamma, bias)
-    f = bias
-    for j in range(n_sv):
-        f += alpha[j] * _kernel_value(kbuf[j], sv_sq[j], x_sq[i], kcode, gamma, coef0, degree)
-    return f
-
-
-@njit(cache=True)
-def _store_row(Xd, data, indices, indptr, sparse, x_sq, i, SV, sv_sq, slot):
-    """Copy x_i (dense or CSR row) into budget slot ``slot``."""
-    if sparse:
-        SV[slot, :] = 0.0
-        for q in range(indptr[i], indptr[i + 1]):
-            SV[slot, indices[q]] = data[q]
-    else:
-        for c in range(SV.shape[1]):
-            SV[slot, c] = Xd[i, c]
-    sv_sq[slot] = x_sq[i]
-
-
 @njit(cache=True)
 def _record_maintenance(stats, deg_log, n_log, deg, seconds):
     """Add one maintenance step's time and degradation to the statistics; returns the log length."""
@@ -301,197 +202,6 @@ def _record_maintenance(stats, deg_log, n_log, deg, seconds):
         deg_log[n_log] = deg
         n_log += 1
     return n_log
-
-
-@njit(cache=True)
-def cascade_guard(q, step_deg, first_deg, guard):
-    """(first merge's degradation, stop?) for step q of a cascade (``BudgetConfig.merge_guard``)."""
-    if q == 1:
-        return step_deg, False
-    return first_deg, guard > 0.0 and step_deg > guard * first_deg
-
-
-# -- binary merge: h, alpha_z and the weight degradation -----------------------------------------
-@njit(cache=True)
-def merge_alpha(h, ai, aj, lnk):
-    """alpha_z(h) = ai kappa^((1-h)^2) + aj kappa^(h^2) with ln kappa = ``lnk`` (optimal alpha_z for z)."""
-    return ai * np.exp(lnk * (1.0 - h) * (1.0 - h)) + aj * np.exp(lnk * h * h)
-
-
-@njit(cache=True)
-def merge_degradation(h, ai, aj, lnk):
-    """||ai phi(xi) + aj phi(xj) - alpha_z phi(z)||^2 = ai^2 + aj^2 + 2 ai aj kappa - alpha_z^2."""
-    az = merge_alpha(h, ai, aj, lnk)
-    return ai * ai + aj * aj + 2.0 * ai * aj * np.exp(lnk) - az * az
-
-
-@njit(cache=True)
-def _golden(ai, aj, lnk, lo, hi, iterations):
-    """argmax over [lo, hi] of s * alpha_z(h), s the sign of the larger |alpha| (golden-section search)."""
-    if abs(aj) >= abs(ai):
-        s = 1.0 if aj >= 0 else -1.0
-    else:
-        s = 1.0 if ai >= 0 else -1.0
-    a, b = lo, hi
-    c = b - _INV_GOLD * (b - a)
-    d = a + _INV_GOLD * (b - a)
-    fc = s * merge_alpha(c, ai, aj, lnk)
-    fd = s * merge_alpha(d, ai, aj, lnk)
-    for _ in range(iterations):
-        if fc > fd:
-            b, d, fd = d, c, fc
-            c = b - _INV_GOLD * (b - a)
-            fc = s * merge_alpha(c, ai, aj, lnk)
-        else:
-            a, c, fc = c, d, fd
-            d = a + _INV_GOLD * (b - a)
-            fd = s * merge_alpha(d, ai, aj, lnk)
-    return 0.5 * (a + b)
-
-
-@njit(cache=True)
-def _opposite_sign_reach(lnk):
-    """How far outside [0, 1] (in units of ||xi - xj||) the merged point may lie: 3 kernel widths."""
-    r = 3.0 / np.sqrt(-lnk) if lnk < 0.0 else 50.0
-    return min(50.0, max(0.05, r))
-
-
-@njit(cache=True)
-def golden_h(ai, aj, lnk, iterations):
-    """h of the best merge z = h xi + (1-h) xj by golden-section search.
-
-    Equal signs: h in [0, 1] (in [0, 1/2] from the larger coefficient's side); opposite signs:
-    h < 0 beyond xj when |aj| >= |ai|, h > 1 beyond xi otherwise.
-    """
-    if lnk < _FAR:            # no interaction: keep the larger vector
-        return 0.0 if abs(aj) >= abs(ai) else 1.0
-    if abs(aj) >= abs(ai):
-        if ai * aj >= 0.0:
-            return _golden(ai, aj, lnk, 0.0, 0.5, iterations)
-        return _golden(ai, aj, lnk, -_opposite_sign_reach(lnk), 0.0, iterations)
-    # mirror: the roles of i and j swap, h -> 1 - h
-    return 1.0 - golden_h(aj, ai, lnk, iterations)
-
-
-# -- the precomputed table (Glasmachers & Qaadan, arXiv:1806.10180) ---------------------------
-@njit(cache=True)
-def _build_lookup(size, iterations):
-    """Table over r = a_small / a_large in [-1, 1] and kappa in [0, 1].
-
-    Stores h for r >= 0 (z = h x_small + (1-h) x_large) and u = h sqrt(-ln kappa) for r < 0
-    (the offset in kernel widths, bounded as kappa -> 1 where h itself diverges).
-    """
-    table = np.empty((size, size))
-    for a in range(size):
-        r = -1.0 + 2.0 * a / (size - 1)
-        for b in range(size):
-            kappa = b / (size - 1)
-            kappa = min(max(kappa, 1e-300), 1.0 - 1e-9)
-            lnk = np.log(kappa)
-            h = golden_h(r, 1.0, lnk, iterations)
-            table[a, b] = h if r >= 0.0 else h * np.sqrt(-lnk)
-    return table
-
-
-@njit(cache=True)
-def lookup_h(ai, aj, lnk, table):
-    """h from the table by bilinear interpolation (the degradation is then exact for this h)."""
-    if lnk < _FAR:
-        return 0.0 if abs(aj) >= abs(ai) else 1.0
-    if abs(aj) < abs(ai):
-        return 1.0 - lookup_h(aj, ai, lnk, table)
-    if aj == 0.0:
-        return 0.0
-    size = table.shape[0]
-    r = ai / aj
-    kappa = np.exp(lnk)
-    fa = (r + 1.0) * 0.5 * (size - 1)
-    fb = kappa * (size - 1)
-    ia = min(int(fa), size - 2)
-    ib = min(int(fb), size - 2)
-    wa = fa - ia
-    wb = fb - ib
-    v = ((1 - wa) * (1 - wb) * table[ia, ib] + wa * (1 - wb) * table[ia + 1, ib]
-         + (1 - wa) * wb * table[ia, ib + 1] + wa * wb * table[ia + 1, ib + 1])
-    if r >= 0.0:
-        return v
-    return v / np.sqrt(-lnk) if lnk < 0.0 else 0.0
-
-
-_LOOKUP = None
-
-
-def lookup_table() -> np.ndarray:
-    """The (computed once per process) merge table."""
-    global _LOOKUP
-    if _LOOKUP is None:
-        _LOOKUP = _build_lookup(LOOKUP_SIZE, 60)
-    return _LOOKUP
-
-
-@njit(cache=True)
-def _pair_h(ai, aj, lnk, solver, table, iterations):
-    if solver == 1:
-        return lookup_h(ai, aj, lnk, table)
-    return golden_h(ai, aj, lnk, iterations)
-
-
-# -- multi-merge by gradient ascent (Algorithm 2, MM-GD) ------------------------------------
-@njit(cache=True)
-def _g_at(Z, a, gamma, z, k):
-    """g(z) = sum_m a_m k(x_m, z); k receives the kernel values."""
-    s = 0.0
-    for m in range(Z.shape[0]):
-        d2 = 0.0
-        for c in range(Z.shape[1]):
-            diff = Z[m, c] - z[c]
-            d2 += diff * diff
-        k[m] = np.exp(-gamma * d2)
-        s += a[m] * k[m]
-    return s
-
-
-@njit(cache=True)
-def _gd_merge(Z, a, gamma, z, max_iter):
-    """z maximising |g(z)|, g(z) = sum_m a_m k(x_m, z) (then alpha_z = g(z), degradation = const - g^2).
-
-    Starts at the alpha-weighted mean; each step is the fixed-point (mean-shift) step
-    z <- sum a_m k_m x_m / sum a_m k_m, i.e. gradient ascent on g with step 1 / (2 gamma g),
-    halved while it does not increase |g|. Returns the number of iterations.
-    """
-    M, d = Z.shape
-    k = np.empty(M)
-    g = _g_at(Z, a, gamma, z, k)
-    it = 0
-    new = np.empty(d)
-    for it in range(1, max_iter + 1):
-        # gradient of g: 2 gamma sum a_m k_m (x_m - z); fixed-point step length 1/(2 gamma g)
-        step = 1.0
-        grad = np.zeros(d)
-        for m in range(M):
-            w = a[m] * k[m]
-            for c in range(d):
-                grad[c] += w * (Z[m, c] - z[c])
-        if g == 0.0:
-            break
-        improved = False
-        for _ in range(30):
-            for c in range(d):
-                new[c] = z[c] + step * grad[c] / g
-            g_new = _g_at(Z, a, gamma, new, k)
-            if abs(g_new) > abs(g):
-                improved = True
-                break
-            step *= 0.5
-        if not improved:
-            _g_at(Z, a, gamma, z, k)
-            break
-        rel = (abs(g_new) - abs(g)) / abs(g_new)
-        z[:] = new
-        g = g_new
-        if rel < 1e-10:
-            break
-    return it
 
 
 # -- budget maintenance ---------------------------------------------------------------------
@@ -988,126 +698,3 @@ def margins(state: BudgetState, kernel, X) -> np.ndarray:
     if state.n_support == 0:
         return np.zeros(X.shape[0])
     return KernelExpansion(state.support_vectors, state.alpha, [0.0], kernel).decision_function(X)[:, 0]
-
-
-def refit_features(kernel, SV, X):
-    """(K_SV^(-1/2) (pseudo-inverse square root), F = K(X, SV) K_SV^(-1/2)): the linear features in
-    which a refit with the budget vectors fixed is a linear model, ||v||^2 = alpha' K_SV alpha."""
-    vals, vecs = np.linalg.eigh(kernel.block(SV, SV))
-    ok = vals > 1e-10 * vals.max()
-    inv_sqrt = (vecs[:, ok] / np.sqrt(vals[ok])) @ vecs[:, ok].T
-    return inv_sqrt, kernel.block(X, SV) @ inv_sqrt
-
-
-def optimal_tube_bias(margins, targets, epsilon) -> float:
-    """argmin_b sum_i max(0, |z_i - g_i - b| - epsilon) for fixed g = ``margins`` (exact).
-
-    With r_i = z_i - g_i the objective is convex piecewise linear; its slope at b is
-    #{i: b > r_i + epsilon} - #{i: b < r_i - epsilon} = #{breakpoints r_i +- epsilon below b} - n,
-    zero at the median of the 2n breakpoints."""
-    r = np.asarray(targets, dtype=np.float64) - np.asarray(margins, dtype=np.float64)
-    if r.size == 0:
-        return 0.0
-    return float(np.median(np.concatenate([r - epsilon, r + epsilon])))
-
-
-def optimal_bias(margins, y_pm, weights=None) -> float:
-    """argmin_b sum_i w_i max(0, 1 - y_i (g_i + b)) for fixed g = ``margins`` (exact).
-
-    The objective is convex piecewise linear with breakpoints b_i = y_i - g_i; its slope is
-    -W_+ left of all of them and grows by w_i at each, so the minimum is at the breakpoint
-    where the cumulative weight reaches W_+ = sum of positive-class weights (a weighted median).
-    """
-    g = np.asarray(margins, dtype=np.float64)
-    y = np.asarray(y_pm, dtype=np.float64)
-    w = np.ones_like(g) if weights is None else np.asarray(weights, dtype=np.float64)
-    if g.size == 0:
-        return 0.0
-    breaks = y - g
-    order = np.argsort(breaks, kind="stable")
-    cum = np.cumsum(w[order])
-    target = w[y > 0].sum()
-    k = int(np.searchsorted(cum, target - 1e-12 * max(cum[-1], 1.0)))
-    if k >= breaks.size - 1:
-        return float(breaks[order[-1]])
-    if abs(cum[k] - target) <= 1e-12 * max(cum[-1], 1.0):
-        return float(0.5 * (breaks[order[k]] + breaks[order[k + 1]]))  # flat stretch: its middle
-    return float(breaks[order[k]])
-
-
-# -- the optional convex refit (L2-SVM with the budget vectors fixed) ----------------------
-def _gram(A):
-    """A'A (one operand object: BLAS syrk, half the flops of a general product)."""
-    return A.T @ A
-
-
-def refit_l2svm(F, y_pm, C, fit_intercept=True, max_iter=50, tol=1e-8, gram=None):
-    """Primal Newton for min_v,b 1/2 ||v||^2 + C sum_i max(0, 1 - y_i (F_i v + b))^2 (b unregularised).
-
-    The loss is piecewise quadratic, so with the active set A = {i : y_i o_i < 1} fixed each
-    Newton step solves the (B+1) x (B+1) system (Chapelle, Neural Computation 19(5), 2007, eq. 11)
-
-        [I + 2C F_A'F_A    2C F_A'1 ] [v]   [2C F_A'y_A]
-        [2C 1'F_A          2C |A|   ] [b] = [2C sum y_A]
-
-    followed by a backtracking line search on the objective; it stops when A no longer
-    changes (then the point is the exact optimum) or the relative decrease is below ``tol``.
-    The Gram part G = F_A'F_A is updated by the rows entering and leaving A only, so after
-    the first step (all rows active at v = 0) a step costs (changed rows) B^2 (BLAS).
-    ``gram`` = F'F may be passed in (it is the first step's G: every row is active at v = 0),
-    e.g. to share it between the one-vs-rest problems of one feature matrix.
-    Returns (v, b, iterations, converged).
-    """
-    F = np.asarray(F, dtype=np.float64)
-    y = np.asarray(y_pm, dtype=np.float64)
-    n, B = F.shape
-    v = np.zeros(B)
-    b = 0.0
-
-    def objective(v, b):
-        xi = np.maximum(0.0, 1.0 - y * (F @ v + b))
-        return 0.5 * v @ v + C * (xi @ xi), xi
-
-    obj, xi = objective(v, b)
-    active = xi > 0
-    G = gram.copy() if gram is not None and active.all() else _gram(F[active])
-    converged = False
-    it = 0
-    for it in range(1, max_iter + 1):
-        a = active.astype(np.float64)
-        H = np.eye(B + 1)
-        H[:B, :B] += 2.0 * C * G
-        rhs = np.empty(B + 1)
-        rhs[:B] = 2.0 * C * (F.T @ (a * y))
-        if fit_intercept:
-            s = F.T @ a
-            H[:B, B] = H[B, :B] = 2.0 * C * s
-            H[B, B] = 2.0 * C * active.sum() + 1e-12
-            rhs[B] = 2.0 * C * y[active].sum()
-        else:
-            rhs[B] = 0.0
-        try:
-            sol = np.linalg.solve(H, rhs)
-        except np.linalg.LinAlgError:
-            sol = np.linalg.lstsq(H, rhs, rcond=None)[0]
-        dv, db = sol[:B] - v, (sol[B] if fit_intercept else 0.0) - b
-        step = 1.0
-        for _ in range(30):
-            new_obj, new_xi = objective(v + step * dv, b + step * db)
-            if new_obj <= obj:
-                break
-            step *= 0.5
-        else:
-            converged = True          # no descent along the Newton direction: at the optimum
-            break
-        v, b = v + step * dv, b + step * db
-        new_active = new_xi > 0
-        decrease = (obj - new_obj) / max(abs(obj), 1e-300)
-        obj = new_obj
-        if step == 1.0 and np.array_equal(new_active, active) or decrease < tol:
-            converged = True
-            break
-        enter, leave = new_active & ~active, active & ~new_active
-        G += _gram(F[enter]) - _gram(F[leave])
-        active = new_active
-    return v, float(b), it, converged

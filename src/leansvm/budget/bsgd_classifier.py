@@ -28,6 +28,7 @@ from leansvm.core.kernels import Kernel
 from leansvm.core.multiclass import ovo_pairs
 from leansvm.progress import Progress
 from leansvm.budget import bsgd, bsgd_crammer_singer
+from leansvm.budget import bsgd_refit
 
 #: at most this many rows of a pass enter the exact bias step (a random subsample beyond)
 BIAS_SAMPLE = 20000
@@ -68,7 +69,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
     minimiser of (1) with w fixed (on at most 20,000 rows of the pass). ``refit=True`` finally
     re-solves the coefficients and bias with the support vectors held fixed: objective (1)
     restricted to w in span{phi(sv_j)} with the squared hinge (L2-SVM, exact primal Newton:
-    :func:`~leansvm.budget.bsgd.refit_l2svm`), a linear SVM on the features K(x, SV) K_SV^(-1/2)
+    :func:`~leansvm.budget.bsgd_refit.refit_l2svm`), a linear SVM on the features K(x, SV) K_SV^(-1/2)
     (at most 100,000 rows), same test-time cost. With ``multiclass='crammer_singer'`` the refit
     solves one such L2-SVM per class (one-vs-rest, with a bias per class) on the shared vectors.
     :meth:`refit_coefficients` applies the same refit to an already fitted model.
@@ -281,7 +282,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
         n = Xp.shape[0]
         rows = np.arange(n) if n <= BIAS_SAMPLE else np.sort(self._rng.choice(n, BIAS_SAMPLE, replace=False))
         g = self._margins(state, Xp[rows])
-        return bsgd.optimal_bias(g, y_pm[rows])
+        return bsgd_refit.optimal_bias(g, y_pm[rows])
 
     def _margins(self, state, X):
         return bsgd.margins(state, self._kernel, X)
@@ -341,10 +342,10 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
             state.bias = b
 
     def _refit_features(self, SV, X):
-        return bsgd.refit_features(self._kernel, SV, X)
+        return bsgd_refit.refit_features(self._kernel, SV, X)
 
     def _newton(self, F, y_pm, C, gram=None):
-        v, b, _, converged = bsgd.refit_l2svm(F, y_pm, C, fit_intercept=self.fit_intercept, gram=gram)
+        v, b, _, converged = bsgd_refit.refit_l2svm(F, y_pm, C, fit_intercept=self.fit_intercept, gram=gram)
         if not converged:
             warnings.warn("BSGD refit: Newton did not converge in 50 steps", ConvergenceWarning)
         return v, (b if self.fit_intercept else 0.0)
@@ -489,4 +490,3 @@ def _output_strategy(n_classes: int, multiclass: str) -> str:
     if n_classes == 2:
         return "ovo"
     return "ovr" if multiclass == "crammer_singer" else multiclass
-

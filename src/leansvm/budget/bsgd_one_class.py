@@ -93,4 +93,3 @@ class BSGDOneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, Bas
         self.fit_stats_ = {"seconds": time.perf_counter() - start, "steps": int(state.t - t0),
                            "maintenance_steps": int(state.stats[bsgd.ST_MAINT])}
         return self
-

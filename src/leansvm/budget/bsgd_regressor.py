@@ -12,7 +12,7 @@ instead of n C: plain Pegasos, whose first steps are n C = 100,000 on friedman1-
 ends one pass at test RMSE 3.9 (targets of std 1), with the offset at 0.46 (BENCHMARKS.md). Budget maintenance (removal, projection, merge, multi-merge) is
 the classifier's: it only reads the coefficients and the kernel, never the loss. The bias is
 held fixed during a pass and then set to its exact minimiser with w fixed
-(:func:`~leansvm.budget.bsgd.optimal_tube_bias`, the median of the breakpoints r_i +- epsilon).
+(:func:`~leansvm.budget.bsgd_refit.optimal_tube_bias`, the median of the breakpoints r_i +- epsilon).
 ``refit=True`` (the default) re-solves coefficients and bias with the vectors fixed, as ridge
 regression on the features K(x, SV) K_SV^(-1/2) with penalty 1 / (2 C) (the squared loss:
 closed form). SGD on the epsilon-insensitive primal at lambda = 1 / (n C) is far from its
@@ -30,6 +30,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from leansvm.budget import bsgd
+from leansvm.budget import bsgd_refit
 from leansvm.core.classifier import ExpansionAttributes
 from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel
@@ -138,7 +139,7 @@ class BSGDRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
         state = bsgd.sgd_pass(self.state_, X, y, self._rng.permutation(X.shape[0]), self._cfg)
         if self.fit_intercept:
             rows = self._sample(X.shape[0], BIAS_SAMPLE)
-            state.bias = bsgd.optimal_tube_bias(self._margins(state, X[rows]), y[rows], float(self.epsilon))
+            state.bias = bsgd_refit.optimal_tube_bias(self._margins(state, X[rows]), y[rows], float(self.epsilon))
         self.state_ = state
         if self.verbose:
             print(f"[BSGD regression] t={state.t} n_sv={state.n_support} bias={state.bias:.4g}")
@@ -155,7 +156,7 @@ class BSGDRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
         if state.n_support == 0:
             return
         rows = self._sample(X.shape[0], REFIT_SAMPLE)
-        inv_sqrt, F = bsgd.refit_features(self._kernel, state.support_vectors, X[rows])
+        inv_sqrt, F = bsgd_refit.refit_features(self._kernel, state.support_vectors, X[rows])
         C = 1.0 / (state.lam * X.shape[0])
         z = y[rows]
         mean_f, mean_z = (F.mean(axis=0), z.mean()) if self.fit_intercept else (np.zeros(F.shape[1]), 0.0)

@@ -7,6 +7,7 @@
     leansvm compress MODEL DATA OUTPUT      a model compressed to fewer support vectors
     leansvm export MODEL OUTPUT             a model as ONNX
     leansvm path DATA                       a regularisation path over C with safe screening
+    leansvm scale [-l -u -s -r] DATA        features scaled to [lower, upper], as svm-scale
 
 One module per command holds its options (``add_parser``) and its work (``run``);
 :mod:`leansvm.cli.common` holds what they share (reading data and models, option groups).
@@ -34,7 +35,7 @@ import sys
 import warnings
 
 from leansvm import interrupts
-from leansvm.cli import compress, export, fit, info, path, predict, train
+from leansvm.cli import compress, export, fit, info, path, predict, scale, train
 from leansvm.cli.common import UsageError, _Parser, _expand_weight_options
 
 
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     compress.add_parser(sub)
     export.add_parser(sub)
     path.add_parser(sub)
+    scale.add_parser(sub)
     return parser
 
 

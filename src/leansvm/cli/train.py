@@ -18,7 +18,12 @@ def add_parser(sub):
     p = sub.add_parser("train", add_help=False, help="train an SVM and write a model file",
                        description="Train an SVM (LIBSVM's svm-train options) and write MODEL.")
     p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, or a named dataset")
-    p.add_argument("model", metavar="MODEL", help="model file to write (LIBSVM format; native if *.npz)")
+    p.add_argument("model", metavar="MODEL", nargs="?",
+                   help="model file to write (LIBSVM format; native if *.npz); default: DATA's file name + "
+                        "'.model' in the current folder, as svm-train")
+    p.add_argument("-v", dest="folds", type=int, metavar="N",
+                   help="N-fold cross-validation, as svm-train -v: print the accuracy (regression: mean "
+                        "squared error and squared correlation); no model is written")
     p.add_argument("-s", dest="svm_type", type=int, default=0, choices=range(5), metavar="svm_type",
                    help="0 C-SVC (default), 1 nu-SVC, 2 one-class SVM, 3 epsilon-SVR, 4 nu-SVR")
     p.add_argument("-t", dest="kernel_type", type=int, choices=range(5), metavar="kernel_type",
@@ -112,9 +117,13 @@ def _exact_model(svm_type: int, params):
 def run(args) -> int:
     if args.kernel_type == 4 or args.kernel == "precomputed":
         args.zero_based = "yes"                     # 0:serial is column 0
+    if args.folds is not None and args.folds < 2:
+        raise UsageError(f"leansvm train: error: -v needs at least 2 folds, got {args.folds}")
+    if args.model is None:
+        args.model = os.path.basename(os.path.normpath(args.data)) + ".model"
     X, y, described, ds = load_data(args.data, "train", args)
     params = _train_options(args, y, ds)
-    if args.svm_type in (0, 1):
+    if args.svm_type in (0, 1) and args.folds is None:
         _check_integer_labels(y, args.model)
     if params["kernel"] == "precomputed":
         if is_table_file(args.data):
@@ -129,6 +138,8 @@ def run(args) -> int:
     else:
         model = _exact_model(args.svm_type, params)
     fit_args = (y,) if args.svm_type != 2 else ()   # one-class: labels are ignored, as by svm-train
+    if args.folds is not None:
+        return _cross_validate(args, model, X, y)
     if is_table_file(args.data):              # impute, one-hot encode, scale: kept with the model
         from leansvm.preprocessing.tabular import TablePreprocessor
         preprocessor = TablePreprocessor(impute=args.impute).fit(X)
@@ -142,6 +153,36 @@ def run(args) -> int:
     if not args.quiet:
         _print_train_summary(io.split_preprocessing(model)[1], X, described, elapsed, args.model,
                              _SVM_TYPES[args.svm_type][0])
+    return 0
+
+
+def _cross_validate(args, model, X, y) -> int:
+    """svm-train -v N: each fold's rows predicted by a model trained without them, on the folds
+    svm-train draws (:mod:`leansvm.cli.libsvm_folds`), scored as svm-train prints the scores."""
+    import numpy as np
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+
+    from leansvm.cli.libsvm_folds import libsvm_folds
+
+    if is_table_file(args.data):
+        from leansvm.preprocessing.tabular import TablePreprocessor
+        model = make_pipeline(TablePreprocessor(impute=args.impute), model)
+    y = np.asarray(y)
+    regression, one_class = args.svm_type in (3, 4), args.svm_type == 2
+    rows = (lambda idx: X.iloc[idx]) if hasattr(X, "iloc") else (lambda idx: X[idx])
+    predicted = np.empty(len(y), dtype=float if regression or one_class else y.dtype)
+    for held_out in libsvm_folds(y, args.folds, stratified=args.svm_type in (0, 1)):
+        train = np.setdiff1d(np.arange(len(y)), held_out)
+        fitted = clone(model).fit(rows(train)) if one_class else clone(model).fit(rows(train), y[train])
+        predicted[held_out] = fitted.predict(rows(held_out))
+    if regression:
+        mse = float(np.mean((predicted - y) ** 2))
+        r2 = float(np.corrcoef(predicted, y)[0, 1] ** 2) if np.std(predicted) > 0 and np.std(y) > 0 else 0.0
+        print(f"Cross Validation Mean squared error = {mse:g}")
+        print(f"Cross Validation Squared correlation coefficient = {r2:g}")
+    else:
+        print(f"Cross Validation Accuracy = {100 * float(np.mean(predicted == y)):g}%")
     return 0
 
 

@@ -134,18 +134,20 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progr
         if landmarks or bsgd is None:
             plan.append((f"Nystroem B={int(budget)}",
                          LandmarkSVC(budget=int(budget), C=C, gamma=gamma, random_state=random_state)))
-    left_out, last = [], None
+    left_out, last = [], {}          # the last model of each family: its budget and seconds
     with Progress(len(plan), "budget models", "models", progress) as bar:
         for name, estimator in plan:
-            if time_limit is not None and last is not None:
-                expected = last.fit_seconds * estimator.budget / max(last.model.budget, 1)
-                if time.perf_counter() - start + expected > time_limit:
+            family = type(estimator).__name__
+            if time_limit is not None and family in last:
+                # a pass costs budget x rows kernel values: time in proportion to the budget
+                budget, seconds = last[family]
+                if time.perf_counter() - start + seconds * estimator.budget / max(budget, 1) > time_limit:
                     left_out.append(name)
                     continue
             with default_progress(False):   # this bar counts the models; none inside each fit
                 model, seconds = _timed(estimator.fit, X, y)
-            last = Candidate(name, "budget", model, model.expansion_.n_support, seconds)
-            out.append(last)
+            last[family] = (estimator.budget, seconds)
+            out.append(Candidate(name, "budget", model, model.expansion_.n_support, seconds))
             bar.update()
     families = (["BSGDClassifier with its convex refit"] if bsgd is not None else []) + \
         (["Nystroem + LinearSVC"] if landmarks or bsgd is None else [])

@@ -126,4 +126,3 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
         time.perf_counter() - start, summarize(X, X_test, X_val.shape[0]),
         {"part": measured, "y": y_eval, "exact": exact.model.predict(X_eval), "chosen": chosen.model.predict(X_eval)},
         cv.cv_results_, None if preprocessor is None else preprocessor.describe())
-

@@ -65,6 +65,24 @@ class FeatureScaler(TransformerMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return self
 
+    @classmethod
+    def to_range(cls, X, lower=-1.0, upper=1.0) -> "FeatureScaler":
+        """svm-scale's own scaling: every feature mapped from [min, max] over the rows of X (a sparse
+        row's absent entries count as 0, as svm-scale counts them) to [lower, upper]."""
+        if not lower < upper:
+            raise ValueError(f"the lower limit must be below the upper one, got {lower:g} and {upper:g}")
+        scaler = cls()
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            scaler.min_ = np.asarray(X.min(axis=0).todense(), dtype=float).ravel()
+            scaler.max_ = np.asarray(X.max(axis=0).todense(), dtype=float).ravel()
+        else:
+            X = np.asarray(X, dtype=float)
+            scaler.min_, scaler.max_ = X.min(axis=0), X.max(axis=0)
+        scaler.kind_, scaler.lower_, scaler.upper_ = "range", float(lower), float(upper)
+        scaler.n_features_in_ = X.shape[1]
+        return scaler
+
     def affine(self):
         """(offset, factor) per feature: x' = offset + factor * x; (0, 0) for dropped features."""
         width = self.max_ - self.min_
