@@ -283,7 +283,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
                           if reached else "no compressed model reached the target"),
              f"sizes tried {', '.join(str(c.n_support) for c in out)} (doubling, then one refinement) "
              f"for {reference.name} ({m} SV), fitted to its outputs on training points "
-             f"(at least {min_points or X_fit.shape[0]}, {points_per_vector} per vector)"
+             f"(at least {min_points or X_fit.shape[0]}, {points_per_vector} per vector, {POINTS_PER_PARAMETER} per parameter)"
              + (f"; {n_unconverged} optimisation(s) stopped at max_iter" if n_unconverged else "")
              + (f"; stopped before size {size}: the next size would pass the time limit of {time_limit:g} s"
                 if stopped else "")
