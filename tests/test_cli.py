@@ -386,3 +386,18 @@ def test_train_v_matches_svm_train(options, heart, capsys):
         assert float(ours[6]) == pytest.approx(float(theirs[6]), rel=1e-3)          # mean squared error
     else:
         assert abs(float(ours[-1].rstrip("%")) - float(theirs[-1].rstrip("%"))) <= 100 / 270 + 1e-9
+
+
+def test_every_command_shows_every_default_and_an_example(capsys):
+    """--help of each command: each option's default, written one way, and an examples section."""
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    assert set(commands) >= {"train", "predict", "info", "fit", "compress", "export", "path", "scale"}
+    for name, sub in commands.items():
+        assert main([name, "--help"]) == 0
+        text = capsys.readouterr().out
+        assert "examples:" in text and f"leansvm {name} " in text.split("examples:")[1], name
+        for action in sub._actions:
+            if action.option_strings and action.dest not in ("help",):
+                formatted = sub._get_formatter()._get_help_string(action)
+                assert "(default: " in formatted, f"{name} {action.option_strings}"

@@ -22,6 +22,24 @@ class UsageError(Exception):
     """A bad command line (exit status 2)."""
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option's default shown one way, "(default: X)": from the option's default value, or
+    written in its help where the default is computed (a dataset's own, 1/num_features)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "(default:" in text or not action.option_strings or isinstance(
+                action, (argparse._HelpAction, argparse._VersionAction)):
+            return text
+        if action.nargs == 0:                                 # a flag
+            shown = "on" if action.default is True else "off"
+        elif action.default is None or action.default == []:
+            shown = "none"
+        else:
+            shown = "%(default)s"
+        return f"{text} (default: {shown})"
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
@@ -44,7 +62,8 @@ def _add_table_options(p, impute=True):
     if impute:
         p.add_argument("--impute", choices=("median", "most_frequent"),
                        help="CSV/TSV/Parquet data: fill missing values (numeric columns by the median or "
-                            "most frequent value, categorical by the most frequent); default: refuse them")
+                            "most frequent value, categorical by the most frequent) (default: none, a missing "
+                            "value is an error)")
 
 
 def _add_zero_based(p):

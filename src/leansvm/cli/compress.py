@@ -7,20 +7,27 @@ import numpy as np
 from sklearn.base import is_regressor
 
 from leansvm import io
-from leansvm.cli.common import (_add_zero_based, _equal_labels, load_any_model, load_data, match_features,
+from leansvm.cli.common import (HelpFormatter, _add_zero_based, _equal_labels, load_any_model, load_data, match_features,
                                 save_any_model, UsageError)
+
+
+EPILOG = """examples:
+  leansvm compress train.model small.model --ratio 0.05 --data train.txt
+  leansvm compress model.npz small.npz --n-sv 100"""
 
 
 def add_parser(sub):
     p = sub.add_parser("compress", help="compress a model to fewer support vectors (Xu et al. CVM)",
                        description="Compress MODEL (LIBSVM file or .npz) to at most N learned support "
-                                   "vectors and write OUT (LIBSVM format; native if *.npz).")
+                                   "vectors and write OUT (LIBSVM format; native if *.npz).",
+                       epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("model", metavar="MODEL", help="LIBSVM model file or leansvm .npz")
     p.add_argument("output", metavar="OUT", help="compressed model file to write")
     size = p.add_mutually_exclusive_group(required=True)
     size.add_argument("--n-sv", type=int, metavar="N", help="number of support vectors to keep")
     size.add_argument("--ratio", type=float, metavar="R", help="fraction of the support vectors to keep")
-    size.add_argument("--max-accuracy-drop", type=float, metavar="PP",
+    size.add_argument("--max-accuracy-drop-points", "--max-accuracy-drop", dest="max_accuracy_drop", type=float,
+                      metavar="PP",
                       help="smallest model within PP percentage points of the full model's accuracy "
                            "on --data (classifiers, one-class models)")
     size.add_argument("--max-error-increase", type=float, metavar="PCT",
@@ -29,14 +36,14 @@ def add_parser(sub):
     p.add_argument("--data", "--validation", dest="data", metavar="DATA",
                    help="validation/fitting data (svmlight file or dataset name, test part)")
     p.add_argument("--method", choices=("cvm", "lars"), default="cvm",
-                   help="cvm: LARS-SVM + gradient support vectors (default); lars: selection only")
+                   help="cvm: LARS-SVM + gradient support vectors; lars: selection only")
     p.add_argument("--max-iter", type=int, default=None,
                    help="L-BFGS iterations (default: 100-3000, fewer for larger problems)")
     p.add_argument("--layout", choices=("shared", "libsvm"), default=None,
                    help="multi-class one-vs-one: every vector serves every pair (shared) or only its "
-                        "class's pairs (libsvm); default libsvm for LIBSVM files, shared for *.npz")
+                        "class's pairs (libsvm) (default: libsvm for LIBSVM files, shared for *.npz)")
     p.add_argument("--loss", choices=("margin", "squared"), default="margin",
-                   help="gradient step: outputs matched up to the margin (margin, default) or exactly")
+                   help="gradient step: outputs matched up to the margin (margin) or exactly (squared)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     _add_zero_based(p)
     p.set_defaults(func=run)
@@ -45,7 +52,7 @@ def add_parser(sub):
 def run(args) -> int:
     from leansvm.compression.compressed_svc import compress
 
-    for option, value in (("--max-accuracy-drop", args.max_accuracy_drop),
+    for option, value in (("--max-accuracy-drop-points", args.max_accuracy_drop),
                           ("--max-error-increase", args.max_error_increase)):
         if value is None:
             continue

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from leansvm import io
-from leansvm.cli.common import load_any_model
+from leansvm.cli.common import HelpFormatter, load_any_model
+
+
+EPILOG = """examples:
+  leansvm export train.model model.onnx
+  leansvm export model.npz model.onnx --float32"""
 
 
 def add_parser(sub):
@@ -14,7 +19,8 @@ def add_parser(sub):
                                    "binary model with LIBSVM probA/probB, probabilities). The default float64 "
                                    "matmul graph reproduces leansvm's scores to ~1e-10; the SVMClassifier "
                                    "operator and --float32 store float32 and can be off by more than 1e-4 "
-                                   "(banana: 2.7e-4 operator, 1.7e-2 float32 graph).")
+                                   "(banana: 2.7e-4 operator, 1.7e-2 float32 graph).",
+                       epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("model", metavar="MODEL", help="LIBSVM model file or leansvm .npz")
     p.add_argument("output", metavar="OUTPUT", help="ONNX file to write (e.g. model.onnx)")
     p.add_argument("--method", choices=("auto", "matmul", "svm_classifier", "svm_regressor"), default="auto",

@@ -2,59 +2,75 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from leansvm.preprocessing.tabular import is_table_file
 from leansvm.core.validation import widen
-from leansvm.cli.common import UsageError, _add_table_options, _add_zero_based, load_data, save_any_model
+from leansvm.cli.common import HelpFormatter, UsageError, _add_table_options, _add_zero_based, load_data, save_any_model
+
+
+EPILOG = """examples:
+  leansvm fit train.txt model.txt --test test.txt --report report.html
+  leansvm fit customers.csv model.npz --target churned --impute median
+  leansvm fit magic magic.npz --max-accuracy-drop-points 1 --budget-seconds 120"""
 
 
 def add_parser(sub):
     p = sub.add_parser("fit", help="choose C and gamma, train, compress: the cheapest accurate model",
-                       description="The main job (leansvm.fit_lean): select C and gamma, train (exact or "
-                                   "budgeted), compress to the smallest model within --max-accuracy-drop "
-                                   "of the best, write MODEL and optionally an HTML report.")
+                       description="The main job (leansvm.fit_lean): select C and gamma, train the exact model "
+                                   "and cheaper ones (budgeted, compressed), return the smallest whose "
+                                   "accuracy drop against the exact model is within the allowed drop, "
+                                   "write MODEL and optionally an HTML report.",
+                       epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, or a named dataset")
-    p.add_argument("-o", "--output", dest="model", required=True, metavar="MODEL",
-                   help="model file to write (LIBSVM format; native if *.npz or labels are not integers)")
+    p.add_argument("model_path", metavar="MODEL", nargs="?",
+                   help="model file to write (LIBSVM format; native if *.npz or labels are not integers) "
+                        "(default: DATA's file name + '.model' in the current folder, as svm-train)")
+    p.add_argument("-o", "--output", dest="model", metavar="MODEL",
+                   help="the model file, given as an option (the same as MODEL)")
     p.add_argument("--test", metavar="DATA", help="test data, only measured (default: a named dataset's test part)")
-    p.add_argument("--max-accuracy-drop", type=float, default=0.5, metavar="POINTS",
-                   help="allowed accuracy drop against the exact model, in percentage points (0.5)")
+    p.add_argument("--max-accuracy-drop-points", "--max-accuracy-drop", dest="max_accuracy_drop", type=float,
+                   default=0.5, metavar="POINTS",
+                   help="allowed accuracy drop against the exact model, in percentage points (Python's "
+                        "max_accuracy_drop is the same as a fraction: 0.005)")
     p.add_argument("--confidence", type=float, default=0.95, metavar="P",
                    help="a cheaper model is taken when the one-sided P bound of its accuracy drop, paired "
-                        "row by row with the exact model on held-out rows, is within --max-accuracy-drop "
-                        "(0.95)")
+                        "row by row with the exact model on held-out rows, is within the allowed drop")
     p.add_argument("--task", choices=("auto", "classification", "regression", "novelty"), default="auto",
-                   help="auto (default): regression when the targets are continuous (non-integer values), "
+                   help="auto: regression when the targets are continuous (non-integer values), "
                         "else classification; novelty: a one-class SVM (training labels ignored)")
     p.add_argument("--max-error-increase", type=float, default=2.0, metavar="PCT",
-                   help="regression: allowed validation RMSE increase in percent of the exact SVR's (2)")
+                   help="regression: allowed validation RMSE increase in percent of the exact SVR's")
     p.add_argument("--nu", type=float, default=0.05,
-                   help="novelty: the share of training rows allowed outside (0.05)")
+                   help="novelty: the share of training rows allowed outside")
     p.add_argument("--max-disagreement", type=float, default=1.0, metavar="PCT",
                    help="novelty: allowed share of validation rows labelled otherwise than by the exact "
-                        "one-class SVM, in percent (1)")
+                        "one-class SVM, in percent")
     p.add_argument("--budget-seconds", type=float, metavar="S",
-                   help="when the exact fit is estimated to take longer: the exact solver on the "
-                        "largest subsample fitting half of S, beside budget (BSGD) models")
-    p.add_argument("--report", metavar="HTML", help="write a self-contained HTML report here")
-    p.add_argument("--C-grid", type=float, nargs="+", metavar="C",
+                   help="bound the whole command to about S seconds: every stage gets a share and does "
+                        "less to fit it (the log says what was left out) (default: none, no bound)")
+    p.add_argument("--report", metavar="HTML", help="write a self-contained HTML report here "
+                                                    "(default: none, no report)")
+    p.add_argument("--c-grid", "--C-grid", dest="C_grid", type=float, nargs="+", metavar="C",
                    help="C values to search (default: the wide search, C 2^-5..2^15 and gamma 2^-12..2^6 x "
                         "'scale', extended at the edges, 5-fold CV with successive halving)")
     p.add_argument("--gamma-grid", type=float, nargs="+", metavar="G",
-                   help="gamma values to search (of the scaled features; default: the wide search)")
-    p.add_argument("--selection-size", type=int, default=4000,
-                   help="rows of the last round of the C, gamma search (4000)")
+                   help="gamma values to search, of the scaled features (default: the wide search)")
+    p.add_argument("--selection-size", type=int, default=4000, metavar="ROWS",
+                   help="rows of the last round of the C, gamma search")
     p.add_argument("--class-weight", choices=["balanced"], default=None,
-                   help="'balanced': C_i = C n / (k n_class), as scikit-learn's class_weight='balanced'")
+                   help="'balanced': C_i = C n / (k n_class), as scikit-learn's class_weight='balanced' "
+                        "(default: none, every class weighs 1)")
     p.add_argument("--no-refit", dest="refit", action="store_false",
                    help="write the model chosen on the validation part, not the same kind and size "
                         "trained again on all rows")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--no-scale", dest="scale", action="store_false",
-                   help="train on the features as given (default: standardise dense data, divide sparse "
-                        "data by each feature's largest absolute value; kept with the model, and as "
-                        "svm-scale's range file MODEL.range beside a LIBSVM model file)")
+                   help="train on the features as given; without it dense data is standardised and sparse "
+                        "data divided by each feature's largest absolute value, kept with the model and as "
+                        "svm-scale's range file MODEL.range beside a LIBSVM model file")
     _add_zero_based(p)
     _add_table_options(p)
     p.set_defaults(func=run)
@@ -64,8 +80,11 @@ def run(args) -> int:
     from leansvm.job.classification import fit_lean_classification as fit_lean, format_table, save_result_model
     from leansvm.progress import progress_enabled
 
+    if args.model is not None and args.model_path is not None and args.model != args.model_path:
+        raise UsageError("leansvm fit: error: give the model file once, as MODEL or as -o MODEL")
+    args.model = args.model or args.model_path or os.path.basename(os.path.normpath(args.data)) + ".model"
     if not 0 <= args.max_accuracy_drop < 100:
-        raise UsageError(f"leansvm fit: error: --max-accuracy-drop is in percentage points, "
+        raise UsageError(f"leansvm fit: error: --max-accuracy-drop-points is in percentage points, "
                          f"got {args.max_accuracy_drop}")
     if not 0 < args.confidence < 1:
         raise UsageError(f"leansvm fit: error: --confidence must be in (0, 1) (0.95: a one-sided 95 % bound), "

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from leansvm.cli.common import HelpFormatter
+
 import scipy.sparse as sp
 
 from leansvm import io
 
 
+EPILOG = """examples:
+  leansvm info train.model
+  leansvm info model.npz"""
+
+
 def add_parser(sub):
-    p = sub.add_parser("info", help="describe a model file", description="Describe a model file.")
+    p = sub.add_parser("info", help="describe a model file", description="Describe a model file.",
+                       epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("model", metavar="MODEL", help="LIBSVM model file or leansvm .npz")
     p.set_defaults(func=run)
 

@@ -5,21 +5,27 @@ from __future__ import annotations
 import time
 import numpy as np
 
-from leansvm.cli.common import UsageError, _add_zero_based, load_data
+from leansvm.cli.common import HelpFormatter, UsageError, _add_zero_based, load_data
+
+
+EPILOG = """examples:
+  leansvm path heart_scale --c-min 0.01 --c-max 100 --n-c 20
+  leansvm path banana --screening gap --dynamic"""
 
 
 def add_parser(sub):
     p = sub.add_parser("path", help="regularisation path over C with safe sample screening",
                        description="Fit one model per C (log-spaced, smallest first) with warm start and "
                                    "safe screening (Ogawa et al.); print C, #SV, screening rate, times "
-                                   "and, with a test set, accuracy.")
+                                   "and, with a test set, accuracy.",
+                       epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, or a named dataset")
     p.add_argument("--test", metavar="TEST", help="test data (default: a named dataset's test part)")
     p.add_argument("--kernel", choices=("linear", "poly", "rbf", "sigmoid"), default="rbf")
     p.add_argument("--gamma", default=None, help="kernel gamma (default: the dataset's, else 'scale')")
     p.add_argument("--c-min", type=float, default=1e-2)
     p.add_argument("--c-max", type=float, default=1e2)
-    p.add_argument("--n-c", type=int, default=20, help="number of C values (20)")
+    p.add_argument("--n-c", type=int, default=20, help="number of C values")
     p.add_argument("--screening", choices=("it", "bt1", "bt2", "gap", "none"), default="it")
     p.add_argument("--dynamic", action="store_true", help="also screen during each solve (duality-gap rule)")
     p.add_argument("--tol", type=float, default=1e-3)

@@ -8,9 +8,15 @@ from sklearn.base import is_regressor
 
 from leansvm import io
 from leansvm.preprocessing.tabular import is_table_file
-from leansvm.cli.common import (_add_table_options, _add_zero_based, _equal_labels, _format_labels,
+from leansvm.cli.common import (HelpFormatter, _add_table_options, _add_zero_based, _equal_labels, _format_labels,
                                 _precomputed_rows, _regression_scores, load_any_model, load_data,
                                 match_features, UsageError)
+
+
+EPILOG = """examples:
+  leansvm predict test.txt train.model predictions.txt    # as svm-predict: accuracy, one label per line
+  leansvm predict -b 1 test.txt train.model out.txt       # with probability estimates
+  leansvm predict new.csv model.npz predictions.csv       # a table: a CSV with a 'prediction' column"""
 
 
 def add_parser(sub):
@@ -18,7 +24,8 @@ def add_parser(sub):
                        description="Predict DATA with MODEL, write one label per line to OUTPUT "
                                    "and print the accuracy as svm-predict does. For CSV/TSV/Parquet "
                                    "data: a CSV with a 'prediction' column (and one probability column "
-                                   "per class with --probability), on standard output without OUTPUT.")
+                                   "per class with --probability), on standard output without OUTPUT.",
+                       epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, CSV/TSV/Parquet table, or a "
                                                 "named dataset (test part)")
     p.add_argument("model", metavar="MODEL", help="LIBSVM model file or leansvm .npz")

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from leansvm.cli.common import UsageError, _add_zero_based, load_data
+from leansvm.cli.common import HelpFormatter, UsageError, _add_zero_based, load_data
 
 EPILOG = """examples:
   leansvm scale -l 0 -u 1 -s train.range train.txt > train.scaled     # as svm-scale
@@ -19,10 +19,10 @@ def add_parser(sub):
     p = sub.add_parser("scale", help="scale features to [lower, upper] (svm-scale)",
                        description="Scale every feature linearly to [lower, upper] as LIBSVM's svm-scale does "
                                    "and write the scaled data (LIBSVM format) to standard output.",
-                       epilog=EPILOG, formatter_class=_formatter())
+                       epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file")
-    p.add_argument("-l", dest="lower", type=float, default=-1.0, help="x scaling lower limit (default: -1)")
-    p.add_argument("-u", dest="upper", type=float, default=1.0, help="x scaling upper limit (default: 1)")
+    p.add_argument("-l", dest="lower", type=float, default=-1.0, help="x scaling lower limit ")
+    p.add_argument("-u", dest="upper", type=float, default=1.0, help="x scaling upper limit ")
     p.add_argument("-s", dest="save", metavar="FILE", help="save the scaling ranges to FILE (default: none)")
     p.add_argument("-r", dest="restore", metavar="FILE",
                    help="restore the scaling ranges from FILE, ignoring -l and -u (default: none)")
@@ -30,11 +30,6 @@ def add_parser(sub):
                    help="target scaling: not supported (leansvm's regression job scales targets itself)")
     _add_zero_based(p)
     p.set_defaults(func=run)
-
-
-def _formatter():
-    import argparse
-    return argparse.RawDescriptionHelpFormatter
 
 
 def run(args) -> int:

@@ -9,14 +9,22 @@ import time
 from leansvm import io
 from leansvm.core.kernels import LIBSVM_KERNEL_CODES
 from leansvm.preprocessing.tabular import is_table_file
-from leansvm.cli.common import (_add_table_options, _add_zero_based, _check_integer_labels, _class_weight,
+from leansvm.cli.common import (HelpFormatter, _add_table_options, _add_zero_based, _check_integer_labels, _class_weight,
                                 _kernel_name, _precomputed_rows, load_data, save_any_model, UsageError)
+
+
+EPILOG = """examples:
+  leansvm train -c 10 -g 0.1 heart_scale                 # writes heart_scale.model, as svm-train
+  leansvm train -v 5 heart_scale                         # 5-fold cross-validation accuracy (svm-train -v)
+  leansvm train -s 3 -p 0.1 data.txt data.model          # epsilon-SVR
+  leansvm train --algorithm bsgd --budget 500 a9a a9a.model"""
 
 
 def add_parser(sub):
     # add_help=False: -h is LIBSVM's shrinking option; --help is added below
     p = sub.add_parser("train", add_help=False, help="train an SVM and write a model file",
-                       description="Train an SVM (LIBSVM's svm-train options) and write MODEL.")
+                       description="Train an SVM (LIBSVM's svm-train options) and write MODEL.",
+                       epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM data file, or a named dataset")
     p.add_argument("model", metavar="MODEL", nargs="?",
                    help="model file to write (LIBSVM format; native if *.npz); default: DATA's file name + "
@@ -25,22 +33,22 @@ def add_parser(sub):
                    help="N-fold cross-validation, as svm-train -v: print the accuracy (regression: mean "
                         "squared error and squared correlation); no model is written")
     p.add_argument("-s", dest="svm_type", type=int, default=0, choices=range(5), metavar="svm_type",
-                   help="0 C-SVC (default), 1 nu-SVC, 2 one-class SVM, 3 epsilon-SVR, 4 nu-SVR")
+                   help="0 C-SVC, 1 nu-SVC, 2 one-class SVM, 3 epsilon-SVR, 4 nu-SVR")
     p.add_argument("-t", dest="kernel_type", type=int, choices=range(5), metavar="kernel_type",
-                   help="0 linear, 1 polynomial, 2 rbf (default), 3 sigmoid, 4 precomputed kernel "
-                        "(DATA rows: 0:serial 1:k(x,x_1) ... n:k(x,x_n), as LIBSVM)")
-    p.add_argument("--kernel", choices=list(LIBSVM_KERNEL_CODES), help="kernel by name (rbf)")
-    p.add_argument("-c", "--C", dest="C", type=float, help="cost C (default 1, or the dataset's)")
+                   help="0 linear, 1 polynomial, 2 rbf, 3 sigmoid, 4 precomputed kernel "
+                        "(DATA rows: 0:serial 1:k(x,x_1) ... n:k(x,x_n), as LIBSVM) (default: 2, rbf)")
+    p.add_argument("--kernel", choices=list(LIBSVM_KERNEL_CODES), help="kernel by name (default: rbf)")
+    p.add_argument("-c", "--c", "--C", dest="C", type=float, help="cost C (default: 1, or the dataset's)")
     p.add_argument("-g", "--gamma", dest="gamma", type=float,
-                   help="gamma (default 1/num_features, or the dataset's)")
-    p.add_argument("-d", "--degree", dest="degree", type=int, default=3, help="polynomial degree (3)")
-    p.add_argument("-r", "--coef0", dest="coef0", type=float, default=0.0, help="coef0 (0)")
+                   help="gamma (default: 1/num_features, or the dataset's)")
+    p.add_argument("-d", "--degree", dest="degree", type=int, default=3, help="polynomial degree")
+    p.add_argument("-r", "--coef0", dest="coef0", type=float, default=0.0, help="coef0")
     p.add_argument("-m", "--cache-size", dest="cache_size", type=float, default=100.0,
-                   help="kernel cache in MB (100)")
-    p.add_argument("-n", "--nu", dest="nu", type=float, default=0.5, help="nu of -s 1, 2, 4 (0.5)")
+                   help="kernel cache in MB")
+    p.add_argument("-n", "--nu", dest="nu", type=float, default=0.5, help="nu of -s 1, 2, 4")
     p.add_argument("-p", "--epsilon", dest="epsilon", type=float, default=0.1,
-                   help="epsilon of the epsilon-SVR loss, -s 3 (0.1)")
-    p.add_argument("-e", "--tol", dest="tol", type=float, default=1e-3, help="stopping tolerance (0.001)")
+                   help="epsilon of the epsilon-SVR loss, -s 3")
+    p.add_argument("-e", "--tol", dest="tol", type=float, default=1e-3, help="stopping tolerance")
     p.add_argument("-w", "--weight", dest="weights", nargs=2, action="append", default=[],
                    metavar=("LABEL", "WEIGHT"),
                    help="multiply C of class LABEL by WEIGHT (LIBSVM's -wLABEL WEIGHT; C-SVC); repeatable")
@@ -48,21 +56,21 @@ def add_parser(sub):
                    help="1: train probability estimates (Platt scaling)")
     p.add_argument("--probability", action="store_true", help="same as -b 1")
     p.add_argument("-h", dest="shrinking", type=int, choices=(0, 1), metavar="0|1",
-                   help="shrinking heuristics, 0 or 1 (default 1)")
+                   help="shrinking heuristics, 0 or 1 (default: 1)")
     p.add_argument("--help", action="help", help="show this help message and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.add_argument("--algorithm", choices=("svc", "budget-l1", "budget-l2", "bsgd"), default="svc",
-                   help="svc (exact C-SVC, default) or budget-l1 / budget-l2 (Dekel & Singer's SVM on "
+                   help="svc (the exact C-SVC) or budget-l1 / budget-l2 (Dekel & Singer's SVM on "
                         "a budget, leansvm.BudgetSVC; needs --budget)")
     p.add_argument("--budget", type=int, metavar="B",
                    help="budget B of budget-l1 / budget-l2 (SVs kept per binary problem after pruning)")
     p.add_argument("--maintenance", choices=("merge", "removal", "projection"), default="merge",
-                   help="bsgd: budget maintenance (merge)")
+                   help="bsgd: budget maintenance")
     p.add_argument("--n-merge", dest="n_merge", type=int, default=2, metavar="M",
-                   help="bsgd: vectors merged per maintenance step (2; 3-5 is faster)")
+                   help="bsgd: vectors merged per maintenance step")
     p.add_argument("--merge-solver", dest="merge_solver", choices=("golden", "lookup", "gradient"),
                    default="golden", help="bsgd: golden-section search, lookup table or gradient merge")
-    p.add_argument("--epochs", type=int, default=1, help="bsgd: passes over the data (1)")
+    p.add_argument("--epochs", type=int, default=1, help="bsgd: passes over the data")
     _add_zero_based(p)
     _add_table_options(p)
     p.set_defaults(func=run)
