@@ -1,0 +1,226 @@
+"""BENCHMARKS.md and README's results table, generated from the JSON under ``benchmarks/results/``.
+
+    python benchmarks/report.py            # rewrites BENCHMARKS.md and README's results table
+    python benchmarks/report.py --check    # exit 1 when either differs from what the results give
+
+Each section names the results file it reads, the machine and thread counts recorded there, and
+the command that reproduces it. One ratio convention throughout: "x" is how many times faster
+leansvm is than the peer measured in the same run (peer seconds / leansvm seconds).
+``tests/test_readme_figures.py`` checks that README's figures are the ones these files give.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+#: the exact solver's side-by-side runs: the KEEL sets, then the large sets and magic measured again alone
+EXACT_FILES = ("irwls-final-best5-20261125-201816.json", "irwls-final-large-20261125-210755.json",
+               "irwls-final-magic-20261125-210231.json")
+README_SETS = ("a9a", "synth-50k", "magic", "letter")
+#: README's generated blocks: <!-- NAME: ... --> ... <!-- /NAME -->
+BLOCK = re.compile(r"(<!-- (?P<name>[\w-]+): generated[^>]*-->\n)(?P<body>.*?)(<!-- /(?P=name) -->)", re.S)
+
+
+def latest(prefix: str) -> Path | None:
+    """The newest results file whose name starts with ``prefix`` and a date (names end -YYYYMMDD-HHMMSS)."""
+    found = sorted(p for p in RESULTS.glob(f"{prefix}-*.json") if re.fullmatch(rf"{prefix}-\d{{8}}-\d{{6}}", p.stem))
+    return found[-1] if found else None
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def exact_rows() -> dict:
+    """{dataset: {1: row of one thread, -1: row of every thread}}; later files replace earlier rows."""
+    rows = {}
+    for name in EXACT_FILES:
+        for row in load(RESULTS / name)["rows"]:
+            rows.setdefault(row["dataset"], {})[row["n_jobs"]] = row
+    return rows
+
+
+def _n(value) -> str:
+    return f"{value:,}"
+
+
+def readme_table() -> str:
+    rows = exact_rows()
+    lines = ["| dataset | rows | LIBSVM s | leansvm s (1 thread) | x LIBSVM | intelex s (2 threads) "
+             "| leansvm s (2 threads) | x intelex | #SV |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name in README_SETS:
+        one, two = rows[name][1], rows[name][-1]
+        lines.append(f"| {name} | {_n(one['n'])} | {one['libsvm_s']:.2f} | {one['leansvm_s']:.2f} | "
+                     f"{one['libsvm_s'] / one['leansvm_s']:.1f} | {two['intelex_s']:.2f} | {two['leansvm_s']:.2f} | "
+                     f"{two['intelex_s'] / two['leansvm_s']:.2f} | {_n(one['leansvm_sv'])} |")
+    return "\n".join(lines)
+
+
+def exact_section() -> str:
+    rows = exact_rows()
+    machine = load(RESULTS / EXACT_FILES[0])["machine"]
+    worst_obj = max(r["rel_obj"] for d in rows.values() for r in d.values())
+    worst_agree = min(r["agree"] for d in rows.values() for r in d.values())
+    out = ["## Exact training against LIBSVM and scikit-learn-intelex", "",
+           f"`leansvm.SVC` against LIBSVM (scikit-learn `SVC`, always one thread) and scikit-learn-intelex "
+           f"(oneDAL), each at the settings of `docs/datasets.md`, best of five fits, 200 MB of kernel cache each. "
+           f"Machine: {machine['cpu_count']} cores ({machine.get('cpu_model', 'unknown')}), load "
+           f"{machine['load_average'][0]:.1f} at the start, OpenBLAS, numba {machine['numba']}, scikit-learn "
+           f"{machine['scikit-learn']}. Dual objective within {worst_obj:.0e} (relative) of LIBSVM's on every set; "
+           f"at least {100 * worst_agree:.2f} % of the test predictions identical.", "",
+           "| dataset | rows | LIBSVM s | leansvm s, 1 thread | x LIBSVM | intelex s, 1 thread | x intelex "
+           "| leansvm s, 2 threads | intelex s, 2 threads | x intelex | #SV leansvm / LIBSVM | test accuracy |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, d in sorted(rows.items(), key=lambda kv: kv[1][1]["n"]):
+        one, two = d[1], d[-1]
+        out.append(f"| {name} | {_n(one['n'])} | {one['libsvm_s']:.3f} | {one['leansvm_s']:.3f} | "
+                   f"{one['libsvm_s'] / one['leansvm_s']:.2f} | {one['intelex_s']:.3f} | "
+                   f"{one['intelex_s'] / one['leansvm_s']:.2f} | {two['leansvm_s']:.3f} | {two['intelex_s']:.3f} | "
+                   f"{two['intelex_s'] / two['leansvm_s']:.2f} | {_n(one['leansvm_sv'])} / {_n(one['libsvm_sv'])} | "
+                   f"{one['accuracy']:.4f} |")
+    out += ["", "Reproduce: `python benchmarks/bench_irwls.py --datasets <sets> --q 128 --shrinking 1 --n-jobs 1,-1 "
+            "--cache-size 200 --intelex --repeat 5 --name final` "
+            f"(files {', '.join(f'`{n}`' for n in EXACT_FILES)})."]
+    return "\n".join(out)
+
+
+def promise_summary(data: dict) -> dict:
+    rows = [r for r in data["rows"] if "error" not in r]
+    drop = data["max_accuracy_drop_points"]
+    excess = [r["realised_drop_points"] - drop for r in rows]
+    cheaper = [r for r in rows if r["kind"] != "exact"]
+    ratios = sorted(r["returned_n_sv"] / max(r["exact_n_sv"], 1) for r in cheaper)
+    return {"runs": len(rows), "sets": len({r["dataset"] for r in rows}), "seeds": data["seeds"],
+            "drop": drop, "confidence": data["confidence"],
+            "within": sum(e <= 1e-9 for e in excess), "within_half": sum(e <= 0.5 + 1e-9 for e in excess),
+            "largest_excess": max(excess), "cheaper": len(cheaper),
+            "median_ratio": ratios[len(ratios) // 2] if ratios else None}
+
+
+def promise_sentence() -> str:
+    path = latest("main-job")
+    s = promise_summary(load(path))
+    import textwrap
+
+    text = (f"Does `leansvm fit` keep its promise on rows it has never seen? Over {s['sets']} benchmark sets x "
+            f"{s['seeds']} new train/test splits, with a promised drop of {s['drop']:g} points at "
+            f"{100 * s['confidence']:g} % confidence, the returned model's test accuracy was within the promise of "
+            f"the exact model's in {s['within']} of {s['runs']} runs and never more than "
+            f"{max(s['largest_excess'], 0):.2f} points beyond it; {s['cheaper']} of the {s['runs']} returned a "
+            f"model with a median {100 * s['median_ratio']:.0f} % of the exact model's support vectors "
+            f"(`benchmarks/bench_main_job.py`). The rest is in [BENCHMARKS.md](BENCHMARKS.md).")
+    return "\n".join(textwrap.wrap(text, 95))
+
+
+def promise_section() -> str:
+    path = latest("main-job")
+    data = load(path)
+    s = promise_summary(data)
+    out = ["## The main job keeps its promise on rows it has never seen", "",
+           f"`leansvm.fit_lean` on each benchmark set with its training and test parts pooled and split again "
+           f"(`train_test_split(test_size=0.2, stratify=y, random_state=seed)`), promised drop "
+           f"{s['drop']:g} points, confidence {s['confidence']:g}. The realised drop is the exact SVC's test "
+           f"accuracy (the same C and gamma, the same training rows) minus the returned model's, in points. "
+           f"{data['jobs']} runs at a time, one thread each, on {data['cpu_count']} cores.", "",
+           f"**{s['within']} of {s['runs']} runs within the promise, {s['within_half']} within the promise + 0.5 "
+           f"points, largest excess {s['largest_excess']:+.2f} points; {s['cheaper']} runs returned a cheaper "
+           "model than the exact one.**", "",
+           "| dataset | seed | returned | #SV | exact #SV | estimated drop | 95 % bound | realised drop | s |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(data["rows"], key=lambda r: (r["dataset"], r["seed"])):
+        est = "-" if r["estimated_drop_points"] is None else f"{r['estimated_drop_points']:.2f}"
+        bound = "-" if r["bound_points"] is None else f"{r['bound_points']:.2f}"
+        out.append(f"| {r['dataset']} | {r['seed']} | {r['chosen']} | {_n(r['returned_n_sv'])} | "
+                   f"{_n(r['exact_n_sv'])} | {est} | {bound} | {r['realised_drop_points']:.2f} | "
+                   f"{r['wall_seconds']:.0f} |")
+    out += ["", f"Reproduce: `python benchmarks/bench_main_job.py --datasets "
+            f"{' '.join(sorted({r['dataset'] for r in data['rows']}))} --seeds {data['seeds']} --jobs {data['jobs']}` "
+            f"(`{path.name}`)."]
+    return "\n".join(out)
+
+
+def compression_section() -> str:
+    path = latest("compression-speed")
+    data = load(path)
+    g = data["gemm_gflops"]
+    out = ["## Compression at the machine's arithmetic speed", "",
+           f"One L-BFGS iteration of the gradient support vectors (eq. 10 of Xu et al.: objective and gradient) "
+           f"on N points, d features, r vectors, one output, RBF kernel; useful work 4 N r (d + 1) flops. The "
+           f"peer is the machine itself: a 2,000 x 2,000 GEMM on {data['cpu_count']} cores ran at "
+           f"{g['float32']:.0f} GFLOP/s in float32 and {g['float64']:.0f} in float64 in the same run. Threads: "
+           f"{data['threads']}.", "",
+           "| N x d x r | objective | s / iteration | GFLOP/s | share of float32 GEMM |", "|---|---|---|---|---|"]
+    for r in data["rows"]:
+        out.append(f"| {r['shape']} | {r['path']} | {r['seconds']:.4f} | {r['gflops']:.1f} | "
+                   f"{100 * r['share_of_float32_gemm']:.0f} % |")
+    out += ["", f"Reproduce: `python benchmarks/bench_compression_speed.py` (`{path.name}`)."]
+    return "\n".join(out)
+
+
+#: capabilities whose measurements are on their method page (with the command that reproduces each figure)
+ELSEWHERE = [
+    ("Safe screening, C paths, SVCCV against GridSearchCV", "docs/methods/screening-paths.md",
+     "benchmarks/bench_path.py, bench_screening_oracle.py, bench_linear_screening.py"),
+    ("Budgeted SGD, multi-merge, its refit", "docs/methods/bsgd.md", "benchmarks/bench_bsgd.py, bench_budget_refit.py"),
+    ("The budget SVM (Dekel & Singer)", "docs/methods/budget-svm.md", "benchmarks/bench_budget_svc.py"),
+    ("Compression: accuracy against size", "docs/methods/compression.md", "benchmarks/bench_compression.py"),
+    ("Regression and one-class models", "docs/methods/svr.md, docs/methods/one-class.md",
+     "benchmarks/bench_regression.py, bench_svr_path.py, bench_one_class_path.py"),
+    ("The main job on regression, novelty and tables; (C, gamma) search against grid.py", "docs/fit.md",
+     "benchmarks/bench_fit_regression.py, bench_fit_novelty.py, bench_tabular.py, bench_model_selection.py"),
+    ("Dask and ONNX", "docs/methods/dask-onnx.md", "benchmarks/bench_distributed.py, bench_onnx.py"),
+]
+
+
+def elsewhere_section() -> str:
+    out = ["## Other measurements", "",
+           "These capabilities' figures are on their pages, each with the command that reproduces it; "
+           "their results files are under `benchmarks/results/`.", "",
+           "| capability | page | benchmark |", "|---|---|---|"]
+    out += [f"| {what} | {page} | {bench} |" for what, page, bench in ELSEWHERE]
+    return "\n".join(out)
+
+
+def benchmarks_page() -> str:
+    return "\n\n".join([
+        "# Benchmarks", "",
+        "Generated by `python benchmarks/report.py` from `benchmarks/results/`; do not edit by hand. Each "
+        "section says which file it reads, on what machine and with how many threads, and how to reproduce "
+        "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
+        "of each method in detail are on its page under `docs/methods/`.",
+        exact_section(), promise_section(), compression_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
+
+
+GENERATED = {"results-table": readme_table, "promise": promise_sentence}
+
+
+def readme_text(readme: str) -> str:
+    """README with its generated blocks as the results give them."""
+    return BLOCK.sub(lambda m: m.group(1) + GENERATED[m.group("name")]() + "\n" + m.group(4), readme)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    args = parser.parse_args(argv)
+    targets = {ROOT / "BENCHMARKS.md": benchmarks_page(),
+               ROOT / "README.md": readme_text((ROOT / "README.md").read_text())}
+    stale = [path.name for path, text in targets.items() if not path.exists() or path.read_text() != text]
+    if args.check:
+        print("up to date" if not stale else f"differs from benchmarks/results: {', '.join(stale)}")
+        return 1 if stale else 0
+    for path, text in targets.items():
+        path.write_text(text)
+    print(f"wrote {', '.join(p.name for p in targets)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
