@@ -569,3 +569,18 @@ def test_a_budget_too_small_for_any_stage_still_returns_a_model(moons):
     assert r.model.predict(Xt).shape == yt.shape and r.final.test_accuracy > 0.8
     assert any("left out for lack of time" in s.reason or "time limit" in s.reason or "over the limit" in s.reason
                for s in r.steps)
+
+
+def test_regression_and_novelty_bounds_are_one_sided_and_paired():
+    from leansvm.job.estimates import rmse_bound, share_bound
+
+    rng = np.random.default_rng(0)
+    exact = rng.normal(size=500)
+    assert rmse_bound(exact, exact) == pytest.approx(np.sqrt(np.mean(exact ** 2)))   # no difference: no margin
+    worse = exact * 1.1 + 0.05 * rng.normal(size=500)
+    bound = rmse_bound(exact, worse)
+    assert bound > np.sqrt(np.mean(worse ** 2)) > np.sqrt(np.mean(exact ** 2))
+    assert rmse_bound(exact, worse, confidence=0.99) > bound > rmse_bound(exact, worse, confidence=0.6)
+    # no disagreement on 400 rows is not a certainty of none
+    assert share_bound(np.zeros(400, bool)) == pytest.approx(1.6449 * np.sqrt((1 / 402) * (401 / 402) / 400), rel=1e-3)
+    assert share_bound(np.r_[np.ones(8, bool), np.zeros(392, bool)]) > 0.02

@@ -139,7 +139,7 @@ def _fit_regression(args, X, y, X_test, y_test, described) -> int:
         raise UsageError(f"leansvm fit: error: --max-error-increase is in percent, got {args.max_error_increase}")
     result = fit_lean_regression(X, y, X_test=X_test, y_test=y_test, impute=args.impute,
                                  scale=args.scale, max_error_increase=args.max_error_increase / 100,
-                                 Cs=args.C_grid, verbose=not args.quiet)
+                                 Cs=args.C_grid, verbose=not args.quiet, confidence=args.confidence)
     return _finish_one_output(args, result, described)
 
 
@@ -153,7 +153,8 @@ def _fit_novelty(args, X, X_test, y_test, described) -> int:
         raise UsageError(f"leansvm fit: error: --nu is the share of training rows allowed outside, in (0, 1]; "
                          f"got {args.nu}")
     result = fit_lean_novelty(X, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale, nu=args.nu,
-                              max_disagreement=args.max_disagreement / 100, verbose=not args.quiet)
+                              max_disagreement=args.max_disagreement / 100, verbose=not args.quiet,
+                              confidence=args.confidence)
     return _finish_one_output(args, result, described)
 
 

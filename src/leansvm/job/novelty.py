@@ -28,6 +28,7 @@ import numpy as np
 from leansvm import io
 from leansvm.job.data import prepare_table, scale_features
 from leansvm.job.helpers import _timed
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
@@ -52,7 +53,7 @@ def label_metrics(model, X, predicted, labels) -> dict:
     return out
 
 
-def _check(nu, gamma_factor, max_disagreement, validation_fraction):
+def _check(nu, gamma_factor, max_disagreement, validation_fraction, confidence=DEFAULT_CONFIDENCE):
     if not (np.isfinite(nu) and 0 < nu <= 1):
         raise ValueError(f"nu is the share of training rows allowed outside, in (0, 1]; got {nu!r}")
     if not (np.isfinite(gamma_factor) and gamma_factor > 0):
@@ -61,11 +62,13 @@ def _check(nu, gamma_factor, max_disagreement, validation_fraction):
         raise ValueError(f"max_disagreement is a fraction in [0, 1), got {max_disagreement!r}")
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
+    check_confidence(confidence)
 
 
 def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, nu=DEFAULT_NU,
                      gamma_factor=1.0, max_disagreement=0.01, size_fractions=DEFAULT_SIZE_FRACTIONS,
-                     validation_fraction=0.2, random_state=0, verbose=False) -> OneOutputResult:
+                     validation_fraction=0.2, random_state=0, verbose=False,
+                     confidence=DEFAULT_CONFIDENCE) -> OneOutputResult:
     """Data to the cheapest one-class SVM (module docstring). ``max_disagreement``: a fraction
     (0.01 = the returned model labels at most 1 % of the validation rows otherwise than the exact
     model). ``y`` (or a ``target`` column) is ignored but for its removal from a table."""
@@ -74,7 +77,7 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
 
     import leansvm
 
-    _check(nu, gamma_factor, max_disagreement, validation_fraction)
+    _check(nu, gamma_factor, max_disagreement, validation_fraction, confidence)
     start = time.perf_counter()
     log = _Log(verbose)
     if y is None and target is None and hasattr(X, "columns"):
@@ -102,7 +105,9 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     reference_val = exact.model.predict(X_val)
     reference_test = None if X_test is None else exact.model.predict(X_test)
     for c in candidates:
-        c.validation_error = float(np.mean(c.model.predict(X_val) != reference_val))
+        differ = c.model.predict(X_val) != reference_val
+        c.validation_error = float(np.mean(differ))
+        c.error_bound = c.validation_error if c is exact else share_bound(differ, confidence)
         if X_test is not None:
             predicted = c.model.predict(X_test)
             c.test_error = float(np.mean(predicted != reference_test))
@@ -110,8 +115,9 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
                 c.test_metrics = label_metrics(c.model, X_test, predicted, y_test)
     chosen = choose_fewest(candidates, max_disagreement)
     log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, labels {100 * chosen.validation_error:.2f} % "
-             "of the validation rows otherwise than the exact model",
-             f"the fewest vectors within {100 * max_disagreement:g} %")
+             f"of the validation rows otherwise than the exact model ({100 * confidence:g} % bound "
+             f"{100 * chosen.error_bound:.2f} %)",
+             f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")
     measured = "test" if X_test is not None else "validation"
     X_eval = X_test if X_test is not None else X_val
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])

@@ -45,6 +45,9 @@ class OneOutputCandidate:
     n_support: int
     fit_seconds: float
     validation_error: float = float("nan")
+    #: a one-sided bound on the validation error (:mod:`leansvm.job.estimates`): what the choice compares
+    #: with the limit; the exact model's is its own error
+    error_bound: float = float("nan")
     test_error: float | None = None
     test_metrics: dict = field(default_factory=dict)
     seconds_per_1000: float | None = None
@@ -117,9 +120,10 @@ def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes
 
 
 def choose_fewest(candidates, limit) -> OneOutputCandidate:
-    """The candidate with the fewest vectors whose validation error is at most ``limit`` (ties: the
-    smaller error); the exact model's error is within it by construction."""
-    return min((c for c in candidates if c.validation_error <= limit), key=lambda c: (c.n_support, c.validation_error))
+    """The candidate with the fewest vectors whose error bound (:attr:`OneOutputCandidate.error_bound`)
+    is at most ``limit`` (ties: the smaller bound); the exact model is within it by construction."""
+    eligible = [c for c in candidates if c.kind == "exact" or c.error_bound <= limit]
+    return min(eligible, key=lambda c: (c.n_support, c.error_bound if c.kind != "exact" else c.validation_error))
 
 
 def summarize(X, X_test, n_validation) -> dict:

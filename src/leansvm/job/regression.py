@@ -33,6 +33,7 @@ import numpy as np
 from leansvm import io
 from leansvm.job.data import prepare_table, scale_features
 from leansvm.job.helpers import _subsample, _timed
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, rmse_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
@@ -62,7 +63,7 @@ def _rmse(model, X, y) -> float:
 def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=None, scale=True,
                         max_error_increase=0.02, epsilon=0.1, Cs=None, gamma_factors=None,
                         size_fractions=DEFAULT_SIZE_FRACTIONS, selection_size=2000, validation_fraction=0.2,
-                        random_state=0, verbose=False) -> OneOutputResult:
+                        random_state=0, verbose=False, confidence=DEFAULT_CONFIDENCE) -> OneOutputResult:
     """Data to the cheapest accurate SVR (module docstring). ``max_error_increase``: a fraction
     (0.02 = validation RMSE at most 2 % above the exact model's)."""
     from sklearn.model_selection import train_test_split
@@ -72,6 +73,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
 
     if not (np.isfinite(max_error_increase) and 0 <= max_error_increase < 1):
         raise ValueError(f"max_error_increase is a fraction in [0, 1), got {max_error_increase!r}")
+    check_confidence(confidence)
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
     start = time.perf_counter()
@@ -107,15 +109,19 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
                                                      random_state=random_state)
     candidates = [exact] + cheap_candidates(exact, make_budget, X_fit, y_fit,
                                             candidate_sizes(exact.n_support, size_fractions), random_state, "SVR")
+    exact_errors = exact.model.predict(X_val) - y_val
     for c in candidates:
-        c.validation_error = _rmse(c.model, X_val, y_val)
+        errors = c.model.predict(X_val) - y_val
+        c.validation_error = float(np.sqrt(np.mean(errors ** 2)))
+        c.error_bound = c.validation_error if c is exact else rmse_bound(exact_errors, errors, confidence)
         if X_test is not None and y_test is not None:
             c.test_error = _rmse(c.model, X_test, np.asarray(y_test, dtype=np.float64))
     limit = (1 + max_error_increase) * exact.validation_error
     chosen = choose_fewest(candidates, limit)
-    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, validation RMSE {chosen.validation_error:.4g}",
-             f"the fewest vectors within {100 * max_error_increase:g} % of the exact model's "
-             f"{exact.validation_error:.4g}")
+    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, validation RMSE {chosen.validation_error:.4g} "
+             f"(its {100 * confidence:g} % bound {chosen.error_bound:.4g})",
+             f"the fewest vectors whose RMSE bound, from squared errors paired row by row with the exact "
+             f"model's, is within {100 * max_error_increase:g} % of the exact model's {exact.validation_error:.4g}")
     measured = "test" if X_test is not None and y_test is not None else "validation"
     X_eval, y_eval = (X_test, np.asarray(y_test, dtype=np.float64)) if measured == "test" else (X_val, y_val)
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
