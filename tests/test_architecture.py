@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "leansvm"
 LAYERS = {
     "interrupts": 0, "core": 1, "progress": 1,
     "exact": 2, "paths": 3, "budget": 3, "compression": 3, "preprocessing": 3,
-    "io": 4, "datasets": 4, "distributed": 5, "job": 6, "demo": 7, "cli": 7, "precompile": 7,
+    "io": 4, "datasets": 4, "distributed": 5, "job": 6, "demo": 7, "cli": 7, "precompile": 7, "patch": 7,
     "command": 8, "__main__": 9,
 }
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:     # for type checkers and the API documentation (griffe read
     from .paths.linear_screening import linear_path
     from .paths.svr_path import SVRCV, svr_path
     from .paths.one_class_path import one_class_path
+    from .patch import patch_sklearn, unpatch_sklearn
 
 #: public name -> the submodule that defines it
 _EXPORTS = {
@@ -53,6 +54,8 @@ _EXPORTS = {
     "svr_path": "paths.svr_path",
     "SVRCV": "paths.svr_path",
     "one_class_path": "paths.one_class_path",
+    "patch_sklearn": "patch",
+    "unpatch_sklearn": "patch",
 }
 
 __all__ = list(_EXPORTS)

@@ -290,7 +290,13 @@ class _Compressor:
             Xf = X
         if max_fit_points is not None and Xf.shape[0] > max_fit_points:
             Xf = Xf[np.sort(rng.choice(Xf.shape[0], int(max_fit_points), replace=False))]
-        self.X_fit = sp.csr_matrix(Xf) if sp.issparse(Xf) else np.ascontiguousarray(Xf, dtype=np.float64)
+        if sp.issparse(Xf):
+            # canonical (sorted, no duplicates) on a copy: the float32 objective then sees the same
+            # numbers, summed in the same order, whatever order the caller's CSR keeps its entries in
+            self.X_fit = sp.csr_matrix(Xf, dtype=np.float64, copy=True)
+            self.X_fit.sum_duplicates()
+        else:
+            self.X_fit = np.ascontiguousarray(Xf, dtype=np.float64)
         self.F = exp.decision_function(self.X_fit)
         self.X_val = self.F_val = None
         if method == "cvm":
