@@ -470,42 +470,76 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
              random_state=None, max_iter=None, max_fit_points=20000, eig_max=cvm.EIG_MAX, progress=None,
              layout="auto", loss="margin", validation_fraction=VALIDATION_FRACTION, learn_gamma=True,
              max_error_increase=None, iteration_range=None):
-    """A :class:`CompressedSVC` with at most ``n_sv`` shared vectors approximating ``model``; for a
-    regressor or one-class model (SVR, NuSVR, OneClassSVM) a model of the same class.
+    """A smaller model approximating ``model``: LARS-SVM selection and gradient support vectors (Xu et al.).
 
-    Exactly one of ``n_sv`` (number of vectors), ``ratio`` (fraction of the
-    full model's support vectors) or ``max_accuracy_drop`` (fraction: 0.005
-    = half a percentage point; needs ``X, y``) sets the size. ``X, y`` are
-    the fitting points (default: the full model's support vectors) and the
-    validation set. ``method='lars'`` stops after selection and the
-    coefficient refit, ``'random'`` (a baseline) refits a random subset;
-    ``'cvm'`` adds the gradient support vectors (eq. 10)
-    with at most ``max_iter`` L-BFGS iterations (None: 100-3000, fewer for
-    larger problems, see ``ITERATION_WORK``; ``iteration_range`` = (lo, hi)
-    replaces 100-3000, as the main job's size search does). At most ``max_fit_points``
-    fitting points are used (a random subset beyond). ``validation_fraction``
-    of them (default 0: none) is held out to choose the iterate, from the
-    LARS-SVM start on: the last one whose agreement with the full model's
-    labels there is within one standard error of the best
-    (:func:`cvm.optimise_vectors`); L-BFGS then stops when the best has not
-    improved for half of ``max_iter`` iterations. ``learn_gamma`` (rbf kernels): the kernel
-    width is one more parameter of the gradient step (the paper's section 4
-    suggests tuning it for the compressed model); the compressed model then
-    has its own gamma. See :mod:`leansvm.compression.cvm`.
-    ``layout`` ('auto' = 'shared', or 'libsvm') and ``loss`` ('squared' =
-    eq. 10, 'margin') are described in the module docstring.
-    ``progress``: a bar with the time left (L-BFGS iterations, or sizes tried);
-    None shows it on a terminal (:mod:`leansvm.progress`).
+    The compressed model minimises eq. 10 of Xu et al., the squared mismatch of its outputs with
+    the full model's at the fitting points, over the vectors (started at a LARS-SVM selection of
+    the full model's support vectors), their coefficients and, for an RBF kernel, its width. See
+    :mod:`leansvm.compression.cvm`; the objective runs in float32 row blocks through BLAS
+    (:mod:`leansvm.compression.rbf_objective`).
 
-    Regressors and one-class models: the squared loss (eq. 10, whatever ``loss`` says: there
-    is no margin to stop at), and the result is a fitted copy of ``model`` with the compressed
-    expansion (:func:`leansvm.compression.one_output.with_expansion`), so it predicts, saves
-    and exports as the original (a one-class model takes ``X`` alone: its own labels there stand
-    for ``y``); give a regressor its training rows as ``X, y`` (its support
-    vectors lie on or outside the tube: diamonds at 10 %, RMSE +1.8 % fitted at the training rows,
-    +2.9 % at the support vectors). A regressor's size can be chosen by ``max_error_increase``
-    (fraction: 0.02 = RMSE on X, y at most 2 % above the full model's); a one-class model's by
-    ``max_accuracy_drop`` against +1 / -1 labels y.
+    Parameters
+    ----------
+    model : fitted SVC, NuSVC, SVR, NuSVR, OneClassSVM or any leansvm classifier
+        The full model.
+    n_sv : int, optional
+        Number of vectors to keep. Exactly one of ``n_sv``, ``ratio``, ``max_accuracy_drop``
+        (``max_error_increase`` for a regressor) sets the size.
+    ratio : float, optional
+        Fraction of the full model's support vectors to keep.
+    max_accuracy_drop : float, optional
+        The smallest size whose accuracy on ``X, y`` is within this fraction of the full model's
+        (0.005 = half a percentage point); sizes grow by 1.25. One-class models: against +1 / -1 labels.
+    X, y : array-like, optional
+        Fitting points (default: the full model's support vectors) and the labels that judge a size.
+        Give a regressor its training rows (its support vectors lie on or outside the tube: diamonds
+        at 10 %, RMSE +1.8 % fitted at the training rows, +2.9 % at the support vectors).
+    method : {'cvm', 'lars', 'random'}, default='cvm'
+        'cvm' adds the gradient step (eq. 10) to the selection; 'lars' stops after the selection and
+        the coefficient refit; 'random' refits a random subset (a baseline).
+    random_state : int or None, default=None
+        Seed of the subsampling and of 'random'.
+    max_iter : int, optional
+        L-BFGS iterations (None: about ``ITERATION_WORK`` multiply-adds, within ``iteration_range``).
+    max_fit_points : int or None, default=20000
+        At most this many fitting points (a random subset beyond; None: all).
+    eig_max : int
+        The largest kernel matrix eigendecomposed for the LARS-SVM selection.
+    progress : bool or None, default=None
+        A bar with the time left; None shows it on a terminal (:mod:`leansvm.progress`).
+    layout : {'auto', 'shared', 'libsvm'}, default='auto'
+        One-vs-one models: every vector serves every pair ('shared'), or only its class's pairs.
+    loss : {'margin', 'squared'}, default='margin'
+        'squared' is eq. 10; 'margin' matches outputs only up to the full model's margin.
+        Regressors and one-class models always use 'squared'.
+    validation_fraction : float, default=0
+        Share of the fitting points held out to choose the iterate (the last one within one
+        standard error of the best agreement with the full model's labels).
+    learn_gamma : bool, default=True
+        RBF kernels: the width is one more parameter (the paper's section 4 suggests tuning it).
+    max_error_increase : float, optional
+        Regressors: the smallest size whose RMSE on ``X, y`` is at most this fraction above the full model's.
+    iteration_range : (int, int), optional
+        Bounds of the automatic iteration count (default 100-3000).
+
+    Returns
+    -------
+    CompressedSVC, or a fitted copy of ``model`` for a regressor or one-class model
+        The compressed model; ``expansion_.n_support`` vectors. A regressor or one-class model
+        keeps its class (:func:`leansvm.compression.one_output.with_expansion`), so it predicts,
+        saves and exports as the original.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> import leansvm
+    >>> X, y = make_moons(300, noise=0.2, random_state=0)
+    >>> full = leansvm.SVC(C=10, gamma=1.0).fit(X, y)
+    >>> small = leansvm.compress(full, n_sv=8, X=X, y=y, random_state=0, progress=False)
+    >>> small.expansion_.n_support <= 8 < full.expansion_.n_support
+    True
+    >>> bool(small.score(X, y) > 0.9)
+    True
     """
     est = CompressedSVC(estimator=model, n_sv=n_sv, ratio=ratio, max_accuracy_drop=max_accuracy_drop,
                         method=method, max_iter=max_iter, max_fit_points=max_fit_points,

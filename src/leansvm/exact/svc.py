@@ -25,20 +25,79 @@ from leansvm.core.validation import per_sample_C, validate_training_data
 class SVC(KernelClassifierMixin, BaseEstimator):
     """C-support vector classifier trained by IRWLS (Pérez-Cruz et al.), LIBSVM-compatible.
 
-    Parameters follow ``sklearn.svm.SVC``; in addition ``working_set_size``
-    (q of the IRWLS chunking), ``multiclass`` ('ovo' as LIBSVM, or 'ovr') and
-    ``n_jobs`` (binary problems solved in parallel threads, joblib's meaning; default -1:
-    every core, as scikit-learn-intelex; 1: one thread, BLAS included; binary problems in
-    parallel run BLAS on one thread each). ``verbose``: a
-    progress bar (:mod:`leansvm.progress`; without it, one on a terminal); 2
-    adds the solver's violation every 10 chunk iterations. ``shrinking``
-    as LIBSVM's, applied to binary problems of at least 2,000 samples; smaller
-    ones are solved faster without it and with a working set of 3/4 q.
+    The dual of LIBSVM's C-SVC, min 1/2 a'Qa - e'a subject to y'a = 0 and 0 <= a_i <= C_i,
+    solved by iteratively reweighted least squares on working sets of ``working_set_size``
+    samples; the same optimum as ``sklearn.svm.SVC`` to the tolerance ``tol``.
 
-    Fitted attributes: ``classes_``, ``support_``, ``support_vectors_``,
-    ``dual_coef_`` (LIBSVM's layout, scikit-learn's signs), ``intercept_``,
-    ``n_support_``, ``expansion_``, ``dual_objective_`` (one per binary
-    problem, LIBSVM's sign: 1/2 a'Qa - e'a), ``n_iter_``.
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty of the margin errors (per class: times ``class_weight``).
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    cache_size : float, default=200
+        Kernel row cache in MB.
+    class_weight : dict or 'balanced', default=None
+        C of class i is C * class_weight[i].
+    max_iter : int, default=-1
+        Bound on the solver's iterations (-1: none); a ``ConvergenceWarning`` when reached.
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        Shape of ``decision_function`` for more than two classes, as scikit-learn.
+    probability : bool, default=False
+        Fit Platt-scaled probabilities (``predict_proba``) by internal cross-validation.
+    random_state : int, RandomState or None, default=None
+        Seed of the probability calibration's folds.
+    verbose : bool or int, default=False
+        A progress bar (:mod:`leansvm.progress`); 2 adds the solver's violation every 10 iterations.
+    working_set_size : int, default=128
+        q, the samples of one IRWLS chunk.
+    multiclass : {'ovo', 'ovr'}, default='ovo'
+        One-vs-one as LIBSVM, or one-vs-rest; both over one shared pool of support vectors.
+    n_jobs : int, default=-1
+        Binary problems solved in parallel threads (joblib's meaning; -1: every core, as
+        scikit-learn-intelex; 1: one thread, BLAS included).
+    shrinking : bool, default=True
+        LIBSVM's shrinking, for binary problems of at least 2,000 samples.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training data.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The support vectors.
+    dual_coef_ : ndarray of shape (n_classes - 1, n_SV)
+        Dual coefficients times labels, in LIBSVM's layout and scikit-learn's signs.
+    intercept_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        The constants of the decision functions.
+    n_support_ : ndarray of shape (n_classes,)
+        Support vectors per class.
+    expansion_ : KernelExpansion
+        The model as one kernel expansion (what files, ONNX, Dask and ``compress`` read).
+    dual_objective_ : ndarray
+        1/2 a'Qa - e'a of each binary problem (LIBSVM's sign).
+    n_iter_ : ndarray
+        Solver iterations of each binary problem.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm import SVC
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    >>> model = SVC(C=10, gamma=1.0).fit(X, [0, 1, 1, 0])
+    >>> model.predict(X).tolist()
+    [0, 1, 1, 0]
+    >>> int(model.n_support_.sum())
+    4
     """
 
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,

@@ -219,56 +219,77 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
              size_fractions=DEFAULT_SIZE_FRACTIONS, compression_points=20000, libsvm_reference_model=True,
              random_state=0, verbose=False, progress=None, confidence=DEFAULT_CONFIDENCE, refit=True,
              confirm=True) -> LeanResult:
-    """From data to the cheapest accurate model; see the module docstring for the stages.
+    """From data to the cheapest classifier whose accuracy is within ``max_accuracy_drop`` of the exact model's.
 
-    ``X`` is a matrix (dense or sparse) with labels ``y``, or a pandas DataFrame
-    of raw columns (numeric, categorical, with missing values when ``impute``
-    is "median" or "most_frequent"): then the labels are ``y`` or the column
-    named ``target``, and the returned model (a scikit-learn ``Pipeline`` of the
-    preprocessing and the kernel model) predicts on DataFrames of the same columns
-    (:func:`prepare_table`). A matrix is scaled first (``scale=True``, :func:`scale_features`):
-    the returned model is then such a ``Pipeline`` too, predicting unscaled inputs.
+    The stages are in the module docstring; each appends a :class:`~leansvm.job.records.Step` to the
+    log that ``verbose`` prints and the HTML report shows.
 
-    ``max_accuracy_drop`` is a fraction (0.005 = half a percentage point), as in
-    ``compress``. ``budget_seconds`` bounds the whole job: each stage gets a share
-    (:mod:`leansvm.job.deadline`) and scales down what it does to fit (the search's
-    halving rounds, the budget models and compressed sizes tried, the confirming folds,
-    the refit); when the exact fit's estimate exceeds its share, the exact solver runs
-    on the largest subsample estimated to fit it (the model compression starts from),
-    beside budget models on all rows. ``size_fractions``: budgets of the budget models as fractions
-    of the exact model's #SV; ``compression_points``: the fewest training
-    rows a compressed model is fitted on (all training rows when there are fewer;
-    ``POINTS_PER_VECTOR`` per vector beyond). Measured (BENCHMARKS.md): 8000 rather
-    than 2000 took a9a from no qualifying compressed model to 115 SV within 0.1
-    point on test, and magic from 453 to 226 SV; letter's one-vs-one outputs need
-    more (each pair is fitted only at its two classes' points): at 800 vectors,
-    0.9695 on test from 8000 rows, 0.9753 from all 16000 (the full model: 0.978),
-    while magic and a9a do not change. Hyperparameters: by default the wide
-    search (:func:`search_hyperparameters`, :mod:`leansvm.paths.search`: C 2^-5..2^15,
-    gamma 2^-12..2^6 times 1/(d Var X), ``n_folds``-fold CV, successive halving
-    up to ``selection_size`` rows; the best cell by default; ``one_se`` > 0: the
-    fewest support vectors within that many standard errors of the best cell. Not
-    the default: on magic it moved to C = 2^15 on the small-gamma ridge (fewer SV
-    at larger C), and the exact fit took 144 s instead of about 3 s; the cheaper
-    model is chosen later, among trained models, by its drop bound); ``Cs`` and/or ``gammas``
-    given: that grid (the other axis: C in 1, 10, 100 or gamma 0.3, 1, 3 times
-    'scale') on ``selection_size`` rows. ``class_weight`` (None, 'balanced' or a
-    dict) weighs C per class in the search, the exact models and LIBSVM's
-    reference (not in the budget models). Models are trained on the training rows minus a stratified
-    ``validation_fraction`` used to choose among them; ``X_test, y_test``
-    (optional) are only measured, never used for a choice. ``confidence``: a
-    model counts as within the drop only when the one-sided ``confidence`` bound of its accuracy
-    drop against the exact model, paired row by row, is within it (:mod:`leansvm.job.estimates`;
-    0.95 by default). ``confirm``: pool the other ``round(1 / validation_fraction)`` folds (both
-    models trained again without each, :func:`confirm_choice`) before a candidate is taken; exact
-    route only. Measured with a single hold-out and the best candidate as the reference: a BSGD
-    model 0.2 points above the exact one on 865 validation rows tested 2.9 points below it. ``verbose``: print
-    every step. ``refit``: return the choice trained again on all training
-    rows (:func:`refit_on_all_rows`; budget models too; exact route only); False returns the
-    validated model itself. ``progress``: progress bars (with the time left) of the long
-    operations inside (path search, compression, budget training); None: when
-    ``verbose`` or on a terminal (:mod:`leansvm.progress`). Ctrl-C stops it with
-    a line naming the last finished step; ``KeyboardInterrupt`` propagates.
+    Parameters
+    ----------
+    X : array-like, sparse matrix or pandas DataFrame
+        Training rows. A DataFrame of raw columns (numeric, categorical, missing values with
+        ``impute``) is encoded by :func:`~leansvm.job.data.prepare_table`; a matrix is scaled as
+        svm-scale does (``scale``). Either way the returned model is a ``Pipeline`` that takes raw rows.
+    y : array-like, optional
+        Labels (or the DataFrame's ``target`` column).
+    X_test, y_test : optional
+        Only measured, never used for a choice.
+    target : str, optional
+        The label column of a DataFrame.
+    impute : {'median', 'most_frequent'}, optional
+        Fill a table's missing values (default: a missing value is an error).
+    scale : bool, default=True
+        Standardise dense features, divide sparse ones by their largest absolute value.
+    max_accuracy_drop : float, default=0.005
+        Allowed accuracy drop against the exact model, a fraction (0.005: half a point).
+    budget_seconds : float, optional
+        A bound on the whole call: each stage gets a share (:mod:`leansvm.job.deadline`) and does
+        less to fit it; above its share the exact model is fitted on a subsample.
+    Cs, gammas : sequences, optional
+        A grid instead of the wide search (C 2^-5..2^15, gamma 2^-12..2^6 x 'scale', successive halving
+        up to ``selection_size`` rows, ``n_folds``-fold CV; :mod:`leansvm.paths.search`).
+    n_folds : int, default=5
+        Folds of the (C, gamma) search.
+    validation_fraction : float, default=0.2
+        The validation part; its inverse is the number of folds :func:`confirm_choice` may pool.
+    selection_size : int, default=4000
+        Rows of the search's last round.
+    one_se : float, default=0
+        > 0: the fewest support vectors within that many standard errors of the best cell (on
+        magic it moved to C = 2^15 and an exact fit of 144 s instead of 3 s: not the default).
+    class_weight : dict or 'balanced', optional
+        C per class in the search, the exact models and LIBSVM's reference.
+    size_fractions : sequence of float
+        Budget models' sizes as fractions of the exact model's support vectors.
+    compression_points : int, default=20000
+        The fewest training rows a compressed model is fitted on (4 per vector and 3 per parameter
+        beyond; 8,000 rather than 2,000 took a9a from no qualifying compressed model to 115 SV).
+    libsvm_reference_model : bool, default=True
+        Train LIBSVM's full model at the same (C, gamma) for the prediction-cost comparison.
+    random_state : int, default=0
+        Seed of the splits, subsamples and stochastic trainers.
+    verbose : bool, default=False
+        Print every step.
+    progress : bool, optional
+        Progress bars of the long operations (None: when ``verbose`` or on a terminal).
+    confidence : float, default=0.95
+        A candidate qualifies when the one-sided ``confidence`` bound of its accuracy drop against
+        the exact model, paired row by row, is within ``max_accuracy_drop``
+        (:mod:`leansvm.job.estimates`).
+    refit : bool, default=True
+        Return the chosen kind and size trained again on all rows (budget models too); False
+        returns the validated model.
+    confirm : bool, default=True
+        Pool the other folds (both models trained again without each) before a candidate is taken
+        (exact route). With one hold-out and the best candidate as the reference, a BSGD model 0.2
+        points above the exact one on 865 validation rows tested 2.9 points below it.
+
+    Returns
+    -------
+    LeanResult
+        ``model`` (the returned estimator), ``chosen``, ``final``, every candidate with its drop
+        estimate, the selection, the steps. Ctrl-C stops it with a line naming the last finished
+        step; ``KeyboardInterrupt`` propagates.
     """
     log = _Log(verbose)
     start = time.perf_counter()

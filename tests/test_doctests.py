@@ -1,0 +1,14 @@
+"""The Examples sections of the public API's numpydoc docstrings run and give what they show."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["leansvm.exact.svc", "leansvm.compression.compressed_svc", "leansvm.job.tasks"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
