@@ -10,12 +10,19 @@ classifiers' prediction side, so a new trainer only writes ``fit``.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.multiclass import libsvm_coef_from_dense, predict_index, shape_decision
 from leansvm.core.user_kernels import is_precomputed, names_precomputed
 from leansvm.core.validation import fit_transaction, validate_predict_data
+
+
+def _like_vectors(expansion, coef):
+    """``coef`` as CSR when the support vectors are (a model fitted on sparse data), as scikit-learn
+    keeps ``dual_coef_``; dense otherwise."""
+    return sp.csr_matrix(coef) if sp.issparse(expansion.support_vectors) else coef
 
 
 class ExpansionAttributes:
@@ -32,7 +39,7 @@ class ExpansionAttributes:
     @property
     def dual_coef_(self):
         check_is_fitted(self, "expansion_")
-        return self.expansion_.coef.T.copy()
+        return _like_vectors(self.expansion_, self.expansion_.coef.T.copy())
 
     @property
     def intercept_(self):
@@ -114,5 +121,5 @@ class KernelClassifierMixin(ExpansionAttributes, ClassifierMixin):
         (needs ``n_support_``); (n_classes, n_SV) for one-vs-rest."""
         check_is_fitted(self, "expansion_")
         if len(self.classes_) == 2 or self.multiclass_ == "ovr":
-            return self.expansion_.coef.T.copy()
-        return libsvm_coef_from_dense(self.expansion_.coef, self.n_support_)
+            return _like_vectors(self.expansion_, self.expansion_.coef.T.copy())
+        return _like_vectors(self.expansion_, libsvm_coef_from_dense(self.expansion_.coef, self.n_support_))

@@ -200,11 +200,21 @@ class SVC(KernelClassifierMixin, BaseEstimator):
 
     # probabilities through scikit-learn's calibration -----------------------------------
     def _fit_with_calibration(self, X, y, sample_weight):
-        """Platt scaling by ``CalibratedClassifierCV`` (5-fold, sigmoid), its final model kept as ours."""
+        """Platt scaling by ``CalibratedClassifierCV`` (sigmoid), its final model kept as ours: 5-fold as
+        LIBSVM, fewer folds when a class has fewer than 5 samples, and on the training rows
+        themselves when one has a single sample (LIBSVM's internal cross-validation copes with any size)."""
         base = clone(self).set_params(probability=False)
-        calibrated = CalibratedClassifierCV(base, method="sigmoid", cv=5, ensemble=False)
-        calibrated.fit(X, y, sample_weight=sample_weight)
-        fitted = calibrated.calibrated_classifiers_[0].estimator
+        smallest = int(np.unique(np.asarray(y), return_counts=True)[1].min())
+        if smallest >= 2:
+            calibrated = CalibratedClassifierCV(base, method="sigmoid", cv=min(5, smallest), ensemble=False)
+            calibrated.fit(X, y, sample_weight=sample_weight)
+            fitted = calibrated.calibrated_classifiers_[0].estimator
+        else:
+            from sklearn.frozen import FrozenEstimator
+
+            fitted = base.fit(X, y, sample_weight=sample_weight)
+            calibrated = CalibratedClassifierCV(FrozenEstimator(fitted), method="sigmoid")
+            calibrated.fit(X, y, sample_weight=sample_weight)
         for name, value in vars(fitted).items():
             if name.endswith("_") and not name.startswith("__"):
                 setattr(self, name, value)
