@@ -29,7 +29,8 @@ import numpy as np
 from sklearn.preprocessing import StandardScaler
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_model_selection import exact, grid_py  # noqa: E402
+from bench_model_selection import grid_py  # noqa: E402
+from common import libsvm_exact as exact  # noqa: E402
 from common import finish_run  # noqa: E402
 
 from leansvm import datasets  # noqa: E402

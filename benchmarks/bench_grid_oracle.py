@@ -38,7 +38,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.svm import SVC
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS_DIR, libsvm_input  # noqa: E402
+from common import RESULTS_DIR, libsvm_exact as exact, libsvm_input  # noqa: E402
 
 from leansvm import datasets  # noqa: E402
 from leansvm.core.kernels import Kernel  # noqa: E402
@@ -248,7 +248,6 @@ def top_cells(name, n, libsvm_max_C=512.0) -> list:
     accuracy of each other (a9a: 0.8484, 0.8483, 0.8482), where solvers stopping at different points
     inside the tolerance could change grid.py's pick: a criterion met against all of them holds
     whichever it is."""
-    from bench_model_selection import exact
     from leansvm import svm_path
     data = datasets.load(name)
     X, y, Xt, yt = data.X_train, np.asarray(data.y_train), data.X_test, np.asarray(data.y_test)

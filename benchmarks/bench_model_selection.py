@@ -41,10 +41,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from sklearn.svm import SVC
+
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import finish_run, libsvm_input  # noqa: E402
+from common import finish_run, libsvm_exact as exact, libsvm_input  # noqa: E402
 
 from bench_grid_oracle import GRID_C, GRID_GAMMA, cell_accuracy, grid_folds, oracle_choice  # noqa: E402
 
@@ -101,11 +101,6 @@ def grid_py(X, y, minutes, random_state=0):
             return None, None, best_run, spent / n_run * len(cells), True, n_run, cut
     best = max(range(len(cells)), key=lambda k: (scores[k], -k))
     return cells[best][0], cells[best][1], scores[best], spent, False, len(cells), 0
-
-
-def exact(X, y, Xt, yt, C, gamma):
-    model = SVC(C=C, gamma=gamma, cache_size=500).fit(libsvm_input(X), y)     # int32 sparse indices (a9a)
-    return float(np.mean(model.predict(libsvm_input(Xt)) == yt)), int(model.n_support_.sum())
 
 
 def warm_up_seconds() -> float:

@@ -79,7 +79,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, clone, is_regressor
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -87,12 +87,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from leansvm.core.classifier import KernelClassifierMixin
 from leansvm.core.expansion import KernelExpansion
 from leansvm.core.expansion import DENSE_FRACTION
-from leansvm.core.kernels import KERNELS
 from leansvm.core.registry import register_estimator
 from leansvm.core.multiclass import ovo_pairs, predict_index
 from leansvm.progress import Progress
 from leansvm.compression import cvm
 from leansvm.compression import rbf_objective
+from leansvm.compression.full_model import _FullModel, _selection, _validate_points
 from leansvm.core.threads import one_blas_thread
 
 METHODS = ("cvm", "lars", "random")
@@ -119,66 +119,6 @@ PATIENCE_SHARE = 0.5
 MIN_PATIENCE = 100
 
 
-# -- the full model ------------------------------------------------------------------
-class _FullModel:
-    """What compression reads from a fitted model: expansion, classes, strategy, pool classes. A
-    regressor or one-class model (one output, no ``classes_``) is ``one_output``: one class."""
-
-    def __init__(self, model):
-        if hasattr(model, "expansion_"):
-            self.expansion = model.expansion_
-            self.strategy = getattr(model, "multiclass_", "ovo")
-            n_support = getattr(model, "n_support_", None)
-        elif hasattr(model, "dual_coef_") and hasattr(model, "support_vectors_"):  # sklearn SVC
-            from leansvm.core.sklearn_svc import expansion_from_sklearn
-            self.expansion = expansion_from_sklearn(model)
-            self.strategy = "ovo"
-            n_support = model.n_support_
-        else:
-            raise ValueError(f"{type(model).__name__} is not a fitted kernel classifier "
-                             "(it has no expansion_); fit it first")
-        if self.expansion.kernel.name not in KERNELS:
-            raise ValueError(f"compression moves feature vectors: it needs one of the kernels {KERNELS}, "
-                             f"not {self.expansion.kernel.name}")
-        self.one_output = not hasattr(model, "classes_")
-        self.regression = is_regressor(model)
-        if self.one_output:
-            if self.expansion.n_outputs != 1:
-                raise ValueError(f"{type(model).__name__} has no classes_ and {self.expansion.n_outputs} outputs; "
-                                 "fit it first")
-            self.classes, self.n_classes, self.n_support = None, 1, None
-            return
-        self.classes = np.asarray(model.classes_)
-        self.n_classes = self.classes.size
-        if self.n_classes < 2:
-            raise ValueError("the model must have at least two classes")
-        if self.strategy not in ("ovo", "ovr"):
-            raise ValueError(f"unknown multi-class strategy {self.strategy!r}")
-        m = self.expansion.n_support
-        self.n_support = None
-        if n_support is not None:
-            n_support = np.asarray(n_support).ravel()
-            if n_support.size == self.n_classes and n_support.sum() == m:
-                self.n_support = n_support.astype(np.intp)
-
-    def decision(self, X):
-        return self.expansion.decision_function(X)
-
-    def predict_index(self, X):
-        return predict_index(self.decision(X), self.n_classes, self.strategy)
-
-    def pool_classes(self) -> np.ndarray:
-        """Class index of every support vector: the ``n_support_`` grouping, else the model's prediction."""
-        if self.one_output:
-            return np.zeros(self.expansion.n_support, dtype=np.intp)
-        if self.n_support is not None:
-            return np.repeat(np.arange(self.n_classes), self.n_support)
-        return self.predict_index(self.expansion.support_vectors)
-
-    @property
-    def class_restricted(self) -> bool:
-        """One-vs-one with k > 2: every vector serves only its class's pairs."""
-        return self.n_classes > 2 and self.strategy == "ovo"
 
 
 # -- compression ---------------------------------------------------------------------
@@ -224,46 +164,6 @@ def _resolve_layout(layout):
 def _check_method(method):
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-
-
-def _validate_points(X, y, full: _FullModel):
-    if X is None and y is None:
-        return None, None
-    if X is None or y is None:
-        raise ValueError("give both X and y (fitting / validation points), or neither")
-    from sklearn.utils import check_array, check_consistent_length
-    X = check_array(X, accept_sparse="csr", dtype=np.float64, order="C")
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
-    check_consistent_length(X, y)
-    if X.shape[1] != full.expansion.n_features:
-        raise ValueError(f"X has {X.shape[1]} features, but the model expects {full.expansion.n_features}")
-    return X, y
-
-
-def _selection(full: _FullModel, n_select: int, groups, group_columns, eig_max, method, rng):
-    """Indices of the selected support vectors and how they were chosen."""
-    exp = full.expansion
-    S = exp.support_vectors
-    m = exp.n_support
-    if method == "random":   # baseline: a random subset (coefficients refitted like the others)
-        return np.sort(rng.choice(m, n_select, replace=False)), "random subset"
-    if exp.n_outputs == 1:
-        cand = cvm.lars_candidates(m, n_select, eig_max, rng)
-        Ka = exp.decision_function(S[cand])[:, 0] - exp.intercept[0]   # (K a) at the candidates
-        P, q = cvm.lars_problem(exp.kernel, S[cand], Ka)
-        how = "lars on P = L^(1/2) V'" + ("" if cand.size == m else f" of a random {cand.size} of {m}")
-        sel = cand[cvm.lars_select(P, q, n_select)]
-        if sel.size < n_select:   # LARS stops at the numerical rank of K: fill up by largest |a_j|
-            rest = np.setdiff1d(np.arange(m), sel)
-            rest = rest[np.argsort(-np.abs(exp.coef[rest, 0]), kind="stable")][:n_select - sel.size]
-            how += f", {rest.size} more by largest |a_j|"
-            sel = np.concatenate([sel, rest])
-        return sel, how
-    KA = exp.decision_function(S) - exp.intercept     # K A: the full outputs at the pool
-    return (cvm.somp_select(exp.kernel, S, KA, n_select, groups, group_columns),
-            "simultaneous orthogonal matching pursuit")
 
 
 class _Compressor:

@@ -12,7 +12,7 @@ order by :func:`fit_lean` (each readable on one screen):
    coarse-to-fine gamma, successive halving over subsamples, edges that extend); a grid the
    caller gives goes to :func:`select_hyperparameters` (screened paths of ``leansvm.SVCCV``).
 4. :func:`_choose_route`           -- exact or budget training, from :func:`estimate_exact_seconds`
-   (two timed subsamples, t ~ n^p, p in [2, 3]) against the time budget.
+   (two timed subsamples, t ~ n^p, p in [1.5, 3]) against its share of the time budget.
 5. :func:`_train_candidates`       -- :func:`train_exact` (on a subsample on the budget route) and
    :func:`train_budget_models` (``BSGDClassifier``, or Nystroem + LinearSVC as a fallback).
 6. :func:`_compress_reference`     -- :func:`compress_models`: ``leansvm.compress`` of the exact
