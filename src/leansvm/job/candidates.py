@@ -39,6 +39,19 @@ VECTORS_PER_CLASS = 20
 #: 868 vectors on 50,000 rows test 0.8911 after 109 iterations and 0.9098 after 1,000. With the float32
 #: row-block objective (compression/rbf_objective.py) 1,000 iterations there take about a minute.
 SEARCH_ITERATION_RANGE = (300, 1000)
+#: ... where the objective cannot run in float32 row blocks (one-vs-one with more than two classes,
+#: kernels other than RBF): the earlier bounds, since an iteration there costs about ten times more
+#: (satimage, 6 classes: one run of the main job took 790 s with 300-1000 on every size)
+WHOLE_MATRIX_ITERATION_RANGE = (100, 300)
+
+
+def search_iterations(model) -> tuple[int, int]:
+    """The size search's L-BFGS bounds for compressing ``model``: SEARCH_ITERATION_RANGE when its
+    objective runs in float32 row blocks (RBF, one output or one-vs-rest), else WHOLE_MATRIX_ITERATION_RANGE."""
+    expansion = model.expansion_
+    blocked = expansion.kernel.name == "rbf" and (
+        expansion.coef.shape[1] == 1 or getattr(model, "multiclass_", "ovo") == "ovr")
+    return SEARCH_ITERATION_RANGE if blocked else WHOLE_MATRIX_ITERATION_RANGE
 
 
 #: Budget models as fractions of the exact model's support vectors.
@@ -103,7 +116,7 @@ def train_like(candidate: Candidate, X, y, exact_model, min_points=None, random_
     X_pts, y_pts = _fitting_points(X, y, candidate.n_support, min_points, POINTS_PER_VECTOR, random_state)
     with _QuietConvergence():
         model = compress(exact_model, n_sv=candidate.n_support, X=X_pts, y=y_pts, max_iter=None, max_fit_points=None,
-                         random_state=random_state, progress=progress, iteration_range=SEARCH_ITERATION_RANGE)
+                         random_state=random_state, progress=progress, iteration_range=search_iterations(exact_model))
     return model, time.perf_counter() - start
 
 
@@ -184,7 +197,7 @@ def compression_out_of_reach(sizes, misses, limit, chance_miss) -> bool:
 def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accuracy_drop, first_fraction=0.01,
                     max_iter=None, time_limit=None, random_state=0, log=None, progress=None,
                     confidence=DEFAULT_CONFIDENCE, min_points=None, points_per_vector=POINTS_PER_VECTOR,
-                    per_class=VECTORS_PER_CLASS, below=None, iteration_range=SEARCH_ITERATION_RANGE):
+                    per_class=VECTORS_PER_CLASS, below=None, iteration_range=None):
     """Compressed models of ``reference`` (``leansvm.compress``), searching the smallest size that reaches
     the drop on the validation part: its accuracy drop against ``reference`` (the exact model,
     validated on ``X_val``), paired row by row, has a one-sided ``confidence`` bound within
@@ -234,7 +247,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
                 model, seconds = _timed(compress, reference.model, n_sv=int(size), X=X_pts, y=y_pts,
                                         max_iter=max_iter, max_fit_points=None, random_state=random_state,
                                         progress=progress,
-                                        iteration_range=iteration_range)
+                                        iteration_range=iteration_range or search_iterations(reference.model))
         except Exception as exc:
             log.step("compress", f"size {size} failed", f"{type(exc).__name__}: {exc}")
             return None
