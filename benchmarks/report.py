@@ -23,6 +23,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 EXACT_FILES = ("irwls-final-best5-20261125-201816.json", "irwls-final-large-20261125-210755.json",
                "irwls-final-magic-20261125-210231.json")
 README_SETS = ("a9a", "synth-50k", "magic", "letter")
+#: the promise runs of the current main job start with this file; a later run's (dataset, seed) replaces an earlier one's
+PROMISE_SINCE = "main-job-20261127-082353"
 #: README's generated blocks: <!-- NAME: ... --> ... <!-- /NAME -->
 BLOCK = re.compile(r"(<!-- (?P<name>[\w-]+): generated[^>]*-->\n)(?P<body>.*?)(<!-- /(?P=name) -->)", re.S)
 
@@ -91,6 +93,23 @@ def exact_section() -> str:
     return "\n".join(out)
 
 
+def promise_runs() -> tuple[dict, list]:
+    """(the newest run's settings, every row of the runs since PROMISE_SINCE, one per dataset and seed)
+    and the files they come from."""
+    files = sorted(p for p in RESULTS.glob("main-job-*.json")
+                   if re.fullmatch(r"main-job-\d{8}-\d{6}", p.stem) and p.stem >= PROMISE_SINCE)
+    rows, runs = {}, []
+    for path in files:
+        data = load(path)
+        runs.append((path, data))
+        for row in data["rows"]:
+            rows[(row["dataset"], row["seed"])] = row
+    settings = dict(runs[-1][1])
+    settings["rows"] = [rows[k] for k in sorted(rows)]
+    settings["seeds"] = max(r["seed"] for r in settings["rows"]) + 1
+    return settings, runs
+
+
 def promise_summary(data: dict) -> dict:
     rows = [r for r in data["rows"] if "error" not in r]
     drop = data["max_accuracy_drop_points"]
@@ -105,8 +124,7 @@ def promise_summary(data: dict) -> dict:
 
 
 def promise_sentence() -> str:
-    path = latest("main-job")
-    s = promise_summary(load(path))
+    s = promise_summary(promise_runs()[0])
     import textwrap
 
     text = (f"Does `leansvm fit` keep its promise on rows it has never seen? Over {s['sets']} benchmark sets x "
@@ -120,8 +138,7 @@ def promise_sentence() -> str:
 
 
 def promise_section() -> str:
-    path = latest("main-job")
-    data = load(path)
+    data, runs = promise_runs()
     s = promise_summary(data)
     out = ["## The main job keeps its promise on rows it has never seen", "",
            f"`leansvm.fit_lean` on each benchmark set with its training and test parts pooled and split again "
@@ -140,9 +157,9 @@ def promise_section() -> str:
         out.append(f"| {r['dataset']} | {r['seed']} | {r['chosen']} | {_n(r['returned_n_sv'])} | "
                    f"{_n(r['exact_n_sv'])} | {est} | {bound} | {r['realised_drop_points']:.2f} | "
                    f"{r['wall_seconds']:.0f} |")
-    out += ["", f"Reproduce: `python benchmarks/bench_main_job.py --datasets "
-            f"{' '.join(sorted({r['dataset'] for r in data['rows']}))} --seeds {data['seeds']} --jobs {data['jobs']}` "
-            f"(`{path.name}`)."]
+    out += ["", "Reproduce: " + "; ".join(
+        f"`python benchmarks/bench_main_job.py --datasets {' '.join(sorted({r['dataset'] for r in run['rows']}))} "
+        f"--seeds {run['seeds']} --jobs {run['jobs']}` (`{path.name}`)" for path, run in runs) + "."]
     return "\n".join(out)
 
 

@@ -106,3 +106,18 @@ def test_imports_go_down_the_layers(graph):
 
 def test_every_module_has_a_layer(graph):
     assert [m for m in graph if m != "leansvm" and _layer(m) is None] == []
+
+
+def test_no_import_circle_in_the_benchmarks():
+    """The benchmark scripts import each other by file name (``from common import ...``): no circle."""
+    scripts = {p.stem: p for p in (PACKAGE.parents[1] / "benchmarks").glob("*.py")}
+    graph = {}
+    for name, path in scripts.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.split(".")[0])
+        graph[name] = {m for m in found if m in scripts and m != name}
+    assert graph and _cycle(graph) is None, " -> ".join(_cycle(graph))
