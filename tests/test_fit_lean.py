@@ -314,6 +314,9 @@ def test_budget_route_when_exact_training_exceeds_the_budget(moons):
     assert any(c.kind == "budget" for c in r.candidates)
     assert r.libsvm_seconds_per_1000 is None
     assert any(s.stage == "route" and "over its share of the budget" in s.reason for s in r.steps)
+    # a budget choice is refit on all rows on this route too (it needs no exact solve)
+    if r.chosen.kind == "budget":
+        assert r.final.kind == "refit" and r.final is not r.chosen
     assert r.chosen.test_accuracy > 0.85
 
 

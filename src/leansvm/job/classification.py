@@ -317,14 +317,16 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                                         compression_points, deadline.allowance("confirm"), random_state,
                                         class_weight, log)
             final = None
-            if refit and route == "exact":
+            # a budget model is refit on all rows on either route: it needs no exact solve
+            if refit and (route == "exact" or chosen.kind == "budget"):
                 final = refit_on_all_rows(chosen, X, y, C, gamma, compression_points, deadline.allowance("refit"),
                                           random_state, log, n_fit=X_fit.shape[0], class_weight=class_weight)
                 if final is not None:
                     candidates.append(final)
             elif refit:
-                log.step("refit", "not refit", "the exact solver does not fit the time budget on all rows; "
-                                               "the validated model is returned")
+                log.step("refit", "not refit", f"the chosen {chosen.kind} model needs the exact solver on all "
+                                               "rows, which does not fit the time budget; the validated model is "
+                                               "returned")
             final = final or chosen
             libsvm = _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight,
                               libsvm_reference_model, deadline, random_state, log)
