@@ -5,7 +5,8 @@ import importlib
 
 import pytest
 
-MODULES = ["leansvm.exact.svc", "leansvm.compression.compressed_svc", "leansvm.job.tasks"]
+MODULES = ["leansvm.exact.svc", "leansvm.exact.nu_svc", "leansvm.exact.svr", "leansvm.exact.one_class",
+           "leansvm.compression.compressed_svc", "leansvm.job.tasks"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -41,6 +41,72 @@ class NuSVC(SVC):
     n the classes' weight sums) raises LIBSVM's "specified nu is infeasible".
     Other parameters and fitted attributes as :class:`leansvm.SVC`; ``dual_objective_`` is
     LIBSVM's, of the rescaled problem.
+
+    Parameters
+    ----------
+    nu : float, default=0.5
+        In (0, 1]: an upper bound on the fraction of errors and a lower bound on the fraction of support vectors.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    cache_size : float, default=200
+        Kernel row cache in MB.
+    class_weight : dict or 'balanced', default=None
+        Accepted for scikit-learn compatibility; nu-SVC ignores it with a warning, as LIBSVM.
+    max_iter : int, default=-1
+        Bound on the solver iterations (-1: none); a ``ConvergenceWarning`` when reached.
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        Shape of ``decision_function`` for more than two classes, as scikit-learn.
+    probability : bool, default=False
+        Classifiers: Platt-scaled ``predict_proba``; regressors: LIBSVM's Laplace noise scale ``probA_``.
+    random_state : int, RandomState or None, default=None
+        Seed of the fit's random choices (the probability folds): reproducible fits.
+    verbose : bool or int, default=False
+        A progress bar (:mod:`leansvm.progress`).
+    working_set_size : int, default=128
+        q, the samples of one IRWLS chunk.
+    multiclass : {'ovo', 'ovr'}, default='ovo'
+        One-vs-one as LIBSVM, or one-vs-rest; one shared pool of support vectors.
+    n_jobs : int, default=-1
+        Binary problems in parallel threads (-1: every core; 1: one thread, BLAS included).
+    shrinking : bool, default=True
+        LIBSVM's shrinking heuristic.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    dual_coef_ : ndarray or sparse matrix of shape (n_classes - 1, n_SV)
+        Dual coefficients times labels, LIBSVM's layout.
+    n_support_ : ndarray of shape (n_classes,)
+        Support vectors per class.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training data.
+    support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
+        The support vectors (CSR when fitted on sparse data).
+    intercept_ : ndarray
+        The constant(s) of the decision function.
+    expansion_ : KernelExpansion
+        The model as one kernel expansion (what files, ONNX, Dask and ``compress`` read).
+    dual_objective_ : float or ndarray
+        LIBSVM's dual objective at the solution.
+    n_iter_ : int or ndarray
+        Solver iterations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm import NuSVC
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.2], [1.0, 1.0], [0.9, 1.1]])
+    >>> NuSVC(nu=0.5, gamma=1.0).fit(X, [0, 0, 1, 1]).predict([[0.05, 0.1], [1.0, 0.9]]).tolist()
+    [0, 1]
     """
 
     libsvm_svm_type = "nu_svc"     #: LIBSVM's svm_type (model files)

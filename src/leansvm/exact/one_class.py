@@ -31,6 +31,61 @@ class OneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, BaseEst
     ``predict`` gives +1 (inlier) or -1 (outlier); ``decision_function`` = ``score_samples``
     - ``offset_``, ``score_samples`` = sum_i a_i k(x_i, x). Fitted attributes as
     :class:`leansvm.SVR` plus ``offset_`` (rho; ``intercept_`` = -rho).
+
+    Parameters
+    ----------
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    nu : float, default=0.5
+        In (0, 1]: an upper bound on the fraction of errors and a lower bound on the fraction of support vectors.
+    shrinking : bool, default=True
+        LIBSVM's shrinking heuristic.
+    cache_size : float, default=200
+        Kernel row cache in MB.
+    verbose : bool or int, default=False
+        A progress bar (:mod:`leansvm.progress`).
+    max_iter : int, default=-1
+        Bound on the solver iterations (-1: none); a ``ConvergenceWarning`` when reached.
+    working_set_size : int, default=128
+        q, the samples of one IRWLS chunk.
+    random_state : int, RandomState or None, default=None
+        Seed of the fit's random choices (the probability folds): reproducible fits.
+
+    Attributes
+    ----------
+    offset_ : float
+        rho: ``decision_function = score_samples - offset_``.
+    dual_coef_ : ndarray or sparse matrix of shape (1, n_SV)
+        The coefficients a_i.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training data.
+    support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
+        The support vectors (CSR when fitted on sparse data).
+    intercept_ : ndarray
+        The constant(s) of the decision function.
+    expansion_ : KernelExpansion
+        The model as one kernel expansion (what files, ONNX, Dask and ``compress`` read).
+    dual_objective_ : float or ndarray
+        LIBSVM's dual objective at the solution.
+    n_iter_ : int or ndarray
+        Solver iterations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm import OneClassSVM
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> model = OneClassSVM(nu=0.1, gamma=0.5).fit(X)
+    >>> model.predict([[0.0, 0.0], [6.0, 6.0]]).tolist()
+    [1, -1]
     """
 
     libsvm_svm_type = "one_class"     #: LIBSVM's svm_type (model files)

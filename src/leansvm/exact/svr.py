@@ -85,6 +85,67 @@ class SVR(_IRWLSRegressor):
     Fitted attributes: ``support_``, ``support_vectors_``, ``dual_coef_``
     (alpha_i - alpha*_i, shape (1, n_SV)), ``intercept_``, ``n_support_``,
     ``expansion_``, ``dual_objective_``, ``n_iter_``, ``fit_status_``, ``probA_``.
+
+    Parameters
+    ----------
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    C : float, default=1.0
+        Penalty of the errors (times the sample weight).
+    epsilon : float, default=0.1
+        Half-width of the tube inside which errors cost nothing.
+    shrinking : bool, default=True
+        LIBSVM's shrinking heuristic.
+    cache_size : float, default=200
+        Kernel row cache in MB.
+    verbose : bool or int, default=False
+        A progress bar (:mod:`leansvm.progress`).
+    max_iter : int, default=-1
+        Bound on the solver iterations (-1: none); a ``ConvergenceWarning`` when reached.
+    working_set_size : int, default=128
+        q, the samples of one IRWLS chunk.
+    random_state : int, RandomState or None, default=None
+        Seed of the fit's random choices (the probability folds): reproducible fits.
+    probability : bool, default=False
+        Classifiers: Platt-scaled ``predict_proba``; regressors: LIBSVM's Laplace noise scale ``probA_``.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray or sparse matrix of shape (1, n_SV)
+        alpha_i - alpha*_i.
+    n_support_ : ndarray of shape (1,)
+        The number of support vectors.
+    probA_ : ndarray
+        With ``probability``: the Laplace scale of the residuals.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training data.
+    support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
+        The support vectors (CSR when fitted on sparse data).
+    intercept_ : ndarray
+        The constant(s) of the decision function.
+    expansion_ : KernelExpansion
+        The model as one kernel expansion (what files, ONNX, Dask and ``compress`` read).
+    dual_objective_ : float or ndarray
+        LIBSVM's dual objective at the solution.
+    n_iter_ : int or ndarray
+        Solver iterations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm import SVR
+    >>> X = np.linspace(0, 1, 20).reshape(-1, 1)
+    >>> model = SVR(C=10.0, epsilon=0.01).fit(X, 2 * X.ravel())
+    >>> bool(abs(model.predict([[0.5]])[0] - 1.0) < 0.05)
+    True
     """
 
     libsvm_svm_type = "epsilon_svr"     #: LIBSVM's svm_type (model files)
@@ -118,6 +179,65 @@ class NuSVR(_IRWLSRegressor):
     ``nu`` in (0, 1] bounds the fraction of samples outside the tube from above and of support
     vectors from below; the tube width is found (``epsilon_``). Other parameters and fitted
     attributes as :class:`SVR`.
+
+    Parameters
+    ----------
+    nu : float, default=0.5
+        In (0, 1]: an upper bound on the fraction of errors and a lower bound on the fraction of support vectors.
+    C : float, default=1.0
+        Penalty of the errors (times the sample weight).
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    shrinking : bool, default=True
+        LIBSVM's shrinking heuristic.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    cache_size : float, default=200
+        Kernel row cache in MB.
+    verbose : bool or int, default=False
+        A progress bar (:mod:`leansvm.progress`).
+    max_iter : int, default=-1
+        Bound on the solver iterations (-1: none); a ``ConvergenceWarning`` when reached.
+    working_set_size : int, default=128
+        q, the samples of one IRWLS chunk.
+    random_state : int, RandomState or None, default=None
+        Seed of the fit's random choices (the probability folds): reproducible fits.
+    probability : bool, default=False
+        Classifiers: Platt-scaled ``predict_proba``; regressors: LIBSVM's Laplace noise scale ``probA_``.
+
+    Attributes
+    ----------
+    epsilon_ : float
+        The tube half-width the solution found.
+    dual_coef_ : ndarray or sparse matrix of shape (1, n_SV)
+        alpha_i - alpha*_i.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training data.
+    support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
+        The support vectors (CSR when fitted on sparse data).
+    intercept_ : ndarray
+        The constant(s) of the decision function.
+    expansion_ : KernelExpansion
+        The model as one kernel expansion (what files, ONNX, Dask and ``compress`` read).
+    dual_objective_ : float or ndarray
+        LIBSVM's dual objective at the solution.
+    n_iter_ : int or ndarray
+        Solver iterations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm import NuSVR
+    >>> X = np.linspace(0, 1, 20).reshape(-1, 1)
+    >>> model = NuSVR(nu=0.5, C=10.0).fit(X, 2 * X.ravel())
+    >>> bool(model.epsilon_ >= 0)
+    True
     """
 
     libsvm_svm_type = "nu_svr"     #: LIBSVM's svm_type (model files)
