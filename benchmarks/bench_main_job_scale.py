@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: the peer's largest size (the issue's bound on the returned model)
+MAX_LANDMARKS = 5000
 
 
 def _fit_child(name, budget, queue):
@@ -94,7 +96,10 @@ def main(argv=None) -> int:
         child.join()
         regression = "returned_test_rmse" in row
         gamma = row.get("gamma") or (row.get("params") or {}).get("gamma")
-        row["nystroem"] = nystroem_peer(name, max(row["returned_n_sv"], 10), gamma, regression)
+        # as many landmarks as the returned model has vectors, at most MAX_LANDMARKS (an exact model's
+        # tens of thousands would need an n x m feature matrix of tens of GB)
+        landmarks = int(np.clip(row["returned_n_sv"], 10, MAX_LANDMARKS))
+        row["nystroem"] = nystroem_peer(name, landmarks, gamma, regression)
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "steps"}, default=str), flush=True)
         with atomic_write(out, "w", encoding="utf-8") as f:
