@@ -97,6 +97,56 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
     ``fit_stats_`` (time in budget maintenance vs the rest, number of maintenance steps and
     binary merges, weight degradation per maintenance step, the coefficient mass merges keep,
     the share of vectors never merged) and ``t_`` (SGD steps per problem).
+
+    Parameters
+    ----------
+    budget : int, default=500
+        The most support vectors kept (per binary problem for one-vs-rest and one-vs-one).
+    C : float, default=1.0
+        Penalty of the errors (times the sample weight).
+    lambda_ : float, optional
+        The regularisation lambda of the primal; default 1 / (n C).
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    maintenance : {'merge', 'removal', 'projection'}, default='merge'
+        How the budget is kept: merge vectors (rbf), drop the smallest |alpha|, or project it onto the others.
+    n_merge : int, default=2
+        M, the vectors merged into one per maintenance step (2: the classic merge; 3-5: multi-merge, faster).
+    merge_solver : {'golden', 'lookup', 'gradient'}, default='golden'
+        The merge point: golden-section search, a precomputed table, or gradient ascent on z (MM-GD).
+    epochs : int, default=1
+        Passes over the data, each in a fresh random order.
+    fit_intercept : bool, default=True
+        Fit the unregularised bias (set after each pass to its exact minimiser).
+    multiclass : {'ovr', 'ovo', 'crammer_singer'}, default='ovr'
+        One problem per class, per pair, or one shared budget (BSGD only).
+    refit : bool, default=False
+        Re-solve the coefficients and bias with the support vectors fixed (a convex problem).
+    merge_guard : float, default=0.0
+        tau > 0: a multi-merge cascade stops before a partner degrading more than tau times the first merge (0: off).
+    cascade : {'auto', 'greedy', 'ranked'}, default='auto'
+        How multi-merge picks partners after the first: greedily against the merged point, or by the paper's ranking.
+    random_state : int, RandomState or None, default=None
+        Seed of the fit's random choices (sample order, subsets): reproducible fits.
+    verbose : bool or int, default=False
+        A progress bar (:mod:`leansvm.progress`).
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        Shape of ``decision_function`` for more than two classes, as scikit-learn.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from leansvm import BSGDClassifier
+    >>> X, y = make_moons(400, noise=0.2, random_state=0)
+    >>> model = BSGDClassifier(budget=30, C=10, gamma=2.0, refit=True, random_state=0).fit(X, y)
+    >>> model.expansion_.n_support <= 30 and bool(model.score(X, y) > 0.9)
+    True
     """
 
     def __init__(self, budget=500, C=None, lambda_=None, kernel="rbf", gamma="scale", degree=3,

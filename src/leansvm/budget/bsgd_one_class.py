@@ -46,6 +46,42 @@ class BSGDOneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, Bas
     ``n_merge``, ``merge_solver``, ``epochs`` as :class:`leansvm.BSGDClassifier`. ``predict``:
     +1 inlier where ``decision_function`` > 0, else -1; ``score_samples`` = w'phi(x),
     ``decision_function`` = ``score_samples`` - ``offset_`` (rho), as :class:`leansvm.OneClassSVM`.
+
+    Parameters
+    ----------
+    budget : int, default=500
+        The most support vectors kept (per binary problem for one-vs-rest and one-vs-one).
+    nu : float, default=0.5
+        In (0, 1]: an upper bound on the fraction of errors and a lower bound on the fraction of support vectors.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    maintenance : {'merge', 'removal', 'projection'}, default='merge'
+        How the budget is kept: merge vectors (rbf), drop the smallest |alpha|, or project it onto the others.
+    n_merge : int, default=2
+        M, the vectors merged into one per maintenance step (2: the classic merge; 3-5: multi-merge, faster).
+    merge_solver : {'golden', 'lookup', 'gradient'}, default='golden'
+        The merge point: golden-section search, a precomputed table, or gradient ascent on z (MM-GD).
+    epochs : int, default=1
+        Passes over the data, each in a fresh random order.
+    random_state : int, RandomState or None, default=None
+        Seed of the fit's random choices (sample order, subsets): reproducible fits.
+    verbose : bool or int, default=False
+        A progress bar (:mod:`leansvm.progress`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm import BSGDOneClassSVM
+    >>> X = np.random.default_rng(0).normal(size=(300, 2))
+    >>> model = BSGDOneClassSVM(budget=30, nu=0.1, gamma=0.5, random_state=0).fit(X)
+    >>> model.predict([[0.0, 0.0], [6.0, 6.0]]).tolist()
+    [1, -1]
     """
 
     libsvm_svm_type = "one_class"     #: LIBSVM files: a one-class expansion

@@ -57,6 +57,50 @@ class BSGDRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
     Fitted attributes: ``expansion_``, ``support_vectors_``, ``dual_coef_``, ``intercept_``,
     ``n_support_``, ``support_`` (empty: merged vectors are not training points), ``state_``
     (the :class:`~leansvm.budget.bsgd.BudgetState`), ``fit_stats_``.
+
+    Parameters
+    ----------
+    budget : int, default=500
+        The most support vectors kept (per binary problem for one-vs-rest and one-vs-one).
+    C : float, default=1.0
+        Penalty of the errors (times the sample weight).
+    lambda_ : float, optional
+        The regularisation lambda of the primal; default 1 / (n C).
+    epsilon : float, default=0.1
+        Half-width of the tube inside which errors cost nothing.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    maintenance : {'merge', 'removal', 'projection'}, default='merge'
+        How the budget is kept: merge vectors (rbf), drop the smallest |alpha|, or project it onto the others.
+    n_merge : int, default=2
+        M, the vectors merged into one per maintenance step (2: the classic merge; 3-5: multi-merge, faster).
+    merge_solver : {'golden', 'lookup', 'gradient'}, default='golden'
+        The merge point: golden-section search, a precomputed table, or gradient ascent on z (MM-GD).
+    epochs : int, default=1
+        Passes over the data, each in a fresh random order.
+    fit_intercept : bool, default=True
+        Fit the unregularised bias (set after each pass to its exact minimiser).
+    refit : bool, default=True
+        Re-solve the coefficients and bias with the support vectors fixed (a convex problem).
+    random_state : int, RandomState or None, default=None
+        Seed of the fit's random choices (sample order, subsets): reproducible fits.
+    verbose : bool or int, default=False
+        A progress bar (:mod:`leansvm.progress`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm import BSGDRegressor
+    >>> X = np.linspace(0, 1, 200).reshape(-1, 1)
+    >>> model = BSGDRegressor(budget=20, C=10, gamma=5.0, random_state=0).fit(X, np.sin(3 * X.ravel()))
+    >>> model.expansion_.n_support <= 20
+    True
     """
 
     libsvm_svm_type = "epsilon_svr"     #: LIBSVM files: an epsilon-SVR expansion

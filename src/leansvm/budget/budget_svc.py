@@ -106,6 +106,60 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
     ``unpruned_expansion_``, ``unpruned_support_``, ``unpruned_n_support_``,
     ``dual_objective_`` (per binary problem, before pruning, LIBSVM's sign),
     ``sum_multiplier_`` (rho of the sum constraint), ``n_iter_``, ``fit_status_``.
+
+    Parameters
+    ----------
+    budget : int, default=100
+        The most support vectors kept (per binary problem for one-vs-rest and one-vs-one).
+    C : float, default=1.0
+        Penalty of the errors (times the sample weight).
+    norm : {'l1', 'l2'}, default='l1'
+        The interpolation norm: budget-L1 (0 <= alpha <= C, sum alpha <= B C) or budget-L2 (||alpha||_2 <= C).
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    relative_tol : bool, default=False
+        Stop at violation <= tol x (1 - rho) instead of LIBSVM's absolute tol.
+    max_iter : int, default=-1
+        Bound on the solver iterations (-1: none); a ``ConvergenceWarning`` when reached.
+    prune : bool, default=True
+        Keep the ``n_keep`` largest alpha_i of each binary problem and refit its bias.
+    n_keep : int, optional
+        The vectors kept by pruning (default: ``budget``).
+    refit_bias : {'kkt', 'primal', 'none'}, default='kkt'
+        How the bias is refit after pruning (:func:`~leansvm.budget.budget_svc.prune_binary_fit`).
+    cache_size : float, default=200
+        Kernel row cache in MB.
+    shrinking : bool, default=True
+        LIBSVM's shrinking heuristic.
+    working_set_size : int, default=128
+        q, the samples of one IRWLS chunk.
+    l2_solver : {'multiplier', 'paper'}, default='multiplier'
+        budget-L2's solver: exact multiplier updates, or the paper's SMO with the chord (13).
+    multiclass : {'ovr', 'ovo', 'crammer_singer'}, default='ovo'
+        One problem per class, per pair, or one shared budget (BSGD only).
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        Shape of ``decision_function`` for more than two classes, as scikit-learn.
+    n_jobs : int, optional
+        Binary problems in parallel threads (joblib's meaning).
+    verbose : bool or int, default=False
+        A progress bar (:mod:`leansvm.progress`).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from leansvm import BudgetSVC
+    >>> X, y = make_moons(200, noise=0.2, random_state=0)
+    >>> model = BudgetSVC(budget=200, C=1.0, gamma=2.0, prune=False).fit(X, y)
+    >>> bool(model.score(X, y) > 0.9)
+    True
     """
 
     def __init__(self, budget=100, C=1.0, norm="l1", kernel="rbf", degree=3, gamma="scale", coef0=0.0,

@@ -483,6 +483,48 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
     ``support_vectors_``, ``dual_coef_``, ``intercept_``,
     ``full_n_support_`` (size of the model compressed), ``compression_``
     (statistics: selection method, losses, iterations, timings).
+
+    Parameters
+    ----------
+    estimator : estimator, optional
+        The full model to train and compress (default ``leansvm.SVC()``).
+    n_sv : int, optional
+        Number of vectors to keep (one of ``n_sv``, ``ratio``, ``max_accuracy_drop``).
+    ratio : float, optional
+        Fraction of the full model's support vectors to keep.
+    max_accuracy_drop : float, optional
+        The smallest size within this fraction of the full accuracy on the training rows.
+    method : {'cvm', 'lars', 'random'}, default='cvm'
+        Selection plus the gradient step, selection only, or a random subset (a baseline).
+    max_iter : int, default=-1
+        Bound on the solver iterations (-1: none); a ``ConvergenceWarning`` when reached.
+    max_fit_points : int or None, default=20000
+        At most this many fitting points.
+    random_state : int, RandomState or None, default=None
+        Seed of the fit's random choices (sample order, subsets): reproducible fits.
+    eig_max : int, default=3000
+        The largest kernel matrix eigendecomposed for the selection.
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        Shape of ``decision_function`` for more than two classes, as scikit-learn.
+    layout : {'auto', 'shared', 'libsvm'}, default='auto'
+        One-vs-one: every vector serves every pair, or only its class's pairs.
+    loss : {'margin', 'squared'}, default='margin'
+        The gradient step's loss: outputs matched up to the margin, or exactly (eq. 10).
+    validation_fraction : float, default=0
+        Share of the fitting points held out to choose the iterate.
+    learn_gamma : bool, default=True
+        RBF: the kernel width is one more parameter of the gradient step.
+    iteration_range : (int, int), optional
+        Bounds of the automatic L-BFGS iteration count (default 100-3000).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from leansvm import CompressedSVC
+    >>> X, y = make_moons(300, noise=0.2, random_state=0)
+    >>> model = CompressedSVC(n_sv=8, random_state=0).fit(X, y)
+    >>> model.expansion_.n_support <= 8 < model.full_n_support_
+    True
     """
 
     def __init__(self, estimator=None, n_sv=None, ratio=None, max_accuracy_drop=None, method="cvm",
