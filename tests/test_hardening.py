@@ -111,7 +111,7 @@ def test_y_none_is_refused(case):
 @each_case
 @pytest.mark.parametrize("weight, match", [
     (np.ones(59), r"sample_weight.shape"),
-    (-np.ones(60), "Negative values"),
+    (-np.ones(60), "all samples have zero or negative weights"),
     (np.r_[np.nan, np.ones(59)], "sample_weight contains NaN"),
     (np.ones((60, 2)), "1D array"),
 ])

@@ -46,6 +46,24 @@ class ExpansionAttributes:
         check_is_fitted(self, "expansion_")
         return self.expansion_.intercept
 
+    @property
+    def coef_(self):
+        """Linear kernel only: the primal weights w = sum_j coef_j sv_j, one row per output
+        (binary: (1, n_features); one-vs-one: one per pair, LIBSVM's order), read-only as
+        scikit-learn's."""
+        check_is_fitted(self, "expansion_")
+        if self.expansion_.kernel.name != "linear":
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        vectors = self.expansion_.support_vectors
+        coef = np.asarray((vectors.T @ self.expansion_.coef).T) if sp.issparse(vectors) else \
+            self.expansion_.coef.T @ vectors
+        coef = _like_vectors(self.expansion_, coef)
+        if sp.issparse(coef):
+            coef.data.flags.writeable = False
+        else:
+            coef.flags.writeable = False
+        return coef
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True

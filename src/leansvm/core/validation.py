@@ -12,7 +12,8 @@ Every problem is a ``ValueError`` that names it:
 * y: NaN, continuous or multi-output targets, labels that cannot be ordered
   (mixed types such as ``["a", 1]``), a single class; labels of any orderable
   type are legal (str, bool, int including negative ints, integral floats);
-* sample_weight: wrong length or shape, NaN/inf, negative values;
+* sample_weight: wrong length or shape, NaN/inf, all zero or negative (a zero or negative weight
+  leaves its sample out, as scikit-learn's LIBSVM);
 * prediction: unfitted estimator (``NotFittedError``), wrong number of
   features, the same X checks as in training.
 
@@ -88,6 +89,17 @@ def _encode_labels(y, estimator):
     return classes, y_enc.ravel()
 
 
+def check_sample_weight(sample_weight, X):
+    """Float64 weights of the rows of X, as LIBSVM (scikit-learn's fork) takes them: a zero or
+    negative weight leaves its sample out (its bound C_i becomes 0); all of them left out is a
+    ValueError with scikit-learn's message."""
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+    sample_weight = np.where(sample_weight > 0, sample_weight, 0.0)
+    if sample_weight.size and not np.any(sample_weight > 0):
+        raise ValueError("Invalid input - all samples have zero or negative weights.")
+    return sample_weight
+
+
 def validate_training_data(estimator, X, y, sample_weight=None):
     """Checked float64 X (dense C-order or canonical CSR), classes, encoded labels, weights.
 
@@ -99,8 +111,7 @@ def validate_training_data(estimator, X, y, sample_weight=None):
                          accept_large_sparse=True)
     X = _checked_rows(estimator, X, training=True)
     classes, y_enc = _encode_labels(y, estimator)
-    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    return X, classes, y_enc, sample_weight
+    return X, classes, y_enc, check_sample_weight(sample_weight, X)
 
 
 def validate_regression_data(estimator, X, y, reset=True):

@@ -12,13 +12,11 @@ fraction of support vectors from below.
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin
-from sklearn.utils.validation import _check_sample_weight
 
 from leansvm.core.problems import one_class
 from leansvm.core.registry import register_estimator
-from leansvm.core.validation import check_nu, fit_transaction, validate_unlabelled_data
+from leansvm.core.validation import check_nu, check_sample_weight, fit_transaction, validate_unlabelled_data
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
 from leansvm.core.classifier import ExpansionAttributes, OneClassPrediction
 from leansvm.exact.single_problem import solve_expansion
@@ -110,6 +108,6 @@ class OneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, BaseEst
     def fit(self, X, y=None, sample_weight=None):
         nu = check_nu(self.nu, "OneClassSVM")
         X = validate_unlabelled_data(self, X)
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sample_weight = check_sample_weight(sample_weight, X)
         solve_expansion(self, X, sample_weight, lambda keep, bounds: one_class(nu, bounds))
         return self

@@ -142,7 +142,8 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         kernel = kernel_of(self, X)
         keep = np.flatnonzero(C > 0)   # zero weight: the sample cannot be a support vector
         if np.unique(y_enc[keep]).size < 2:
-            raise ValueError("after removing zero-weight samples fewer than two classes remain")
+            raise ValueError("Invalid input - all samples with positive weights belong to the same class "
+                             "(samples of zero or negative weight are left out)")
 
         n_problems = n_binary_problems(classes.size, self.multiclass)
         # progress (a bar on a terminal or when verbose): binary problems solved, or for one

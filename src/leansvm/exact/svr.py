@@ -28,11 +28,11 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.model_selection import KFold, cross_val_predict
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.problems import epsilon_svr, nu_svr
 from leansvm.core.registry import register_estimator
-from leansvm.core.validation import (check_nu, check_positive_number, fit_transaction,
+from leansvm.core.validation import (check_nu, check_positive_number, check_sample_weight, fit_transaction,
                                      validate_regression_data)
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
 from leansvm.core.classifier import ExpansionAttributes
@@ -47,7 +47,7 @@ class _IRWLSRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
         C = check_positive_number("C", self.C)
         X_given = X
         X, y = validate_regression_data(self, X, y)
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sample_weight = check_sample_weight(sample_weight, X)
         if self.probability:
             self.probA_ = np.array([laplace_sigma(self, X_given, y, sample_weight)])
         solve_expansion(self, X, C * sample_weight, lambda keep, bounds: self._problem(y[keep], bounds))
