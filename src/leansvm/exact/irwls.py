@@ -569,7 +569,10 @@ def _chunk_loop(X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, wo
     limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
     solver = _ChunkedIRWLS(X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, q,
                            cache_size, max_inner, n_pair, cache_dtype, shrinking,
-                           generator(random_state), verbose, start, shared, callback)
+                           # unseeded: a fixed seed, so that an unseeded fit is one solution, as LIBSVM's
+                           # (scikit-learn's SVC takes random_state for its probability folds only)
+                           generator(0 if random_state is None else random_state), verbose, start, shared,
+                           callback)
     gap, n_iter, converged = solver.run(limit)
     if shared is not None:
         shared[0].give_back_buffer(solver.cache.buffer)

@@ -214,7 +214,9 @@ class SVC(KernelClassifierMixin, BaseEstimator):
             from sklearn.frozen import FrozenEstimator
 
             fitted = base.fit(X, y, sample_weight=sample_weight)
-            calibrated = CalibratedClassifierCV(FrozenEstimator(fitted), method="sigmoid")
+            rows = np.arange(len(y))         # one "fold" of every row: the frozen model's own decision values
+            calibrated = CalibratedClassifierCV(FrozenEstimator(fitted), method="sigmoid", ensemble=False,
+                                                cv=[(rows, rows)])
             calibrated.fit(X, y, sample_weight=sample_weight)
         for name, value in vars(fitted).items():
             if name.endswith("_") and not name.startswith("__"):
