@@ -93,7 +93,10 @@ def check_sample_weight(sample_weight, X):
     """Float64 weights of the rows of X, as LIBSVM (scikit-learn's fork) takes them: a zero or
     negative weight leaves its sample out (its bound C_i becomes 0); all of them left out is a
     ValueError with scikit-learn's message."""
-    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+    try:
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, allow_all_zero_weights=True)
+    except TypeError:          # scikit-learn before allow_all_zero_weights: its own message for all zeros
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
     sample_weight = np.where(sample_weight > 0, sample_weight, 0.0)
     if sample_weight.size and not np.any(sample_weight > 0):
         raise ValueError("Invalid input - all samples have zero or negative weights.")
