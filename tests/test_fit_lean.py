@@ -311,7 +311,9 @@ def test_budget_route_when_exact_training_exceeds_the_budget(moons):
     assert r.route == "budget"
     exact = [c for c in r.candidates if c.kind == "exact"]
     assert len(exact) == 1 and exact[0].name.startswith("exact SVC (")  # on a subsample
-    assert any(c.kind == "budget" for c in r.candidates)
+    # budget models on all rows, unless even the first, timed on a subsample, would pass its share
+    budget_step = next(s for s in r.steps if s.stage == "budget")
+    assert any(c.kind == "budget" for c in r.candidates) or "left out for lack of time" in budget_step.reason
     assert r.libsvm_seconds_per_1000 is None
     assert any(s.stage == "route" and "over its share of the budget" in s.reason for s in r.steps)
     # a budget choice is refit on all rows on this route too (it needs no exact solve)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.calibration import CalibratedClassifierCV
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -244,8 +245,11 @@ class SVC(KernelClassifierMixin, BaseEstimator):
                                         + float(np.ravel(prob_b)[0])))
             first = np.clip(first, 1e-7, 1 - 1e-7)
             return np.column_stack([first, 1.0 - first])
-        raise AttributeError("predict_proba needs a model trained here with probability=True, or a loaded "
-                             "binary model with probA/probB (multi-class LIBSVM coupling is not implemented)")
+        # NotFittedError (an AttributeError and a ValueError) with scikit-learn's message: probability
+        # was switched on after a fit without it
+        raise NotFittedError("predict_proba is not available when fitted with probability=False: it needs a "
+                             "model trained with probability=True, or a loaded binary model with probA/probB "
+                             "(multi-class LIBSVM coupling is not implemented)")
 
     @available_if(_check_proba)
     def predict_log_proba(self, X):
