@@ -386,6 +386,60 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
     (``GridSearchCV``'s keys: params, param_C, param_gamma, split<k>_test_score,
     mean/std/rank_test_score, mean_fit_time per path), and the expansion of
     the refitted model (``predict``, ``decision_function``, ``score``).
+
+    Parameters
+    ----------
+    Cs : array-like, optional
+        The values of C, ascending (default: a log-spaced grid, :func:`~leansvm.paths.model_selection.default_C_grid`).
+    gammas : sequence of float or 'scale', default=('scale',)
+        The kernel widths searched; the folds of one gamma share one kernel row cache.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    cv : int or cross-validation generator, default=5
+        The folds, as scikit-learn.
+    scoring : str or callable, optional
+        The held-out score (default: accuracy), as scikit-learn's.
+    screening : {'it', 'bt1', 'bt2', 'gap'} or None, default='it'
+        The safe screening rule (Ogawa et al.'s Intersection Test, DVI, BT2; 'gap': a duality-gap ball, valid with LIBSVM's bias).
+    fit_intercept : bool or 'equality', default=True
+        True: the augmented bias of the paper; False: none; 'equality': LIBSVM's (screening 'gap' or None).
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    class_weight : dict or 'balanced', default=None
+        Accepted for scikit-learn compatibility; nu-SVC ignores it with a warning, as LIBSVM.
+    solver : {'auto', 'cd', 'irwls'}, default='auto'
+        Coordinate descent on the shared kernel rows, the exact IRWLS solver, or CD handing over to IRWLS by a cost model.
+    cache_size : float, default=200
+        Kernel row cache in MB.
+    working_set_size : int, optional
+        IRWLS's working set (default: 512 from 10,000 samples, 128 below).
+    max_iter : int, default=-1
+        Bound on the solver iterations (-1: none); a ``ConvergenceWarning`` when reached.
+    refit : bool, default=True
+        Refit the best (C, gamma) on all data.
+    n_jobs : int, optional
+        The gammas in this many joblib workers.
+    random_state : int, default=0
+        Seed of the fold shuffling and the solvers.
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        Shape of ``decision_function`` for more than two classes, as scikit-learn.
+    verbose : int, default=0
+        A progress bar (:mod:`leansvm.progress`).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from leansvm import SVCCV
+    >>> X, y = make_moons(200, noise=0.2, random_state=0)
+    >>> search = SVCCV(Cs=[0.1, 1, 10], gammas=[0.5, 2.0], cv=3).fit(X, y)
+    >>> sorted(search.best_params_)
+    ['C', 'gamma']
+    >>> bool(search.best_score_ > 0.8)
+    True
     """
 
     def __init__(self, Cs=None, gammas=("scale",), kernel="rbf", degree=3, coef0=0.0, cv=5,

@@ -126,6 +126,44 @@ class SVRCV(ExpansionAttributes, RegressorMixin, BaseEstimator):
 
     Attributes: ``best_params_``, ``best_score_``, ``best_index_``, ``best_estimator_``,
     ``cv_results_`` (``GridSearchCV``'s keys), and the refitted model's expansion (``predict``).
+
+    Parameters
+    ----------
+    Cs : array-like, optional
+        The values of C, ascending (default: a log-spaced grid, :func:`~leansvm.paths.model_selection.default_C_grid`).
+    gammas : sequence of float or 'scale', default=('scale',)
+        The kernel widths searched; the folds of one gamma share one kernel row cache.
+    epsilon : float or list of float, default=0.1
+        Half-width of the tube; a list searches it too.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    cv : int or cross-validation generator, default=5
+        The folds, as scikit-learn.
+    scoring : str or callable, optional
+        The held-out score (default: R^2, as ``SVR.score``), as scikit-learn's.
+    screening : {'gap'} or None, default='gap'
+        The safe rule of the SVR paths: the duality-gap ball (:func:`leansvm.paths.screening.gap_bounds`), or none.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    cache_size : float, default=200
+        Kernel row cache in MB.
+    refit : bool, default=True
+        Refit the best (C, gamma) on all data.
+    verbose : int, default=0
+        A progress bar (:mod:`leansvm.progress`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm import SVRCV
+    >>> X = np.linspace(0, 1, 120).reshape(-1, 1)
+    >>> search = SVRCV(Cs=[1, 10], gammas=[1.0, 10.0], cv=3).fit(X, np.sin(4 * X.ravel()))
+    >>> sorted(search.best_params_)
+    ['C', 'gamma']
     """
 
     def __init__(self, Cs=None, gammas=("scale",), epsilon=0.1, kernel="rbf", degree=3, coef0=0.0, cv=5,
