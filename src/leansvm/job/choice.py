@@ -75,7 +75,7 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
                         and c.drop.mean + z * c.drop.se / np.sqrt(len(folds)) <= max_accuracy_drop),
                        key=lambda c: c.n_support)
     if not finalists or len(folds) < 2:
-        return choose_model(candidates, reference, y[folds[0][1]], max_accuracy_drop, confidence, log)
+        return choose_model(candidates, reference, y[folds[0][1]], max_accuracy_drop, confidence)  # logged already
     exact_folds = {}
     held_out = y[folds[0][1]]
     tried, chosen, out_of_time = [], reference, False
