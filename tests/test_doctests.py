@@ -8,7 +8,8 @@ import pytest
 MODULES = ["leansvm.exact.svc", "leansvm.exact.nu_svc", "leansvm.exact.svr", "leansvm.exact.one_class",
            "leansvm.budget.bsgd_classifier", "leansvm.budget.bsgd_regressor", "leansvm.budget.bsgd_one_class",
            "leansvm.budget.budget_svc",
-           "leansvm.paths.model_selection", "leansvm.paths.svr_path",
+           "leansvm.paths.model_selection", "leansvm.paths.svr_path", "leansvm.paths.one_class_path",
+           "leansvm.paths.linear_screening",
            "leansvm.compression.compressed_svc", "leansvm.job.tasks"]
 
 

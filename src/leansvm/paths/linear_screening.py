@@ -356,6 +356,43 @@ def linear_path(X, y, Cs, *, screening="it", sample_weight=None, intercept_scali
     C, with the samples that ``screening`` ('it', 'bt1', 'bt2' or None) proves
     to be in R / L against the previous solution held at 0 / C c_i. The
     reference costs three sparse products (O(nnz)), the rule O(n).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Training rows.
+    y : array-like of shape (n_samples,)
+        Labels +1 / -1 (binary problems only).
+    Cs : array-like
+        The values of C, ascending.
+    screening : str or None, default='it'
+        The safe rule: 'it', 'bt1', 'bt2' (Ogawa et al.); None: warm starts only.
+    sample_weight : array-like, optional
+        Per-sample factor of the bounds C_i.
+    intercept_scaling : float, default=1.0
+        The constant feature of the augmented bias.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    warm_start : bool, default=True
+        Start each C from the previous solution.
+    max_iter : int, default=1000
+        Bound on the coordinate-descent epochs per C.
+    random_state : int, default=0
+        Seed of the solvers.
+
+    Returns
+    -------
+    list of LinearPathPoint
+        One per C: the primal weights, bias and what screening did.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from leansvm import linear_path
+    >>> X, y = make_classification(200, 5, random_state=0)
+    >>> points = linear_path(X, 2 * y - 1, [0.01, 0.1, 1.0])          # labels +1 / -1
+    >>> len(points)
+    3
     """
     from leansvm.paths.binary_path import check_grid
     Cs = check_grid(Cs)

@@ -195,6 +195,69 @@ def svm_path(X, y, Cs=None, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
     :class:`SVCCV` (X must then hold exactly those rows of the cache's data). An IRWLS solve on
     the path keeps a cache of up to ``cache_size`` MB of its own (its active columns), so a path
     takes up to twice ``cache_size``.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Training rows.
+    y : array-like of shape (n_samples,)
+        Class labels.
+    Cs : array-like
+        The values of C, ascending.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    screening : str or None, default='it'
+        The safe rule: 'it', 'bt1', 'bt2' (Ogawa et al.) or 'gap' (a duality-gap ball); None: warm starts only.
+    fit_intercept : bool or 'equality', default=True
+        True: the augmented bias of the paper; False: none; 'equality': LIBSVM's.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    class_weight : dict or 'balanced', default=None
+        Accepted for scikit-learn compatibility; nu-SVC ignores it with a warning, as LIBSVM.
+    sample_weight : array-like, optional
+        Per-sample factor of the bounds C_i.
+    trivial_start : bool, default=False
+        Start the path at the trivial solution of a very small C.
+    solver : {'auto', 'cd', 'irwls'}, default='auto'
+        Coordinate descent on the shared kernel rows, IRWLS, or CD handing over to IRWLS by a cost model.
+    cache_size : float, default=200
+        Kernel row cache in MB.
+    working_set_size : int, optional
+        IRWLS's working set.
+    max_iter : int, default=-1
+        Bound on the coordinate-descent epochs per C.
+    random_state : int, default=0
+        Seed of the solvers.
+    n_jobs : int, optional
+        Binary problems in parallel threads.
+    progress : bool, optional
+        A bar with the time left (None: on a terminal).
+    kernel_cache : tuple, optional
+        (PathKernelCache, row of each sample in it): a cache shared with other paths.
+    dynamic : bool, default=False
+        Also screen during each solve with the gap rule.
+    build_models : bool, default=True
+        Build an SVC per C (False: the solutions stay in ``binary_points``).
+
+    Returns
+    -------
+    SVMPath
+        ``models`` (an SVC per C), ``Cs``, ``n_support``, ``screening_rate`` (share of the non-support vectors the rule removed before each solve), ``rule_seconds``, ``solve_seconds``, the dual objectives.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from leansvm import svm_path
+    >>> X, y = make_moons(200, noise=0.2, random_state=0)
+    >>> path = svm_path(X, y, [0.1, 1.0, 10.0], gamma=1.0)
+    >>> len(path.models), [round(float(m.score(X, y)), 2) > 0.8 for m in path.models]
+    (3, [True, True, True])
     """
     Cs = default_C_grid() if Cs is None else check_grid(Cs)
     bias = _bias_mode(fit_intercept)

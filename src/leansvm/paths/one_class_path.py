@@ -79,7 +79,49 @@ def one_class_path(X, nus, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, 
     """The one-class SVM (LIBSVM's, as :class:`leansvm.OneClassSVM`) at every nu of ``nus``, solved
     from the largest nu down, each warm-started from the previous one and screened by the
     duality-gap rule (``screening='gap'``; None: warm starts only). Returns one
-    :class:`OneClassPathPoint` per nu, largest nu first (module docstring)."""
+    :class:`OneClassPathPoint` per nu, largest nu first (module docstring).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Training rows.
+    nus : array-like
+        The values of nu, each in (0, 1]; solved from the largest down.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    sample_weight : array-like, optional
+        Per-sample factor of the bounds C_i.
+    screening : {'gap'} or None, default='gap'
+        The duality-gap rule; None: warm starts only.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    cache_size : float, default=200
+        Kernel row cache in MB.
+    working_set_size : int, optional, default=128
+        IRWLS's working set.
+    callback : callable, optional
+        Called after each point of the path.
+
+    Returns
+    -------
+    list of OneClassPathPoint
+        One per nu, largest first, each with its fitted ``OneClassSVM``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm import one_class_path
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> points = one_class_path(X, [0.5, 0.2, 0.1], gamma=0.5)
+    >>> len(points)
+    3
+    """
     from leansvm.exact.one_class import OneClassSVM
 
     X = check_array(X, accept_sparse="csr", dtype=np.float64)

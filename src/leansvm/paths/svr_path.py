@@ -74,7 +74,53 @@ def svr_path(X, y, Cs, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, epsi
     screened by the duality-gap rule (``screening='gap'``; None: warm starts only). Returns a list
     of :class:`SVRPathPoint`, one per C, each holding a fitted ``SVR``. ``working_set_size``: IRWLS's
     q, by default ``SVR``'s (the classifier paths' larger q for 10,000+ variables is slower here:
-    diamonds 10k rows, C = 100, 8.4 s at q = 128 against 14.9 s at 512, one thread)."""
+    diamonds 10k rows, C = 100, 8.4 s at q = 128 against 14.9 s at 512, one thread).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Training rows.
+    y : array-like of shape (n_samples,)
+        The regression targets.
+    Cs : array-like
+        The values of C, ascending.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel, with LIBSVM's meanings of ``gamma``, ``degree`` and ``coef0``.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' is 1 / (n_features X.var()), as scikit-learn.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    epsilon : float, default=0.1
+        Half-width of the tube.
+    sample_weight : array-like, optional
+        Per-sample factor of the bounds C_i.
+    screening : {'gap'} or None, default='gap'
+        The duality-gap rule; None: warm starts only.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation (LIBSVM's eps).
+    cache_size : float, default=200
+        Kernel row cache in MB.
+    working_set_size : int, optional, default=128
+        IRWLS's working set.
+    callback : callable, optional
+        Called after each point of the path.
+
+    Returns
+    -------
+    list of SVRPathPoint
+        One per C, each with its fitted ``SVR`` and what screening did.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm import svr_path
+    >>> X = np.linspace(0, 1, 100).reshape(-1, 1)
+    >>> points = svr_path(X, np.sin(4 * X.ravel()), [1.0, 10.0], gamma=5.0)
+    >>> len(points)
+    2
+    """
     from leansvm.exact.svr import SVR
 
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
