@@ -67,9 +67,9 @@ def patch_sklearn(names=NAMES) -> None:
         if name not in NAMES:
             raise ValueError(f"leansvm replaces {', '.join(NAMES)}; not {name!r}")
         _ORIGINAL.setdefault(name, getattr(classes, name))
-        replacement = globals().get(name)
-        if replacement is None or replacement.__mro__[1] is not _lean(name):
-            replacement = globals()[name] = _replacement(name)
+        if name not in globals():                   # made once: instances stay of one class (pickling)
+            globals()[name] = _replacement(name)
+        replacement = globals()[name]
         setattr(sklearn.svm, name, replacement)
         setattr(classes, name, replacement)
 
@@ -82,11 +82,6 @@ def unpatch_sklearn() -> None:
     for name, original in _ORIGINAL.items():
         setattr(sklearn.svm, name, original)
         setattr(classes, name, original)
-
-
-def _lean(name):
-    import leansvm
-    return getattr(leansvm, name)
 
 
 def main(argv=None) -> int:

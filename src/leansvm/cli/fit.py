@@ -78,6 +78,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     from leansvm.job.classification import fit_lean_classification as fit_lean, format_table, save_result_model
+    from leansvm.job.tasks import infer_task
     from leansvm.progress import progress_enabled
 
     if args.model is not None and args.model_path is not None and args.model != args.model_path:
@@ -102,9 +103,10 @@ def run(args) -> int:
         X, X_test = widen(X, d), widen(X_test, d)
     if not args.quiet:
         print(f"leansvm fit: {described}")
-    if args.task == "novelty":
+    task = infer_task(args.task, y)                 # as leansvm.fit_lean infers it
+    if task == "novelty":
         return _fit_novelty(args, X, X_test, y_test, described)
-    if _is_regression(args.task, y):
+    if task == "regression":
         return _fit_regression(args, X, y, X_test, y_test, described)
     result = fit_lean(X, y, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale,
                       max_accuracy_drop=args.max_accuracy_drop / 100, confidence=args.confidence,
@@ -122,13 +124,6 @@ def run(args) -> int:
         if args.report:
             print(f"report written to {args.report}")
     return 0
-
-
-def _is_regression(task, y) -> bool:
-    if task != "auto":
-        return task == "regression"
-    from sklearn.utils.multiclass import type_of_target
-    return type_of_target(np.asarray(y)) == "continuous"
 
 
 def _fit_regression(args, X, y, X_test, y_test, described) -> int:

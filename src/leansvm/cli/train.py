@@ -170,6 +170,7 @@ def _cross_validate(args, model, X, y) -> int:
     import numpy as np
     from sklearn.base import clone
     from sklearn.pipeline import make_pipeline
+    from sklearn.utils import _safe_indexing as rows_of          # arrays, sparse matrices and DataFrames
 
     from leansvm.cli.libsvm_folds import libsvm_folds
 
@@ -178,12 +179,11 @@ def _cross_validate(args, model, X, y) -> int:
         model = make_pipeline(TablePreprocessor(impute=args.impute), model)
     y = np.asarray(y)
     regression, one_class = args.svm_type in (3, 4), args.svm_type == 2
-    rows = (lambda idx: X.iloc[idx]) if hasattr(X, "iloc") else (lambda idx: X[idx])
     predicted = np.empty(len(y), dtype=float if regression or one_class else y.dtype)
     for held_out in libsvm_folds(y, args.folds, stratified=args.svm_type in (0, 1)):
         train = np.setdiff1d(np.arange(len(y)), held_out)
-        fitted = clone(model).fit(rows(train)) if one_class else clone(model).fit(rows(train), y[train])
-        predicted[held_out] = fitted.predict(rows(held_out))
+        fitted = clone(model).fit(rows_of(X, train)) if one_class else clone(model).fit(rows_of(X, train), y[train])
+        predicted[held_out] = fitted.predict(rows_of(X, held_out))
     if regression:
         mse = float(np.mean((predicted - y) ** 2))
         r2 = float(np.corrcoef(predicted, y)[0, 1] ** 2) if np.std(predicted) > 0 and np.std(y) > 0 else 0.0

@@ -425,9 +425,15 @@ class GradientProblem:
         'squared': r = F - pred. 'margin': where |F| >= 1 the full model is
         beyond its margin and only the side counts: r = s - pred while
         s pred < 1 (s = sign F), else 0 (a squared hinge at the margin).
-        ``rows, cols``: pred is the block F[rows][:, cols] only.
+        ``rows, cols``: pred is the block F[rows][:, cols] only; a slice of ``rows`` alone: those
+        rows, every output (the row blocks of :mod:`.rbf_objective`).
         """
-        at = (slice(None), slice(None)) if rows is None else np.ix_(rows, cols)
+        if rows is None:
+            at = (slice(None), slice(None))
+        elif isinstance(rows, slice) and cols is None:
+            at = (rows, slice(None))
+        else:
+            at = np.ix_(rows, cols)
         R = self.F[at] - pred
         if self.saturated is not None:
             sign = self.sign[at]

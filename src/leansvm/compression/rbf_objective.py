@@ -93,7 +93,7 @@ class BlockedRBF:
                 K = Xw[:n] @ Zw                                      # -gamma |x - z|^2
                 np.exp(K, out=K)                                     # k(x, z)
                 KB = K @ B32
-                R = self._residuals(KB + c, s, e)                    # float64, n x p
+                R = prob.residuals(KB + c, slice(s, e))              # float64, n x p
                 if prob.weights is None:
                     loss += 0.5 * float(np.einsum("ij,ij->", R, R)) / N
                 else:
@@ -116,12 +116,3 @@ class BlockedRBF:
         gZ = 2.0 * gamma * (XH - Z * cols[:, None])
         S = x_term + np.einsum("ij,ij->i", Z, Z) @ cols - 2.0 * float(np.einsum("ij,ij->", Z, XH))
         return loss, gZ, gB, gc, S
-
-    def _residuals(self, pred, s, e):
-        """The problem's residuals on rows s:e (see ``GradientProblem.residuals``)."""
-        prob = self.problem
-        R = prob.F[s:e] - pred
-        if prob.saturated is not None:
-            sign = prob.sign[s:e]
-            R = np.where(prob.saturated[s:e], np.where(sign * pred < 1.0, sign - pred, 0.0), R)
-        return R

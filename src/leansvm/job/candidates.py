@@ -10,7 +10,7 @@ import numpy as np
 from leansvm.budget.landmark_svc import LandmarkSVC
 from leansvm.compression.cvm import reuse_eigendecompositions
 from leansvm.exact.svc import SVC
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, paired_drop, required_accuracy
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, set_drop
 from leansvm.job.helpers import (_QuietConvergence, _int32_indices, _optional, _subsample, _timed,
                                  _validate)
 from leansvm.job.records import Candidate, _Log
@@ -213,7 +213,7 @@ def compression_out_of_reach(sizes, misses, limit, chance_miss) -> bool:
 def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accuracy_drop, first_fraction=0.01,
                     max_iter=None, time_limit=None, random_state=0, log=None, progress=None,
                     confidence=DEFAULT_CONFIDENCE, min_points=None, points_per_vector=POINTS_PER_VECTOR,
-                    per_class=VECTORS_PER_CLASS, below=None, iteration_range=None):
+                    per_class=VECTORS_PER_CLASS, below=None, iteration_range=None, reference_correct=None):
     """Compressed models of ``reference`` (``leansvm.compress``), searching the smallest size that reaches
     the drop on the validation part: its accuracy drop against ``reference`` (the exact model,
     validated on ``X_val``), paired row by row, has a one-sided ``confidence`` bound within
@@ -242,7 +242,8 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
     least ``per_class`` vectors per class. ``below``: no size at or above it is tried
     (the #SV of the smallest model that already qualifies: a larger compressed one
     could not be chosen; on magic with BSGD's refit, B = 199 qualified and sizes of 312
-    and more were tried for nothing).
+    and more were tried for nothing). ``reference_correct``: whether ``reference`` labels each
+    validation row right, when the caller has it (None: predicted here).
     """
     log = log or _Log(False)
     compress = _optional("compress")
@@ -253,7 +254,8 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
         return []
     m = reference.n_support
     out, start, n_unconverged = [], time.perf_counter(), 0
-    reference_correct = correct(reference.model.predict(X_val), y_val)     # the rows every size is judged on
+    if reference_correct is None:        # the reference's correctness on the rows every size is judged on
+        reference_correct = correct(reference.model.predict(X_val), y_val)
 
     def attempt(size):
         nonlocal n_unconverged
@@ -270,8 +272,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
         n_unconverged += quiet.count
         n_sv = model.expansion_.n_support
         c = _validate(Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds), X_val, y_val)
-        c.drop = paired_drop(reference_correct, correct(c.validation_predictions, y_val), confidence)
-        c.required_accuracy = required_accuracy(float(reference_correct.mean()), c.drop, max_accuracy_drop)
+        set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
         out.append(c)
         log.say(f"  compressed to {n_sv} SV (fitted on {X_pts.shape[0]} points): validation accuracy "
                 f"{c.validation_accuracy:.4f} (target {c.required_accuracy:.4f}) [{seconds:.1f} s]")

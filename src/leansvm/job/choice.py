@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from leansvm.job.candidates import train_exact, train_like
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, paired_drop, required_accuracy, z_value
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, paired_drop, set_drop, z_value
 from leansvm.job.records import Candidate, _Log
 
 
@@ -24,10 +24,8 @@ def estimate_drops(candidates, reference: Candidate, y_val, max_accuracy_drop, c
     ``reference`` (the exact model) on the validation part, and the accuracy it had to reach."""
     reference_correct = correct(reference.validation_predictions, y_val)
     for c in candidates:
-        if c is reference or c.validation_predictions is None:
-            continue
-        c.drop = paired_drop(reference_correct, correct(c.validation_predictions, y_val), confidence)
-        c.required_accuracy = required_accuracy(reference.validation_accuracy, c.drop, max_accuracy_drop)
+        if c is not reference and c.validation_predictions is not None:
+            set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
     reference.required_accuracy = reference.validation_accuracy
 
 
@@ -76,28 +74,29 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
                        key=lambda c: c.n_support)
     if not finalists or len(folds) < 2:
         return choose_model(candidates, reference, y[folds[0][1]], max_accuracy_drop, confidence)  # logged already
-    exact_folds = {}
-    held_out = y[folds[0][1]]
+    # the exact model of each fold and its correctness on the held-out rows: trained once, shared by the finalists
+    exact_models = {}
+    exact_correct = {0: correct(reference.validation_predictions, y[folds[0][1]])}
     tried, chosen, out_of_time = [], reference, False
 
     def over(extra=0.0):
         return time_limit is not None and time.perf_counter() - start + extra > time_limit
 
     for c in finalists:
-        ref_ok = [correct(reference.validation_predictions, held_out)]
-        cand_ok = [correct(c.validation_predictions, held_out)]
+        cand_ok = [correct(c.validation_predictions, y[folds[0][1]])]
         for k, (fit, out) in enumerate(folds[1:], start=1):
-            if k not in exact_folds:
+            if k not in exact_correct:
                 if over(reference.fit_seconds):
                     out_of_time = True
                     break
-                exact_folds[k] = train_exact(X[fit], y[fit], C, gamma, random_state, class_weight).model
+                exact_models[k] = train_exact(X[fit], y[fit], C, gamma, random_state, class_weight).model
+                exact_correct[k] = correct(exact_models[k].predict(X[out]), y[out])
             if over(c.fit_seconds):
                 out_of_time = True
                 break
-            model, _ = train_like(c, X[fit], y[fit], exact_folds[k], min_points, random_state)
-            ref_ok.append(correct(exact_folds[k].predict(X[out]), y[out]))
+            model, _ = train_like(c, X[fit], y[fit], exact_models[k], min_points, random_state)
             cand_ok.append(correct(model.predict(X[out]), y[out]))
+        ref_ok = [exact_correct[k] for k in range(len(cand_ok))]
         c.drop = paired_drop(np.concatenate(ref_ok), np.concatenate(cand_ok), confidence, folds=len(ref_ok))
         tried.append(c)
         log.say(f"  {c.name}: drop {c.drop.describe()}")

@@ -52,7 +52,7 @@ from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, compress_models,
 from leansvm.job.choice import choose_model, confirm_choice, estimate_drops, refit_on_all_rows
 from leansvm.job.deadline import Deadline
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
 from leansvm.job.helpers import _accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices
 from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, screening_along_path,
                                          search_hyperparameters, select_hyperparameters)
@@ -177,7 +177,8 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_a
     qualified = [c.n_support for c in candidates if c is not reference and c.drop.within(max_accuracy_drop)]
     return compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop, min_points=compression_points,
                            time_limit=compression_limit, random_state=random_state, log=log,
-                           confidence=confidence, below=min(qualified, default=None))
+                           confidence=confidence, below=min(qualified, default=None),
+                           reference_correct=correct(reference.validation_predictions, y_val))
 
 
 def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight, libsvm_reference_model,

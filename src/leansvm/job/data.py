@@ -1,11 +1,10 @@
 """Stage 1 of the main job: a table's columns encoded or a matrix scaled (kept with the model),
-the data summarised, and the stratified validation part split off."""
+the data summarised, and the stratified folds whose first held-out part is the validation part."""
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.model_selection import train_test_split
 
 
 def summarize_data(X, y=None, X_test=None, y_test=None) -> dict:
@@ -37,21 +36,6 @@ def validation_folds(X, y, fraction, random_state):
     splitter = StratifiedKFold(k, shuffle=True, random_state=random_state) if counts.min() >= k else \
         KFold(k, shuffle=True, random_state=random_state)
     return list(splitter.split(np.zeros((y.shape[0], 1)), y))
-
-
-def split_validation(X, y, fraction, random_state):
-    """(X_fit, y_fit, X_val, y_val): a stratified hold-out part of ``fraction`` of the rows."""
-    if not 0 < fraction < 1:
-        raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}")
-    try:
-        return _ordered(train_test_split(X, y, test_size=fraction, stratify=y, random_state=random_state))
-    except ValueError:
-        return _ordered(train_test_split(X, y, test_size=fraction, random_state=random_state))
-
-
-def _ordered(parts):
-    X_fit, X_val, y_fit, y_val = parts
-    return X_fit, y_fit, X_val, y_val
 
 
 def prepare_table(X, y, X_test, y_test, target, impute, log):

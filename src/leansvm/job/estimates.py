@@ -103,6 +103,14 @@ def required_accuracy(reference_accuracy, estimate: DropEstimate, max_accuracy_d
     return reference_accuracy - max_accuracy_drop + (estimate.upper - estimate.mean)
 
 
+def set_drop(candidate, reference_correct, y_val, max_accuracy_drop, confidence=DEFAULT_CONFIDENCE):
+    """Set ``candidate.drop`` (its :class:`DropEstimate` from its validation predictions, paired with
+    the reference's correctness on the same rows) and ``candidate.required_accuracy``."""
+    candidate.drop = paired_drop(reference_correct, correct(candidate.validation_predictions, y_val), confidence)
+    candidate.required_accuracy = required_accuracy(float(np.mean(reference_correct)), candidate.drop,
+                                                    max_accuracy_drop)
+
+
 def rmse_bound(reference_errors, candidate_errors, confidence=DEFAULT_CONFIDENCE) -> float:
     """A one-sided ``confidence`` bound on the candidate's RMSE, from paired squared errors on the
     same rows: with d_i = e_cand,i^2 - e_ref,i^2, the candidate's MSE is at most
