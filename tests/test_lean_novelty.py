@@ -1,5 +1,5 @@
 """The main job for novelty detection (leansvm.job.novelty, `leansvm fit --task novelty`) and the
-one-output HTML report (issue 22 item 4)."""
+one-output HTML report."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""The main job on regression targets (leansvm.job.regression, `leansvm fit`; issue 22 item 4)."""
+"""The main job on regression targets (leansvm.job.regression, `leansvm fit`)."""
 
 import re
 
