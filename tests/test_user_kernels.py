@@ -105,12 +105,14 @@ def test_precomputed_kernel_bad_input_is_named():
         leansvm.SVC(kernel="precomputed").fit(bad, y)
 
 
-def test_sparse_precomputed_kernel_is_accepted():
+def test_sparse_precomputed_kernel_is_refused_as_scikit_learn_does():
     X, y = _classification()
     K = rbf_kernel(X, X, gamma=GAMMA)
-    dense = leansvm.SVC(kernel="precomputed").fit(K, y)
-    sparse = leansvm.SVC(kernel="precomputed").fit(sp.csr_matrix(K), y)
-    assert np.array_equal(dense.predict(K), sparse.predict(sp.csr_matrix(K)))
+    with pytest.raises(TypeError, match="Sparse precomputed.*K.toarray"):
+        leansvm.SVC(kernel="precomputed").fit(sp.csr_matrix(K), y)
+    model = leansvm.SVC(kernel="precomputed").fit(K, y)
+    with pytest.raises(TypeError, match="Sparse precomputed"):
+        model.predict(sp.csr_matrix(K))
 
 
 def test_kernel_function_bad_output_is_named():

@@ -102,8 +102,37 @@ class OneClassPrediction:
 class KernelClassifierMixin(ExpansionAttributes, ClassifierMixin):
     """Prediction for any classifier whose fitted state is a kernel expansion.
 
-    Needs ``expansion_``, ``classes_``, ``multiclass_`` and the
-    ``decision_function_shape`` parameter.
+    A new trainer writes only ``fit``, which sets the attributes below; ``decision_function``,
+    ``predict``, ``score`` and scikit-learn's attribute names (``support_vectors_``,
+    ``dual_coef_``, ``intercept_``, ``coef_`` for a linear kernel) come from here, and the
+    ``fit`` is made all-or-nothing (a failed fit leaves no fitted attribute behind).
+
+    Attributes
+    ----------
+    expansion_ : KernelExpansion
+        The fitted model, one output column per binary problem.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
+    multiclass_ : {'ovo', 'ovr'}
+        How the columns of ``expansion_`` combine: one per pair of classes or one per class.
+
+    Examples
+    --------
+    A classifier with a fixed expansion (as a trainer's ``fit`` would leave it):
+
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from leansvm.core.classifier import KernelClassifierMixin
+    >>> from leansvm.core.expansion import KernelExpansion
+    >>> from leansvm.core.kernels import Kernel
+    >>> class TwoPoints(KernelClassifierMixin, BaseEstimator):
+    ...     def fit(self, X, y):
+    ...         self.classes_, self.multiclass_ = np.unique(y), "ovo"
+    ...         self.n_features_in_ = 2
+    ...         self.expansion_ = KernelExpansion(np.asarray(X, float), [-1.0, 1.0], 0.0, Kernel("linear"))
+    ...         return self
+    >>> TwoPoints().fit([[-1.0, 0.0], [1.0, 0.0]], ["a", "b"]).predict([[-2.0, 0.0], [3.0, 1.0]])
+    array(['a', 'b'], dtype='<U1')
     """
 
     def __init_subclass__(cls, **kwargs):

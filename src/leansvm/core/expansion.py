@@ -64,7 +64,41 @@ def _coef_blocks(coef: np.ndarray):
 
 
 class KernelExpansion:
-    """Support vectors (m x d, dense or CSR), coefficients (m x n_outputs), intercepts, kernel."""
+    """A fitted kernel model: f_k(x) = sum_j coef[j, k] k(sv_j, x) + intercept[k].
+
+    Every leansvm model (exact, budget, compressed, Nystroem) ends as one: prediction, model
+    files, ONNX export and Dask all read only this.
+
+    Parameters
+    ----------
+    support_vectors : array-like or sparse matrix of shape (m, n_features)
+        The expansion's vectors (dense or CSR; kept as given).
+    coef : array-like of shape (m,) or (m, n_outputs)
+        Coefficients; a binary SVM's column holds y_j alpha_j.
+    intercept : float or array-like of shape (n_outputs,)
+        One intercept per output.
+    kernel : Kernel
+        The kernel k, its parameters resolved.
+
+    Attributes
+    ----------
+    n_support : int
+        Number of vectors m.
+    n_features : int
+        Number of features of each vector.
+    n_outputs : int
+        Number of output columns (one per binary problem, class or target).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm.core.expansion import KernelExpansion
+    >>> from leansvm.core.kernels import Kernel
+    >>> model = KernelExpansion(np.array([[0.0, 0.0], [1.0, 1.0]]), [1.0, -1.0], 0.0,
+    ...                         Kernel("rbf", gamma=1.0))
+    >>> model.decision_function(np.array([[0.0, 0.0], [1.0, 1.0]])).round(3).ravel()
+    array([ 0.865, -0.865])
+    """
 
     def __init__(self, support_vectors, coef, intercept, kernel: Kernel):
         coef = np.asarray(coef, dtype=np.float64)

@@ -14,10 +14,12 @@ budget, whatever the number of rows.
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass
 
 import numba
 import numba.extending
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -219,10 +221,32 @@ def _rbf_inplace(G, x_norms, y_norms, gamma):
 
 @dataclass(frozen=True)
 class Kernel:
-    """A kernel with numeric parameters (gamma already resolved).
+    """One of LIBSVM's four kernels with numeric parameters (gamma already resolved).
 
-    ``Kernel.from_params(kernel, gamma, degree, coef0, X)`` resolves
-    scikit-learn's ``'scale'``/``'auto'`` gamma against training data.
+    linear u'v; poly (gamma u'v + coef0)^degree; rbf exp(-gamma |u - v|^2);
+    sigmoid tanh(gamma u'v + coef0). ``Kernel.from_params(kernel, gamma, degree, coef0, X)``
+    resolves scikit-learn's ``'scale'`` / ``'auto'`` gamma against training data X.
+
+    Parameters
+    ----------
+    name : {'linear', 'poly', 'rbf', 'sigmoid'}, default='rbf'
+        The kernel.
+    gamma : float, default=1.0
+        Kernel coefficient of 'rbf', 'poly' and 'sigmoid'.
+    degree : int, default=3
+        Degree of 'poly'.
+    coef0 : float, default=0.0
+        Constant of 'poly' and 'sigmoid'.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leansvm.core.kernels import Kernel
+    >>> k = Kernel.from_params("rbf", gamma="scale", X=np.array([[0.0], [2.0]]))
+    >>> k.gamma
+    1.0
+    >>> k.block(np.array([[0.0]]), np.array([[0.0], [1.0]])).round(4)
+    array([[1.    , 0.3679]])
     """
 
     name: str = "rbf"
@@ -368,6 +392,29 @@ def dense_if_worth_it(X):
     return X
 
 
+#: buffers from this size on are mapped with transparent huge pages where the OS offers them
+HUGE_PAGE_MIN_BYTES = 64 * 2**20
+
+
+def page_backed_buffer(size: int, dtype) -> np.ndarray:
+    """An uninitialised 1-d array of ``size`` items; from ``HUGE_PAGE_MIN_BYTES`` on, an anonymous
+    mapping advised to use transparent huge pages (Linux ``MADV_HUGEPAGE``). A row cache writes
+    each slot once before reading it, and the first write to fresh memory costs a page fault
+    per 4 KB page: 2.4 s per GB on this machine, 0.58 s with huge pages, which made
+    ``SVC(cache_size=1000)`` slower than the default 200 MB on a9a (7.3 against 5.0 s)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(size) * dtype.itemsize
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    if nbytes < HUGE_PAGE_MIN_BYTES or advice is None:
+        return np.empty(size, dtype=dtype)
+    mapping = mmap.mmap(-1, nbytes)
+    try:
+        mapping.madvise(advice)
+    except OSError:               # huge pages switched off: an ordinary mapping
+        pass
+    return np.frombuffer(mapping, dtype=dtype)
+
+
 class KernelRowCache:
     """Least-recently-used cache of kernel rows k(x_i, X) over the training set.
 
@@ -419,7 +466,7 @@ class KernelRowCache:
         if buffer is not None and buffer.dtype == self.dtype and buffer.size >= size:
             self.buffer = buffer
         else:
-            self.buffer = np.empty(size, dtype=self.dtype)          # pages in as used
+            self.buffer = page_backed_buffer(size, self.dtype)      # pages in as used
         self._slab = self.buffer[:size].reshape(self.capacity, self.n)
         self._spare = []
         self._slot_of = np.full(self.n, -1, dtype=np.intp)

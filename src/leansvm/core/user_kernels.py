@@ -146,7 +146,10 @@ def with_serials(estimator, K, *, training: bool) -> np.ndarray:
 
     Training: K must be square (n x n); serials 1..n. Prediction: n_test x n_train; serial 0.
     """
-    K = _dense(K)
+    if sp.issparse(K):
+        raise TypeError(f"Sparse precomputed kernels are not supported by {type(estimator).__name__} (as by "
+                        "scikit-learn's SVMs): a kernel matrix is dense; pass K.toarray()")
+    K = np.asarray(K)
     n, m = K.shape
     if training and n != m:
         raise ValueError(f"{type(estimator).__name__}: a precomputed kernel must be a square matrix "

@@ -38,7 +38,7 @@ from leansvm.core.user_kernels import is_precomputed, names_precomputed, with_se
 
 __all__ = [
     "validate_training_data", "validate_regression_data", "validate_predict_data", "per_sample_C", "fit_transaction",
-    "check_positive_number", "check_int", "is_fitted_attribute",
+    "check_C", "check_positive_number", "check_int", "is_fitted_attribute",
 ]
 
 
@@ -57,8 +57,10 @@ def _check_magnitude(X, estimator):
         norms = squared_row_norms(X)
     if not np.all(np.isfinite(norms)):
         row = int(np.flatnonzero(~np.isfinite(norms))[0])
-        raise ValueError(f"{type(estimator).__name__}: X row {row} has values so large that its "
-                         "squared norm overflows float64; rescale the data (e.g. StandardScaler)")
+        # scikit-learn's words for the same input, which it detects after its solver
+        raise ValueError(f"The dual coefficients or intercepts are not finite: {type(estimator).__name__}'s "
+                         f"X row {row} has values so large that its squared norm overflows float64; "
+                         "rescale the data (e.g. StandardScaler)")
 
 
 def _checked_rows(estimator, X, training: bool):
@@ -140,6 +142,10 @@ def validate_predict_data(estimator, X):
     check_is_fitted(estimator, "expansion_")
     X = validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False,
                       accept_large_sparse=True)
+    if sp.issparse(X) and getattr(estimator, "sparse_input_needs_sparse_fit", False) \
+            and not sp.issparse(estimator.expansion_.support_vectors) and not is_precomputed(estimator):
+        raise ValueError(f"cannot use sparse input in {type(estimator).__name__!r} trained on dense data "
+                         "(as scikit-learn's SVMs); pass X.toarray(), or fit on sparse data")
     return _checked_rows(estimator, X, training=False)
 
 
@@ -179,6 +185,19 @@ def check_positive_number(name: str, value, *, allow_zero: bool = False) -> floa
     return value
 
 
+#: the C that stands for C=inf (scikit-learn's hard margin): every multiplier of a hard-margin
+#: solution below it stays free, so the model is the hard-margin one; above it IRWLS's weights
+#: C_i / u_i lose float64 precision (make_classification's SVC stops converging at C=1e12)
+HARD_MARGIN_C = 1e10
+
+
+def check_C(C) -> float:
+    """C as a float: a positive finite number, or inf (a hard margin, solved as ``HARD_MARGIN_C``)."""
+    if isinstance(C, numbers.Real) and not isinstance(C, (bool, np.bool_)) and C == np.inf:
+        return HARD_MARGIN_C
+    return check_positive_number("C", C)
+
+
 def check_nu(nu, what) -> float:
     """nu as a float in (0, 1]; ValueError naming it otherwise."""
     try:
@@ -199,7 +218,7 @@ def check_int(name: str, value, low: int) -> int:
 
 def per_sample_C(C, class_weight, classes, y_enc, sample_weight):
     """C_i = C * class_weight[y_i] * sample_weight_i, as LIBSVM / scikit-learn."""
-    C = check_positive_number("C", C)
+    C = check_C(C)
     if class_weight is None:             # scikit-learn's weights are ones then; its check costs 0.5 ms
         return C * np.asarray(sample_weight, dtype=np.float64)
     cw = compute_class_weight(class_weight, classes=classes, y=classes[y_enc])

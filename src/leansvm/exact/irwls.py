@@ -112,10 +112,18 @@ INNER_RELATIVE_TOL = 0.1
 BIAS_MODES = ("equality", "augmented", "none")
 
 
-def default_cache_dtype(tol):
+#: up to this many samples the kernel rows are float64 at any tol: the whole float64 matrix is at
+#: most 8 MB and takes about a millisecond, so float32 saves nothing, and float64 rows make a
+#: precomputed Gram matrix and the kernel it came from give the same model
+SMALL_PROBLEM_ROWS = 1000
+
+
+def default_cache_dtype(tol, n_samples=None):
     """Kernel rows in float32 when tol >= 1e-4 (as LIBSVM's Qfloat: twice the rows per MB), float64
-    for tighter tolerances, where float32 rounding of the outputs would exceed tol."""
-    return np.float32 if tol >= 1e-4 else np.float64
+    for tighter tolerances, where float32 rounding of the outputs would exceed tol, and for
+    problems of at most ``SMALL_PROBLEM_ROWS`` samples."""
+    small = n_samples is not None and n_samples <= SMALL_PROBLEM_ROWS
+    return np.float32 if tol >= 1e-4 and not small else np.float64
 
 
 def _expansion_outputs(kernel, X_eval, X_src, coef, offset, dtype=np.float64):
@@ -234,7 +242,7 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
     if shared is not None:
         cache_dtype = shared[0].dtype
     if cache_dtype is None:
-        cache_dtype = default_cache_dtype(tol)
+        cache_dtype = default_cache_dtype(tol, X.shape[0])
     if bias not in BIAS_MODES:
         raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
     equality = problem.equalities if bias == "equality" else 0      # the compiled loops' mode
@@ -577,8 +585,10 @@ def _chunk_loop(X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, wo
     if shared is not None:
         shared[0].give_back_buffer(solver.cache.buffer)
     if not converged:
-        warnings.warn(f"IRWLS stopped after max_iter={limit} chunk iterations with violation "
-                      f"{gap:.3e} > tol={tol}; the solution may be inaccurate",
+        # the first sentence is scikit-learn's own, so that code filtering its warning filters ours
+        warnings.warn(f"Solver terminated early (max_iter={limit}).  Consider pre-processing your data "
+                      f"with StandardScaler or MinMaxScaler. (IRWLS stopped after {limit} chunk iterations "
+                      f"with violation {gap:.3e} > tol={tol}; the solution may be inaccurate.)",
                       ConvergenceWarning, stacklevel=3)
     # A system made singular by duplicate samples, or by both variables of a regression sample
     # in S1, is solved with a small ridge and the stopping rule still certifies the optimum;

@@ -167,12 +167,20 @@ def _side_scores(y, p, f, alpha, C, equality):
     return up, low
 
 
+#: cached rows are preferred only when used within this many chunks: with every cached row
+#: preferred, a large cache (a9a: 1,000 MB, 8,000 rows) kept drawing rows long out of play
+#: (1,267 chunk iterations against 1,024 at 200 MB; 1,062 against 971 with this window)
+RECENT_CHUNKS = 16
+
+
 @njit(cache=True, nogil=True)
-def select_working_set(y, p, f, alpha, C, b, q, tol, equality, seed, slot_of):
+def select_working_set(y, p, f, alpha, C, b, q, tol, equality, seed, slot_of, stamp=None, oldest=0):
     """Indices of the working set W (sorted, |W| = min(q, n)); see the module docstring.
 
     ``slot_of[i] >= 0``: the kernel row of sample i is cached. The random choice
-    takes cached candidates first (an empty ``slot_of`` means no preference).
+    takes cached candidates first (an empty ``slot_of`` means no preference), and with
+    ``stamp`` (the cache's last use of each slot, in chunks) only those used at ``oldest`` or
+    later (``RECENT_CHUNKS``).
     """
     n = y.size
     if n <= q:
@@ -230,16 +238,16 @@ def select_working_set(y, p, f, alpha, C, b, q, tol, equality, seed, slot_of):
         n_front = 0                          # cached candidates to the front
         if slot_of.size == n:
             for r in range(n_cand):
-                if slot_of[candidates[r]] >= 0:
+                slot = slot_of[candidates[r]]
+                if slot >= 0 and (stamp is None or stamp[slot] >= oldest):
                     candidates[n_front], candidates[r] = candidates[r], candidates[n_front]
                     n_front += 1
-        # uniform among the cached ones if there are enough; otherwise all of them
-        # and a uniform random rest (partial Fisher-Yates over candidates[start:stop])
-        start, stop = (0, n_front) if n_front >= room else (n_front, n_cand)
-        for r in range(start):
-            chosen[candidates[r]] = True
+        # ``take`` uniform among the cached ones, then a uniform rest among all that are left
+        # (two partial Fisher-Yates shuffles: over candidates[:n_front], then candidates[take:])
+        take = min(n_front, room)
         state = np.uint64(seed) | np.uint64(1)
-        for r in range(start, room):
+        for r in range(room):
+            stop = n_front if r < take else n_cand
             state, x = _xorshift(state)
             pick = r + min(int(x * (stop - r)), stop - r - 1)
             candidates[r], candidates[pick] = candidates[pick], candidates[r]
@@ -378,7 +386,7 @@ def run_chunks(slab, slot_of, stamp, clock, owner, filled, rows_X, rows_XT, row_
             return PAUSED, gap, done, empty, b, mu, inner, clock, filled, hits, misses
         state, _ = _xorshift(state)
         W = select_working_set(y, p, f, alpha, C, b, q, tol, equality, np.int64(state >> np.uint64(1)),
-                               slot_of)
+                               slot_of, stamp, clock - RECENT_CHUNKS)
         slots = np.empty(W.size, dtype=np.int64)
         n_miss = 0
         for r in range(W.size):

@@ -256,7 +256,10 @@ def _targets(K, y, p, C, alpha, f, u, c_out, mu, delta, equality, counts):
         sol = sol_t.T
         if equality == 1:
             c = -v3.sum() - c_out[0]
-            b_new[:] = (sol[:, 0].sum() - c) / sol[:, 1].sum()
+            den = sol[:, 1].sum()              # y'(K + D^-1)^-1 y: > 0 unless the system is numerically
+            if not den > 0:                    # singular (a huge C makes D^-1 vanish on a low-rank K)
+                return False, target, b_new
+            b_new[:] = (sol[:, 0].sum() - c) / den
         elif equality == 2:
             if not _group_multipliers(y, idx, sol, v3, c_out, b_new):
                 return False, target, b_new

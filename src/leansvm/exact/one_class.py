@@ -86,6 +86,9 @@ class OneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, BaseEst
     [1, -1]
     """
 
+    #: scikit-learn's rule: a model fitted on dense X refuses sparse X at prediction
+    sparse_input_needs_sparse_fit = True
+
     libsvm_svm_type = "one_class"     #: LIBSVM's svm_type (model files)
 
     def __init__(self, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5, shrinking=True,

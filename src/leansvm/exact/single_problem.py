@@ -29,7 +29,7 @@ def solve_expansion(estimator, X, bounds, make_problem):
     X_keep = X[keep]
     kernel = kernel_of(estimator, X)
     problem = make_problem(keep, bounds[keep])
-    rows = KernelRowCache(kernel, X_keep, float(estimator.cache_size), dtype=default_cache_dtype(estimator.tol))
+    rows = KernelRowCache(kernel, X_keep, float(estimator.cache_size), dtype=default_cache_dtype(estimator.tol, keep.size))
     fit = solve_irwls(X_keep, problem, kernel, tol=estimator.tol, working_set_size=estimator.working_set_size,
                       cache_size=estimator.cache_size, max_iter=estimator.max_iter,
                       random_state=estimator.random_state, verbose=int(estimator.verbose),

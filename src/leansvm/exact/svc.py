@@ -101,6 +101,9 @@ class SVC(KernelClassifierMixin, BaseEstimator):
     4
     """
 
+    #: scikit-learn's rule: a model fitted on dense X refuses sparse X at prediction
+    sparse_input_needs_sparse_fit = True
+
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
                  cache_size=200.0, class_weight=None, max_iter=-1, decision_function_shape="ovr",
                  probability=False, random_state=None, verbose=False,

@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.problems import epsilon_svr, nu_svr
 from leansvm.core.registry import register_estimator
-from leansvm.core.validation import (check_nu, check_positive_number, check_sample_weight, fit_transaction,
+from leansvm.core.validation import (check_C, check_nu, check_positive_number, check_sample_weight, fit_transaction,
                                      validate_regression_data)
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
 from leansvm.core.classifier import ExpansionAttributes
@@ -42,9 +42,12 @@ from leansvm.exact.single_problem import solve_expansion
 class _IRWLSRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
     """Fit / predict shared by SVR and NuSVR; subclasses give the problem (``_problem``)."""
 
+    #: scikit-learn's rule: a model fitted on dense X refuses sparse X at prediction
+    sparse_input_needs_sparse_fit = True
+
     @fit_transaction
     def fit(self, X, y, sample_weight=None):
-        C = check_positive_number("C", self.C)
+        C = check_C(self.C)
         X_given = X
         X, y = validate_regression_data(self, X, y)
         sample_weight = check_sample_weight(sample_weight, X)
