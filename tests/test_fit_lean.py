@@ -565,6 +565,9 @@ def test_the_budget_is_shared_out_among_the_stages(monkeypatch):
     assert d.remaining() == pytest.approx(80)
     assert module.Deadline(None).allowance("compress") is None and module.Deadline(None).remaining() is None
     assert sum(module.SHARES.values()) == pytest.approx(1.0)
+    skipping = module.Deadline(1000)
+    skipping.skip("confirm")                                 # a stage that will not run holds nothing back
+    assert skipping.allowance("compress") == pytest.approx(1000 * (1 - module.SHARES["refit"] - module.SHARES["measure"]))
 
 
 def test_a_budget_too_small_for_any_stage_still_returns_a_model(moons):

@@ -151,9 +151,21 @@ def test_bad_input_at_predict(case):
 def test_bad_hyperparameters_are_named(case, name, value):
     if not _has_param(case, name):
         pytest.skip(f"{case.name} has no {name}")
+    if (name, value) == ("C", np.inf) and case.make().__class__.__name__ in ("SVC", "SVR"):
+        pytest.skip("scikit-learn's SVC and SVR take C=inf as a hard margin (test_c_inf_is_a_hard_margin)")
     X, y = _blobs()
     with pytest.raises(ValueError, match=name):
         case.make(**{name: value}).fit(X, y)
+
+
+def test_c_inf_is_a_hard_margin():
+    """C=inf, scikit-learn's hard margin, gives the model of C=1e10 (HARD_MARGIN_C)."""
+    from leansvm import SVR
+
+    X, y = _blobs()
+    np.testing.assert_array_equal(SVC(C=np.inf).fit(X, y).predict(X), SVC(C=1e10).fit(X, y).predict(X))
+    t = X[:, 0] - X[:, 1]
+    np.testing.assert_allclose(SVR(C=np.inf).fit(X, t).predict(X), SVR(C=1e10).fit(X, t).predict(X))
 
 
 # -- legal input gives correct results ------------------------------------------------------------

@@ -14,7 +14,7 @@ budget, whatever the number of rows.
 
 from __future__ import annotations
 
-import mmap
+import importlib
 from dataclasses import dataclass
 
 import numba
@@ -392,27 +392,32 @@ def dense_if_worth_it(X):
     return X
 
 
-#: buffers from this size on are mapped with transparent huge pages where the OS offers them
-HUGE_PAGE_MIN_BYTES = 64 * 2**20
+def _numpy_huge_page_switch():
+    """NumPy's switch for its MADV_HUGEPAGE advice on large arrays (None where it has none)."""
+    for module in ("numpy._core.multiarray", "numpy.core.multiarray"):
+        try:
+            return getattr(importlib.import_module(module), "_set_madvise_hugepage")
+        except (ImportError, AttributeError):
+            continue
+    return None
 
 
 def page_backed_buffer(size: int, dtype) -> np.ndarray:
-    """An uninitialised 1-d array of ``size`` items; from ``HUGE_PAGE_MIN_BYTES`` on, an anonymous
-    mapping advised to use transparent huge pages (Linux ``MADV_HUGEPAGE``). A row cache writes
-    each slot once before reading it, and the first write to fresh memory costs a page fault
-    per 4 KB page: 2.4 s per GB on this machine, 0.58 s with huge pages, which made
+    """An uninitialised 1-d array of ``size`` items, allocated without NumPy's huge-page advice.
+
+    A row cache writes each slot once before reading it, so its first writes page the memory
+    in. NumPy advises huge pages (MADV_HUGEPAGE) for large arrays; where the kernel then
+    compacts memory on each fault (``transparent_hugepage/defrag = madvise``, as on this
+    machine) the first write costs 2.3 s per GB against 0.39 s without the advice, which made
     ``SVC(cache_size=1000)`` slower than the default 200 MB on a9a (7.3 against 5.0 s)."""
-    dtype = np.dtype(dtype)
-    nbytes = int(size) * dtype.itemsize
-    advice = getattr(mmap, "MADV_HUGEPAGE", None)
-    if nbytes < HUGE_PAGE_MIN_BYTES or advice is None:
+    switch = _numpy_huge_page_switch()
+    if switch is None:
         return np.empty(size, dtype=dtype)
-    mapping = mmap.mmap(-1, nbytes)
+    previous = switch(False)
     try:
-        mapping.madvise(advice)
-    except OSError:               # huge pages switched off: an ordinary mapping
-        pass
-    return np.frombuffer(mapping, dtype=dtype)
+        return np.empty(size, dtype=dtype)
+    finally:
+        switch(previous)
 
 
 class KernelRowCache:

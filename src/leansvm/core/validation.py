@@ -69,6 +69,8 @@ def _checked_rows(estimator, X, training: bool):
     'precomputed', at prediction when the fitted model's kernel is precomputed."""
     X = _canonical_csr(X)
     _check_magnitude(X, estimator)
+    if training and getattr(estimator, "sparse_input_needs_sparse_fit", False):
+        estimator._fitted_on_sparse = sp.issparse(X)      # scikit-learn's rule at prediction
     if names_precomputed(getattr(estimator, "kernel", None)) if training else is_precomputed(estimator):
         X = with_serials(estimator, X, training=training)
     return X
@@ -142,8 +144,7 @@ def validate_predict_data(estimator, X):
     check_is_fitted(estimator, "expansion_")
     X = validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False,
                       accept_large_sparse=True)
-    if sp.issparse(X) and getattr(estimator, "sparse_input_needs_sparse_fit", False) \
-            and not sp.issparse(estimator.expansion_.support_vectors) and not is_precomputed(estimator):
+    if sp.issparse(X) and getattr(estimator, "_fitted_on_sparse", None) is False and not is_precomputed(estimator):
         raise ValueError(f"cannot use sparse input in {type(estimator).__name__!r} trained on dense data "
                          "(as scikit-learn's SVMs); pass X.toarray(), or fit on sparse data")
     return _checked_rows(estimator, X, training=False)
@@ -218,7 +219,7 @@ def check_int(name: str, value, low: int) -> int:
 
 def per_sample_C(C, class_weight, classes, y_enc, sample_weight):
     """C_i = C * class_weight[y_i] * sample_weight_i, as LIBSVM / scikit-learn."""
-    C = check_C(C)
+    C = check_positive_number("C", C)
     if class_weight is None:             # scikit-learn's weights are ones then; its check costs 0.5 ms
         return C * np.asarray(sample_weight, dtype=np.float64)
     cw = compute_class_weight(class_weight, classes=classes, y=classes[y_enc])

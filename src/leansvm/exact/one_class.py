@@ -86,7 +86,8 @@ class OneClassSVM(OneClassPrediction, ExpansionAttributes, OutlierMixin, BaseEst
     [1, -1]
     """
 
-    #: scikit-learn's rule: a model fitted on dense X refuses sparse X at prediction
+    #: scikit-learn's rule: a model fitted (by ``fit``) on dense X refuses sparse X at prediction;
+    #: one read from a model file takes either
     sparse_input_needs_sparse_fit = True
 
     libsvm_svm_type = "one_class"     #: LIBSVM's svm_type (model files)

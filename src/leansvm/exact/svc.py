@@ -19,7 +19,7 @@ from leansvm.core.registry import register_estimator
 from leansvm.core.multiclass import fit_ovo, fit_ovr, n_binary_problems
 from leansvm.progress import ConvergenceProgress, Progress
 from leansvm.exact.irwls import DEFAULT_WORKING_SET, solve_irwls
-from leansvm.core.validation import per_sample_C, validate_training_data
+from leansvm.core.validation import check_C, per_sample_C, validate_training_data
 
 
 @register_estimator
@@ -101,7 +101,8 @@ class SVC(KernelClassifierMixin, BaseEstimator):
     4
     """
 
-    #: scikit-learn's rule: a model fitted on dense X refuses sparse X at prediction
+    #: scikit-learn's rule: a model fitted (by ``fit``) on dense X refuses sparse X at prediction;
+    #: one read from a model file takes either
     sparse_input_needs_sparse_fit = True
 
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
@@ -172,7 +173,7 @@ class SVC(KernelClassifierMixin, BaseEstimator):
 
     def _sample_bounds(self, classes, y_enc, sample_weight):
         """The upper bound of each sample's dual variable: C x class weight x sample weight."""
-        return per_sample_C(self.C, self.class_weight, classes, y_enc, sample_weight)
+        return per_sample_C(check_C(self.C), self.class_weight, classes, y_enc, sample_weight)
 
     def _solve_binary(self, X, y, C, kernel, callback):
         """One binary problem (y = +1 / -1, bounds C) by IRWLS."""

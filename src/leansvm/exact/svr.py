@@ -42,7 +42,8 @@ from leansvm.exact.single_problem import solve_expansion
 class _IRWLSRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
     """Fit / predict shared by SVR and NuSVR; subclasses give the problem (``_problem``)."""
 
-    #: scikit-learn's rule: a model fitted on dense X refuses sparse X at prediction
+    #: scikit-learn's rule: a model fitted (by ``fit``) on dense X refuses sparse X at prediction;
+    #: one read from a model file takes either
     sparse_input_needs_sparse_fit = True
 
     @fit_transaction

@@ -232,7 +232,8 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
     runs fewer iterations than compress's default (``SEARCH_ITERATION_RANGE``), and so does
     the refit of the chosen size (:func:`refit_on_all_rows`).
     ``time_limit`` (seconds): no new size is tried when the next one (about
-    twice the last one's time) would end past it. Cost: about 2.5 times the compression at the
+    twice the last one's time, times the growth of
+    its fitting points) would end past it. Cost: about 2.5 times the compression at the
     final size (``compress(max_accuracy_drop=...)`` grows sizes by 1.25 and
     pays about 5 times). ``progress``: each compression's bar (None: on a terminal).
     Fitting points: a stratified subsample of ``X_fit`` with at least
@@ -296,7 +297,10 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
             if c is not None:
                 missed.append((c.n_support, c.required_accuracy - c.validation_accuracy))
             miss, size = size, 2 * size
-            if size < limit and out_of_time(2 * (c.fit_seconds if c is not None else 0.0)):
+            # an L-BFGS iteration costs N r (d + 1): twice the vectors, and the points they need
+            growth = 2 * _n_fitting_points(X_fit, size, min_points, points_per_vector) / \
+                _n_fitting_points(X_fit, miss, min_points, points_per_vector)
+            if size < limit and out_of_time(growth * (c.fit_seconds if c is not None else 0.0)):
                 stopped = True
                 break
             if size < limit and c is not None and compression_out_of_reach(
@@ -326,10 +330,16 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
     return out
 
 
+def _n_fitting_points(X, n_sv, min_points, points_per_vector) -> int:
+    """How many rows a compression to ``n_sv`` vectors is fitted on: all of ``X`` (``min_points``
+    None), else at least ``min_points``, ``points_per_vector`` per vector and
+    ``POINTS_PER_PARAMETER`` per parameter (n_sv (d + 1)); never more than X has."""
+    if min_points is None:
+        return X.shape[0]
+    return min(X.shape[0], max(min_points, points_per_vector * int(n_sv),
+                               POINTS_PER_PARAMETER * int(n_sv) * (X.shape[1] + 1)))
+
+
 def _fitting_points(X, y, n_sv, min_points, points_per_vector, random_state):
-    """Rows a compression to ``n_sv`` vectors is fitted on: all of ``X`` (``min_points`` None), else a
-    stratified subsample of at least ``min_points`` rows, ``points_per_vector`` per vector and
-    ``POINTS_PER_PARAMETER`` per parameter (n_sv (d + 1))."""
-    n_points = X.shape[0] if min_points is None else \
-        max(min_points, points_per_vector * int(n_sv), POINTS_PER_PARAMETER * int(n_sv) * (X.shape[1] + 1))
-    return _subsample(X, y, n_points, random_state)
+    """A stratified subsample of :func:`_n_fitting_points` rows of ``X`` for ``n_sv`` vectors."""
+    return _subsample(X, y, _n_fitting_points(X, n_sv, min_points, points_per_vector), random_state)

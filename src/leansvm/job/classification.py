@@ -307,6 +307,8 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                                                 class_weight, random_state, deadline, log)
             C, gamma = selection.C, selection.gamma
             route, timing = _choose_route(X_fit, y_fit, C, gamma, deadline, random_state, log)
+            if not (confirm and route == "exact"):
+                deadline.skip("confirm")
             candidates, reference = _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline,
                                                       size_fractions, class_weight, random_state, log)
             candidates += _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop,

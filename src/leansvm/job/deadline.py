@@ -22,6 +22,12 @@ class Deadline:
     def __init__(self, seconds=None):
         self.seconds = seconds
         self.start = time.perf_counter()
+        self.skipped = set()
+
+    def skip(self, stage) -> None:
+        """``stage`` will not run: its share is no longer held back for it (the budget route has no
+        confirming folds, so compression gets their tenth of the budget)."""
+        self.skipped.add(stage)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -35,5 +41,5 @@ class Deadline:
         if self.seconds is None:
             return None
         stages = list(SHARES)
-        later = sum(SHARES[s] for s in stages[stages.index(stage) + 1:]) * self.seconds
+        later = sum(SHARES[s] for s in stages[stages.index(stage) + 1:] if s not in self.skipped) * self.seconds
         return max(self.remaining() - later, 0.1 * SHARES[stage] * self.seconds)
