@@ -28,7 +28,7 @@ $(BENCH_STAMP): $(STAMP)
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/suite.py run headline
 
 # the documentation (docs/ + API reference from docstrings) into site/; its own extra, not in `make test`
 DOCS_STAMP := $(VENV)/.docs-installed

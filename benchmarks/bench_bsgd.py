@@ -1,4 +1,4 @@
-"""BSGDClassifier benchmarks (issue 5): the multi-merge paper's Table 1 and Figures 1-3 checked,
+"""BSGDClassifier benchmarks: the multi-merge paper's Table 1 and Figures 1-3 checked,
 budgeted training against what users would pick, and fit time vs n.
 
     python benchmarks/bench_bsgd.py --sections table1,fig1,fig23,peers,scaling,letter [--quick]

@@ -1,4 +1,4 @@
-"""The vectorised RBF margin of the BSGD pass (issue 5) against the solver of an earlier commit.
+"""The vectorised RBF margin of the BSGD pass against the solver of an earlier commit.
 
     python benchmarks/bench_bsgd_margin.py [--base 504a430]
 

@@ -1,4 +1,4 @@
-"""Budgeted one-class SVM (issue 22): ``leansvm.BSGDOneClassSVM`` against the exact one-class SVM
+"""Budgeted one-class SVM: ``leansvm.BSGDOneClassSVM`` against the exact one-class SVM
 (leansvm's and LIBSVM's through scikit-learn) and Nystroem + ``SGDOneClassSVM``.
 
     python benchmarks/bench_bsgd_one_class.py [--sets magic satimage] [--budget 200] [--epochs 3]

@@ -1,8 +1,7 @@
 """Can any choice of *which* vectors to merge save multi-merge's accuracy? A merge oracle.
 
-Issue 5's goal "M in {3, 4, 5} no less accurate than M = 2 by more than 0.5
-points at every budget" fails on synth-200k at 1-5 % budgets (BENCHMARKS.md,
-issue 5). Multi-merge replaces M vectors by one point whenever the budget is
+The goal "M in {3, 4, 5} no less accurate than M = 2 by more than 0.5
+points at every budget" fails on synth-200k at 1-5 % budgets (docs/methods/bsgd.md). Multi-merge replaces M vectors by one point whenever the budget is
 exceeded. The library picks them as the paper does: the first is the smallest
 |alpha|, the partners the best by weight degradation (``cascade='greedy'``:
 from a pool of 10(M-1) candidates against the moving merged point z).

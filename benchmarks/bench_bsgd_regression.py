@@ -1,4 +1,4 @@
-"""Budgeted SGD regression (issue 22): ``leansvm.BSGDRegressor`` against exact SVR (LIBSVM through
+"""Budgeted SGD regression: ``leansvm.BSGDRegressor`` against exact SVR (LIBSVM through
 scikit-learn's ``SVR``), Nystroem + Ridge and LinearSVR.
 
     python benchmarks/bench_bsgd_regression.py [--sets friedman1-50k diamonds] [--budget 500]

@@ -1,4 +1,4 @@
-"""BSGD inside the main job: with or without its convex refit (issue 19, item 3).
+"""BSGD inside the main job: with or without its convex refit.
 
     python benchmarks/bench_budget_refit.py [--datasets banana magic satimage a9a]
 

@@ -1,5 +1,5 @@
 """How much of a (C, gamma) choice's test accuracy is the folds' luck: grid.py and leansvm's search
-over several CV shuffles (issue 19's accuracy criterion on small test sets).
+over several CV shuffles (the accuracy criterion of the (C, gamma) search on small test sets).
 
     python benchmarks/bench_choice_noise.py [--datasets wdbc ...] [--seeds 20]
 

@@ -1,4 +1,4 @@
-"""Compressed SVR (issue 22): ``leansvm.compress`` on epsilon-SVR models at 10 % and 2 % of their
+"""Compressed SVR: ``leansvm.compress`` on epsilon-SVR models at 10 % and 2 % of their
 support vectors, against the full model.
 
     python benchmarks/bench_compression_regression.py [--sets diamonds friedman1-10k] [--ratios 0.1 0.02]

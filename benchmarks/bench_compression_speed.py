@@ -17,12 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS_DIR as RESULTS  # noqa: E402
 
 
 def best_of(fn, repeats):

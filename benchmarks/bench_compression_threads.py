@@ -1,4 +1,4 @@
-"""Compression on one core against two (issue 23's "both cores" for what builds on the solver).
+"""Compression on one core against two ("both cores" for what builds on the solver).
 
     python benchmarks/bench_compression_threads.py --datasets letter satimage optdigits page-blocks0 --fractions 0.02 0.1
 

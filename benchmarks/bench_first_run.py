@@ -1,5 +1,5 @@
 """What a first run pays for numba's compilation, with and without the install step's precompile
-(issue 23, item 5).
+.
 
     python benchmarks/bench_first_run.py                          # fit_lean on banana
     python benchmarks/bench_first_run.py --jobs fit_lean:banana bsgd:a9a svc:magic

@@ -11,19 +11,21 @@ same (C, gamma) (#SV, test accuracy) and prediction cost per 1000 test rows
 next to it. The machine is shared: compare ratios within one run.
 
 The exact solver alone, side by side with LIBSVM and scikit-learn-intelex on one thread and on
-every core (issue 23's report), is ``benchmarks/bench_irwls.py --n-jobs 1,-1 --intelex``.
+every core, is ``benchmarks/bench_irwls.py --n-jobs 1,-1 --intelex``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS_DIR as RESULTS  # noqa: E402
 
 
 def run_one(name, budget_seconds, drop, confidence=0.95):
@@ -105,7 +107,7 @@ def main(argv=None) -> int:
     with atomic_write(out, "w", encoding="utf-8") as f:
         json.dump({"budget_seconds": args.budget_seconds, "max_accuracy_drop_points": args.max_accuracy_drop,
                    "confidence": args.confidence, "loadavg_at_start": start_load,
-                   "note": "shared 2-core machine under load from other sessions", "rows": rows}, f, indent=1,
+                   "note": "shared 2-core machine under load from other processes", "rows": rows}, f, indent=1,
                   default=lambda o: o.item() if hasattr(o, "item") else str(o))
     print(f"\nresults written to {out}")
     return 0

@@ -1,4 +1,4 @@
-"""The main job for novelty detection (issue 22): ``fit_lean_novelty`` (what ``leansvm fit --task
+"""The main job for novelty detection: ``fit_lean_novelty`` (what ``leansvm fit --task
 novelty`` runs) on the shared list's one-class sets.
 
     python benchmarks/bench_fit_novelty.py [--sets magic satimage] [--nu 0.1] [--max-disagreement 0.01]

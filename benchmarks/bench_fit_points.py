@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import write_json_atomic  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from common import RESULTS_DIR as RESULTS  # noqa: E402
 
 
 def point_set(name, n, support, rng):

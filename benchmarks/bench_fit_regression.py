@@ -1,4 +1,4 @@
-"""The main job on regression targets (issue 22): ``fit_lean_regression`` (what ``leansvm fit`` runs on
+"""The main job on regression targets: ``fit_lean_regression`` (what ``leansvm fit`` runs on
 continuous targets) on the shared list's regression sets.
 
     python benchmarks/bench_fit_regression.py [--sets friedman1-10k diamonds] [--max-error-increase 0.02]

@@ -1,4 +1,4 @@
-"""grid.py's choice where grid.py itself takes hours: its 110 cells by leansvm's exact C paths (issue 19).
+"""grid.py's choice where grid.py itself takes hours: its 110 cells by leansvm's exact C paths.
 
     python benchmarks/bench_grid_oracle.py --dataset magic [--gammas 0,2,4] [--folds 0,1] [--jobs 2]
                                            [--cache-mb 2000] [--max-C 512] [--cells-file F] [--check-cells 3]
@@ -85,7 +85,7 @@ def fold_cells(X, y, gamma, fold, cache_mb=200.0, on_cell=None, checkpoint=None,
     ``on_cell(C, accuracy, seconds)`` is called as each C is solved. ``checkpoint`` (a path): each
     C's solution (alpha, bias, margins per one-vs-one problem) is saved there, and a later call goes
     on from the last C saved, warm, as the uninterrupted path would (``iter_binary_path(start=...)``):
-    a path of hours survives the end of a session. ``max_C``: stop after this C (a later call goes on)."""
+    a path of hours survives an interrupted run. ``max_C``: stop after this C (a later call goes on)."""
     train, test = list(grid_folds(random_state).split(X, y))[fold]
     classes, problems, y_test = fold_labels(y, train, test)
     kernel = Kernel.from_params("rbf", float(gamma), 3, 0.0, X)

@@ -13,7 +13,7 @@ thread; leansvm computes large kernel-row blocks on two threads and, with
 ``--n-jobs``, solves one-vs-one problems in parallel threads. On a loaded
 machine CPU-time ratios are the steadier figure. ``--intelex`` adds
 scikit-learn-intelex's SVC (oneDAL) on every core beside ``--n-jobs -1`` rows
-and on one thread beside the others (issue 23's peer):
+and on one thread beside the others:
 
     python benchmarks/bench_irwls.py --q 128 --shrinking 1 --n-jobs 1,-1 --intelex \
         --datasets wdbc,banana,page-blocks0,twonorm,satimage,splice,mushroom,optdigits,penbased,letter

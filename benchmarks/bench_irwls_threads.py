@@ -1,4 +1,4 @@
-"""Where IRWLS's second core comes from, by ablation (issue 23): SVC with its defaults against
+"""Where IRWLS's second core comes from, by ablation: SVC with its defaults against
 the same fit with OpenBLAS's own threads inside the chunk loop, and with large kernel-row products
 not split over leansvm's thread pool.
 

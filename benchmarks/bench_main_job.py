@@ -18,10 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS_DIR as RESULTS  # noqa: E402
 #: the classification sets of ../shared/benchmarks.md that fit a quick run (a9a, magic and letter take longer)
 DEFAULT_DATASETS = ("banana", "twonorm", "page-blocks0", "satimage", "optdigits", "penbased", "splice",
                     "mushroom", "wdbc")

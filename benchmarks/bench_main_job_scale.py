@@ -19,12 +19,14 @@ import json
 import multiprocessing as mp
 import os
 import resource
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS_DIR as RESULTS  # noqa: E402
 #: the peer's largest size (the issue's bound on the returned model)
 MAX_LANDMARKS = 5000
 

@@ -2,7 +2,7 @@
 
 Each fit runs in its own fresh Python process, so the process's peak resident
 set size (``ru_maxrss``) is the fit's peak (data loading included; the RSS
-after loading the data is reported too). Goal (issue 9): synth-200k with
+after loading the data is reported too). Goal: synth-200k with
 ``cache_size=500`` stays below 2 GB; an n x n float64 kernel would be 320 GB.
 
     python benchmarks/bench_memory.py --n 200k --cache-size 500            # leansvm only

@@ -1,4 +1,4 @@
-"""The main job's (C, gamma) choice against LIBSVM's grid.py (issue 19, item 6).
+"""The main job's (C, gamma) choice against LIBSVM's grid.py.
 
     python benchmarks/bench_model_selection.py [--datasets wdbc banana ...] [--grid-minutes 15]
 
@@ -28,7 +28,7 @@ any timing). That warm-up's seconds, the one-off start a fresh ``leansvm fit`` p
 the times below (about 0.2 s: numba's own start, 0.17 s, and the solvers' cached machine code), are
 recorded in every row as ``warm_up_seconds``.
 
-Issue 19's criteria: leansvm's tuned exact model >= grid.py's - 0.3 points; the returned model >=
+The criteria: leansvm's tuned exact model >= grid.py's - 0.3 points; the returned model >=
 grid.py's - (0.5 + 0.3) points; the search <= 1/10 of grid.py's time, the command <= 1/3.
 """
 

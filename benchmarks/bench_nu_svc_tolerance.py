@@ -6,7 +6,7 @@ warm-started solve when the tolerance tightens by 100 at once or by 10 per step.
 
 The binary problem of the set's first two classes (label of the larger class +1) at nu = 0.2,
 the classification gamma, solved by ``solve_irwls`` at the tolerances (1e-3, 1e-5) and then, from
-scratch, at (1e-3, 1e-4, 1e-5); each later solve warm-started from the one before. One thread
+nothing, at (1e-3, 1e-4, 1e-5); each later solve warm-started from the one before. One thread
 (threadpoolctl). A stable r shows the problem is well posed; an r that falls with the tolerance
 shows the optimum's r is 0. JSON to benchmarks/results/nu-svc-tolerance-<timestamp>.json.
 """

@@ -1,4 +1,4 @@
-"""The one-class SVM along nu (issue 22): ``leansvm.one_class_path`` against LIBSVM fitted cold at
+"""The one-class SVM along nu: ``leansvm.one_class_path`` against LIBSVM fitted cold at
 every nu (scikit-learn ``OneClassSVM``).
 
     python benchmarks/bench_one_class_path.py [--sets magic satimage] [--n-nu 20] [--nu-max 0.5] [--nu-min 0.01]

@@ -146,7 +146,7 @@ def _load():
     return os.getloadavg()[0]
 
 
-#: label -> svm_path options; "screened" and "unscreened" keep last session's meaning
+#: label -> svm_path options; "screened" and "unscreened" keep their earlier meaning
 #: (IT + warm start + kernel reuse / warm start + kernel reuse, augmented bias)
 VARIANTS = {
     "screened": {"screening": "it"},

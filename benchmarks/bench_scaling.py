@@ -1,4 +1,4 @@
-"""The main job on raw columns against standardised ones (issue 19, item 0).
+"""The main job on raw columns against standardised ones.
 
     python benchmarks/bench_scaling.py [--datasets wdbc banana ...] [--unscaled]
 
@@ -12,7 +12,7 @@ For each KEEL benchmark set (docs/datasets.md), ``fit_lean`` with its defaults o
 * with ``--unscaled``, also ``raw`` with ``scale=False`` (what the main job did on raw columns).
 
 Reports the chosen (C, gamma relative to 1/(d Var X)), the exact model's and the returned
-model's test accuracy and #SV. Issue 19's criterion: raw within 0.5 points of standardised.
+model's test accuracy and #SV. The criterion: raw within 0.5 points of standardised.
 """
 
 from __future__ import annotations

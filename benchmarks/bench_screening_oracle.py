@@ -1,6 +1,6 @@
 """How much can any safe screening rule speed up the C path? An oracle bound.
 
-Issue 4 asks for a screened path >= 3x faster than the unscreened one (both
+The goal is a screened path >= 3x faster than the unscreened one (both
 with warm start and kernel reuse). A safe rule can at best remove every
 sample that is a non-SV at the target C (a_i = 0 or a_i = C c_i at the exact
 solution), and it costs >= 0 to evaluate. So the path's solve time with an

@@ -1,4 +1,4 @@
-"""The screened epsilon-SVR path (issue 22) against LIBSVM's grid over the same C values.
+"""The screened epsilon-SVR path against LIBSVM's grid over the same C values.
 
     python benchmarks/bench_svr_path.py [--rows 10000] [--n-C 20]
 

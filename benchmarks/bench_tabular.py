@@ -1,4 +1,4 @@
-"""Tables with raw numeric scales, categorical columns and missing values (issue 24): ``leansvm fit``
+"""Tables with raw numeric scales, categorical columns and missing values: ``leansvm fit``
 on a CSV against the pipeline a scikit-learn user builds by hand.
 
     python benchmarks/bench_tabular.py [--datasets german crx mixed] [--missing 0.02]

@@ -19,7 +19,9 @@ from leansvm import KernelExpansion
 from leansvm.io import atomic_write
 from leansvm.core.multiclass import predict_index
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
+#: where every benchmark writes its JSON; ``LEANSVM_BENCH_RESULTS`` moves it (``suite.py run --quick``
+#: writes elsewhere, so that a smoke run never becomes a figure of the results page)
+RESULTS_DIR = Path(os.environ.get("LEANSVM_BENCH_RESULTS") or Path(__file__).resolve().parent / "results")
 
 
 # -- timing ------------------------------------------------------------------------------------

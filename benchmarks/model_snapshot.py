@@ -1,7 +1,7 @@
 """Save every kind of model on fixed data, and compare two such snapshots bit for bit.
 
-A refactoring that must not change behaviour (issue 20: the problem layer and
-the package layout) is checked by running ``save`` on the old and on the new
+A refactoring that must not change behaviour (the problem layer and
+the package layout, for example) is checked by running ``save`` on the old and on the new
 code and ``compare`` on the two folders:
 
     python benchmarks/model_snapshot.py save /tmp/before      # old checkout

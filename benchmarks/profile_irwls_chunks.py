@@ -1,4 +1,4 @@
-"""Where IRWLS's time goes on SVR at large C (issue 23): one chunk against its gradient update,
+"""Where IRWLS's time goes on SVR at large C: one chunk against its gradient update,
 and the working-set size and inner tolerance around their defaults.
 
     python benchmarks/profile_irwls_chunks.py [--parts chunks q inner] [--q 128 64 32 16] [--inner 0.03 0.1 0.3]

@@ -31,7 +31,7 @@ SOLVER_TOLERANCE = {
         "decision values agree to the solver tolerance tol, not to rtol=1e-7 (as sklearn.svm.SVC)",
 }
 
-#: The paper's pruning rule, not a bug (issue 6; tests/test_budget_svc.py::
+#: The paper's pruning rule, not a bug (tests/test_budget_svc.py::
 #: test_pruning_to_B_keeps_the_margin_errors): with the budget active,
 #: budget-L1 is nu-SVC with nu = B/n; its alpha_i = C exactly on the margin
 #: errors (y_i (f_i + b) <= 1 - rho, at most B of them) and it has >= B SVs,

@@ -1,4 +1,4 @@
-"""Run the ``leansvm`` command with SIGINT sent to itself at a named stage (issue 25's tests).
+"""Run the ``leansvm`` command with SIGINT sent to itself at a named stage (the interrupt tests).
 
     python tests/sigint_at.py STAGE [leansvm arguments ...]
 

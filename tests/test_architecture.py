@@ -121,3 +121,25 @@ def test_no_import_circle_in_the_benchmarks():
                 found.add(node.module.split(".")[0])
         graph[name] = {m for m in found if m in scripts and m != name}
     assert graph and _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_the_benchmark_suite_runs_every_benchmark_script():
+    """``benchmarks/suite.py`` is the one entry point: every bench_*.py is one of its capabilities,
+    every capability's script exists, and a dry run of all of them names each command."""
+    import subprocess
+    import sys
+
+    folder = PACKAGE.parents[1] / "benchmarks"
+    sys.path.insert(0, str(folder))
+    try:
+        import suite
+    finally:
+        sys.path.remove(str(folder))
+    registered = {c.args[0] for c in suite.CAPABILITIES} | {c.quick[0] for c in suite.CAPABILITIES if c.quick}
+    scripts = {p.name for p in folder.glob("bench_*.py")}
+    assert scripts <= registered, sorted(scripts - registered)
+    assert all((folder / s).exists() for s in registered)
+    out = subprocess.run([sys.executable, str(folder / "suite.py"), "run", "--dry-run", "all"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("== ") == len(suite.CAPABILITIES)

@@ -496,7 +496,7 @@ def _checkerboard(n, seed):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_multi_merge_leaves_new_violators_unmerged(seed):
-    """The mechanism behind multi-merge's accuracy loss at small budgets (BENCHMARKS.md, issue 5):
+    """The mechanism behind multi-merge's accuracy loss at small budgets (docs/methods/bsgd.md):
     every unmerged vector has the smallest weight 1/(lambda t), so M = 2 merges each new violator
     at once (almost no unmerged vectors stay), while an M-merge, run every M-1 violators, absorbs
     one of them plus M-2 heavier vectors: unmerged vectors pile up and merges keep less mass.

@@ -1,5 +1,5 @@
 """BSGDRegressor and BSGDOneClassSVM: budgeted SGD on the epsilon-insensitive and one-class losses
-(issue 22, item 2)."""
+."""
 
 import numpy as np
 import pytest

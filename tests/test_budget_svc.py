@@ -102,7 +102,7 @@ def test_decomposition_matches_whole_kernel_solve(binary_problem):
 # -- Theorem 2 ---------------------------------------------------------------------------------
 # -- shrinking (LIBSVM-style, with the sum constraint's multiplier) ----------------------------------
 def _exact_violation(fit, X, y, kernel, C, S):
-    """(violation, scale) from a gradient recomputed in float64 from scratch."""
+    """(violation, scale) from a gradient recomputed in float64 anew."""
     eta = fit.stats.get("eta", 0.0)
     G = y * (kernel(X) @ (fit.alpha * y)) - 1 + eta * fit.alpha
     slack = S - fit.alpha.sum()

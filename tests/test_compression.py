@@ -497,7 +497,7 @@ def test_command_line_layout_follows_the_output_format(multiclass, tmp_path):
     assert cli.main(["compress", str(full), str(small), "--n-sv", "3", "--ratio", "0.1"]) == 2
 
 
-# -- regressors and one-class models (issue 22) -------------------------------------------------
+# -- regressors and one-class models -------------------------------------------------
 @pytest.fixture(scope="module")
 def regression():
     from sklearn.datasets import make_friedman1

@@ -1,4 +1,4 @@
-"""svmlight / LIBSVM data files as users' tools write them (issue 24, item 1): 0-based indices
+"""svmlight / LIBSVM data files as users' tools write them: 0-based indices
 (scikit-learn's ``dump_svmlight_file`` default), ``qid`` fields, comments and blank lines."""
 
 import numpy as np

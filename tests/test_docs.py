@@ -1,4 +1,4 @@
-"""The documentation (issue 10): every page of the nav exists, every public name has an API entry,
+"""The documentation: every page of the nav exists, every public name has an API entry,
 and, where mkdocs + mkdocstrings are installed (``pip install -e '.[docs]'``), ``mkdocs build --strict``
 passes (no missing object, no broken link)."""
 
@@ -60,7 +60,7 @@ STANDALONE = [ROOT / "README.md", ROOT / "BENCHMARKS.md", ROOT / "RELIABILITY.md
 
 @pytest.mark.parametrize("page", STANDALONE, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_document_points_outside_the_repository(page):
-    """A clone has no ``../shared`` (issue 20): no link or path may leave the repository, and every
+    """A clone has no ``../shared``: no link or path may leave the repository, and every
     relative link must name a file of the repository."""
     text = page.read_text()
     assert not re.search(r"\.\./shared|/work/|\bshared/(?:papers|benchmarks\.md|DESIGN\.md)", text)

@@ -158,7 +158,7 @@ def test_selection_avoids_a_useless_gamma():
 
 
 def test_screened_path_search_is_wired_in(monkeypatch):
-    """With issue 4's SVCCV / svm_path: the surface is SVCCV's scores in (gamma, C) layout."""
+    """With SVCCV / svm_path: the surface is SVCCV's scores in (gamma, C) layout."""
     model_selection = pytest.importorskip("leansvm.paths.model_selection")
     from leansvm.job.hyperparameters import screening_along_path
 
@@ -394,7 +394,7 @@ def test_cli_fit_writes_a_libsvm_model_and_a_report(tmp_path, moons, capsys):
     assert "[select]" in out and "[choose]" in out and "model written to" in out
     assert "within 1 points at 95 % confidence" in out          # percentage points on the command line
     assert "[scale]" in out
-    # the kernel model is on scaled features; svm-scale's range file beside it says how (issue 19)
+    # the kernel model is on scaled features; svm-scale's range file beside it says how
     lines = (tmp_path / "m.model.range").read_text().split("\n")
     assert lines[0] == "x" and lines[1].split() == ["-1", "1"]
     feature = {int(i): (float(lo), float(hi)) for i, lo, hi in (line.split() for line in lines[2:] if line)}

@@ -1,4 +1,4 @@
-"""Ctrl-C at any moment of a command (issue 25): status 130, one message line, no traceback,
+"""Ctrl-C at any moment of a command: status 130, one message line, no traceback,
 no file written, and a numba cache that the next run uses.
 
 Every case runs the real command in a child process (``tests/sigint_at.py``), which sends itself

@@ -489,7 +489,7 @@ def test_load_svmlight(tmp_path):
     path.write_text("1 1:0.5 3:abc\n")
     with pytest.raises(ValueError, match=r"d\.txt"):
         load_svmlight(path)
-    path.write_text("1 0:0.5\n")   # index 0: a 0-based file (issue 24), refused only when told 1-based
+    path.write_text("1 0:0.5\n")   # index 0: a 0-based file, refused only when told 1-based
     np.testing.assert_array_equal(load_svmlight(path)[0].toarray(), [[0.5]])
     with pytest.raises(ValueError, match=r"d\.txt: feature index 0 in a file read as 1-based"):
         load_svmlight(path, zero_based=False)

@@ -1,4 +1,4 @@
-"""LIBSVM model files for every svm type (issue 21): nu_svc, epsilon_svr, nu_svr and one_class
+"""LIBSVM model files for every svm type: nu_svc, epsilon_svr, nu_svr and one_class
 written by leansvm are read by the real LIBSVM (``libsvm-official``) with the same predictions,
 and LIBSVM's own files of these types load as the matching leansvm estimator.
 

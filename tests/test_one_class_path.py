@@ -1,4 +1,4 @@
-"""The one-class SVM along nu (leansvm.one_class_path; issue 22 item 1): the nu path is a C path of
+"""The one-class SVM along nu (leansvm.one_class_path): the nu path is a C path of
 the problem scaled to sum b = 1, warm-started and screened by the duality-gap rule with the
 equality's term in the primal."""
 

@@ -1,4 +1,4 @@
-"""The install step's precompilation covers what typical fits compile (issue 23, item 5)."""
+"""The install step's precompilation covers what typical fits compile."""
 
 import json
 import subprocess

@@ -1,4 +1,4 @@
-"""Progress feedback (issue 10, item 3): bars when asked or on a terminal, silence otherwise, clean Ctrl-C."""
+"""Progress feedback: bars when asked or on a terminal, silence otherwise, clean Ctrl-C."""
 
 import io
 import os

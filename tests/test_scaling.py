@@ -1,4 +1,4 @@
-"""Feature scaling kept with the model (issue 19, item 0): z-scores for dense data, max-abs for
+"""Feature scaling kept with the model: z-scores for dense data, max-abs for
 sparse data, svm-scale's range file beside LIBSVM model files, the main job on raw columns."""
 
 import shutil

@@ -1,4 +1,4 @@
-"""The main job's wide (C, gamma) search (leansvm.paths.search, issue 19): planted optima are found, edges
+"""The main job's wide (C, gamma) search (leansvm.paths.search): planted optima are found, edges
 extend, halving keeps the best cell, and every scored cell is a real K-fold accuracy."""
 
 import numpy as np
@@ -146,7 +146,7 @@ def test_folds_in_parallel_threads_score_the_same_cells():
     """n_jobs=-1 solves the folds of each C step in threads over the shared, fully cached kernel rows:
     the same paths, so the same cells and choice as one thread (above PARALLEL_MIN_ROWS, where it applies),
     the 'cost' rule included: it counts modelled work, not wall seconds (on a loaded machine the
-    wall-time rule of stop 38 cut a path in one run and not in the other)."""
+    earlier wall-time rule cut a path in one run and not in the other)."""
     from leansvm.paths.search import PARALLEL_MIN_ROWS
 
     X, y = stripes(n=PARALLEL_MIN_ROWS + 200, count=6, seed=7)

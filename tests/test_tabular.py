@@ -1,4 +1,4 @@
-"""Tables as users have them (issue 24, items 2-5): CSV/TSV files and DataFrames with numeric
+"""Tables as users have them: CSV/TSV files and DataFrames with numeric
 columns of very different scales, categorical columns and missing values."""
 
 import subprocess

