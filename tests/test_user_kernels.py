@@ -186,3 +186,31 @@ def test_laplace_sigma_of_precomputed_and_named_kernels_agree(cls, tmp_path):
     np.testing.assert_allclose(pre.probA_, named.probA_, rtol=1e-3)
     save_model(named, tmp_path / "m.npz")
     np.testing.assert_array_equal(load_model(tmp_path / "m.npz").probA_, named.probA_)
+
+
+def _count_kernel(A, B):
+    """A kernel on strings: the inner product of their letter counts."""
+    letters = "AB"
+    ca = np.array([[a.count(c) for c in letters] for a in A], dtype=float)
+    cb = np.array([[b.count(c) for c in letters] for b in B], dtype=float)
+    return ca @ cb.T
+
+
+def test_a_kernel_function_takes_samples_that_are_not_numbers():
+    """As scikit-learn: the function gets the samples themselves (strings here) and the model is the
+    one trained on the matrix it returns (a precomputed kernel)."""
+    words = ["A A", "A", "B", "B B", "A B", "A A B", "B B B", "A"]
+    y = np.array([1, 1, 2, 2, 1, 1, 2, 1])
+    K = _count_kernel(words, words)
+    on_words = leansvm.SVC(kernel=_count_kernel).fit(words, y)
+    on_matrix = leansvm.SVC(kernel="precomputed").fit(K, y)
+    np.testing.assert_allclose(on_words.decision_function(words), on_matrix.decision_function(K))
+    np.testing.assert_allclose(on_words.decision_function(["B A A"]),
+                               on_matrix.decision_function(_count_kernel(["B A A"], words)))
+    targets = y.astype(float) + np.arange(y.size) / 10
+    np.testing.assert_allclose(leansvm.SVR(kernel=_count_kernel).fit(words, targets).predict(words),
+                               leansvm.SVR(kernel="precomputed").fit(K, targets).predict(K))
+    # a later fit on numbers forgets the strings
+    X = np.array([[2.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 2.0], [1.0, 1.0], [2.0, 1.0], [0.0, 3.0], [1.0, 0.0]])
+    refit = on_words.set_params(kernel=lambda A, B: A @ B.T).fit(X, y)
+    np.testing.assert_allclose(refit.decision_function(X), leansvm.SVC(kernel="linear").fit(X, y).decision_function(X))

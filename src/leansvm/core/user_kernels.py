@@ -15,7 +15,10 @@ the bare matrix (n_train x n_train at fit, n_test x n_train at predict);
 
 **Callable.** k(X, Y) returns the (len X) x (len Y) kernel block; it is called on blocks of
 rows (a cache row, a prediction block), so it must accept any two sets of rows. The support
-vectors are kept as rows of X (scikit-learn keeps the whole training set instead).
+vectors are kept as rows of X (scikit-learn keeps the whole training set instead). On samples
+that are not numeric rows (strings, graphs) the function is called on the samples themselves,
+once for the training matrix, and the model is a precomputed-kernel one
+(:func:`leansvm.core.validation.raw_samples_as_gram`), as scikit-learn does.
 
 Both kinds are exact-solver kernels only (:class:`leansvm.SVC`, ``NuSVC``, ``SVR``,
 ``NuSVR``, ``OneClassSVM``); the budget, compression and path methods need a named kernel.
@@ -134,6 +137,8 @@ def names_precomputed(kernel) -> bool:
 def kernel_of(estimator, X) -> Kernel:
     """The kernel an exact estimator's parameters name: a user's function, a precomputed matrix
     or LIBSVM's four (gamma resolved against X)."""
+    if getattr(estimator, "_raw_fit_samples", None) is not None:     # a function's matrix on raw samples
+        return PrecomputedKernel()
     if callable(estimator.kernel):
         return CallableKernel(function=estimator.kernel)
     if names_precomputed(estimator.kernel):

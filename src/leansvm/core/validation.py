@@ -63,15 +63,43 @@ def _check_magnitude(X, estimator):
                          "rescale the data (e.g. StandardScaler)")
 
 
+def _not_numeric(X) -> bool:
+    """Whether X cannot be numeric rows (strings, objects, ragged lists)."""
+    if sp.issparse(X):
+        return False
+    try:
+        return np.asarray(X).dtype.kind not in "biufc"
+    except (ValueError, TypeError):
+        return True
+
+
+def raw_samples_as_gram(estimator, X, training: bool):
+    """scikit-learn's kernel function on samples that are not numeric rows (strings, graphs): the
+    function is called on the samples themselves and the model trains on the kernel matrix it
+    returns, as on a precomputed one (scikit-learn does the same). The training samples are kept
+    (``_raw_fit_samples``) for the matrix k(X, training samples) at prediction. Numeric X, or a
+    named kernel, passes through unchanged."""
+    if training:
+        estimator._raw_fit_samples = None
+        if not (callable(getattr(estimator, "kernel", None)) and _not_numeric(X)):
+            return X
+        estimator._raw_fit_samples = X
+        return np.asarray(estimator.kernel(X, X), dtype=np.float64)
+    samples = getattr(estimator, "_raw_fit_samples", None)
+    return X if samples is None else np.asarray(estimator.kernel(X, samples), dtype=np.float64)
+
+
 def _checked_rows(estimator, X, training: bool):
     """Canonical CSR, finite squared norms, and a precomputed kernel matrix as LIBSVM's rows
     [serial | K] (:mod:`leansvm.core.user_kernels`): at fit when the ``kernel`` parameter says
-    'precomputed', at prediction when the fitted model's kernel is precomputed."""
+    'precomputed' (or a kernel function took non-numeric samples: :func:`raw_samples_as_gram`),
+    at prediction when the fitted model's kernel is precomputed."""
     X = _canonical_csr(X)
     _check_magnitude(X, estimator)
     if training and getattr(estimator, "sparse_input_needs_sparse_fit", False):
         estimator._fitted_on_sparse = sp.issparse(X)      # scikit-learn's rule at prediction
-    if names_precomputed(getattr(estimator, "kernel", None)) if training else is_precomputed(estimator):
+    gram = names_precomputed(getattr(estimator, "kernel", None)) or getattr(estimator, "_raw_fit_samples", None) is not None
+    if gram if training else is_precomputed(estimator):
         X = with_serials(estimator, X, training=training)
     return X
 
@@ -114,6 +142,7 @@ def validate_training_data(estimator, X, y, sample_weight=None):
     ``validate_data`` does; :func:`fit_transaction` removes them again if the
     fit fails. Raises ``ValueError`` naming the problem (see module docstring).
     """
+    X = raw_samples_as_gram(estimator, X, training=True)
     X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C",
                          accept_large_sparse=True)
     X = _checked_rows(estimator, X, training=True)
@@ -125,6 +154,8 @@ def validate_regression_data(estimator, X, y, reset=True):
     """Checked float64 X (as :func:`validate_training_data`) and float64 targets: ValueError for
     non-numeric, NaN/inf or multi-output y. ``reset=False`` (a later ``partial_fit`` chunk): X
     must have the fitted number of features."""
+    if reset:
+        X = raw_samples_as_gram(estimator, X, training=True)
     X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C",
                          accept_large_sparse=True, y_numeric=True, reset=reset)
     y = np.asarray(y, dtype=np.float64)
@@ -135,6 +166,7 @@ def validate_regression_data(estimator, X, y, reset=True):
 
 def validate_unlabelled_data(estimator, X):
     """Checked float64 X for a fit without targets (novelty detection), as :func:`validate_training_data`."""
+    X = raw_samples_as_gram(estimator, X, training=True)
     X = validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C", accept_large_sparse=True)
     return _checked_rows(estimator, X, training=True)
 
@@ -142,6 +174,7 @@ def validate_unlabelled_data(estimator, X):
 def validate_predict_data(estimator, X):
     """Checked float64 X for a fitted estimator: ``NotFittedError`` first, then shape and values."""
     check_is_fitted(estimator, "expansion_")
+    X = raw_samples_as_gram(estimator, X, training=False)
     X = validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False,
                       accept_large_sparse=True)
     if sp.issparse(X) and getattr(estimator, "_fitted_on_sparse", None) is False and not is_precomputed(estimator):
