@@ -143,3 +143,10 @@ def test_the_benchmark_suite_runs_every_benchmark_script():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("== ") == len(suite.CAPABILITIES)
+
+
+def test_no_module_is_over_700_lines():
+    """Small modules that show the architecture: none of the package's is longer than 700 lines."""
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 700}
+    assert not long, long
