@@ -240,10 +240,17 @@ ELSEWHERE = [
 ]
 
 
+#: the last hand-written results page: docs and docstrings that cite "BENCHMARKS.md" for a figure without a
+#: section on this page cite that version (``git show 5aab5df:BENCHMARKS.md``)
+HAND_WRITTEN_PAGE = "5aab5df"
+
+
 def elsewhere_section() -> str:
     out = ["## Other measurements", "",
            "These capabilities' figures are on their pages, each with the command that reproduces it; "
-           "their results files are under `benchmarks/results/`.", "",
+           "their results files are under `benchmarks/results/`. A figure that the docs or a docstring "
+           "cite from BENCHMARKS.md and that has no section above is from the earlier hand-written page, "
+           f"with its run notes: `git show {HAND_WRITTEN_PAGE}:BENCHMARKS.md`.", "",
            "| capability | page | benchmark |", "|---|---|---|"]
     out += [f"| {what} | {page} | {bench} |" for what, page, bench in ELSEWHERE]
     return "\n".join(out)
