@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from leansvm.core.kernels import Kernel
 
 __all__ = ["PrecomputedKernel", "CallableKernel", "kernel_of", "with_serials", "is_precomputed", "named_kernel",
-           "names_precomputed", "check_storable"]
+           "names_precomputed", "trains_on_gram", "check_storable"]
 
 
 def _dense(X) -> np.ndarray:
@@ -134,15 +134,20 @@ def names_precomputed(kernel) -> bool:
     return isinstance(kernel, str) and kernel == "precomputed"
 
 
+def trains_on_gram(estimator) -> bool:
+    """Whether ``estimator``'s fit trains on a kernel matrix: ``kernel='precomputed'``, or a kernel
+    function whose matrix on non-numeric samples was computed up front
+    (:func:`leansvm.core.validation.raw_samples_as_gram`)."""
+    return names_precomputed(getattr(estimator, "kernel", None)) or getattr(estimator, "_raw_fit_samples", None) is not None
+
+
 def kernel_of(estimator, X) -> Kernel:
     """The kernel an exact estimator's parameters name: a user's function, a precomputed matrix
     or LIBSVM's four (gamma resolved against X)."""
-    if getattr(estimator, "_raw_fit_samples", None) is not None:     # a function's matrix on raw samples
+    if trains_on_gram(estimator):
         return PrecomputedKernel()
     if callable(estimator.kernel):
         return CallableKernel(function=estimator.kernel)
-    if names_precomputed(estimator.kernel):
-        return PrecomputedKernel()
     return Kernel.from_params(estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0, X)
 
 

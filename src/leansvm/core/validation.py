@@ -34,7 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from leansvm.core.kernels import squared_row_norms
-from leansvm.core.user_kernels import is_precomputed, names_precomputed, with_serials
+from leansvm.core.user_kernels import is_precomputed, trains_on_gram, with_serials
 
 __all__ = [
     "validate_training_data", "validate_regression_data", "validate_predict_data", "per_sample_C", "fit_transaction",
@@ -51,16 +51,16 @@ def _canonical_csr(X):
     return X
 
 
-def _check_magnitude(X, estimator):
+def _check_magnitude(X, estimator, training: bool):
     """Squared row norms must be finite: every kernel uses x'x (or u'v) of these rows."""
     with np.errstate(over="ignore", invalid="ignore"):
         norms = squared_row_norms(X)
     if not np.all(np.isfinite(norms)):
         row = int(np.flatnonzero(~np.isfinite(norms))[0])
-        # scikit-learn's words for the same input, which it detects after its solver
-        raise ValueError(f"The dual coefficients or intercepts are not finite: {type(estimator).__name__}'s "
-                         f"X row {row} has values so large that its squared norm overflows float64; "
-                         "rescale the data (e.g. StandardScaler)")
+        # at fit, scikit-learn's words for the same input (which it detects after its solver)
+        start = "The dual coefficients or intercepts are not finite: " if training else ""
+        raise ValueError(f"{start}{type(estimator).__name__}'s X row {row} has values so large that its "
+                         "squared norm overflows float64; rescale the data (e.g. StandardScaler)")
 
 
 def _not_numeric(X) -> bool:
@@ -95,11 +95,10 @@ def _checked_rows(estimator, X, training: bool):
     'precomputed' (or a kernel function took non-numeric samples: :func:`raw_samples_as_gram`),
     at prediction when the fitted model's kernel is precomputed."""
     X = _canonical_csr(X)
-    _check_magnitude(X, estimator)
+    _check_magnitude(X, estimator, training)
     if training and getattr(estimator, "sparse_input_needs_sparse_fit", False):
         estimator._fitted_on_sparse = sp.issparse(X)      # scikit-learn's rule at prediction
-    gram = names_precomputed(getattr(estimator, "kernel", None)) or getattr(estimator, "_raw_fit_samples", None) is not None
-    if gram if training else is_precomputed(estimator):
+    if trains_on_gram(estimator) if training else is_precomputed(estimator):
         X = with_serials(estimator, X, training=training)
     return X
 

@@ -82,6 +82,12 @@ def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0)
     return seconds * (X.shape[0] / Xs.shape[0]) ** p, seconds, Xs.shape[0], p
 
 
+def scaled_fit_seconds(seconds, n_to, n_from) -> float:
+    """A fit of ``seconds`` on ``n_from`` rows, scaled to ``n_to`` rows as n^GROWTH_MIN (the refit's
+    estimate: the chosen model again on all rows)."""
+    return seconds * (n_to / max(n_from, 1)) ** GROWTH_MIN
+
+
 def estimate_exact_seconds(X, y, C, gamma, sample_size=2000, random_state=0) -> tuple[float, float, int, float]:
     """:func:`estimate_fit_seconds` of ``leansvm.SVC`` at (C, gamma)."""
     return estimate_fit_seconds(lambda: SVC(C=C, gamma=gamma, random_state=random_state), X, y,

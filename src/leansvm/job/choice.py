@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from leansvm.job.candidates import train_exact, train_like
+from leansvm.job.candidates import scaled_fit_seconds, train_exact, train_like
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, paired_drop, set_drop, z_value
 from leansvm.job.records import Candidate, _Log
 
@@ -128,15 +128,16 @@ def refit_on_all_rows(chosen: Candidate, X, y, C, gamma, min_points=None, time_l
     vectors): test accuracy 0.9702 compressed from the 12,800-row model, 0.9738 from the
     16,000-row one. The result has no validation accuracy (it has seen the validation part).
     Nothing is refit when the estimated time (the chosen model's own fit time, scaled by the
-    row ratio ``X.shape[0] / n_fit`` to the power 1.5, plus the exact fit's for a compressed
-    choice) exceeds ``time_limit`` seconds: returns None.
+    row ratio ``X.shape[0] / n_fit`` to the power 1.5: :func:`~leansvm.job.candidates.scaled_fit_seconds`)
+    exceeds ``time_limit`` seconds: returns None. For a compressed choice that estimate leaves out
+    the exact fit it is compressed from.
     """
     log = log or _Log(False)
     if chosen.kind not in ("exact", "compressed", "budget"):
         log.step("refit", "not refit", f"the chosen model is a {chosen.kind} model; it is returned as validated")
         return None
     if time_limit is not None and n_fit:
-        estimate = chosen.fit_seconds * (X.shape[0] / n_fit) ** 1.5
+        estimate = scaled_fit_seconds(chosen.fit_seconds, X.shape[0], n_fit)
         if estimate > time_limit:
             log.step("refit", "not refit", f"refitting on all {X.shape[0]} rows is estimated at {estimate:.0f} s, "
                                            f"over the limit of {time_limit:g} s; the validated model is returned")

@@ -47,8 +47,8 @@ import scipy.sparse as sp
 from leansvm import interrupts, io
 from leansvm.core.kernels import resolve_gamma
 from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, compress_models,
-                                    estimate_exact_seconds, estimate_fit_seconds, train_budget_models,
-                                    train_exact)
+                                    estimate_exact_seconds, estimate_fit_seconds, scaled_fit_seconds,
+                                    train_budget_models, train_exact)
 from leansvm.job.choice import choose_model, confirm_choice, estimate_drops, refit_on_all_rows
 from leansvm.job.deadline import SHARES, Deadline
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
@@ -178,7 +178,7 @@ def _release_unaffordable_shares(deadline, reference, n_all, n_fit, log):
     if "confirm" not in deadline.skipped and reference.fit_seconds > SHARES["confirm"] * deadline.seconds:
         deadline.skip("confirm")
         released.append(f"confirming folds (one exact fit took {reference.fit_seconds:.0f} s)")
-    refit = reference.fit_seconds * (n_all / max(n_fit, 1)) ** 1.5
+    refit = scaled_fit_seconds(reference.fit_seconds, n_all, n_fit)
     if refit > SHARES["refit"] * deadline.seconds:
         deadline.skip("refit")
         released.append(f"refit (the exact SVC on all {n_all} rows is estimated at {refit:.0f} s)")
