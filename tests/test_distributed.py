@@ -4,7 +4,6 @@ One cluster for the whole module (its start-up is most of the cost); every
 result is compared with the same computation in memory.
 """
 
-import time
 
 import numpy as np
 import pytest
@@ -125,18 +124,18 @@ def test_other_block_types_refused(models):
         ld.predict(model, odd, client=False)
 
 
-def test_model_broadcast_once_to_every_worker(client, models):
+def test_model_sent_to_the_cluster_once(client, models):
+    """One scattered copy of the model serves every block (not one per block, not a broadcast,
+    which the Active Memory Manager's ReduceReplicas policy fights)."""
     model, X = models["binary"]
     before = set(client.who_has())
     labels = ld.predict(model, da.from_array(X, chunks=50), client=client)
     keys = {k for k in client.who_has() if k not in before and str(k).startswith(type(model).__name__ + "-")}
-    assert len(keys) == 1                                          # one scattered model ...
-    (key,) = keys
-    deadline = time.monotonic() + 120   # scheduler bookkeeping lags under load
-    while len(client.who_has().get(key, ())) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert len(client.who_has().get(key, ())) == 2                    # ... held by both workers
-    np.testing.assert_array_equal(labels.compute(), model.predict(X))
+    assert len(keys) == 1
+    assert len(labels.chunks[0]) > 2                               # more blocks than copies
+    np.testing.assert_array_equal(client.compute(labels, sync=True), model.predict(X))
+    after = {k for k in client.who_has() if k not in before and str(k).startswith(type(model).__name__ + "-")}
+    assert after == keys
 
 
 def test_scheduler_address_and_local_scheduler(cluster, models):

@@ -11,8 +11,8 @@ against the training samples) and a
 ``dask.array`` (n x d, any row chunks; NumPy or ``scipy.sparse`` blocks, e.g.
 ``X.map_blocks(scipy.sparse.csr_matrix)``; other block types are refused),
 a ``dask.dataframe`` or a NumPy array.
-The model is sent to the cluster once (``client.scatter(broadcast=True)``,
-or one ``dask.delayed`` key without a client) and every row block is
+The model is sent to the cluster once (``client.scatter``: one key, fetched by each worker
+when its first block needs it; or one ``dask.delayed`` key without a client) and every row block is
 predicted on a worker by the model's own method, so results equal in-memory
 prediction row by row. Results are lazy ``dask.array`` objects: compute
 them with the client that predicted (``client.compute(result)``, or
@@ -104,12 +104,17 @@ def _check_model(model, method):
         raise AttributeError(f"{type(model).__name__} has no {method}")
 
 
-def _broadcast(model, client):
-    """One handle on the model for all blocks: a scattered future, or one delayed key."""
+def _one_copy(obj, client):
+    """One handle on ``obj`` for all tasks: a scattered future, or one delayed key.
+
+    Not ``scatter(broadcast=True)``: replicating conflicts with the Active Memory Manager's
+    ReduceReplicas policy, on by default (``Client.scatter``'s documentation), and one test run
+    in six hung in ``client.compute`` with the workers and the scheduler idle. Each worker
+    fetches the one copy when its first task needs it."""
     if client is not None:
-        return client.scatter(model, broadcast=True, hash=False)
+        return client.scatter(obj, hash=False)
     import dask
-    return dask.delayed(model, pure=True, traverse=False)
+    return dask.delayed(obj, pure=True, traverse=False)
 
 
 def _apply_block(block, model, method, empty):
@@ -135,7 +140,7 @@ def _blockwise(model, X, method, client):
     if X.shape[1] != n_features:
         raise ValueError(f"X has {X.shape[1]} features, but {type(model).__name__} expects {n_features}")
     client = get_client(client)
-    handle = _broadcast(model, client)
+    handle = _one_copy(model, client)
     dtype, n_out = _output_meta(model, method, n_features)
     if n_out is None:
         empty = np.empty((0,), dtype=dtype)
@@ -287,7 +292,7 @@ def _combine(union, classes, d, random_state, params):
 
 def _run_chains(client, chains, start, epochs, step, rng, args):
     """Every chain's tasks (``epochs`` passes over its blocks, from ``start`` or fresh); the end models."""
-    handle = None if start is None else _broadcast(start, client)
+    handle = None if start is None else _one_copy(start, client)
     ends = []
     for chain in chains:
         model, seed = handle, int(rng.randint(2**31 - 1))
@@ -461,9 +466,6 @@ def svm_paths(X, y, gammas, Cs=None, client=None, **path_options):
     if not gammas:
         raise ValueError("gammas must hold at least one value")
     client = get_client(client)
-    if client is not None:
-        X_h, y_h = client.scatter([X, y], broadcast=True, hash=False)
-    else:
-        X_h, y_h = dask.delayed(X, pure=True, traverse=False), dask.delayed(y, pure=True, traverse=False)
+    X_h, y_h = _one_copy(X, client), _one_copy(y, client)
     task = dask.delayed(svm_path, pure=True)
     return _compute(client, *[task(X_h, y_h, Cs, gamma=g, **path_options) for g in gammas])
