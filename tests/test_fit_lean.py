@@ -560,6 +560,7 @@ def test_the_budget_is_shared_out_among_the_stages(monkeypatch):
     assert d.allowance("search") == pytest.approx(1000 * (1 - later_than_search))
     now[0] += 20                                              # the search used 20 of its 100 s
     assert d.allowance("exact") == pytest.approx(980 - 1000 * (1 - 0.10 - 0.25))
+    assert d.allowance("budget") == pytest.approx(1000 * module.SHARES["budget"])  # capped: the rest goes on
     now[0] += 900                                             # the exact fit overran
     assert d.allowance("compress") == pytest.approx(0.1 * module.SHARES["compress"] * 1000)
     assert d.remaining() == pytest.approx(80)

@@ -16,6 +16,13 @@ SHARES = {"search": 0.10, "exact": 0.25, "budget": 0.10, "compress": 0.25, "conf
           "measure": 0.05}
 
 
+#: stages that take at most their own share, even when earlier stages left time: what the exact
+#: stage did not use goes on to compression instead. On synth-200k with 600 s the budget models
+#: took 146 s of it (BSGD at 7,937 vectors tests 0.80 points below the exact model there), while
+#: compression stopped before 1,580 vectors for lack of time (0.24 points below it on test).
+CAPPED = {"budget"}
+
+
 class Deadline:
     """The job's start time and budget (``seconds`` None: no budget, every allowance None)."""
 
@@ -37,9 +44,11 @@ class Deadline:
 
     def allowance(self, stage) -> float | None:
         """Seconds ``stage`` may take: what is left minus the shares of the stages after it (at
-        least a tenth of its own share, so that a stage never gets nothing at all); None without a budget."""
+        least a tenth of its own share, so that a stage never gets nothing at all; at most its own
+        share for the CAPPED stages); None without a budget."""
         if self.seconds is None:
             return None
         stages = list(SHARES)
         later = sum(SHARES[s] for s in stages[stages.index(stage) + 1:] if s not in self.skipped) * self.seconds
-        return max(self.remaining() - later, 0.1 * SHARES[stage] * self.seconds)
+        allowed = max(self.remaining() - later, 0.1 * SHARES[stage] * self.seconds)
+        return min(allowed, SHARES[stage] * self.seconds) if stage in CAPPED else allowed
