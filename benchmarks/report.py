@@ -225,11 +225,57 @@ def cache_section() -> str:
     return "\n".join(out)
 
 
+#: BSGD beside LIBSVM and Nystroem, one file per run (synth-200k's LIBSVM fit is from a quiet machine)
+BSGD_FILES = ("bsgd_peers.json", "bsgd_peers_synth200k-20261121-2215.json")
+
+
+def bsgd_section() -> str:
+    """Budgeted SGD (Wang et al.; multi-merge, Qaadan & Glasmachers) at one budget against LIBSVM's full
+    model and Nystroem + LinearSVC with as many landmarks, one epoch, each file one run."""
+    out = ["## Budgeted SGD against LIBSVM and Nystroem", "",
+           "`leansvm.BSGDClassifier`, one epoch, at a fixed budget B of vectors, against LIBSVM's full model "
+           "(scikit-learn `SVC`, one thread) and Nystroem with B landmarks + LinearSVC (scikit-learn), same data "
+           "and (C, gamma). 'merge M': M vectors merged into one when the budget is full (golden-section or "
+           "lookup-table merge); '+refit': the convex refit of the coefficients over the final vectors. "
+           "'x LIBSVM' = LIBSVM's fit time / this row's.", "",
+           "| set | B | method | fit s | x LIBSVM | test acc | load |", "|---|---|---|---|---|---|---|"]
+    for name in BSGD_FILES:
+        data = load(RESULTS / name)
+        load_1 = data["machine"]["load_average"][0]
+        for r in data["peers"]["rows"]:
+            method = r["method"].split(" [")[0]
+            out.append(f"| {r['dataset']} | {r['budget'] or '-'} | {method} | {r['fit_s']:.2f} | "
+                       f"{r['libsvm_time_ratio']:.1f} | {r['acc']:.4f} | {load_1:.1f} |")
+    out += ["", "Machine: 2 cores, shared (the load column: 1-minute load average at the start), BSGD on one "
+            "thread. Reproduce: `python benchmarks/bench_bsgd.py --sections peers` (files "
+            + ", ".join(f"`{n}`" for n in BSGD_FILES) + ")."]
+    return "\n".join(out)
+
+
+def budget_refit_section() -> str:
+    """BSGD with and without its convex refit at the main job's budgets (fractions of the exact model's #SV)."""
+    path = latest("budget-refit")
+    data = load(path)
+    out = ["## Budget models: the convex refit", "",
+           "`BSGDClassifier(refit=False)` against `refit=True` (the coefficients over the final vectors fitted "
+           "again by a convex problem) at the main job's budgets: 2, 5, 10 and 20 % of the exact model's support "
+           f"vectors. Machine: {data['machine']['cpu_count']} cores, numba threads "
+           f"{data['machine']['numba_threads']}. 'time ratio' = refit's time / plain's.", "",
+           "| set | B | plain s | plain test acc | refit s | refit test acc | gain, points | time ratio |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        out.append(f"| {r['dataset']} | {r['budget']} | {r['plain_seconds']:.2f} | {r['plain_acc']:.4f} | "
+                   f"{r['refit_seconds']:.2f} | {r['refit_acc']:.4f} | {r['gain_points']:+.1f} | {r['time_ratio']:.1f} |")
+    out += ["", f"Reproduce: `python benchmarks/bench_budget_refit.py` (`{path.name}`)."]
+    return "\n".join(out)
+
+
 #: capabilities whose measurements are on their method page (with the command that reproduces each figure)
 ELSEWHERE = [
     ("Safe screening, C paths, SVCCV against GridSearchCV", "docs/methods/screening-paths.md",
      "benchmarks/bench_path.py, bench_screening_oracle.py, bench_linear_screening.py"),
-    ("Budgeted SGD, multi-merge, its refit", "docs/methods/bsgd.md", "benchmarks/bench_bsgd.py, bench_budget_refit.py"),
+    ("Budgeted SGD: the paper's figures, multi-merge's speed and accuracy over seeds", "docs/methods/bsgd.md",
+     "benchmarks/bench_bsgd.py, bench_bsgd_oracle.py"),
     ("The budget SVM (Dekel & Singer)", "docs/methods/budget-svm.md", "benchmarks/bench_budget_svc.py"),
     ("Compression: accuracy against size", "docs/methods/compression.md", "benchmarks/bench_compression.py"),
     ("Regression and one-class models", "docs/methods/svr.md, docs/methods/one-class.md",
@@ -267,6 +313,7 @@ def benchmarks_page() -> str:
         "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
         "of each method in detail are on its page under `docs/methods/`.",
         exact_section(), cache_section(), promise_section(), scale_section(), compression_section(),
+        bsgd_section(), budget_refit_section(),
         elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 
 
