@@ -225,6 +225,38 @@ def cache_section() -> str:
     return "\n".join(out)
 
 
+#: compression's accuracy against size: one run per set with compress's defaults, fitted on the training rows
+COMPRESSION_QUALITY_FILES = tuple(f"compression-train-auto-{stamp}.json" for stamp in (
+    "20261122-020405", "20261122-020511", "20261122-015814", "20261122-021513", "20261122-020649",
+    "20261122-022404"))
+
+
+def compression_quality_section() -> str:
+    """Compressed SVMs (Xu et al.'s gradient support vectors, 'cvm'), LARS-SVM's choice of vectors and a
+    random subset at fractions of the full model's #SV: test accuracy and its difference to the full model."""
+    out = ["## Compression: accuracy against size", "",
+           "`leansvm.compress` of LIBSVM's full model (the settings of `docs/datasets.md`) to a fraction of its "
+           "support vectors, fitted on the training rows: 'cvm' is LARS-SVM's choice of vectors moved by Xu et al.'s gradient support vectors "
+           "(the default), 'lars' the vectors LARS-SVM picks with their least-squares coefficients, 'random' a "
+           "random subset of the support vectors with least-squares coefficients. Test accuracy, and in brackets "
+           "its difference to the full model in points. Accuracy only: these runs predate the float32 "
+           "row-block objective, whose speed is in the section above.", "",
+           "| set (full #SV, test acc) | % SV | #SV | cvm | lars | random |", "|---|---|---|---|---|---|"]
+    for name in COMPRESSION_QUALITY_FILES:
+        for ds in load(RESULTS / name)["datasets"]:
+            full = ds["full_accuracy"]
+            cells = {}
+            for r in ds["rows"]:
+                cells.setdefault(r["fraction"], {"n_sv": r["n_sv"]})[r["method"]] = r["accuracy"]
+            for k, (fraction, c) in enumerate(sorted(cells.items())):
+                label = f"{ds['dataset']} ({_n(ds['full_n_sv'])}, {full:.4f})" if k == 0 else ds["dataset"]
+                acc = [f"{c[m]:.4f} ({100 * (c[m] - full):+.2f})" if m in c else "-" for m in ("cvm", "lars", "random")]
+                out.append(f"| {label} | {100 * fraction:g} % | {_n(c['n_sv'])} | " + " | ".join(acc) + " |")
+    out += ["", "Machine: 2 cores, shared (load 3-10), one BLAS thread. Reproduce: `python benchmarks/bench_compression.py "
+            "--datasets <set> --fit-on train` (files " + ", ".join(f"`{n}`" for n in COMPRESSION_QUALITY_FILES) + ")."]
+    return "\n".join(out)
+
+
 #: BSGD beside LIBSVM and Nystroem, one file per run (synth-200k's LIBSVM fit is from a quiet machine)
 BSGD_FILES = ("bsgd_peers.json", "bsgd_peers_synth200k-20261121-2215.json")
 
@@ -277,7 +309,8 @@ ELSEWHERE = [
     ("Budgeted SGD: the paper's figures, multi-merge's speed and accuracy over seeds", "docs/methods/bsgd.md",
      "benchmarks/bench_bsgd.py, bench_bsgd_oracle.py"),
     ("The budget SVM (Dekel & Singer)", "docs/methods/budget-svm.md", "benchmarks/bench_budget_svc.py"),
-    ("Compression: accuracy against size", "docs/methods/compression.md", "benchmarks/bench_compression.py"),
+    ("Compression: over seeds, iterations and layouts; Burges & Schölkopf's reduced sets", "docs/methods/compression.md",
+     "benchmarks/bench_compression.py"),
     ("Regression and one-class models", "docs/methods/svr.md, docs/methods/one-class.md",
      "benchmarks/bench_regression.py, bench_svr_path.py, bench_one_class_path.py"),
     ("The main job on regression, novelty and tables; (C, gamma) search against grid.py", "docs/fit.md",
@@ -313,7 +346,7 @@ def benchmarks_page() -> str:
         "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
         "of each method in detail are on its page under `docs/methods/`.",
         exact_section(), cache_section(), promise_section(), scale_section(), compression_section(),
-        bsgd_section(), budget_refit_section(),
+        compression_quality_section(), bsgd_section(), budget_refit_section(),
         elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 
 
