@@ -48,7 +48,7 @@ Options beyond the paper (measured in BENCHMARKS.md, "Compressed SVMs"):
   the support vector it started from and carries only that class's k-1 pairs
   (LIBSVM's layout: n kernel values + n (k-1) products per test point).
   ``'shared'``: every vector carries every pair (n kernel values +
-  n k(k-1)/2 products), the pool the issue's budget counts. ``'auto'`` (the
+  n k(k-1)/2 products): the size counts each vector once, shared by all pairs. ``'auto'`` (the
   default): shared below 4 vectors per pair (then pairs must share vectors:
   letter 2 % has 160 vectors for 325 pairs, 3.50 points below the full model
   vs 21.4 in LIBSVM's layout), LIBSVM's layout from 4 on (each class has its
