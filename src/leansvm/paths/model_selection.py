@@ -62,7 +62,8 @@ def _blas_threads(n_samples):
 
 
 def default_C_grid(n: int = 20, low: float = 1e-2, high: float = 1e2) -> np.ndarray:
-    """``n`` log-spaced values from ``low`` to ``high`` (by default the 20 values that the path benchmarks use, docs/methods/screening-paths.md)."""
+    """``n`` log-spaced values from ``low`` to ``high`` (by default the 20 values that the path
+    benchmarks use, docs/methods/screening-paths.md)."""
     return np.logspace(np.log10(low), np.log10(high), n)
 
 
