@@ -247,7 +247,7 @@ def _plain_and_refit(ds, B, M, cascade, seed, frac, args, **params):
     return r
 
 
-#: the issue's criterion: M in {3, 4, 5} no less accurate than M = 2 by more than this
+#: multi-merge's accuracy goal: M in {3, 4, 5} no less accurate than M = 2 by more than this
 MAX_LOSS = 0.005
 
 

@@ -8,7 +8,7 @@ with ``--budget-seconds`` (wall time and peak memory of the whole call, in a chi
 the peak is its own), the returned model's #SV and test accuracy (regression: RMSE); then the peer
 at the returned model's size: Nystroem with as many landmarks + ``LinearSVC`` (``Ridge`` for
 regression), C from {0.1, 1, 10} by its own 3-fold search on 20,000 rows. Partial: scikit-learn-intelex's
-SVC on the full data (the issue's third column, stopped at 30 minutes) is not run by this script yet.
+SVC on the full data (a third column, stopped at 30 minutes) is not run by this script yet.
 Writes ``benchmarks/results/main-job-scale-<timestamp>.json``.
 """
 
@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR as RESULTS  # noqa: E402
-#: the peer's largest size (the issue's bound on the returned model)
+#: the peer's largest size (the bound on the returned model: at most 5,000 vectors)
 MAX_LANDMARKS = 5000
 
 

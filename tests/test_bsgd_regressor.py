@@ -52,7 +52,7 @@ def test_near_exact_svr_with_a_budget(friedman):
     budget = BSGDRegressor(budget=400, C=10, gamma=0.03, epsilon=0.1, random_state=0).fit(X, z)
     assert budget.expansion_.n_support <= 400 < exact.expansion_.n_support / 4
     # 3,000 rows, a fifth of the exact model's vectors: within 10 % (5.5 % measured; the benchmark
-    # measures the 5 % at friedman1-50k, budget 500)
+    # measures the 5 % goal at friedman1-50k, budget 500)
     assert _rmse(budget, Xt, zt) <= 1.10 * _rmse(exact, Xt, zt)
     plain = BSGDRegressor(budget=400, C=10, gamma=0.03, epsilon=0.1, refit=False, random_state=0).fit(X, z)
     assert _rmse(plain, Xt, zt) < np.std(zt)              # SGD alone learns, the refit sharpens

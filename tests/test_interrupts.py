@@ -26,7 +26,7 @@ def _interactive():
     run started in the background by a script inherits SIG_IGN, which the command respects)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
-#: the commands of the issue, on a 600-point problem: (arguments, the file the command writes)
+#: the long-running commands, on a 600-point problem: (arguments, the file the command writes)
 COMMANDS = {
     "path": (["path", "{data}", "--n-c", "5", "--gamma", "5"], None),
     "train": (["train", "-c", "10", "-g", "5", "{data}", "{out}"], "{out}"),
