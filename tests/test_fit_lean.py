@@ -236,7 +236,7 @@ def test_choose_model_takes_the_smallest_whose_drop_bound_is_within():
     assert lucky.drop.mean == pytest.approx(-0.1) and near.drop.mean == pytest.approx(0.0025)
 
 
-def test_a_candidate_lucky_on_one_hold_out_is_refused():
+def test_a_candidate_lucky_on_one_hold_out_is_refused(monkeypatch):
     """The planted case: on a small hold-out a budget model looks as good as the exact one, while it is
     worse on the other folds. One hold-out accepts it; the folds pooled by confirm_choice refuse it."""
     from leansvm.job.choice import confirm_choice
@@ -278,6 +278,14 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused():
     assert choose_model([reference, lucky], reference, y[:200], 0.02).name == "BSGD B=10"
     chosen = confirm_choice([reference, lucky], reference, X, y, folds, 1.0, 0.5, 0.02)
     assert chosen is reference and lucky.drop.folds == 3 and lucky.drop.mean > 0.02
+
+    # a fold needs the exact model and the candidate's: when both do not fit the time limit, no exact
+    # fold model is trained for nothing, and the candidate is judged on the hold-out alone
+    from leansvm.job import choice
+    lucky.fit_seconds, calls = 30.0, []
+    monkeypatch.setattr(choice, "train_exact", lambda *a, **k: calls.append(a) or pytest.fail("trained"))
+    confirm_choice([reference, lucky], reference, X, y, folds, 1.0, 0.5, 0.02, time_limit=20.0)
+    assert calls == [] and lucky.drop.folds == 1
 
 
 def test_fit_lean_infers_the_task_as_the_command_does():
