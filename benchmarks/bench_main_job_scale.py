@@ -9,6 +9,10 @@ the peak is its own), the returned model's #SV and test accuracy (regression: RM
 at the returned model's size: Nystroem with as many landmarks + ``LinearSVC`` (``Ridge`` for
 regression), C from {0.1, 1, 10} by its own 3-fold search on 20,000 rows. Partial: scikit-learn-intelex's
 SVC on the full data (a third column, stopped at 30 minutes) is not run by this script yet.
+``--reference-seconds R`` (classification): where the job fitted its exact model on a subsample, the
+exact SVC at the job's (C, gamma) on the largest subsample estimated to fit in R seconds (the job's
+subsample fit scaled as n^1.7, the growth measured on synth from 2,000 to 160,000 rows), the
+reference the returned model is compared with.
 Writes ``benchmarks/results/main-job-scale-<timestamp>.json``.
 """
 
@@ -18,6 +22,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import re
 import resource
 import sys
 import time
@@ -49,10 +54,42 @@ def _fit_child(name, budget, queue):
                    exact_test_rmse=result.exact.test_error, params=result.params)
     else:
         exact = next(c for c in result.candidates if c.kind == "exact")
+        subsample = re.search(r"\((\d+) of \d+ samples\)", exact.name)
         row.update(returned_test_acc=final.test_accuracy, exact_name=exact.name, exact_n_sv=int(exact.n_support),
+                   exact_fit_seconds=exact.fit_seconds, exact_rows=int(subsample.group(1)) if subsample else None,
                    exact_test_acc=exact.test_accuracy, C=result.selection.C, gamma=result.selection.gamma,
                    steps=[f"[{s.stage}] {s.choice} -- {s.reason}" for s in result.steps])
     queue.put(row)
+
+
+#: growth of leansvm's exact fit time in n on synth (2,000 -> 160,000 rows: 0.05 s -> 77 s)
+FIT_GROWTH = 1.7
+
+
+def _reference_child(name, rows, C, gamma, queue):
+    import leansvm
+    from leansvm import datasets
+
+    ds = datasets.load(name)
+    pick = np.sort(np.random.default_rng(0).permutation(ds.X_train.shape[0])[:rows])
+    start = time.perf_counter()
+    model = leansvm.SVC(C=C, gamma=gamma, cache_size=500, random_state=0).fit(ds.X_train[pick],
+                                                                              np.asarray(ds.y_train)[pick])
+    seconds = time.perf_counter() - start
+    queue.put({"rows": int(rows), "seconds": seconds, "n_sv": int(model.expansion_.n_support),
+               "test_acc": float(np.mean(model.predict(ds.X_test) == np.asarray(ds.y_test)))})
+
+
+def exact_reference(name, row, seconds):
+    """The exact SVC on the largest subsample estimated to fit in ``seconds``, in a child process."""
+    rows = int(row["exact_rows"] * (seconds / max(row["exact_fit_seconds"], 1e-9)) ** (1 / FIT_GROWTH))
+    queue = mp.get_context("spawn").Queue()
+    child = mp.get_context("spawn").Process(target=_reference_child,
+                                            args=(name, rows, row["C"], row["gamma"], queue))
+    child.start()
+    out = queue.get()
+    child.join()
+    return out
 
 
 def nystroem_peer(name, n_landmarks, gamma, regression):
@@ -88,6 +125,9 @@ def main(argv=None) -> int:
     parser.add_argument("--budget-seconds", type=float, default=600.0)
     parser.add_argument("--no-peer", action="store_true",
                         help="skip Nystroem + a linear model (at 5,000 landmarks on 200k rows: over 10 minutes here)")
+    parser.add_argument("--reference-seconds", type=float, default=None,
+                        help="where the job's exact model is on a subsample: the exact SVC on the largest "
+                             "subsample estimated to fit in this many seconds")
     args = parser.parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"main-job-scale-{time.strftime('%Y%m%d-%H%M%S')}.json"
@@ -103,6 +143,8 @@ def main(argv=None) -> int:
         # as many landmarks as the returned model has vectors, at most MAX_LANDMARKS (an exact model's
         # tens of thousands would need an n x m feature matrix of tens of GB)
         landmarks = int(np.clip(row["returned_n_sv"], 10, MAX_LANDMARKS))
+        if args.reference_seconds and row.get("exact_rows"):
+            row["reference"] = exact_reference(name, row, args.reference_seconds)
         if not args.no_peer:
             row["nystroem"] = nystroem_peer(name, landmarks, gamma, regression)
         rows.append(row)
