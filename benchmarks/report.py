@@ -170,13 +170,37 @@ def _reference_cells(row) -> str:
     return f"{_n(ref['rows'])}, {ref['seconds']:.0f} | {_n(ref['n_sv'])} | {ref['test_acc']:.4f}"
 
 
-def scale_section() -> str:
-    """The main job at 200k-1M rows: the latest run of each (set, budget)."""
+def scale_runs() -> dict:
+    """{(set, budget): (file, its data, row)}: the latest run of each set and budget."""
     runs = {}
     for path in sorted(RESULTS.glob("main-job-scale-*.json")):
         data = load(path)
         for row in data["rows"]:
             runs[(row["dataset"], row["budget_seconds"])] = (path, data, row)
+    return runs
+
+
+def scale_sentence() -> str:
+    """README's lines on the main job at scale: each (set, budget), the returned model against its reference."""
+    import textwrap
+
+    parts = []
+    for (name, budget), (_, data, r) in sorted(scale_runs().items()):
+        ref = r.get("reference") or {"test_acc": r["exact_test_acc"], "n_sv": r["exact_n_sv"]}
+        what = ("the exact model" if r["returned"].startswith("exact") else
+                f"{_n(r['returned_n_sv'])} vectors ({100 * r['returned_n_sv'] / ref['n_sv']:.0f} % of the exact "
+                f"model's {_n(ref['n_sv'])}), {100 * (ref['test_acc'] - r['returned_test_acc']):.2f} points below "
+                "it on test")
+        parts.append(f"{name} with `--budget-seconds {budget:g}`: {r['seconds']:.0f} s, {r['peak_gb']:.1f} GB, "
+                     f"{what}")
+    text = (f"At scale, on {data['cpu_count']} cores: " + "; ".join(parts)
+            + " (`benchmarks/bench_main_job_scale.py`, BENCHMARKS.md).")
+    return "\n".join(textwrap.wrap(text, 95))
+
+
+def scale_section() -> str:
+    """The main job at 200k-1M rows: the latest run of each (set, budget)."""
+    runs = scale_runs()
     out = ["## The main job at scale", "",
            "`leansvm fit` under `--budget-seconds` on the large synthetic sets, the whole command timed, peak "
            "memory (maximum resident set) of its process; the returned model against the exact SVC trained on "
@@ -360,7 +384,7 @@ def benchmarks_page() -> str:
         elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 
 
-GENERATED = {"results-table": readme_table, "promise": promise_sentence}
+GENERATED = {"results-table": readme_table, "promise": promise_sentence, "scale": scale_sentence}
 
 
 def readme_text(readme: str) -> str:
