@@ -57,6 +57,8 @@ def test_gamma_scale_and_auto_as_sklearn():
         resolve_gamma(-1.0, X)
     with pytest.raises(ValueError, match="kernel"):
         Kernel("cubic")
+    with pytest.raises(ValueError, match="gamma must be a number, got 'scale'.*from_params"):
+        Kernel("rbf", gamma="scale")
 
 
 def test_row_cache_bounded_and_exact():

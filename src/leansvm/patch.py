@@ -58,8 +58,33 @@ def _replacement(name):
 
 
 def patch_sklearn(names=NAMES) -> None:
-    """Make ``sklearn.svm.<name>`` leansvm's for every name in ``names`` (code that imports it later
-    gets leansvm's; an object imported before keeps scikit-learn's)."""
+    """Make ``sklearn.svm.<name>`` leansvm's for every name in ``names``.
+
+    Code that imports the name afterwards gets leansvm's estimator; an object imported before keeps
+    scikit-learn's. Parameters leansvm does not cover fall back to scikit-learn's class with a
+    one-line note.
+
+    Parameters
+    ----------
+    names : sequence of str, default=NAMES
+        Which of ``SVC``, ``NuSVC``, ``SVR``, ``NuSVR``, ``OneClassSVM`` to replace.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import leansvm
+    >>> leansvm.patch_sklearn()
+    >>> from sklearn.svm import SVC
+    >>> SVC.__module__
+    'leansvm.patch'
+    >>> leansvm.unpatch_sklearn()
+    >>> from sklearn.svm import SVC
+    >>> SVC.__module__
+    'sklearn.svm._classes'
+    """
     import sklearn.svm
     import sklearn.svm._classes as classes
 
@@ -75,7 +100,23 @@ def patch_sklearn(names=NAMES) -> None:
 
 
 def unpatch_sklearn() -> None:
-    """scikit-learn's own classes back in ``sklearn.svm``."""
+    """scikit-learn's own classes back in ``sklearn.svm`` (undoes :func:`patch_sklearn`).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import leansvm
+    >>> leansvm.patch_sklearn(["SVC"])
+    >>> import sklearn.svm
+    >>> sklearn.svm.SVC.__module__
+    'leansvm.patch'
+    >>> leansvm.unpatch_sklearn()
+    >>> sklearn.svm.SVC.__module__
+    'sklearn.svm._classes'
+    """
     import sklearn.svm
     import sklearn.svm._classes as classes
 

@@ -139,6 +139,27 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
     decision_function_shape : {'ovr', 'ovo'}, default='ovr'
         Shape of ``decision_function`` for more than two classes, as scikit-learn.
 
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The model's vectors (merged points are not training rows).
+    dual_coef_ : ndarray
+        Coefficients of the vectors, in scikit-learn's layout.
+    intercept_ : ndarray
+        The constants of the decision functions.
+    n_support_ : ndarray of shape (n_classes,)
+        Vectors per class.
+    expansion_ : KernelExpansion
+        The model as a kernel expansion f(x) = sum_i coef_i k(sv_i, x) + b (:mod:`leansvm.core.expansion`).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    states_ : list
+        The SGD state of each binary problem (vectors, coefficients, bias), as the budget left it.
+    fit_stats_ : dict
+        Counts of the fit: budget maintenance steps, merges, seconds spent maintaining.
+
     Examples
     --------
     >>> from sklearn.datasets import make_moons

@@ -93,6 +93,23 @@ class BSGDRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
     verbose : bool or int, default=False
         A progress bar (:mod:`leansvm.progress`).
 
+    Attributes
+    ----------
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The model's vectors.
+    dual_coef_ : ndarray of shape (1, n_SV)
+        Their coefficients.
+    intercept_ : ndarray of shape (1,)
+        The constant of the decision function.
+    expansion_ : KernelExpansion
+        The model as a kernel expansion f(x) = sum_i coef_i k(sv_i, x) + b (:mod:`leansvm.core.expansion`).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    state_ : object
+        The SGD state (vectors, coefficients, offset), as the budget left it.
+    fit_stats_ : dict
+        Counts of the fit: budget maintenance steps, merges, seconds spent maintaining.
+
     Examples
     --------
     >>> import numpy as np

@@ -152,6 +152,31 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
     verbose : bool or int, default=False
         A progress bar (:mod:`leansvm.progress`).
 
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The model's vectors (training rows).
+    dual_coef_ : ndarray
+        Coefficients of the vectors, in scikit-learn's layout.
+    intercept_ : ndarray
+        The constants of the decision functions.
+    n_support_ : ndarray of shape (n_classes,)
+        Vectors per class.
+    expansion_ : KernelExpansion
+        The model as a kernel expansion f(x) = sum_i coef_i k(sv_i, x) + b (:mod:`leansvm.core.expansion`).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the vectors in the training data.
+    unpruned_n_support_ : ndarray
+        Vectors per class of the budget problem's solution before it is pruned to the budget.
+    dual_objective_ : float or list of float
+        The budget problem's dual objective (per binary problem).
+    n_iter_ : ndarray
+        Solver iterations per binary problem.
+
     Examples
     --------
     >>> from sklearn.datasets import make_moons

@@ -517,6 +517,30 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
     iteration_range : (int, int), optional
         Bounds of the automatic L-BFGS iteration count (default 100-3000).
 
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The model's vectors (merged points are not training rows).
+    dual_coef_ : ndarray
+        Coefficients of the vectors, in scikit-learn's layout.
+    intercept_ : ndarray
+        The constants of the decision functions.
+    n_support_ : ndarray of shape (n_classes,)
+        Vectors per class.
+    expansion_ : KernelExpansion
+        The model as a kernel expansion f(x) = sum_i coef_i k(sv_i, x) + b (:mod:`leansvm.core.expansion`).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    full_n_support_ : int
+        Support vectors of the model it was compressed from.
+    compression_ : dict
+        How it was compressed: ``selection``, fitting points (``n_fit_points``), L-BFGS iterations
+        (``n_iter`` of at most ``max_iter``), the learned ``gamma``, seconds per step.
+    n_iter_ : int
+        L-BFGS iterations the gradient support vectors took.
+
     Examples
     --------
     >>> from sklearn.datasets import make_moons

@@ -238,6 +238,15 @@ class Kernel:
     coef0 : float, default=0.0
         Constant of 'poly' and 'sigmoid'.
 
+    Attributes
+    ----------
+    name : str
+        ``'rbf'``, ``'linear'``, ``'poly'``, ``'sigmoid'`` or ``'precomputed'``.
+    gamma, coef0 : float
+        The kernel's parameters (``gamma`` resolved: never ``'scale'``).
+    degree : int
+        The polynomial degree.
+
     Examples
     --------
     >>> import numpy as np
@@ -261,6 +270,10 @@ class Kernel:
             raise ValueError(f"kernel must be one of {KERNELS}, got {self.name!r}")
         if self.name == "poly" and (int(self.degree) != self.degree or self.degree < 0):
             raise ValueError(f"degree must be a non-negative integer, got {self.degree!r}")
+        for what in ("gamma", "coef0"):
+            if isinstance(getattr(self, what), (str, bytes)) or not np.isscalar(getattr(self, what)):
+                raise ValueError(f"Kernel's {what} must be a number, got {getattr(self, what)!r} (for "
+                                 "scikit-learn's 'scale' / 'auto': Kernel.from_params(kernel, gamma, X=X))")
         if not np.isfinite(self.gamma) or not np.isfinite(self.coef0):
             raise ValueError("kernel gamma and coef0 must be finite")
 

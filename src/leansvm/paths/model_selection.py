@@ -494,6 +494,34 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
     verbose : int, default=0
         A progress bar (:mod:`leansvm.progress`).
 
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The model's vectors (training rows).
+    dual_coef_ : ndarray
+        Coefficients of the vectors, in scikit-learn's layout.
+    intercept_ : ndarray
+        The constants of the decision functions.
+    n_support_ : ndarray of shape (n_classes,)
+        Vectors per class.
+    expansion_ : KernelExpansion
+        The model as a kernel expansion f(x) = sum_i coef_i k(sv_i, x) + b (:mod:`leansvm.core.expansion`).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    best_params_ : dict
+        The chosen ``C`` and ``gamma``.
+    best_score_ : float
+        Their mean cross-validated accuracy.
+    cv_results_ : dict of ndarray
+        Per (C, gamma): mean and standard deviation of the folds' scores, as ``GridSearchCV``'s.
+    best_estimator_ : SVC
+        The model refit on all rows at ``best_params_`` (its attributes are also this object's).
+    screening_rate_ : ndarray of shape (n_gammas, n_folds)
+        Per gamma and fold, the mean share of the non-support vectors that safe screening removed
+        along the C path.
+
     Examples
     --------
     >>> from sklearn.datasets import make_moons

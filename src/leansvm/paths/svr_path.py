@@ -202,6 +202,27 @@ class SVRCV(ExpansionAttributes, RegressorMixin, BaseEstimator):
     verbose : int, default=0
         A progress bar (:mod:`leansvm.progress`).
 
+    Attributes
+    ----------
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The model's support vectors (training rows).
+    dual_coef_ : ndarray of shape (1, n_SV)
+        Their coefficients.
+    intercept_ : ndarray of shape (1,)
+        The constant of the decision function.
+    expansion_ : KernelExpansion
+        The model as a kernel expansion f(x) = sum_i coef_i k(sv_i, x) + b (:mod:`leansvm.core.expansion`).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    best_params_ : dict
+        The chosen ``C``, ``gamma`` (and ``epsilon``).
+    best_score_ : float
+        Their mean cross-validated score.
+    cv_results_ : dict of ndarray
+        Per parameter cell: mean and standard deviation of the folds' scores, as ``GridSearchCV``'s.
+    best_estimator_ : SVR
+        The model refit on all rows at ``best_params_``.
+
     Examples
     --------
     >>> import numpy as np
