@@ -203,6 +203,29 @@ def test_fit_time_estimate_fits_the_growth_exponent(monkeypatch):
     assert lean.estimate_fit_seconds(lambda: Model(4.0), X, y, sample_size=400)[3] == lean.GROWTH_MAX
 
 
+def test_a_far_extrapolation_is_timed_again_at_a_middle_size(monkeypatch):
+    """Small fits dominated by a fixed overhead look flat (p clipped to 1.5); far beyond them one
+    two more fits at the geometric middle and half of it measure the real growth."""
+    from leansvm.job import candidates as lean
+
+    class Model:
+        def fit(self, X, y):
+            return self
+
+    def cost(n):                       # 5 ms of overhead, then n^1.9
+        return 0.005 + 2e-8 * n ** 1.9
+
+    monkeypatch.setattr(lean, "_timed", lambda fn, X, y: (fn(X, y), cost(X.shape[0])))
+    X = np.zeros((200_000, 2))
+    y = np.arange(200_000) % 2
+    est, measured, size, p = lean.estimate_fit_seconds(Model, X, y, sample_size=500)
+    assert size == int(np.sqrt(500 * 200_000)) and measured == pytest.approx(cost(size))
+    small_only = cost(500) * 400 ** lean.GROWTH_MIN         # what the two small fits alone would say
+    assert small_only < 0.3 * cost(200_000) and est == pytest.approx(cost(200_000), rel=0.15)
+    monkeypatch.setattr(lean, "MIDDLE_SECONDS", 1e9)       # not far enough: no third fit
+    assert lean.estimate_fit_seconds(Model, X[:6000], y[:6000], sample_size=500)[2] == 500
+
+
 def _paired(name, n, pred, y, kind="budget"):
     c = Candidate(name, kind, None, n, 0.0, validation_accuracy=float(np.mean(pred == y)))
     c.validation_predictions = pred

@@ -59,6 +59,13 @@ DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2)
 
 
 GROWTH_MIN, GROWTH_MAX = 1.5, 3.0     # bounds of the fitted exponent of fit time in n
+#: a fit estimated from small subsamples over this many times their size ...
+MIDDLE_FACTOR = 16
+#: ... and over this many seconds is timed once more at a middle size (at most this long by the small fits)
+MIDDLE_SECONDS = 10.0
+#: the least growth exponent beyond the middle size: IRWLS's growth rises with n (synth-1M at C = 1,
+#: gamma = 0.2: below 1.5 from 20,000 to 40,000 rows, 1.62 to 80,000, 1.65 to 160,000: 6.9, 21.1, 66.1 s)
+FAR_GROWTH_MIN = 1.65
 
 
 def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0) -> tuple[float, float, int, float]:
@@ -67,8 +74,10 @@ def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0)
     Times ``make_estimator().fit`` on stratified subsamples of s/2 and s =
     ``sample_size`` rows and extrapolates t(n) = t(s) (n / s)^p, with p fitted
     to the two timings and clipped to [GROWTH_MIN, GROWTH_MAX]: LIBSVM grows about
-    as n^2.2 on the synthetic sets, leansvm's IRWLS with shrinking as n^1.4
-    from 5k to 50k (BENCHMARKS.md); small subsamples time overheads, hence the clip.
+    as n^2.2 on the synthetic sets, leansvm's IRWLS with shrinking as n^1.4-1.7
+    from 5k to 160k; small subsamples time overheads, hence the clip. Far beyond them
+    (``MIDDLE_FACTOR``) two more fits, at the geometric middle m of s and n and at m/2, set p (at
+    least ``FAR_GROWTH_MIN``) and t.
     """
     Xs, ys = _subsample(X, y, sample_size, random_state)
     if Xs.shape[0] == X.shape[0]:
@@ -77,9 +86,29 @@ def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0)
     Xh, yh = _subsample(Xs, ys, Xs.shape[0] // 2, random_state)
     _, half = _timed(make_estimator().fit, _int32_indices(Xh), yh)
     _, seconds = _timed(make_estimator().fit, _int32_indices(Xs), ys)
-    p = float(np.clip(np.log(max(seconds, 1e-9) / max(half, 1e-9)) / np.log(Xs.shape[0] / Xh.shape[0]),
-                      GROWTH_MIN, GROWTH_MAX))
-    return seconds * (X.shape[0] / Xs.shape[0]) ** p, seconds, Xs.shape[0], p
+    p = _growth(half, Xh.shape[0], seconds, Xs.shape[0])
+    n, s = X.shape[0], Xs.shape[0]
+    if n > MIDDLE_FACTOR * s and seconds * (n / s) ** p > MIDDLE_SECONDS:
+        # far extrapolation from small fits, which overheads dominate, is optimistic: on synth-1M, 2,000
+        # rows in 0.03 s scaled as n^1.5 gave 274 s for 800,000 rows, while 160,000 alone take 77 s
+        # (n^1.68); the subsample sized by it would have taken three times its share. Two more fits at
+        # the geometric middle and half of it (their growth, not the small fits' overheads), the
+        # larger at most MIDDLE_SECONDS by the small fits' estimate.
+        n_mid = int(min(np.sqrt(s * n), s * (MIDDLE_SECONDS / max(seconds, 1e-9)) ** (1 / p)))
+        if n_mid >= 4 * s:
+            Xm, ym = _subsample(X, y, n_mid, random_state)
+            Xq, yq = _subsample(Xm, ym, Xm.shape[0] // 2, random_state)
+            _, quarter = _timed(make_estimator().fit, _int32_indices(Xq), yq)
+            _, middle = _timed(make_estimator().fit, _int32_indices(Xm), ym)
+            p = max(_growth(quarter, Xq.shape[0], middle, Xm.shape[0]), FAR_GROWTH_MIN)
+            return middle * (n / Xm.shape[0]) ** p, middle, Xm.shape[0], p
+    return seconds * (n / s) ** p, seconds, s, p
+
+
+def _growth(t_small, n_small, t_large, n_large) -> float:
+    """The exponent p of t ~ n^p through two timings, clipped to [GROWTH_MIN, GROWTH_MAX]."""
+    return float(np.clip(np.log(max(t_large, 1e-9) / max(t_small, 1e-9)) / np.log(n_large / n_small),
+                         GROWTH_MIN, GROWTH_MAX))
 
 
 def scaled_fit_seconds(seconds, n_to, n_from) -> float:
