@@ -101,3 +101,15 @@ def test_leansvm_fit_task_novelty_writes_a_one_class_model_and_report(normal_dat
     predicted = np.loadtxt(tmp_path / "p.txt")
     assert set(np.unique(predicted)) <= {-1.0, 1.0} and np.mean(predicted == y_test) > 0.85
     assert main(["fit", str(train), "--task", "novelty", "--nu", "0", "-o", str(model)]) == 2
+
+
+def test_a_time_budget_fits_the_exact_model_on_a_subsample(normal_data, monkeypatch):
+    from leansvm.job import candidates
+
+    X = normal_data[0]
+    monkeypatch.setattr(candidates, "estimate_fit_seconds", lambda *a, **k: (1e3, 1.0, 100, 2.0))
+    r = fit_lean_novelty(X, budget_seconds=10.0, **SMALL)
+    n_fit = X.shape[0] - int(np.ceil(0.2 * X.shape[0]))
+    assert re.fullmatch(rf"exact one-class SVM \(\d+ of {n_fit} rows\)", r.exact.name)
+    with pytest.raises(ValueError, match="budget_seconds"):
+        fit_lean_novelty(X, budget_seconds=-1.0)

@@ -70,3 +70,30 @@ def test_report_plots_the_surface_predictions_and_residuals(friedman):
     np.testing.assert_allclose(r.evaluation["chosen"], r.model.predict(Xt))
     for c in r.candidates:
         assert c.name in page and c.seconds_per_1000 > 0
+
+
+def test_a_time_budget_fits_the_exact_svr_on_a_subsample_and_leaves_sizes_out(friedman, monkeypatch):
+    """--budget-seconds bounds regression too: an exact fit estimated over its share is made on the
+    largest subsample estimated to fit it, and candidate sizes stop when the next would end past
+    the limit (the log names both)."""
+    from leansvm.job import candidates, one_output
+    from leansvm.job.records import _Log
+
+    X, z, _, _ = friedman
+    # the estimate says: 300 rows take 1 s and time grows as n^2, so all 1,200 training rows take 16 s
+    monkeypatch.setattr(candidates, "estimate_fit_seconds", lambda *a, **k: (16.0, 1.0, 300, 2.0))
+    r = fit_lean_regression(X, z, budget_seconds=10.0, **SMALL)
+    exact = r.exact
+    assert re.fullmatch(r"exact SVR \((\d+) of 1200 rows\)", exact.name)
+    assert 300 <= int(re.search(r"\((\d+) of", exact.name).group(1)) < 1200
+    assert any("over the exact stage's" in s.reason for s in r.steps)
+    # candidate sizes: the first always, none after it when the limit is already spent
+    log = _Log(False)
+    said = []
+    log.say = said.append
+    made = one_output.cheap_candidates(exact, lambda size: leansvm.BSGDRegressor(budget=size, C=10, gamma=0.1),
+                                       X, z, [5, 10, 20], 0, "SVR", time_limit=0.0, log=log)
+    assert [c.n_support for c in made if c.kind == "compressed"] == [5]
+    assert said and "10, 20" in said[0]
+    with pytest.raises(ValueError, match="budget_seconds"):
+        fit_lean_regression(X, z, budget_seconds=0, **SMALL)

@@ -97,15 +97,24 @@ def candidate_sizes(n_support, size_fractions) -> list[int]:
     return sorted(s for s in sizes if s < n_support)
 
 
-def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes, random_state, label):
+def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes, random_state, label,
+                     time_limit=None, log=None):
     """A compressed copy of the exact model (fitted at the training rows; at most
     ``COMPRESS_ITERATIONS`` L-BFGS iterations) and ``make_budget(size)`` trained on the same rows,
-    for every size; ``label`` names the model kind ('SVR', 'one-class SVM')."""
+    for every size; ``label`` names the model kind ('SVR', 'one-class SVM').
+
+    ``time_limit`` (seconds): the sizes grow, and no size is started when the last one's time,
+    scaled by the sizes' ratio (both families cost in proportion to the vectors), would end past
+    it; ``log`` says which were left out."""
     import leansvm
     from leansvm.job.helpers import _timed
 
-    out = []
+    out, start, last, left_out = [], time.perf_counter(), None, []
     for size in sizes:
+        if time_limit is not None and last is not None and \
+                time.perf_counter() - start + last[1] * size / last[0] > time_limit:
+            left_out.append(size)
+            continue
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")                # L-BFGS may stop at its iteration cap
@@ -116,7 +125,29 @@ def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes
         budget, seconds = _timed(make_budget(size).fit, X_fit, y_fit)
         out.append(OneOutputCandidate(f"BSGD {label} ({size})", "budget", budget, int(budget.expansion_.n_support),
                                       seconds))
+        last = (size, time.perf_counter() - t0)
+    if left_out and log is not None:
+        log.say(f"  sizes left out for lack of time ({time_limit:.0f} s): {', '.join(map(str, left_out))}")
     return out
+
+
+def exact_rows(make_exact, X_fit, y_fit, deadline, random_state):
+    """(X, y, why): every training row, or with a time budget the largest subsample whose exact fit
+    is estimated (:func:`~leansvm.job.candidates.estimate_fit_seconds`) to fit the exact stage's share
+    (``why`` says so; '' for every row). ``y_fit``: targets, or zeros for one-class models."""
+    from leansvm.job.candidates import estimate_fit_seconds
+    from leansvm.job.helpers import _subsample
+
+    allowed = deadline.allowance("exact")
+    if allowed is None:
+        return X_fit, y_fit, ""
+    estimated, measured, size, power = estimate_fit_seconds(make_exact, X_fit, y_fit, random_state=random_state)
+    if estimated <= allowed:
+        return X_fit, y_fit, ""
+    rows = int(min(X_fit.shape[0], max(size, size * (allowed / max(measured, 1e-9)) ** (1 / power))))
+    X_sub, y_sub = _subsample(X_fit, y_fit, rows, random_state)
+    return X_sub, y_sub, (f"all {X_fit.shape[0]} rows estimated at {estimated:.0f} s, over the exact stage's "
+                          f"{allowed:.0f} s of the budget: the largest subsample estimated to fit it")
 
 
 def choose_fewest(candidates, limit) -> OneOutputCandidate:

@@ -12,16 +12,18 @@ Stages, as the classification job's (:mod:`leansvm.job.classification`), each on
    standard error rule toward small C: the smallest C whose best cell is within one standard
    error of the best mean score (large C costs the most to train and is where a grid's edge
    lies: friedman1-10k chose C = 1000 by the best score, the exact fit then took 70 s);
-3. the exact :class:`leansvm.SVR` at the chosen (C, gamma) on every training row;
+3. the exact :class:`leansvm.SVR` at the chosen (C, gamma) on every training row (with
+   ``budget_seconds``: on the largest subsample estimated to fit the exact stage's share,
+   :mod:`leansvm.job.deadline`, as the classification job's budget route);
 4. cheap candidates at ``size_fractions`` of its support vectors: ``leansvm.compress`` fitted at
    the training rows (an SVR's support vectors leave out the samples inside the tube) and
-   :class:`leansvm.BSGDRegressor` with that budget;
+   :class:`leansvm.BSGDRegressor` with that budget, growing sizes while the time budget lasts;
 5. the choice: the fewest vectors whose validation RMSE is at most (1 + ``max_error_increase``)
    x the exact model's; the returned model is that candidate as trained (no refit);
 6. measurements never used for a choice: test RMSE, prediction cost.
 
 Stages 3-6 are shared with novelty detection (:mod:`leansvm.job.one_output`). The HTML report:
-:mod:`leansvm.job.report_one_output`. Partial: no time budget (``--budget-seconds``) yet.
+:mod:`leansvm.job.report_one_output`.
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ import numpy as np
 
 from leansvm import io
 from leansvm.job.data import prepare_table, scale_features
+from leansvm.job.deadline import Deadline
 from leansvm.job.helpers import _subsample, _timed
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, rmse_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
-                                     cheap_candidates, choose_fewest, summarize)
+                                     cheap_candidates, choose_fewest, exact_rows, summarize)
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
 DEFAULT_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -63,9 +66,11 @@ def _rmse(model, X, y) -> float:
 def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=None, scale=True,
                         max_error_increase=0.02, epsilon=0.1, Cs=None, gamma_factors=None,
                         size_fractions=DEFAULT_SIZE_FRACTIONS, selection_size=2000, validation_fraction=0.2,
-                        random_state=0, verbose=False, confidence=DEFAULT_CONFIDENCE) -> OneOutputResult:
+                        random_state=0, verbose=False, confidence=DEFAULT_CONFIDENCE,
+                        budget_seconds=None) -> OneOutputResult:
     """Data to the cheapest accurate SVR (module docstring). ``max_error_increase``: a fraction
-    (0.02 = validation RMSE at most 2 % above the exact model's)."""
+    (0.02 = validation RMSE at most 2 % above the exact model's); ``budget_seconds``: a bound on
+    the whole call (the exact SVR on a subsample, fewer candidate sizes)."""
     from sklearn.model_selection import train_test_split
     from sklearn.utils import check_X_y
 
@@ -74,9 +79,14 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     if not (np.isfinite(max_error_increase) and 0 <= max_error_increase < 1):
         raise ValueError(f"max_error_increase is a fraction in [0, 1), got {max_error_increase!r}")
     check_confidence(confidence)
+    if budget_seconds is not None and not budget_seconds > 0:
+        raise ValueError(f"budget_seconds must be positive, got {budget_seconds!r}")
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
     start = time.perf_counter()
+    deadline = Deadline(budget_seconds)
+    for stage in ("confirm", "refit"):          # stages of the classification job only
+        deadline.skip(stage)
     log = _Log(verbose)
     X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
@@ -100,15 +110,18 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              f"over {len(cv.cv_results_['params'])} cells on {X_sel.shape[0]} rows (SVR paths over C)",
              time.perf_counter() - t0)
 
-    exact_model, seconds = _timed(leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state).fit,
-                                  X_fit, y_fit)
-    exact = OneOutputCandidate("exact SVR", "exact", exact_model, int(exact_model.n_support_[0]), seconds)
-    log.step("train", f"exact SVR: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:.4g}",
-             exact.fit_seconds)
+    make_exact = lambda: leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state)  # noqa: E731
+    X_ex, y_ex, why = exact_rows(make_exact, X_fit, y_fit, deadline, random_state)
+    exact_model, seconds = _timed(make_exact().fit, X_ex, y_ex)
+    name = "exact SVR" if X_ex.shape[0] == X_fit.shape[0] else f"exact SVR ({X_ex.shape[0]} of {X_fit.shape[0]} rows)"
+    exact = OneOutputCandidate(name, "exact", exact_model, int(exact_model.n_support_[0]), seconds)
+    log.step("train", f"{name}: {exact.n_support} support vectors",
+             f"IRWLS at C = {C:g}, gamma = {gamma:.4g}" + (f"; {why}" if why else ""), exact.fit_seconds)
     make_budget = lambda size: leansvm.BSGDRegressor(budget=size, C=C, gamma=gamma, epsilon=eps,  # noqa: E731
                                                      random_state=random_state)
     candidates = [exact] + cheap_candidates(exact, make_budget, X_fit, y_fit,
-                                            candidate_sizes(exact.n_support, size_fractions), random_state, "SVR")
+                                            candidate_sizes(exact.n_support, size_fractions), random_state, "SVR",
+                                            time_limit=deadline.allowance("compress"), log=log)
     exact_errors = exact.model.predict(X_val) - y_val
     for c in candidates:
         errors = c.model.predict(X_val) - y_val
