@@ -599,6 +599,7 @@ def test_the_budget_is_shared_out_among_the_stages(monkeypatch):
     assert sum(module.SHARES.values()) == pytest.approx(1.0)
     skipping = module.Deadline(1000)
     skipping.skip("confirm")                                 # a stage that will not run holds nothing back
+    assert skipping.allowance("exact") == pytest.approx(1000 * (0.10 + 0.25))  # ... its share is compression's,
     assert skipping.allowance("compress") == pytest.approx(1000 * (1 - module.SHARES["refit"] - module.SHARES["measure"]))
 
 
