@@ -49,14 +49,15 @@ def _fit_child(name, budget, queue):
     regression = hasattr(result, "error_name")
     row = {"dataset": name, "budget_seconds": budget, "seconds": seconds, "peak_gb": peak_gb,
            "returned": final.name, "returned_n_sv": int(final.n_support)}
+    exact = next(c for c in result.candidates if c.kind == "exact")
+    subsample = re.search(r"\((\d+) of \d+ (?:samples|rows)\)", exact.name)
+    row.update(exact_name=exact.name, exact_n_sv=int(exact.n_support), exact_fit_seconds=exact.fit_seconds,
+               exact_rows=int(subsample.group(1)) if subsample else None)
     if regression:
-        row.update(returned_test_rmse=final.test_error, exact_n_sv=int(result.exact.n_support),
-                   exact_test_rmse=result.exact.test_error, params=result.params)
+        row.update(returned_test_rmse=final.test_error, exact_test_rmse=exact.test_error, params=result.params,
+                   steps=[f"[{s.stage}] {s.choice} -- {s.reason}" for s in result.steps])
     else:
-        exact = next(c for c in result.candidates if c.kind == "exact")
-        subsample = re.search(r"\((\d+) of \d+ samples\)", exact.name)
-        row.update(returned_test_acc=final.test_accuracy, exact_name=exact.name, exact_n_sv=int(exact.n_support),
-                   exact_fit_seconds=exact.fit_seconds, exact_rows=int(subsample.group(1)) if subsample else None,
+        row.update(returned_test_acc=final.test_accuracy,
                    exact_test_acc=exact.test_accuracy, C=result.selection.C, gamma=result.selection.gamma,
                    steps=[f"[{s.stage}] {s.choice} -- {s.reason}" for s in result.steps])
     queue.put(row)
@@ -66,26 +67,34 @@ def _fit_child(name, budget, queue):
 FIT_GROWTH = 1.7
 
 
-def _reference_child(name, rows, C, gamma, queue):
+def _reference_child(name, rows, params, queue):
+    from sklearn.preprocessing import StandardScaler
+
     import leansvm
     from leansvm import datasets
 
     ds = datasets.load(name)
     pick = np.sort(np.random.default_rng(0).permutation(ds.X_train.shape[0])[:rows])
+    # scaled as the job scales (z-scores of the training rows), so that (C, gamma) mean the same
+    scaler = StandardScaler().fit(ds.X_train[pick])
+    X, y = scaler.transform(ds.X_train[pick]), np.asarray(ds.y_train)[pick]
+    Xt, yt = scaler.transform(ds.X_test), np.asarray(ds.y_test)
+    regression = "epsilon" in params
     start = time.perf_counter()
-    model = leansvm.SVC(C=C, gamma=gamma, cache_size=500, random_state=0).fit(ds.X_train[pick],
-                                                                              np.asarray(ds.y_train)[pick])
+    model = (leansvm.SVR if regression else leansvm.SVC)(cache_size=500, random_state=0, **params).fit(X, y)
     seconds = time.perf_counter() - start
+    pred = model.predict(Xt)
     queue.put({"rows": int(rows), "seconds": seconds, "n_sv": int(model.expansion_.n_support),
-               "test_acc": float(np.mean(model.predict(ds.X_test) == np.asarray(ds.y_test)))})
+               **({"test_rmse": float(np.sqrt(np.mean((pred - yt) ** 2)))} if regression else
+                  {"test_acc": float(np.mean(pred == yt))})})
 
 
 def exact_reference(name, row, seconds):
-    """The exact SVC on the largest subsample estimated to fit in ``seconds``, in a child process."""
+    """The exact SVC (SVR) on the largest subsample estimated to fit in ``seconds``, in a child process."""
     rows = int(row["exact_rows"] * (seconds / max(row["exact_fit_seconds"], 1e-9)) ** (1 / FIT_GROWTH))
+    params = row.get("params") or {"C": row["C"], "gamma": row["gamma"]}
     queue = mp.get_context("spawn").Queue()
-    child = mp.get_context("spawn").Process(target=_reference_child,
-                                            args=(name, rows, row["C"], row["gamma"], queue))
+    child = mp.get_context("spawn").Process(target=_reference_child, args=(name, rows, params, queue))
     child.start()
     out = queue.get()
     child.join()
