@@ -256,6 +256,28 @@ def cache_section() -> str:
     return "\n".join(out)
 
 
+#: ONNX export against leansvm's own prediction: the KEEL sets, then a9a in a run of its own
+ONNX_FILES = ("onnx-20261121-184207.json", "onnx-a9a-20261121-185440.json")
+
+
+def onnx_section() -> str:
+    """ONNX graphs (float64 and float32 MatMul graphs, the ai.onnx.ml SVMClassifier operator) against
+    leansvm's predict on each test set: the largest score difference, whether every label is the same."""
+    out = ["## ONNX export", "",
+           "`leansvm export` / `leansvm.io.to_onnx` of LIBSVM's model at the settings of `docs/datasets.md`, run by "
+           "onnxruntime on the test set: the largest absolute difference to leansvm's decision values, and whether "
+           "every label is leansvm's. These runs were timed on a machine at load 24-27, so their timings are not "
+           "shown (`benchmarks/bench_onnx.py` prints them).", "",
+           "| set | test rows | #SV | float64 graph | float32 graph | SVMClassifier operator |", "|---|---|---|---|---|---|"]
+    for name in ONNX_FILES:
+        for r in load(RESULTS / name)["rows"]:
+            cells = [f"{r[f'{g}_max_abs_diff']:.1e}, " + ("same labels" if r[f"{g}_labels_equal"] else "labels differ")
+                     for g in ("onnx_matmul_f64", "onnx_matmul_f32", "onnx_svmclassifier")]
+            out.append(f"| {r['set']} | {_n(r['n_test'])} | {_n(r['n_sv'])} | " + " | ".join(cells) + " |")
+    out += ["", "Reproduce: `python benchmarks/bench_onnx.py` (files " + ", ".join(f"`{n}`" for n in ONNX_FILES) + ")."]
+    return "\n".join(out)
+
+
 def screening_section() -> str:
     """Safe screening (Ogawa et al.): the share of the target solution's non-support vectors each rule
     removes before the solve, from the solution at C_a = ratio x C_b, means over C_b."""
@@ -373,7 +395,8 @@ ELSEWHERE = [
      "benchmarks/bench_regression.py, bench_svr_path.py, bench_one_class_path.py"),
     ("The main job on regression, novelty and tables; (C, gamma) search against grid.py", "docs/fit.md",
      "benchmarks/bench_fit_regression.py, bench_fit_novelty.py, bench_tabular.py, bench_model_selection.py"),
-    ("Dask and ONNX", "docs/methods/dask-onnx.md", "benchmarks/bench_distributed.py, bench_onnx.py"),
+    ("Dask: prediction, distributed budget training, model selection", "docs/methods/dask-onnx.md",
+     "benchmarks/bench_distributed.py"),
 ]
 
 
@@ -404,7 +427,7 @@ def benchmarks_page() -> str:
         "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
         "of each method in detail are on its page under `docs/methods/`.",
         exact_section(), cache_section(), promise_section(), scale_section(), compression_section(),
-        screening_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),
+        screening_section(), compression_quality_section(), bsgd_section(), budget_refit_section(), onnx_section(),
         elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 
 
