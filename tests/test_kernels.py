@@ -57,7 +57,7 @@ def test_gamma_scale_and_auto_as_sklearn():
         resolve_gamma(-1.0, X)
     with pytest.raises(ValueError, match="kernel"):
         Kernel("cubic")
-    with pytest.raises(ValueError, match="gamma must be a number, got 'scale'.*from_params"):
+    with pytest.raises(ValueError, match="gamma and coef0 must be numbers, got 'scale'.*from_params"):
         Kernel("rbf", gamma="scale")
 
 

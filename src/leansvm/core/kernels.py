@@ -240,12 +240,8 @@ class Kernel:
 
     Attributes
     ----------
-    name : str
-        ``'rbf'``, ``'linear'``, ``'poly'``, ``'sigmoid'`` or ``'precomputed'``.
-    gamma, coef0 : float
-        The kernel's parameters (``gamma`` resolved: never ``'scale'``).
-    degree : int
-        The polynomial degree.
+    name, gamma, degree, coef0
+        The parameters as given (``gamma`` a number: :meth:`from_params` resolves ``'scale'``).
 
     Examples
     --------
@@ -270,10 +266,9 @@ class Kernel:
             raise ValueError(f"kernel must be one of {KERNELS}, got {self.name!r}")
         if self.name == "poly" and (int(self.degree) != self.degree or self.degree < 0):
             raise ValueError(f"degree must be a non-negative integer, got {self.degree!r}")
-        for what in ("gamma", "coef0"):
-            if isinstance(getattr(self, what), (str, bytes)) or not np.isscalar(getattr(self, what)):
-                raise ValueError(f"Kernel's {what} must be a number, got {getattr(self, what)!r} (for "
-                                 "scikit-learn's 'scale' / 'auto': Kernel.from_params(kernel, gamma, X=X))")
+        if not all(np.isscalar(v) and not isinstance(v, (str, bytes)) for v in (self.gamma, self.coef0)):
+            raise ValueError(f"Kernel's gamma and coef0 must be numbers, got {self.gamma!r}, {self.coef0!r} (for "
+                             "scikit-learn's 'scale' / 'auto': Kernel.from_params(kernel, gamma, X=X))")
         if not np.isfinite(self.gamma) or not np.isfinite(self.coef0):
             raise ValueError("kernel gamma and coef0 must be finite")
 
