@@ -24,7 +24,7 @@ EXACT_FILES = ("irwls-final-best5-20261125-201816.json", "irwls-final-large-2026
                "irwls-final-magic-20261125-210231.json")
 README_SETS = ("a9a", "synth-50k", "magic", "letter")
 #: the promise runs of the current main job start with this file; a later run's (dataset, seed) replaces an earlier one's
-PROMISE_SINCE = "main-job-20261127-082353"
+PROMISE_SINCE = "main-job-20261127-134957"
 #: README's generated blocks: <!-- NAME: ... --> ... <!-- /NAME -->
 BLOCK = re.compile(r"(<!-- (?P<name>[\w-]+): generated[^>]*-->\n)(?P<body>.*?)(<!-- /(?P=name) -->)", re.S)
 
