@@ -21,7 +21,8 @@ def test_readme_and_benchmarks_match_the_results_files():
     assert report.readme_text(readme) == readme, "README's generated blocks are stale: python benchmarks/report.py"
     assert report.benchmarks_page() == (ROOT / "BENCHMARKS.md").read_text(), \
         "BENCHMARKS.md is stale: python benchmarks/report.py"
-    assert len(report.BLOCK.findall(readme)) == 2                    # the results table and the promise
+    # the results table, the promise and the scale table
+    assert [m.group("name") for m in report.BLOCK.finditer(readme)] == ["results-table", "promise", "scale"]
 
 
 def test_the_check_finds_a_planted_stale_figure():
