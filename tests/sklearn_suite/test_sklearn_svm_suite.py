@@ -53,4 +53,4 @@ def test_scikit_learns_svm_tests_pass_on_leansvm_but_the_listed(outcomes):
     unexpected = sorted(t for t, s in outcomes.items() if s in ("FAILED", "ERROR") and t not in allowed)
     assert not unexpected, f"{len(unexpected)} of scikit-learn's SVM tests fail on leansvm: {unexpected[:20]}"
     passed = sum(s == "PASSED" for s in outcomes.values())
-    assert passed >= 260, f"only {passed} of scikit-learn's SVM tests passed"
+    assert passed >= 265, f"only {passed} of scikit-learn's SVM tests passed"
