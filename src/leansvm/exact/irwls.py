@@ -321,10 +321,12 @@ def _polish_free(X, kernel, problem, alpha, tol) -> bool:
     it to rounding, as SMO's closed-form pair steps do (the 6-point toy of scikit-learn's tests: dual
     coefficients 0.25 where IRWLS left 0.24999999999999997). Kept only when every a_F stays strictly
     inside its box and moved by less than ``tol`` (the active set was already right); returns whether
-    alpha changed."""
+    alpha changed. Not for one-sign problems (one-class): their free vectors would land exactly on
+    the decision boundary, where a rounding error's sign decides the label (scikit-learn's
+    check_methods_subset_invariance saw two of them flip with the batch size)."""
     y, C = problem.y, problem.C
     free = np.flatnonzero((alpha > 0) & (alpha < C))
-    if free.size == 0:
+    if free.size == 0 or np.all(y > 0) or np.all(y < 0):
         return False
     bound = np.flatnonzero((alpha > 0) & (alpha >= C))
     XF = X[free]
