@@ -52,14 +52,13 @@ def _fit_child(name, budget, queue):
     exact = next(c for c in result.candidates if c.kind == "exact")
     subsample = re.search(r"\((\d+) of \d+ (?:samples|rows)\)", exact.name)
     row.update(exact_name=exact.name, exact_n_sv=int(exact.n_support), exact_fit_seconds=exact.fit_seconds,
-               exact_rows=int(subsample.group(1)) if subsample else None)
+               exact_rows=int(subsample.group(1)) if subsample else None,
+               steps=[f"[{s.stage}] {s.choice} -- {s.reason}" for s in result.steps])
     if regression:
-        row.update(returned_test_rmse=final.test_error, exact_test_rmse=exact.test_error, params=result.params,
-                   steps=[f"[{s.stage}] {s.choice} -- {s.reason}" for s in result.steps])
+        row.update(returned_test_rmse=final.test_error, exact_test_rmse=exact.test_error, params=result.params)
     else:
-        row.update(returned_test_acc=final.test_accuracy,
-                   exact_test_acc=exact.test_accuracy, C=result.selection.C, gamma=result.selection.gamma,
-                   steps=[f"[{s.stage}] {s.choice} -- {s.reason}" for s in result.steps])
+        row.update(returned_test_acc=final.test_accuracy, exact_test_acc=exact.test_accuracy,
+                   C=result.selection.C, gamma=result.selection.gamma)
     queue.put(row)
 
 

@@ -105,6 +105,12 @@ def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0)
     return seconds * (n / s) ** p, seconds, s, p
 
 
+def rows_within(seconds, measured, size, power, n) -> int:
+    """The most rows (at least ``size``, at most ``n``) whose fit, ``measured`` seconds on ``size`` rows
+    growing as n^``power``, is estimated to take ``seconds``."""
+    return int(min(n, max(size, size * (seconds / max(measured, 1e-9)) ** (1 / power))))
+
+
 def _growth(t_small, n_small, t_large, n_large) -> float:
     """The exponent p of t ~ n^p through two timings, clipped to [GROWTH_MIN, GROWTH_MAX]."""
     return float(np.clip(np.log(max(t_large, 1e-9) / max(t_small, 1e-9)) / np.log(n_large / n_small),

@@ -47,8 +47,8 @@ import scipy.sparse as sp
 from leansvm import interrupts, io
 from leansvm.core.kernels import resolve_gamma
 from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, compress_models,
-                                    estimate_exact_seconds, estimate_fit_seconds, scaled_fit_seconds,
-                                    train_budget_models, train_exact)
+                                    estimate_exact_seconds, estimate_fit_seconds, rows_within,
+                                    scaled_fit_seconds, train_budget_models, train_exact)
 from leansvm.job.choice import choose_model, confirm_choice, estimate_drops, refit_on_all_rows
 from leansvm.job.deadline import SHARES, Deadline
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
@@ -80,8 +80,6 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds, confidence=DEFAULT_CO
     if not (np.isfinite(max_accuracy_drop) and 0 <= max_accuracy_drop < 1):
         raise ValueError(f"max_accuracy_drop is a fraction in [0, 1), got {max_accuracy_drop!r} "
                          "(0.005 is half a percentage point)")
-    if budget_seconds is not None and not budget_seconds > 0:
-        raise ValueError(f"budget_seconds must be positive, got {budget_seconds!r}")
     check_confidence(confidence)
     return X, y
 
@@ -152,8 +150,8 @@ def _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline, size_frac
         # the exact solver on the largest subsample estimated to fit the exact stage's share
         measured, size, power = timing
         allowed = deadline.allowance("exact")
-        n_sub = int(min(X_fit.shape[0], size * (allowed / max(measured, 1e-9)) ** (1 / power)))
-        X_sub, y_sub = _subsample(X_fit, y_fit, max(n_sub, size), random_state)
+        X_sub, y_sub = _subsample(X_fit, y_fit, rows_within(allowed, measured, size, power, X_fit.shape[0]),
+                                  random_state)
         exact = train_exact(X_sub, y_sub, C, gamma, random_state, class_weight)
         exact.name = f"exact SVC ({X_sub.shape[0]} of {X_fit.shape[0]} samples)"
         log.step("train", f"{exact.name}: {exact.n_support} support vectors",

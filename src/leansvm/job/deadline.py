@@ -27,6 +27,8 @@ class Deadline:
     """The job's start time and budget (``seconds`` None: no budget, every allowance None)."""
 
     def __init__(self, seconds=None):
+        if seconds is not None and not seconds > 0:
+            raise ValueError(f"budget_seconds must be positive, got {seconds!r}")
         self.seconds = seconds
         self.start = time.perf_counter()
         self.skipped = set()

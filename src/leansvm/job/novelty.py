@@ -26,14 +26,13 @@ import time
 import numpy as np
 
 from leansvm import io
-from leansvm.job.deadline import Deadline
 from leansvm.job.data import prepare_table, scale_features
-from leansvm.job.helpers import _timed
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
-from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
-                                     cheap_candidates, choose_fewest, exact_rows, summarize)
+from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
+                                     cheap_candidates, choose_fewest, one_output_deadline,
+                                     summarize, train_exact_model)
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
 #: would flag half the normal data)
@@ -80,12 +79,8 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     import leansvm
 
     _check(nu, gamma_factor, max_disagreement, validation_fraction, confidence)
-    if budget_seconds is not None and not budget_seconds > 0:
-        raise ValueError(f"budget_seconds must be positive, got {budget_seconds!r}")
     start = time.perf_counter()
-    deadline = Deadline(budget_seconds)
-    for stage in ("confirm", "refit"):          # stages of the classification job only
-        deadline.skip(stage)
+    deadline = one_output_deadline(budget_seconds)
     log = _Log(verbose)
     if y is None and target is None and hasattr(X, "columns"):
         y = np.zeros(len(X))                           # a table of features only: no column to split off
@@ -100,14 +95,9 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
              f"one-class); nu = {nu:g}: the share of training rows allowed outside")
 
     make_exact = lambda: leansvm.OneClassSVM(nu=nu, gamma=gamma, random_state=random_state)  # noqa: E731
-    X_ex, _, why = exact_rows(make_exact, X_fit, np.zeros(X_fit.shape[0]), deadline, random_state)
-    exact_model, seconds = _timed(make_exact().fit, X_ex)
-    name = ("exact one-class SVM" if X_ex.shape[0] == X_fit.shape[0] else
-            f"exact one-class SVM ({X_ex.shape[0]} of {X_fit.shape[0]} rows)")
-    exact = OneOutputCandidate(name, "exact", exact_model, int(exact_model.n_support_[0]), seconds)
-    log.step("train", f"{name}: {exact.n_support} support vectors",
-             f"IRWLS at nu = {nu:g}, gamma = {gamma:.4g} ({gamma_factor:g} x 'scale': no labels to tune by)"
-             + (f"; {why}" if why else ""), exact.fit_seconds)
+    exact = train_exact_model(make_exact, X_fit, np.zeros(X_fit.shape[0]), deadline, random_state, "one-class SVM",
+                              f"IRWLS at nu = {nu:g}, gamma = {gamma:.4g} ({gamma_factor:g} x 'scale': no labels "
+                              "to tune by)", log)
     make_budget = lambda size: leansvm.BSGDOneClassSVM(budget=size, nu=nu, gamma=gamma,  # noqa: E731
                                                        random_state=random_state)
     candidates = [exact] + cheap_candidates(exact, make_budget, X_fit, None,

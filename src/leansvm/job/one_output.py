@@ -131,23 +131,39 @@ def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes
     return out
 
 
-def exact_rows(make_exact, X_fit, y_fit, deadline, random_state):
-    """(X, y, why): every training row, or with a time budget the largest subsample whose exact fit
-    is estimated (:func:`~leansvm.job.candidates.estimate_fit_seconds`) to fit the exact stage's share
-    (``why`` says so; '' for every row). ``y_fit``: targets, or zeros for one-class models."""
-    from leansvm.job.candidates import estimate_fit_seconds
-    from leansvm.job.helpers import _subsample
+def one_output_deadline(budget_seconds):
+    """The time budget of a one-output job: :class:`~leansvm.job.deadline.Deadline` without the
+    classification job's confirming folds and refit, whose shares go to the candidates."""
+    from leansvm.job.deadline import Deadline
 
+    deadline = Deadline(budget_seconds)
+    for stage in ("confirm", "refit"):
+        deadline.skip(stage)
+    return deadline
+
+
+def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, how, log) -> OneOutputCandidate:
+    """The exact model (``make_exact()``, named 'exact ``label``') on every training row, or with a time
+    budget on the largest subsample whose fit is estimated
+    (:func:`~leansvm.job.candidates.estimate_fit_seconds`) to fit the exact stage's share; one log
+    step, ``how`` its reason. ``y_fit``: targets, or zeros for one-class models."""
+    from leansvm.job.candidates import estimate_fit_seconds, rows_within
+    from leansvm.job.helpers import _subsample, _timed
+
+    X_ex, y_ex, name = X_fit, y_fit, f"exact {label}"
     allowed = deadline.allowance("exact")
-    if allowed is None:
-        return X_fit, y_fit, ""
-    estimated, measured, size, power = estimate_fit_seconds(make_exact, X_fit, y_fit, random_state=random_state)
-    if estimated <= allowed:
-        return X_fit, y_fit, ""
-    rows = int(min(X_fit.shape[0], max(size, size * (allowed / max(measured, 1e-9)) ** (1 / power))))
-    X_sub, y_sub = _subsample(X_fit, y_fit, rows, random_state)
-    return X_sub, y_sub, (f"all {X_fit.shape[0]} rows estimated at {estimated:.0f} s, over the exact stage's "
-                          f"{allowed:.0f} s of the budget: the largest subsample estimated to fit it")
+    if allowed is not None:
+        estimated, measured, size, power = estimate_fit_seconds(make_exact, X_fit, y_fit, random_state=random_state)
+        if estimated > allowed:
+            X_ex, y_ex = _subsample(X_fit, y_fit, rows_within(allowed, measured, size, power, X_fit.shape[0]),
+                                    random_state)
+            name = f"exact {label} ({X_ex.shape[0]} of {X_fit.shape[0]} rows)"
+            how += (f"; all {X_fit.shape[0]} rows estimated at {estimated:.0f} s, over the exact stage's "
+                    f"{allowed:.0f} s of the budget: the largest subsample estimated to fit it")
+    model, seconds = _timed(make_exact().fit, X_ex, y_ex)
+    exact = OneOutputCandidate(name, "exact", model, int(model.n_support_[0]), seconds)
+    log.step("train", f"{name}: {exact.n_support} support vectors", how, seconds)
+    return exact
 
 
 def choose_fewest(candidates, limit) -> OneOutputCandidate:

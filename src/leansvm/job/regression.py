@@ -34,13 +34,13 @@ import numpy as np
 
 from leansvm import io
 from leansvm.job.data import prepare_table, scale_features
-from leansvm.job.deadline import Deadline
-from leansvm.job.helpers import _subsample, _timed
+from leansvm.job.helpers import _subsample
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, rmse_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
-from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputCandidate, OneOutputResult, candidate_sizes,
-                                     cheap_candidates, choose_fewest, exact_rows, summarize)
+from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
+                                     cheap_candidates, choose_fewest, one_output_deadline,
+                                     summarize, train_exact_model)
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
 DEFAULT_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -79,14 +79,10 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     if not (np.isfinite(max_error_increase) and 0 <= max_error_increase < 1):
         raise ValueError(f"max_error_increase is a fraction in [0, 1), got {max_error_increase!r}")
     check_confidence(confidence)
-    if budget_seconds is not None and not budget_seconds > 0:
-        raise ValueError(f"budget_seconds must be positive, got {budget_seconds!r}")
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
     start = time.perf_counter()
-    deadline = Deadline(budget_seconds)
-    for stage in ("confirm", "refit"):          # stages of the classification job only
-        deadline.skip(stage)
+    deadline = one_output_deadline(budget_seconds)
     log = _Log(verbose)
     X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
@@ -111,12 +107,8 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              time.perf_counter() - t0)
 
     make_exact = lambda: leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state)  # noqa: E731
-    X_ex, y_ex, why = exact_rows(make_exact, X_fit, y_fit, deadline, random_state)
-    exact_model, seconds = _timed(make_exact().fit, X_ex, y_ex)
-    name = "exact SVR" if X_ex.shape[0] == X_fit.shape[0] else f"exact SVR ({X_ex.shape[0]} of {X_fit.shape[0]} rows)"
-    exact = OneOutputCandidate(name, "exact", exact_model, int(exact_model.n_support_[0]), seconds)
-    log.step("train", f"{name}: {exact.n_support} support vectors",
-             f"IRWLS at C = {C:g}, gamma = {gamma:.4g}" + (f"; {why}" if why else ""), exact.fit_seconds)
+    exact = train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, "SVR",
+                              f"IRWLS at C = {C:g}, gamma = {gamma:.4g}", log)
     make_budget = lambda size: leansvm.BSGDRegressor(budget=size, C=C, gamma=gamma, epsilon=eps,  # noqa: E731
                                                      random_state=random_state)
     candidates = [exact] + cheap_candidates(exact, make_budget, X_fit, y_fit,
