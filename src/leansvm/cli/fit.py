@@ -135,7 +135,7 @@ def _fit_regression(args, X, y, X_test, y_test, described) -> int:
     result = fit_lean_regression(X, y, X_test=X_test, y_test=y_test, impute=args.impute,
                                  scale=args.scale, max_error_increase=args.max_error_increase / 100,
                                  Cs=args.C_grid, verbose=not args.quiet, confidence=args.confidence,
-                                 budget_seconds=args.budget_seconds)
+                                 budget_seconds=args.budget_seconds, refit=args.refit)
     return _finish_one_output(args, result, described)
 
 
@@ -150,7 +150,7 @@ def _fit_novelty(args, X, X_test, y_test, described) -> int:
                          f"got {args.nu}")
     result = fit_lean_novelty(X, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale, nu=args.nu,
                               max_disagreement=args.max_disagreement / 100, verbose=not args.quiet,
-                              confidence=args.confidence, budget_seconds=args.budget_seconds)
+                              confidence=args.confidence, budget_seconds=args.budget_seconds, refit=args.refit)
     return _finish_one_output(args, result, described)
 
 

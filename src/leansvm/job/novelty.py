@@ -31,7 +31,7 @@ from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bo
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
-                                     cheap_candidates, choose_fewest, one_output_deadline,
+                                     cheap_candidates, choose_fewest, one_output_deadline, refit_budget_model,
                                      summarize, train_exact_model)
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
@@ -68,11 +68,12 @@ def _check(nu, gamma_factor, max_disagreement, validation_fraction, confidence=D
 def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, nu=DEFAULT_NU,
                      gamma_factor=1.0, max_disagreement=0.01, size_fractions=DEFAULT_SIZE_FRACTIONS,
                      validation_fraction=0.2, random_state=0, verbose=False,
-                     confidence=DEFAULT_CONFIDENCE, budget_seconds=None) -> OneOutputResult:
+                     confidence=DEFAULT_CONFIDENCE, budget_seconds=None, refit=True) -> OneOutputResult:
     """Data to the cheapest one-class SVM (module docstring). ``max_disagreement``: a fraction
     (0.01 = the returned model labels at most 1 % of the validation rows otherwise than the exact
     model). ``y`` (or a ``target`` column) is ignored but for its removal from a table.
-    ``budget_seconds``: a bound on the whole call (the exact model on a subsample, fewer sizes)."""
+    ``budget_seconds``: a bound on the whole call (the exact model on a subsample, fewer sizes);
+    ``refit=False`` returns a chosen budget model as trained instead of training it again on every row."""
     from sklearn.model_selection import train_test_split
     from sklearn.utils import check_array
 
@@ -119,14 +120,21 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
              f"of the validation rows otherwise than the exact model ({100 * confidence:g} % bound "
              f"{100 * chosen.error_bound:.2f} %)",
              f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")
+    refit = refit_budget_model(chosen, X, None, X_fit.shape[0], deadline, log) if refit else None
+    final = refit or chosen
+    if refit is not None and X_test is not None:
+        predicted = refit.model.predict(X_test)
+        refit.test_error = float(np.mean(predicted != reference_test))
+        if y_test is not None:
+            refit.test_metrics = label_metrics(refit.model, X_test, predicted, y_test)
     measured = "test" if X_test is not None else "validation"
     X_eval = X_test if X_test is not None else X_val
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
-    model = chosen.model if preprocessor is None else io.with_preprocessing(preprocessor, chosen.model)
+    model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
     return OneOutputResult(
         "novelty", "disagreement", model, chosen, candidates, {"nu": nu, "gamma": gamma}, max_disagreement,
         f"labels differing from the exact model's on at most {100 * max_disagreement:g} % of the validation rows",
         log.steps, time.perf_counter() - start, summarize(X, X_test, X_val.shape[0]),
         {"part": measured, "labels": None if measured != "test" or y_test is None else np.asarray(y_test, float),
-         "exact": exact.model.decision_function(X_eval), "chosen": chosen.model.decision_function(X_eval)},
-        None, None if preprocessor is None else preprocessor.describe())
+         "exact": exact.model.decision_function(X_eval), "chosen": final.model.decision_function(X_eval)},
+        None, None if preprocessor is None else preprocessor.describe(), refit)

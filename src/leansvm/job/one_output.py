@@ -9,7 +9,8 @@ Both follow one plan after their own data and tuning stages:
    and a budgeted SGD model (``BSGDRegressor`` / ``BSGDOneClassSVM``) of each size;
 3. the choice (:func:`choose_fewest`): the fewest vectors whose validation error is at most the
    job's limit (regression: (1 + increase) x the exact model's RMSE; novelty: a share of
-   validation rows labelled otherwise than by the exact model);
+   validation rows labelled otherwise than by the exact model); a chosen budget model is trained
+   again on every row (:func:`refit_budget_model`);
 4. measurements never used for a choice: the same error on the test part, the prediction cost
    (:func:`leansvm.job.measure.measure_prediction_cost`).
 
@@ -76,14 +77,16 @@ class OneOutputResult:
     evaluation: dict = field(default_factory=dict)
     cv_results: dict | None = None
     preprocessing: str | None = None
+    #: the chosen budget model trained again on every row (:func:`refit_budget_model`), or None
+    refit: OneOutputCandidate | None = None
 
-    #: the classification report's prediction-cost plot reads these: no LIBSVM reference is timed
-    #: here, and the returned model is the chosen one (no refit)
+    #: the classification report's prediction-cost plot reads this: no LIBSVM reference is timed here
     libsvm_seconds_per_1000 = None
 
     @property
     def final(self) -> OneOutputCandidate:
-        return self.chosen
+        """The returned model's record: the refit of the chosen candidate, else the chosen one."""
+        return self.refit or self.chosen
 
     @property
     def exact(self) -> OneOutputCandidate:
@@ -166,6 +169,33 @@ def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, h
     return exact
 
 
+def refit_budget_model(chosen: OneOutputCandidate, X, y, n_fit, deadline, log) -> OneOutputCandidate | None:
+    """A chosen budget model of the same kind and budget trained again on every row ``X`` (the fit and
+    validation parts), as the classification job refits: more rows for a cost linear in them.
+
+    None when the chosen model is exact or compressed (kept as trained: their refit is an exact fit on
+    every row) or when the refit, estimated as the chosen fit's seconds x ``X``'s rows / ``n_fit``,
+    would end past the time budget (the log says so). ``y``: targets, or None for one-class models."""
+    from sklearn.base import clone
+
+    from leansvm.job.helpers import _timed
+
+    if chosen.kind != "budget":
+        return None
+    estimated, remaining = chosen.fit_seconds * X.shape[0] / n_fit, deadline.remaining()
+    if remaining is not None and estimated > remaining:
+        log.say(f"  no refit on all {X.shape[0]} rows: estimated at {estimated:.0f} s, {remaining:.0f} s of the "
+                "budget left; the chosen model is returned as trained")
+        return None
+    model, seconds = _timed(clone(chosen.model).fit, X, y)
+    refit = OneOutputCandidate(f"{chosen.name}, refit on all {X.shape[0]} rows", "budget", model,
+                               int(model.expansion_.n_support), seconds)
+    log.step("refit", f"{refit.name}: {refit.n_support} vectors",
+             f"the chosen kind and budget trained again on the validation rows too ({n_fit} -> {X.shape[0]} rows)",
+             seconds)
+    return refit
+
+
 def choose_fewest(candidates, limit) -> OneOutputCandidate:
     """The candidate with the fewest vectors whose error bound (:attr:`OneOutputCandidate.error_bound`)
     is at most ``limit`` (ties: the smaller bound); the exact model is within it by construction."""
@@ -182,16 +212,16 @@ def summarize(X, X_test, n_validation) -> dict:
 
 
 def format_one_output_table(result: OneOutputResult) -> str:
-    """The candidates, one line each: vectors, fit seconds, validation (and test) error, further
-    test figures; * = chosen."""
+    """The candidates (and the refit), one line each: vectors, fit seconds, validation (and test) error,
+    further test figures; * = returned."""
     from leansvm.job.report import number_cell
 
     extra = sorted({k for c in result.candidates for k in c.test_metrics})
     name = result.error_name
     lines = [f"{'model':<34} {'vectors':>8} {'fit s':>8} {'val ' + name:>16} {'test ' + name:>16}"
              + "".join(f" {'test ' + k:>13}" for k in extra)]
-    for c in result.candidates:
-        mark = " *" if c is result.chosen else ""
+    for c in result.candidates + ([result.refit] if result.refit is not None else []):
+        mark = " *" if c is result.final else ""
         lines.append(f"{c.name + mark:<34} {c.n_support:>8} {c.fit_seconds:>8.2f} {number_cell(c.validation_error):>16} "
                      f"{number_cell(c.test_error):>16}" + "".join(f" {number_cell(c.test_metrics.get(k)):>13}" for k in extra))
     return "\n".join(lines)

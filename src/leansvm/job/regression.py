@@ -19,7 +19,8 @@ Stages, as the classification job's (:mod:`leansvm.job.classification`), each on
    the training rows (an SVR's support vectors leave out the samples inside the tube) and
    :class:`leansvm.BSGDRegressor` with that budget, growing sizes while the time budget lasts;
 5. the choice: the fewest vectors whose validation RMSE is at most (1 + ``max_error_increase``)
-   x the exact model's; the returned model is that candidate as trained (no refit);
+   x the exact model's; a budget model is then trained again on every row (the validation rows
+   too), an exact or compressed one is returned as trained (its refit is an exact fit on all rows);
 6. measurements never used for a choice: test RMSE, prediction cost.
 
 Stages 3-6 are shared with novelty detection (:mod:`leansvm.job.one_output`). The HTML report:
@@ -40,7 +41,7 @@ from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
                                      cheap_candidates, choose_fewest, one_output_deadline,
-                                     summarize, train_exact_model)
+                                     refit_budget_model, summarize, train_exact_model)
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
 DEFAULT_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -67,10 +68,11 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
                         max_error_increase=0.02, epsilon=0.1, Cs=None, gamma_factors=None,
                         size_fractions=DEFAULT_SIZE_FRACTIONS, selection_size=2000, validation_fraction=0.2,
                         random_state=0, verbose=False, confidence=DEFAULT_CONFIDENCE,
-                        budget_seconds=None) -> OneOutputResult:
+                        budget_seconds=None, refit=True) -> OneOutputResult:
     """Data to the cheapest accurate SVR (module docstring). ``max_error_increase``: a fraction
     (0.02 = validation RMSE at most 2 % above the exact model's); ``budget_seconds``: a bound on
-    the whole call (the exact SVR on a subsample, fewer candidate sizes)."""
+    the whole call (the exact SVR on a subsample, fewer candidate sizes); ``refit=False`` returns a
+    chosen budget model as trained instead of training it again on every row."""
     from sklearn.model_selection import train_test_split
     from sklearn.utils import check_X_y
 
@@ -127,13 +129,17 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              f"(its {100 * confidence:g} % bound {chosen.error_bound:.4g})",
              f"the fewest vectors whose RMSE bound, from squared errors paired row by row with the exact "
              f"model's, is within {100 * max_error_increase:g} % of the exact model's {exact.validation_error:.4g}")
+    refit = refit_budget_model(chosen, X, y, X_fit.shape[0], deadline, log) if refit else None
+    final = refit or chosen
+    if refit is not None and X_test is not None and y_test is not None:
+        refit.test_error = _rmse(refit.model, X_test, np.asarray(y_test, dtype=np.float64))
     measured = "test" if X_test is not None and y_test is not None else "validation"
     X_eval, y_eval = (X_test, np.asarray(y_test, dtype=np.float64)) if measured == "test" else (X_val, y_val)
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
-    model = chosen.model if preprocessor is None else io.with_preprocessing(preprocessor, chosen.model)
+    model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
     return OneOutputResult(
         "regression", "RMSE", model, chosen, candidates, {"C": C, "gamma": gamma, "epsilon": eps}, limit,
         f"validation RMSE within {100 * max_error_increase:g} % of the exact SVR's", log.steps,
         time.perf_counter() - start, summarize(X, X_test, X_val.shape[0]),
-        {"part": measured, "y": y_eval, "exact": exact.model.predict(X_eval), "chosen": chosen.model.predict(X_eval)},
-        cv.cv_results_, None if preprocessor is None else preprocessor.describe())
+        {"part": measured, "y": y_eval, "exact": exact.model.predict(X_eval), "chosen": final.model.predict(X_eval)},
+        cv.cv_results_, None if preprocessor is None else preprocessor.describe(), refit)

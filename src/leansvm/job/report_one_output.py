@@ -72,7 +72,7 @@ def plot_predicted_vs_true(result) -> str:
     y = ev["y"]
     fig, ax = plt.subplots(figsize=(5.5, 5.5))
     ax.scatter(y, ev["exact"], s=6, alpha=0.4, color=KIND_STYLE["exact"][0], label="exact SVR")
-    ax.scatter(y, ev["chosen"], s=6, alpha=0.4, color="tab:red", label=f"returned: {result.chosen.name}")
+    ax.scatter(y, ev["chosen"], s=6, alpha=0.4, color="tab:red", label=f"returned: {result.final.name}")
     low, high = float(np.min(y)), float(np.max(y))
     ax.plot([low, high], [low, high], color="black", linewidth=1, label="predicted = true")
     ax.set_xlabel(f"true value ({ev['part']} part)")
@@ -90,7 +90,7 @@ def plot_residuals(result) -> str:
     bins = np.histogram_bin_edges(np.concatenate([exact, chosen]), bins=50)
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.hist(exact, bins=bins, alpha=0.5, color=KIND_STYLE["exact"][0], label="exact SVR")
-    ax.hist(chosen, bins=bins, alpha=0.5, color="tab:red", label=f"returned: {result.chosen.name}")
+    ax.hist(chosen, bins=bins, alpha=0.5, color="tab:red", label=f"returned: {result.final.name}")
     ax.axvline(0, color="black", linewidth=1)
     ax.set_xlabel(f"residual: predicted - true ({ev['part']} part)")
     ax.set_ylabel("rows")
@@ -105,7 +105,7 @@ def plot_score_distributions(result) -> str:
     plt = _pyplot()
     ev = result.evaluation
     labels = ev.get("labels")
-    panels = [("exact one-class SVM", ev["exact"]), (f"returned: {result.chosen.name}", ev["chosen"])]
+    panels = [("exact one-class SVM", ev["exact"]), (f"returned: {result.final.name}", ev["chosen"])]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     bins = np.histogram_bin_edges(np.concatenate([ev["exact"], ev["chosen"]]), bins=50)
     for ax, (name, scores) in zip(axes, panels):
@@ -141,14 +141,16 @@ def _models_section(result) -> str:
     extra = sorted({k for c in result.candidates for k in c.test_metrics})
     exact_cost = result.exact.seconds_per_1000
     models = sorted(result.candidates, key=lambda c: (c.kind != "exact", c.kind, c.n_support))
+    models += [result.refit] if result.refit is not None else []
     rows, classes = [], []
     for c in models:
-        rows.append((c.name + (" (chosen)" if c is result.chosen else ""), c.kind, c.n_support,
+        mark = " (returned)" if c is result.final else " (chosen)" if c is result.chosen else ""
+        rows.append((c.name + mark, c.kind, c.n_support,
                      number_cell(c.validation_error), number_cell(c.test_error),
                      *[number_cell(c.test_metrics.get(k)) for k in extra], f"{c.fit_seconds:.2f}",
                      number_cell(None if c.seconds_per_1000 is None else 1000 * c.seconds_per_1000, ".3f"),
                      "-" if not (c.seconds_per_1000 and exact_cost) else f"{exact_cost / c.seconds_per_1000:.1f}x"))
-        classes.append("chosen" if c is result.chosen else "")
+        classes.append("chosen" if c is result.chosen or c is result.final else "")
     name = result.error_name
     header = ("model", "kind", "vectors", f"validation {name}", f"test {name}", *[f"test {k}" for k in extra],
               "fit s", "ms / 1000 predictions", "speed vs exact")
@@ -184,12 +186,13 @@ def render_one_output_report(result, title="leansvm fit report") -> tuple[str, l
             f"Decision values of the exact and the returned one-class model on the {part} part; below 0: "
             "flagged as outside.")
     add(plot_prediction_cost(result), "cost", "prediction cost", "Milliseconds per 1000 predictions of each model.")
-    chosen = result.chosen
+    chosen, final = result.chosen, result.final
     headline = (f"Chosen: <b>{_esc(chosen.name)}</b> with {chosen.n_support} vectors (the exact model has "
                 f"{result.exact.n_support}), validation {_esc(result.error_name)} {number_cell(chosen.validation_error)}"
-                + (f", test {_esc(result.error_name)} {number_cell(chosen.test_error)}" if chosen.test_error is not None
+                + (f"; returned: <b>{_esc(final.name)}</b>" if final is not chosen else "")
+                + (f", test {_esc(result.error_name)} {number_cell(final.test_error)}" if final.test_error is not None
                    else "")
-                + "".join(f", test {_esc(k)} {number_cell(v)}" for k, v in chosen.test_metrics.items()) + ".")
+                + "".join(f", test {_esc(k)} {number_cell(v)}" for k, v in final.test_metrics.items()) + ".")
     sections = _summary_section(result) + _steps_section(result) + _models_section(result)
     return html_page(title, headline, sections, figures, [], len(names)), names
 
