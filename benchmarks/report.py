@@ -515,10 +515,11 @@ HAND_WRITTEN_PAGE = "5aab5df"
 
 def elsewhere_section() -> str:
     out = ["## Other measurements", "",
-           "These capabilities' figures are on their pages, each with the command that reproduces it; "
-           "their results files are under `benchmarks/results/`. A figure that the docs or a docstring "
-           "cite from BENCHMARKS.md and that has no section above is from the earlier hand-written page, "
-           f"with its run notes: `git show {HAND_WRITTEN_PAGE}:BENCHMARKS.md`.", "",
+           "These capabilities' figures are on their pages, each with the command that reproduces it. "
+           "`benchmarks/results/` keeps only the files this page and the docs read; a figure that the docs or "
+           "a docstring cite from BENCHMARKS.md and that has no section above is from the earlier hand-written "
+           f"page, with its run notes and results files: `git show {HAND_WRITTEN_PAGE}:BENCHMARKS.md`, "
+           f"`git ls-tree {HAND_WRITTEN_PAGE} benchmarks/results/`.", "",
            "| capability | page | benchmark |", "|---|---|---|"]
     out += [f"| {what} | {page} | {bench} |" for what, page, bench in ELSEWHERE]
     return "\n".join(out)
