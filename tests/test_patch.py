@@ -55,11 +55,30 @@ def test_patch_and_unpatch_in_process(capsys):
         fitted = clone(model).fit(X, y)
         again = pickle.loads(pickle.dumps(fitted))
         np.testing.assert_array_equal(again.predict(X), fitted.predict(X))
-        fallback = SVC(break_ties=True)                      # not covered: scikit-learn's own, with a note
-        assert type(fallback) is original
-        assert "stays scikit-learn's" in capsys.readouterr().err
+        ties = SVC(break_ties=True, decision_function_shape="ovr")       # covered: leansvm's own
+        assert isinstance(ties, leansvm.SVC) and capsys.readouterr().err == ""
     finally:
         leansvm.unpatch_sklearn()
     assert sklearn.svm.SVC is original
+
+
+def test_a_parameter_leansvm_lacks_keeps_scikit_learns_estimator(monkeypatch, capsys):
+    """A scikit-learn parameter leansvm does not have (here one a later scikit-learn might add): at its
+    default the object is leansvm's; at another value scikit-learn's own, with a note."""
+    import sklearn.svm
+
+    from leansvm import patch
+
+    class LaterSVC(sklearn.svm.SVC):
+        def __init__(self, *, C=1.0, later_option=None):
+            super().__init__(C=C)
+            self.later_option = later_option
+
+    monkeypatch.setitem(patch._ORIGINAL, "SVC", LaterSVC)
+    replacement = patch._replacement("SVC")
+    assert isinstance(replacement(C=2.0), leansvm.SVC) and replacement(C=2.0).get_params()["later_option"] is None
+    fallback = replacement(later_option=3)
+    assert type(fallback) is LaterSVC and fallback.later_option == 3
+    assert "stays scikit-learn's: leansvm does not cover later_option=3" in capsys.readouterr().err
     with pytest.raises(ValueError, match="leansvm replaces"):
         leansvm.patch_sklearn(["LinearSVC"])

@@ -9,7 +9,7 @@
 ``SVC``, ``NuSVC``, ``SVR``, ``NuSVR`` and ``OneClassSVM`` of ``sklearn.svm`` become classes that
 build leansvm's estimators: the same parameters (scikit-learn's names and defaults, plus leansvm's
 own such as ``n_jobs``), the same fitted attributes and methods. A parameter leansvm does not cover
-at a value other than scikit-learn's default (``break_ties=True``) builds scikit-learn's own
+(none of scikit-learn 1.9's) at a value other than scikit-learn's default builds scikit-learn's own
 estimator instead, with a one-line note on standard error. Other estimators (``LinearSVC``, ...)
 are left as they are. ``unpatch_sklearn()`` restores scikit-learn's classes.
 """

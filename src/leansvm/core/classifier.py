@@ -155,6 +155,13 @@ class KernelClassifierMixin(ExpansionAttributes, ClassifierMixin):
                               getattr(self, "decision_function_shape", "ovr"))
 
     def predict(self, X):
+        """The class of each row: one-vs-one votes (ties to the lower class, as LIBSVM), or with
+        ``break_ties`` and more than two classes the largest 'ovr' decision value, as scikit-learn."""
+        break_ties = getattr(self, "break_ties", False)
+        if break_ties and getattr(self, "decision_function_shape", "ovr") == "ovo":
+            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
+        if break_ties and len(self.classes_) > 2:
+            return self.classes_[np.argmax(self.decision_function(X), axis=1)]
         raw = self._raw_decision(X)
         return self.classes_[predict_index(raw, len(self.classes_), self.multiclass_)]
 

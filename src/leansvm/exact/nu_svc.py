@@ -64,6 +64,10 @@ class NuSVC(SVC):
         Bound on the solver iterations (-1: none); a ``ConvergenceWarning`` when reached.
     decision_function_shape : {'ovr', 'ovo'}, default='ovr'
         Shape of ``decision_function`` for more than two classes, as scikit-learn.
+    break_ties : bool, default=False
+        With more than two classes and ``decision_function_shape='ovr'``: ``predict`` takes the
+        class of the largest ``decision_function`` value (votes plus confidences), so that tied
+        votes go to the more confident class, as scikit-learn; ``'ovo'`` with it is an error.
     probability : bool, default=False
         Classifiers: Platt-scaled ``predict_proba``; regressors: LIBSVM's Laplace noise scale ``probA_``.
     random_state : int, RandomState or None, default=None
@@ -113,7 +117,7 @@ class NuSVC(SVC):
 
     def __init__(self, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
                  cache_size=200.0, class_weight=None, max_iter=-1, decision_function_shape="ovr",
-                 probability=False, random_state=None, verbose=False,
+                 break_ties=False, probability=False, random_state=None, verbose=False,
                  working_set_size=DEFAULT_WORKING_SET, multiclass="ovo", n_jobs=-1, shrinking=True):
         self.nu = nu
         self.kernel = kernel
@@ -125,6 +129,7 @@ class NuSVC(SVC):
         self.class_weight = class_weight
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
         self.probability = probability
         self.random_state = random_state
         self.verbose = verbose

@@ -52,6 +52,10 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         Bound on the solver's iterations (-1: none); a ``ConvergenceWarning`` when reached.
     decision_function_shape : {'ovr', 'ovo'}, default='ovr'
         Shape of ``decision_function`` for more than two classes, as scikit-learn.
+    break_ties : bool, default=False
+        With more than two classes and ``decision_function_shape='ovr'``: ``predict`` takes the
+        class of the largest ``decision_function`` value (votes plus confidences), so that tied
+        votes go to the more confident class, as scikit-learn; ``'ovo'`` with it is an error.
     probability : bool, default=False
         Fit Platt-scaled probabilities (``predict_proba``) by internal cross-validation.
     random_state : int, RandomState or None, default=None
@@ -107,7 +111,7 @@ class SVC(KernelClassifierMixin, BaseEstimator):
 
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
                  cache_size=200.0, class_weight=None, max_iter=-1, decision_function_shape="ovr",
-                 probability=False, random_state=None, verbose=False,
+                 break_ties=False, probability=False, random_state=None, verbose=False,
                  working_set_size=DEFAULT_WORKING_SET, multiclass="ovo", n_jobs=-1,
                  shrinking=True):
         self.C = C
@@ -120,6 +124,7 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
         self.probability = probability
         self.random_state = random_state
         self.verbose = verbose
