@@ -84,7 +84,7 @@ def _run_regression(ds, seed, increase, confidence):
     chosen, job_exact = result.chosen, result.exact
     relative = lambda error: 100 * (error / job_exact.validation_error - 1)  # noqa: E731
     return {"dataset": ds.name, "task": "regression", "seed": seed, **result.params, "chosen": chosen.name,
-            "kind": chosen.kind, "returned_n_sv": int(chosen.n_support), "exact_n_sv": int(exact.expansion_.n_support),
+            "returned": result.final.name, "kind": chosen.kind, "returned_n_sv": int(result.final.n_support), "exact_n_sv": int(exact.expansion_.n_support),
             "exact_test_rmse": exact_rmse, "returned_test_rmse": returned_rmse,
             "realised_increase_pct": 100 * (returned_rmse / exact_rmse - 1),
             "estimated_increase_pct": relative(chosen.validation_error),
