@@ -429,7 +429,7 @@ def one_output_section() -> str:
     names = {"svr": "epsilon-SVR", "nusvr": "nu-SVR", "oneclass": "one-class SVM", "nusvc": "nu-SVC"}
     out = ["## Regression, novelty detection and nu-SVC against LIBSVM", "",
            "leansvm's `SVR`, `NuSVR`, `OneClassSVM` and `NuSVC` (one thread) against LIBSVM (scikit-learn, one "
-           "thread) and scikit-learn-intelex (2 threads), the same parameters (../shared/benchmarks.md: regression "
+           "thread) and scikit-learn-intelex (2 threads), the same parameters (docs/datasets.md: regression "
            "C = 10, epsilon = 0.1 or nu = 0.5; one-class and nu-SVC nu = 0.1 / 0.2). 'x' = the peer's fit time / "
            "leansvm's; 'objective': leansvm's dual objective relative to LIBSVM's (regression and one-class); "
            "score: test RMSE in standardised units (regression), ROC AUC (one-class), accuracy (nu-SVC).", "",
