@@ -122,3 +122,23 @@ def test_a_time_budget_fits_the_exact_svr_on_a_subsample_and_leaves_sizes_out(fr
     assert said and "10, 20" in said[0]
     with pytest.raises(ValueError, match="budget_seconds"):
         fit_lean_regression(X, z, budget_seconds=0, **SMALL)
+
+
+def test_compressed_candidates_get_fitting_points_that_grow_with_the_size(friedman, monkeypatch):
+    """At least compression_points rows, 4 per vector and 3 per fitted parameter (d + 1 per vector),
+    never compress's own 20,000-row cap."""
+    from leansvm.job.one_output import OneOutputCandidate, cheap_candidates
+
+    X, z = friedman[0][:600], friedman[1][:600]
+    exact = OneOutputCandidate("exact SVR", "exact", leansvm.SVR(C=10.0, gamma=0.1).fit(X, z), 0, 0.0)
+    seen = []
+    real = leansvm.compress
+
+    def recording(model, n_sv, X, y, max_fit_points, **kw):
+        seen.append((n_sv, X.shape[0], y.shape[0], max_fit_points))
+        return real(model, n_sv=n_sv, X=X, y=y, max_fit_points=max_fit_points, **kw)
+
+    monkeypatch.setattr(leansvm, "compress", recording)
+    make_budget = lambda size: leansvm.BSGDRegressor(budget=size, C=10.0, gamma=0.1, random_state=0)  # noqa: E731
+    cheap_candidates(exact, make_budget, X, z, [10, 20, 40], 0, "SVR", compression_points=100)
+    assert seen == [(10, 210, 210, None), (20, 420, 420, None), (40, 600, 600, None)]   # d = 6: 3 x 7 per vector
