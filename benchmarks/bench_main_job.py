@@ -145,13 +145,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=list(DEFAULT_DATASETS))
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0, help="run seeds first-seed ... first-seed + seeds - 1")
     parser.add_argument("--max-accuracy-drop", type=float, default=0.5, help="percentage points")
     parser.add_argument("--max-error-increase", type=float, default=0.02,
                         help="regression: a fraction of the exact model's RMSE")
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes (one thread each)")
     args = parser.parse_args(argv)
-    tasks = [(name, seed) for name in args.datasets for seed in range(args.seeds)]
+    tasks = [(name, seed) for name in args.datasets for seed in range(args.first_seed, args.first_seed + args.seeds)]
     os.environ.setdefault("LEANSVM_PROGRESS", "0")
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"main-job-{time.strftime('%Y%m%d-%H%M%S')}.json"
