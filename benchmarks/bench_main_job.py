@@ -162,7 +162,7 @@ def main(argv=None) -> int:
         with atomic_write(out, "w", encoding="utf-8") as f:
             json.dump({"max_accuracy_drop_points": args.max_accuracy_drop,
                        "max_error_increase_pct": 100 * args.max_error_increase, "confidence": args.confidence,
-                       "seeds": args.seeds, "jobs": args.jobs, "threads_per_job": 1, "cpu_count": os.cpu_count(),
+                       "seeds": args.seeds, "first_seed": args.first_seed, "jobs": args.jobs, "threads_per_job": 1, "cpu_count": os.cpu_count(),
                        "complete": summary is not None, "summary": summary, "rows": rows}, f, indent=1,
                       default=lambda o: o.item() if hasattr(o, "item") else str(o))
 

@@ -181,7 +181,8 @@ def promise_section() -> str:
     out += regression_promise_table(data)
     out += ["", "Reproduce: " + "; ".join(
         f"`python benchmarks/bench_main_job.py --datasets {' '.join(sorted({r['dataset'] for r in run['rows']}))} "
-        f"--seeds {run['seeds']} --jobs {run['jobs']}` (`{path.name}`)" for path, run in runs) + "."]
+        f"--seeds {run['seeds']}" + (f" --first-seed {run['first_seed']}" if run.get("first_seed") else "")
+        + f" --jobs {run['jobs']}` (`{path.name}`)" for path, run in runs) + "."]
     return "\n".join(out)
 
 
