@@ -199,9 +199,8 @@ def regression_promise_table(data: dict) -> list:
                f"'returned' column names the choice). **{sum(e <= 1e-9 for e in excess)} of {len(rows)} runs within the promise, "
                f"{sum(e <= 0.5 + 1e-9 for e in excess)} within the promise + 0.5 %, largest excess "
                f"{max(excess):+.2f} %; {sum(r['kind'] != 'exact' for r in rows)} runs returned a cheaper model.**"
-               + (f" Partial: the benchmark was stopped after these {len(rows)} of its "
-                  f"{len({r['dataset'] for r in rows}) * data['seeds']} runs (sets x seeds); the others were not "
-                  "measured." if len(rows) < len({r['dataset'] for r in rows}) * data['seeds'] else ""), "",
+               + (f" Partial: {len(rows)} of the {len({r['dataset'] for r in rows}) * data['seeds']} runs (sets x "
+                  "seeds) were measured; the others were not." if len(rows) < len({r['dataset'] for r in rows}) * data['seeds'] else ""), "",
            "| dataset | seed | returned | #SV | exact #SV | estimated increase % | 95 % bound % | realised increase % "
            "| s |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
