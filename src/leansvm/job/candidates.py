@@ -117,10 +117,11 @@ def _growth(t_small, n_small, t_large, n_large) -> float:
                          GROWTH_MIN, GROWTH_MAX))
 
 
-def scaled_fit_seconds(seconds, n_to, n_from) -> float:
-    """A fit of ``seconds`` on ``n_from`` rows, scaled to ``n_to`` rows as n^GROWTH_MIN (the refit's
-    estimate: the chosen model again on all rows)."""
-    return seconds * (n_to / max(n_from, 1)) ** GROWTH_MIN
+def scaled_fit_seconds(seconds, n_to, n_from, power=GROWTH_MIN) -> float:
+    """A fit of ``seconds`` on ``n_from`` rows, scaled to ``n_to`` rows as n^``power`` (the refit's
+    estimate: the chosen model again on all rows; 1 for the one-output jobs' budget models, whose
+    SGD pass is linear in the rows)."""
+    return seconds * (n_to / max(n_from, 1)) ** power
 
 
 def estimate_exact_seconds(X, y, C, gamma, sample_size=2000, random_state=0) -> tuple[float, float, int, float]:

@@ -105,16 +105,10 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
                                             candidate_sizes(exact.n_support, size_fractions), random_state,
                                             "one-class SVM", time_limit=deadline.allowance("compress"), log=log)
     reference_val = exact.model.predict(X_val)
-    reference_test = None if X_test is None else exact.model.predict(X_test)
     for c in candidates:
         differ = c.model.predict(X_val) != reference_val
         c.validation_error = float(np.mean(differ))
         c.error_bound = c.validation_error if c is exact else share_bound(differ, confidence)
-        if X_test is not None:
-            predicted = c.model.predict(X_test)
-            c.test_error = float(np.mean(predicted != reference_test))
-            if y_test is not None:
-                c.test_metrics = label_metrics(c.model, X_test, predicted, y_test)
     chosen = choose_fewest(candidates, max_disagreement)
     log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, labels {100 * chosen.validation_error:.2f} % "
              f"of the validation rows otherwise than the exact model ({100 * confidence:g} % bound "
@@ -122,11 +116,13 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
              f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")
     refit = refit_budget_model(chosen, X, None, X_fit.shape[0], deadline, log) if refit else None
     final = refit or chosen
-    if refit is not None and X_test is not None:
-        predicted = refit.model.predict(X_test)
-        refit.test_error = float(np.mean(predicted != reference_test))
-        if y_test is not None:
-            refit.test_metrics = label_metrics(refit.model, X_test, predicted, y_test)
+    if X_test is not None:                                    # measured, never used for the choice
+        reference_test = exact.model.predict(X_test)
+        for c in candidates + ([refit] if refit is not None else []):
+            predicted = c.model.predict(X_test)
+            c.test_error = float(np.mean(predicted != reference_test))
+            if y_test is not None:
+                c.test_metrics = label_metrics(c.model, X_test, predicted, y_test)
     measured = "test" if X_test is not None else "validation"
     X_eval = X_test if X_test is not None else X_val
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])

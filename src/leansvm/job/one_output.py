@@ -193,11 +193,12 @@ def refit_budget_model(chosen: OneOutputCandidate, X, y, n_fit, deadline, log) -
     would end past the time budget (the log says so). ``y``: targets, or None for one-class models."""
     from sklearn.base import clone
 
+    from leansvm.job.candidates import scaled_fit_seconds
     from leansvm.job.helpers import _timed
 
     if chosen.kind != "budget":
         return None
-    estimated, remaining = chosen.fit_seconds * X.shape[0] / n_fit, deadline.remaining()
+    estimated, remaining = scaled_fit_seconds(chosen.fit_seconds, X.shape[0], n_fit, power=1), deadline.remaining()
     if remaining is not None and estimated > remaining:
         log.say(f"  no refit on all {X.shape[0]} rows: estimated at {estimated:.0f} s, {remaining:.0f} s of the "
                 "budget left; the chosen model is returned as trained")

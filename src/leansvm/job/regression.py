@@ -121,8 +121,6 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
         errors = c.model.predict(X_val) - y_val
         c.validation_error = float(np.sqrt(np.mean(errors ** 2)))
         c.error_bound = c.validation_error if c is exact else rmse_bound(exact_errors, errors, confidence)
-        if X_test is not None and y_test is not None:
-            c.test_error = _rmse(c.model, X_test, np.asarray(y_test, dtype=np.float64))
     limit = (1 + max_error_increase) * exact.validation_error
     chosen = choose_fewest(candidates, limit)
     log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, validation RMSE {chosen.validation_error:.4g} "
@@ -131,8 +129,9 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              f"model's, is within {100 * max_error_increase:g} % of the exact model's {exact.validation_error:.4g}")
     refit = refit_budget_model(chosen, X, y, X_fit.shape[0], deadline, log) if refit else None
     final = refit or chosen
-    if refit is not None and X_test is not None and y_test is not None:
-        refit.test_error = _rmse(refit.model, X_test, np.asarray(y_test, dtype=np.float64))
+    if X_test is not None and y_test is not None:             # measured, never used for the choice
+        for c in candidates + ([refit] if refit is not None else []):
+            c.test_error = _rmse(c.model, X_test, np.asarray(y_test, dtype=np.float64))
     measured = "test" if X_test is not None and y_test is not None else "validation"
     X_eval, y_eval = (X_test, np.asarray(y_test, dtype=np.float64)) if measured == "test" else (X_val, y_val)
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
