@@ -161,8 +161,9 @@ def load(name: str, data_dir=None, standardize=True) -> Dataset:
         n = int(digits) * {"": 1, "k": 10**3, "m": 10**6}[suffix.lower()]
         if n < 2:
             raise ValueError(f"{name!r}: the training set needs at least 2 samples")
-        return {"synth": _synth, "checker": _checker}[kind](name, n) if kind != "friedman1" else \
-            _friedman1(name, n, standardize)
+        if kind == "friedman1":
+            return _friedman1(name, n, standardize)
+        return _synth(name, n) if kind == "synth" else _checker(name, n)
     raise ValueError(
         f"unknown dataset {name!r}; valid names: {', '.join(NAMES)} "
         "(plus synth-<N>, checker-<N> and friedman1-<N> for any N, e.g. synth-5k, checker-2M)"
