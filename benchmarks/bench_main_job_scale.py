@@ -1,6 +1,6 @@
 """The main job at 200k-1M rows: ``leansvm fit`` under a time budget beside Nystroem + a linear model.
 
-    python benchmarks/bench_main_job_scale.py [--datasets synth-200k synth-1M checker-1M]
+    python benchmarks/bench_main_job_scale.py [--datasets synth-200k synth-1M checker-1M friedman1-1M]
                                               [--budget-seconds 600]
 
 For each dataset (its benchmark training and test parts, ``docs/datasets.md``): ``leansvm.fit_lean``

@@ -114,31 +114,36 @@ def _task_rows(data: dict, task: str) -> list:
     return [r for r in data["rows"] if "error" not in r and r.get("task", "classification") == task]
 
 
-def promise_summary(data: dict) -> dict:
-    rows = _task_rows(data, "classification")
-    drop = data["max_accuracy_drop_points"]
-    excess = [r["realised_drop_points"] - drop for r in rows]
+#: each task's realised figure in a row and the promise in the run's settings (points; percent of RMSE)
+PROMISES = {"classification": ("realised_drop_points", "max_accuracy_drop_points"),
+            "regression": ("realised_increase_pct", "max_error_increase_pct")}
+
+
+def promise_summary(data: dict, task: str = "classification") -> dict:
+    """The runs of ``task``: within the promise, within it + 0.5, the largest excess and realised figure,
+    the cheaper models and their median share of the exact model's vectors."""
+    rows = _task_rows(data, task)
+    realised, promised = PROMISES[task]
+    drop = data[promised]
+    excess = [r[realised] - drop for r in rows]
     cheaper = [r for r in rows if r["kind"] != "exact"]
     ratios = sorted(r["returned_n_sv"] / max(r["exact_n_sv"], 1) for r in cheaper)
     return {"runs": len(rows), "sets": len({r["dataset"] for r in rows}), "seeds": data["seeds"],
             "drop": drop, "confidence": data["confidence"],
             "within": sum(e <= 1e-9 for e in excess), "within_half": sum(e <= 0.5 + 1e-9 for e in excess),
-            "largest_excess": max(excess), "cheaper": len(cheaper),
-            "median_ratio": ratios[len(ratios) // 2] if ratios else None}
+            "largest_excess": max(excess, default=None), "largest": max((r[realised] for r in rows), default=None),
+            "cheaper": len(cheaper), "median_ratio": ratios[len(ratios) // 2] if ratios else None}
 
 
 def regression_promise_sentence(data: dict) -> str:
     """README's words on the regression runs of the promise benchmark ('' when there are none)."""
-    rows = _task_rows(data, "regression")
-    if not rows:
+    s = promise_summary(data, "regression")
+    if not s["runs"]:
         return ""
-    promised = data["max_error_increase_pct"]
-    excess = [r["realised_increase_pct"] - promised for r in rows]
-    sets = sorted({r["dataset"] for r in rows})
-    return (f" On regression ({', '.join(sets)}; {len(rows)} runs), with a promised RMSE increase of "
-            f"{promised:g} %, {sum(e <= 1e-9 for e in excess)} runs were within it (largest realised increase "
-            f"{max(r['realised_increase_pct'] for r in rows):+.2f} %) with a median "
-            f"{100 * sorted(r['returned_n_sv'] / r['exact_n_sv'] for r in rows)[len(rows) // 2]:.0f} % of the "
+    sets = sorted({r["dataset"] for r in _task_rows(data, "regression")})
+    return (f" On regression ({', '.join(sets)}; {s['runs']} runs), with a promised RMSE increase of "
+            f"{s['drop']:g} %, {s['within']} runs were within it (largest realised increase "
+            f"{s['largest']:+.2f} %) with a median {100 * s['median_ratio']:.0f} % of the "
             f"exact SVR's support vectors.")
 
 
@@ -191,16 +196,16 @@ def regression_promise_table(data: dict) -> list:
     rows = sorted(_task_rows(data, "regression"), key=lambda r: (r["dataset"], r["seed"]))
     if not rows:
         return []
-    promised = data["max_error_increase_pct"]
-    excess = [r["realised_increase_pct"] - promised for r in rows]
+    s = promise_summary(data, "regression")
+    planned = s["sets"] * data["seeds"]
     out = ["", f"Regression (`fit_lean` on continuous targets, the split not stratified): the promise is a test "
-               f"RMSE at most {promised:g} % above the exact SVR's (the same C, gamma and epsilon, the same "
+               f"RMSE at most {s['drop']:g} % above the exact SVR's (the same C, gamma and epsilon, the same "
                f"training rows); a chosen budget model is returned trained again on every training row (the "
-               f"'returned' column names the choice). **{sum(e <= 1e-9 for e in excess)} of {len(rows)} runs within the promise, "
-               f"{sum(e <= 0.5 + 1e-9 for e in excess)} within the promise + 0.5 %, largest excess "
-               f"{max(excess):+.2f} %; {sum(r['kind'] != 'exact' for r in rows)} runs returned a cheaper model.**"
-               + (f" Partial: {len(rows)} of the {len({r['dataset'] for r in rows}) * data['seeds']} runs (sets x "
-                  "seeds) were measured; the others were not." if len(rows) < len({r['dataset'] for r in rows}) * data['seeds'] else ""), "",
+               f"'returned' column names the choice). **{s['within']} of {s['runs']} runs within the promise, "
+               f"{s['within_half']} within the promise + 0.5 %, largest excess "
+               f"{s['largest_excess']:+.2f} %; {s['cheaper']} runs returned a cheaper model.**"
+               + (f" Partial: {s['runs']} of the {planned} runs (sets x seeds) were measured; the others were not."
+                  if s["runs"] < planned else ""), "",
            "| dataset | seed | returned | #SV | exact #SV | estimated increase % | 95 % bound % | realised increase % "
            "| s |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
