@@ -24,6 +24,22 @@ from leansvm.core.multiclass import predict_index
 RESULTS_DIR = Path(os.environ.get("LEANSVM_BENCH_RESULTS") or Path(__file__).resolve().parent / "results")
 
 
+
+# -- data -------------------------------------------------------------------------------------
+#: the regression sets and their gamma; any other name is a classification set of leansvm.datasets
+REGRESSION_GAMMA = {"diamonds": 0.01, "friedman1-10k": 0.03, "friedman1-50k": 0.03}
+#: the one-class sets and the class trained on
+ONE_CLASS_LABEL = {"magic": "g", "satimage": 1, "a9a": -1}
+
+
+def load_regression(name):
+    """(X_train, z_train, X_test, z_test) of ``leansvm.datasets.load(name)``: X and z standardised on
+    the training part."""
+    from leansvm import datasets
+    ds = datasets.load(name)
+    return ds.X_train, ds.y_train, ds.X_test, ds.y_test
+
+
 # -- timing ------------------------------------------------------------------------------------
 def race(contenders: dict, repeat: int = 1, budget_s: float = 20.0) -> tuple[dict, dict]:
     """Run each callable ``repeat`` times, interleaved, and keep the best time of each.

@@ -87,7 +87,7 @@ def exact_section() -> str:
                    f"{one['intelex_s'] / one['leansvm_s']:.2f} | {two['leansvm_s']:.3f} | {two['intelex_s']:.3f} | "
                    f"{two['intelex_s'] / two['leansvm_s']:.2f} | {_n(one['leansvm_sv'])} / {_n(one['libsvm_sv'])} | "
                    f"{one['accuracy']:.4f} |")
-    out += ["", "Reproduce: `python benchmarks/bench_irwls.py --datasets <sets> --q 128 --shrinking 1 --n-jobs 1,-1 "
+    out += ["", "Reproduce: `python benchmarks/exact/bench_irwls.py --datasets <sets> --q 128 --shrinking 1 --n-jobs 1,-1 "
             "--cache-size 200 --intelex --repeat 5 --name final` "
             f"(files {', '.join(f'`{n}`' for n in EXACT_FILES)})."]
     return "\n".join(out)
@@ -158,7 +158,7 @@ def promise_sentence() -> str:
             f"the exact model's in {s['within']} of {s['runs']} runs and never more than "
             f"{max(s['largest_excess'], 0):.2f} points beyond it; {s['cheaper']} of the {s['runs']} returned a "
             f"model with a median {100 * s['median_ratio']:.0f} % of the exact model's support vectors "
-            f"(`benchmarks/bench_main_job.py`).{regression_promise_sentence(data)} The rest is in "
+            f"(`benchmarks/main_job/bench_main_job.py`).{regression_promise_sentence(data)} The rest is in "
             f"[BENCHMARKS.md](BENCHMARKS.md).")
     return "\n".join(textwrap.wrap(text, 95))
 
@@ -185,7 +185,7 @@ def promise_section() -> str:
                    f"{r['wall_seconds']:.0f} |")
     out += regression_promise_table(data)
     out += ["", "Reproduce: " + "; ".join(
-        f"`python benchmarks/bench_main_job.py --datasets {' '.join(sorted({r['dataset'] for r in run['rows']}))} "
+        f"`python benchmarks/main_job/bench_main_job.py --datasets {' '.join(sorted({r['dataset'] for r in run['rows']}))} "
         f"--seeds {run['seeds']}" + (f" --first-seed {run['first_seed']}" if run.get("first_seed") else "")
         + f" --jobs {run['jobs']}` (`{path.name}`)" for path, run in runs) + "."]
     return "\n".join(out)
@@ -251,7 +251,7 @@ def scale_runs() -> dict:
 def scale_sentence() -> str:
     """README's table of the main job at scale: each (set, budget), the returned model beside its reference
     (the exact SVC on the largest subsample fitted in 10 minutes where the job fitted it on a subsample)."""
-    lines = ["`leansvm fit --budget-seconds S` on the large sets, 2 cores (`benchmarks/bench_main_job_scale.py`); "
+    lines = ["`leansvm fit --budget-seconds S` on the large sets, 2 cores (`benchmarks/main_job/bench_main_job_scale.py`); "
              "the reference is the exact SVC on the training part, or on the largest subsample estimated to fit in "
              "10 minutes where the job itself could only fit a subsample:", "",
              "| set | S | took s | peak GB | returned | #SV | test acc (RMSE) | reference #SV, test acc (RMSE) |",
@@ -285,7 +285,7 @@ def scale_section() -> str:
         out.append(f"| {name} | {data['cpu_count']} | {budget:g} | {r['seconds']:.0f} | {r['peak_gb']:.1f} | "
                    f"{r['returned']} | {_n(r['returned_n_sv'])} | {_test_score(r, 'returned_')} | "
                    f"{_n(r['exact_n_sv'])} | {_test_score(r, 'exact_')} | " + _reference_cells(r) + f" | {_peer_cell(r)} |")
-    out += ["", "Reproduce: `python benchmarks/bench_main_job_scale.py --datasets <set> --budget-seconds <s> "
+    out += ["", "Reproduce: `python benchmarks/main_job/bench_main_job_scale.py --datasets <set> --budget-seconds <s> "
             "--no-peer --reference-seconds 600` (files " + ", ".join(sorted({f"`{p.name}`" for p, _, _ in runs.values()})) + ")."]
     return "\n".join(out)
 
@@ -304,7 +304,7 @@ def compression_section() -> str:
     for r in data["rows"]:
         out.append(f"| {r['shape']} | {r['path']} | {r['seconds']:.4f} | {r['gflops']:.1f} | "
                    f"{100 * r['share_of_float32_gemm']:.0f} % |")
-    out += ["", f"Reproduce: `python benchmarks/bench_compression_speed.py` (`{path.name}`)."]
+    out += ["", f"Reproduce: `python benchmarks/compression/bench_compression_speed.py` (`{path.name}`)."]
     return "\n".join(out)
 
 
@@ -323,7 +323,7 @@ def cache_section() -> str:
             continue
         out.append(f"| {r['dataset']} | {r['n_jobs']} | {d['leansvm_s']:.2f} | {r['leansvm_s']:.2f} | "
                    f"{d['leansvm_s'] / r['leansvm_s']:.2f} | {d['iterations']} / {r['iterations']} |")
-    out += ["", "Reproduce: `python benchmarks/bench_irwls.py --datasets magic,letter,a9a --q 128 --shrinking 1 "
+    out += ["", "Reproduce: `python benchmarks/exact/bench_irwls.py --datasets magic,letter,a9a --q 128 --shrinking 1 "
             "--n-jobs 1,2 --no-libsvm --repeat 2 --cache-size 200 --name irwls-cache200` and the same with "
             f"`--cache-size 1000 --name irwls-cache1000` (`{small.name}`, `{large.name}`)."]
     return "\n".join(out)
@@ -340,14 +340,14 @@ def onnx_section() -> str:
            "`leansvm export` / `leansvm.io.to_onnx` of LIBSVM's model at the settings of `docs/datasets.md`, run by "
            "onnxruntime on the test set: the largest absolute difference to leansvm's decision values, and whether "
            "every label is leansvm's. These runs were timed on a machine at load 24-27, so their timings are not "
-           "shown (`benchmarks/bench_onnx.py` prints them).", "",
+           "shown (`benchmarks/deploy/bench_onnx.py` prints them).", "",
            "| set | test rows | #SV | float64 graph | float32 graph | SVMClassifier operator |", "|---|---|---|---|---|---|"]
     for name in ONNX_FILES:
         for r in load(RESULTS / name)["rows"]:
             cells = [f"{r[f'{g}_max_abs_diff']:.1e}, " + ("same labels" if r[f"{g}_labels_equal"] else "labels differ")
                      for g in ("onnx_matmul_f64", "onnx_matmul_f32", "onnx_svmclassifier")]
             out.append(f"| {r['set']} | {_n(r['n_test'])} | {_n(r['n_sv'])} | " + " | ".join(cells) + " |")
-    out += ["", "Reproduce: `python benchmarks/bench_onnx.py` (files " + ", ".join(f"`{n}`" for n in ONNX_FILES) + ")."]
+    out += ["", "Reproduce: `python benchmarks/deploy/bench_onnx.py` (files " + ", ".join(f"`{n}`" for n in ONNX_FILES) + ")."]
     return "\n".join(out)
 
 
@@ -373,7 +373,7 @@ def screening_section() -> str:
     for (name, kernel), by_ratio in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         col = {rule: " / ".join(f"{by_ratio[r][rule]:.2f}" for r in ratios) for rule in ("bt1", "bt2", "it")}
         out.append(f"| {name} | {kernel} | {col['bt1']} | {col['bt2']} | {col['it']} |")
-    out += ["", f"Machine: {data['machine']['cpu_count']} cores, one thread. Reproduce: `python benchmarks/bench_path.py "
+    out += ["", f"Machine: {data['machine']['cpu_count']} cores, one thread. Reproduce: `python benchmarks/screening/bench_path.py "
             f"--parts rates` (`{path.name}`)."]
     return "\n".join(out)
 
@@ -405,7 +405,7 @@ def compression_quality_section() -> str:
                 label = f"{ds['dataset']} ({_n(ds['full_n_sv'])}, {full:.4f})" if k == 0 else ds["dataset"]
                 acc = [f"{c[m]:.4f} ({100 * (c[m] - full):+.2f})" if m in c else "-" for m in ("cvm", "lars", "random")]
                 out.append(f"| {label} | {100 * fraction:g} % | {_n(c['n_sv'])} | " + " | ".join(acc) + " |")
-    out += ["", "Machine: 2 cores, shared (load 3-10), one BLAS thread. Reproduce: `python benchmarks/bench_compression.py "
+    out += ["", "Machine: 2 cores, shared (load 3-10), one BLAS thread. Reproduce: `python benchmarks/compression/bench_compression.py "
             "--datasets <set> --fit-on train` (files " + ", ".join(f"`{n}`" for n in COMPRESSION_QUALITY_FILES) + ")."]
     return "\n".join(out)
 
@@ -432,13 +432,13 @@ def bsgd_section() -> str:
             out.append(f"| {r['dataset']} | {r['budget'] or '-'} | {method} | {r['fit_s']:.2f} | "
                        f"{r['libsvm_time_ratio']:.1f} | {r['acc']:.4f} | {load_1:.1f} |")
     out += ["", "Machine: 2 cores, shared (the load column: 1-minute load average at the start), BSGD on one "
-            "thread. Reproduce: `python benchmarks/bench_bsgd.py --sections peers` (files "
+            "thread. Reproduce: `python benchmarks/budget/bench_bsgd.py --sections peers` (files "
             + ", ".join(f"`{n}`" for n in BSGD_FILES) + ")."]
     return "\n".join(out)
 
 
 def one_output_rows() -> tuple[dict, list]:
-    """{(set, kind, side): row} of bench_regression.py's files (later files replace earlier rows) and the
+    """{(set, kind, side): row} of exact/bench_regression.py's files (later files replace earlier rows) and the
     files read."""
     files = sorted(p for p in RESULTS.glob("regression-*.json") if re.fullmatch(r"regression-\d{8}-\d{6}", p.stem))
     rows = {}
@@ -475,7 +475,7 @@ def one_output_section() -> str:
             "(it falls with every tighter tolerance), so no solver's a / r is accurate and LIBSVM's own models at "
             "two tolerances disagree on 8 % of banana's test rows; leansvm tightens the tolerance three times and "
             "then warns (docs/methods/nu-svc.md). Those rows compare two answers to an ill-posed problem.", "",
-            "Machine: 2 cores. Reproduce: `python benchmarks/bench_regression.py` (files "
+            "Machine: 2 cores. Reproduce: `python benchmarks/exact/bench_regression.py` (files "
             + ", ".join(f"`{p.name}`" for p in files) + "; a later file's row replaces an earlier one's)."]
     return "\n".join(out)
 
@@ -494,7 +494,7 @@ def tables_section() -> str:
         out.append(f"| {r['dataset']} | {_n(r['n_train'])} | {r['numeric']} / {r['categorical']} | "
                    f"{r['missing_cells']} | {r['lean_acc']:.4f} | {_n(r['lean_n_sv'])} | {r['lean_s']:.1f} | "
                    f"{r['grid_acc']:.4f} | {_n(r['grid_n_sv'])} | {r['grid_s']:.1f} | {r['time_ratio']:.1f} |")
-    out += ["", f"Machine: 2 cores. Reproduce: `python benchmarks/bench_tabular.py` (`{path.name}`)."]
+    out += ["", f"Machine: 2 cores. Reproduce: `python benchmarks/main_job/bench_tabular.py` (`{path.name}`)."]
     return "\n".join(out)
 
 
@@ -512,25 +512,25 @@ def budget_refit_section() -> str:
     for r in data["rows"]:
         out.append(f"| {r['dataset']} | {r['budget']} | {r['plain_seconds']:.2f} | {r['plain_acc']:.4f} | "
                    f"{r['refit_seconds']:.2f} | {r['refit_acc']:.4f} | {r['gain_points']:+.1f} | {r['time_ratio']:.1f} |")
-    out += ["", f"Reproduce: `python benchmarks/bench_budget_refit.py` (`{path.name}`)."]
+    out += ["", f"Reproduce: `python benchmarks/budget/bench_budget_refit.py` (`{path.name}`)."]
     return "\n".join(out)
 
 
 #: capabilities whose measurements are on their method page (with the command that reproduces each figure)
 ELSEWHERE = [
     ("C paths and SVCCV against LIBSVM's grid and GridSearchCV", "docs/methods/screening-paths.md",
-     "benchmarks/bench_path.py, bench_screening_oracle.py, bench_linear_screening.py"),
+     "benchmarks/screening/bench_path.py, screening/bench_screening_oracle.py, screening/bench_linear_screening.py"),
     ("Budgeted SGD: the paper's figures, multi-merge's speed and accuracy over seeds", "docs/methods/bsgd.md",
-     "benchmarks/bench_bsgd.py, bench_bsgd_oracle.py"),
-    ("The budget SVM (Dekel & Singer)", "docs/methods/budget-svm.md", "benchmarks/bench_budget_svc.py"),
+     "benchmarks/budget/bench_bsgd.py, budget/bench_bsgd_oracle.py"),
+    ("The budget SVM (Dekel & Singer)", "docs/methods/budget-svm.md", "benchmarks/budget/bench_budget_svc.py"),
     ("Compression: over seeds, iterations and layouts; Burges & Schölkopf's reduced sets", "docs/methods/compression.md",
-     "benchmarks/bench_compression.py"),
+     "benchmarks/compression/bench_compression.py"),
     ("Regression and one-class paths over C", "docs/methods/svr.md, docs/methods/one-class.md",
-     "benchmarks/bench_svr_path.py, bench_one_class_path.py"),
+     "benchmarks/screening/bench_svr_path.py, screening/bench_one_class_path.py"),
     ("The main job on novelty detection; (C, gamma) search against grid.py", "docs/fit.md",
-     "benchmarks/bench_fit_novelty.py, bench_model_selection.py"),
+     "benchmarks/main_job/bench_fit_novelty.py, main_job/bench_model_selection.py"),
     ("Dask: prediction, distributed budget training, model selection", "docs/methods/dask-onnx.md",
-     "benchmarks/bench_distributed.py"),
+     "benchmarks/deploy/bench_distributed.py"),
 ]
 
 

@@ -6,7 +6,8 @@
     python benchmarks/suite.py run --dry-run all          # print the commands only
     python benchmarks/suite.py report                     # BENCHMARKS.md and README's blocks
 
-Each capability is a script of this folder (shared loading in ``leansvm.datasets``, shared
+Each capability is a script in its capability's folder (exact/, screening/, budget/,
+compression/, main_job/, deploy/; shared loading in ``leansvm.datasets`` and ``common.py``, shared
 timing, tables and result files in ``common.py``) with the command line that produced the
 figures BENCHMARKS.md quotes; ``--quick`` runs a smaller version where the script has one
 (a smoke test: its files go to a temporary folder, never to the page). Every run writes a JSON file under
@@ -37,15 +38,15 @@ class Capability:
     group: str                  # headline, methods or studies
     what: str
     args: tuple                 # script and arguments of the full run
-    quick: tuple = ()           # the arguments of a small version (empty: the script has none)
+    quick: tuple = ()           # script and arguments of a small version (empty: the script has none)
     results: str = ""           # prefix of its files under benchmarks/results/
 
     def command(self, quick: bool) -> list[str]:
-        args = (self.args[0],) + self.quick if quick and self.quick else self.args
+        args = self.quick if quick and self.quick else self.args
         return [sys.executable, str(HERE / args[0]), *args[1:]]
 
 
-_IRWLS = ("bench_irwls.py", "--q", "128", "--shrinking", "1")
+_IRWLS = ("exact/bench_irwls.py", "--q", "128", "--shrinking", "1")
 CAPABILITIES = [
     Capability("exact-training", "headline", "leansvm.SVC against LIBSVM and scikit-learn-intelex, 1 and 2 threads",
                _IRWLS + ("--datasets", "wdbc,banana,page-blocks0,twonorm,satimage,magic,letter,a9a",
@@ -58,45 +59,45 @@ CAPABILITIES = [
                _IRWLS + ("--datasets", "magic,letter,a9a", "--n-jobs", "1,2", "--no-libsvm", "--repeat", "2",
                          "--cache-size", "1000", "--name", "irwls-cache1000"), (), "irwls-cache1000"),
     Capability("main-job-promise", "headline", "leansvm fit's promised drop against the realised test drop",
-               ("bench_main_job.py",), ("bench_main_job.py", "--datasets", "banana", "--seeds", "1"), "main-job"),
+               ("main_job/bench_main_job.py",), ("main_job/bench_main_job.py", "--datasets", "banana", "--seeds", "1"), "main-job"),
     Capability("main-job-scale", "headline", "leansvm fit at 200k-1M rows under a time budget beside Nystroem",
-               ("bench_main_job_scale.py",), ("bench_main_job_scale.py", "--datasets", "synth-200k",
+               ("main_job/bench_main_job_scale.py",), ("main_job/bench_main_job_scale.py", "--datasets", "synth-200k",
                                               "--budget-seconds", "300"), "main-job-scale"),
     Capability("compression-speed", "headline", "one L-BFGS iteration of compression against the GEMM rate",
-               ("bench_compression_speed.py",), ("bench_compression_speed.py", "--shapes", "15216x10x156",
+               ("compression/bench_compression_speed.py",), ("compression/bench_compression_speed.py", "--shapes", "15216x10x156",
                                                  "--repeats", "2"), "compression-speed"),
     Capability("predict", "methods", "prediction on LIBSVM's own model: leansvm's engine against LIBSVM's",
-               ("bench_libsvm_side_by_side.py", "--predict-only"), ("bench_libsvm_side_by_side.py", "--predict-only",
+               ("exact/bench_libsvm_side_by_side.py", "--predict-only"), ("exact/bench_libsvm_side_by_side.py", "--predict-only",
                                                                    "--datasets", "banana"), "predict"),
     Capability("compression", "methods", "compressed SVMs: accuracy against size, test-time cost",
-               ("bench_compression.py",), (), "compression"),
+               ("compression/bench_compression.py",), (), "compression"),
     Capability("bsgd", "methods", "budgeted SGD with multi-merge: the paper's table and figures, peers",
-               ("bench_bsgd.py",), ("bench_bsgd.py", "--quick"), "bsgd"),
+               ("budget/bench_bsgd.py",), ("budget/bench_bsgd.py", "--quick"), "bsgd"),
     Capability("budget-svm", "methods", "budget-L1/L2 SVM (Dekel & Singer): the paper's experiment",
-               ("bench_budget_svc.py",), ("bench_budget_svc.py", "--problems", "5"), "budget-svc"),
+               ("budget/bench_budget_svc.py",), ("budget/bench_budget_svc.py", "--problems", "5"), "budget-svc"),
     Capability("screening-paths", "methods", "safe screening, C paths and SVCCV against LIBSVM",
-               ("bench_path.py",), ("bench_path.py", "--parts", "cv"), "path"),
+               ("screening/bench_path.py",), ("screening/bench_path.py", "--parts", "cv"), "path"),
     Capability("regression-novelty", "methods", "SVR, NuSVR, OneClassSVM, NuSVC against LIBSVM and intelex",
-               ("bench_regression.py",), (), "regression"),
+               ("exact/bench_regression.py",), (), "regression"),
     Capability("model-selection", "methods", "the main job's (C, gamma) choice against grid.py",
-               ("bench_model_selection.py",), (), "model-selection"),
+               ("main_job/bench_model_selection.py",), (), "model-selection"),
     Capability("dask", "methods", "Dask prediction, budget training and model selection",
-               ("bench_distributed.py",), ("bench_distributed.py", "--rows", "1000000"), "distributed"),
-    Capability("onnx", "methods", "ONNX export: onnxruntime against leansvm and scikit-learn", ("bench_onnx.py",),
+               ("deploy/bench_distributed.py",), ("deploy/bench_distributed.py", "--rows", "1000000"), "distributed"),
+    Capability("onnx", "methods", "ONNX export: onnxruntime against leansvm and scikit-learn", ("deploy/bench_onnx.py",),
                (), "onnx"),
-    Capability("memory", "methods", "peak memory of the exact solver against LIBSVM", ("bench_memory.py", "--peer"),
-               ("bench_memory.py", "--n", "20k"), "memory"),
+    Capability("memory", "methods", "peak memory of the exact solver against LIBSVM", ("exact/bench_memory.py", "--peer"),
+               ("exact/bench_memory.py", "--n", "20k"), "memory"),
     Capability("tables", "methods", "leansvm fit on tables with raw scales, categories, missing values",
-               ("bench_tabular.py",), (), "tabular"),
-    Capability("first-run", "methods", "what a first run pays for numba's compilation", ("bench_first_run.py",),
+               ("main_job/bench_tabular.py",), (), "tabular"),
+    Capability("first-run", "methods", "what a first run pays for numba's compilation", ("exact/bench_first_run.py",),
                (), "first-run"),
 ]
-STUDIES = ["bench_bsgd_oracle.py", "bench_screening_oracle.py", "bench_grid_oracle.py", "bench_choice_noise.py",
-           "bench_fit_points.py", "bench_budget_refit.py", "bench_irwls_threads.py", "bench_compression_threads.py",
-           "bench_bsgd_margin.py", "bench_nu_svc_tolerance.py", "bench_scaling.py", "bench_search.py",
-           "bench_thundersvm.py", "bench_fit.py", "bench_fit_regression.py", "bench_fit_novelty.py",
-           "bench_bsgd_regression.py", "bench_bsgd_one_class.py", "bench_compression_regression.py",
-           "bench_svr_path.py", "bench_one_class_path.py", "bench_linear_screening.py"]
+STUDIES = ["budget/bench_bsgd_oracle.py", "screening/bench_screening_oracle.py", "main_job/bench_grid_oracle.py", "main_job/bench_choice_noise.py",
+           "main_job/bench_fit_points.py", "budget/bench_budget_refit.py", "exact/bench_irwls_threads.py", "compression/bench_compression_threads.py",
+           "budget/bench_bsgd_margin.py", "exact/bench_nu_svc_tolerance.py", "exact/bench_scaling.py", "main_job/bench_search.py",
+           "exact/bench_thundersvm.py", "main_job/bench_fit.py", "main_job/bench_fit_regression.py", "main_job/bench_fit_novelty.py",
+           "budget/bench_bsgd_regression.py", "budget/bench_bsgd_one_class.py", "compression/bench_compression_regression.py",
+           "screening/bench_svr_path.py", "screening/bench_one_class_path.py", "screening/bench_linear_screening.py"]
 CAPABILITIES += [Capability(Path(s).stem.removeprefix("bench_").replace("_", "-"), "studies",
                             "an ablation or oracle bound (see its docstring)", (s,)) for s in STUDIES]
 GROUPS = ("headline", "methods", "studies", "all")

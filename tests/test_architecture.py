@@ -108,9 +108,16 @@ def test_every_module_has_a_layer(graph):
     assert [m for m in graph if m != "leansvm" and _layer(m) is None] == []
 
 
+def _benchmark_modules():
+    """Every benchmark module by the name other scripts import it as: ``common``, ``suite`` and
+    ``report`` at the top of benchmarks/, each capability's scripts in their folder."""
+    folder = PACKAGE.parents[1] / "benchmarks"
+    return folder, {p.stem: p for p in [*folder.glob("*.py"), *folder.glob("*/*.py")]}
+
+
 def test_no_import_circle_in_the_benchmarks():
     """The benchmark scripts import each other by file name (``from common import ...``): no circle."""
-    scripts = {p.stem: p for p in (PACKAGE.parents[1] / "benchmarks").glob("*.py")}
+    _, scripts = _benchmark_modules()
     graph = {}
     for name, path in scripts.items():
         found = set()
@@ -121,6 +128,20 @@ def test_no_import_circle_in_the_benchmarks():
                 found.add(node.module.split(".")[0])
         graph[name] = {m for m in found if m in scripts and m != name}
     assert graph and _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_benchmarks_are_one_folder_per_capability():
+    """benchmarks/ holds the runner, the report and the shared helpers; every benchmark script lives in
+    its capability's folder, imports across folders only through ``common``, and no two scripts share
+    a name."""
+    folder, scripts = _benchmark_modules()
+    assert sorted(p.name for p in folder.glob("*.py")) == ["common.py", "model_snapshot.py", "report.py", "suite.py"]
+    nested = [p for p in folder.glob("*/*.py")]
+    assert len({p.stem for p in nested}) == len(nested)
+    for path in nested:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module in scripts and node.module != "common":
+                assert scripts[node.module].parent == path.parent, f"{path.name} imports {node.module} across folders"
 
 
 def test_the_benchmark_suite_runs_every_benchmark_script():
@@ -136,13 +157,18 @@ def test_the_benchmark_suite_runs_every_benchmark_script():
     finally:
         sys.path.remove(str(folder))
     registered = {c.args[0] for c in suite.CAPABILITIES} | {c.quick[0] for c in suite.CAPABILITIES if c.quick}
-    scripts = {p.name for p in folder.glob("bench_*.py")}
-    assert scripts <= registered, sorted(scripts - registered)
+    scripts = {str(p.relative_to(folder)) for p in folder.glob("*/bench_*.py")}
+    assert scripts and scripts <= registered, sorted(scripts - registered)
     assert all((folder / s).exists() for s in registered)
     out = subprocess.run([sys.executable, str(folder / "suite.py"), "run", "--dry-run", "all"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("== ") == len(suite.CAPABILITIES)
+    for capability in suite.CAPABILITIES:        # the full and the small command each name their script once
+        for quick in (False, True):
+            command = capability.command(quick)
+            assert [a for a in command[1:] if a.endswith(".py")] == [str(folder / (capability.quick or capability.args)[0]
+                                                                         if quick else folder / capability.args[0])]
 
 
 def test_no_module_is_over_700_lines():

@@ -106,7 +106,7 @@ def test_cached_scores_equal_the_models_scores():
 def test_libsvms_dual_on_paths_scores_grid_search_of_libsvm_itself(data):
     """With LIBSVM's bias (``fit_intercept='equality'``), no screening and LIBSVM's tolerance, SVCCV
     scores every cell as ``GridSearchCV(sklearn.svm.SVC)`` on the same folds, over a range of C wide
-    enough to reach bounded and free solutions: what ``benchmarks/bench_grid_oracle.py`` relies on to
+    enough to reach bounded and free solutions: what ``benchmarks/main_job/bench_grid_oracle.py`` relies on to
     stand in for grid.py where grid.py takes hours."""
     from sklearn.svm import SVC as LibSVC
     X, y = data
@@ -125,7 +125,7 @@ def _grid_oracle():
     import importlib
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "main_job"))
     try:
         return importlib.import_module("bench_grid_oracle")
     finally:
@@ -133,7 +133,7 @@ def _grid_oracle():
 
 
 def test_the_grid_oracles_resumable_paths_score_as_svccv(data, tmp_path):
-    """``benchmarks/bench_grid_oracle.py`` runs SVCCV's path (LIBSVM's dual) C by C, saving each C's
+    """``benchmarks/main_job/bench_grid_oracle.py`` runs SVCCV's path (LIBSVM's dual) C by C, saving each C's
     solution: its cells equal SVCCV's on the same fold, also when the path is stopped after four C
     and goes on from the saved solution."""
     oracle = _grid_oracle()

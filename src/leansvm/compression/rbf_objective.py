@@ -17,7 +17,7 @@ leansvm's threads (each thread sums its own products in float64).
 The objective and the gradient returned are float64 (L-BFGS works in float64); float32 rounds
 the kernel values to about 1e-7 relative, far below what the fit resolves (the same blocks in
 float64 check the algebra against finite differences in the tests).
-``benchmarks/bench_compression_speed.py`` measures the iteration's GFLOP/s against the
+``benchmarks/compression/bench_compression_speed.py`` measures the iteration's GFLOP/s against the
 machine's GEMM rate.
 """
 

@@ -79,7 +79,7 @@ def inner_products(X, Y, dtype, out=None, YT=None) -> np.ndarray:
     it without transposing, 5-30 % faster for blocks of 16-128 rows (a9a, 37 rows: 6.4 -> 4.5 ms).
     A large dense product under one BLAS thread (the solvers' loops) is split by rows over the
     thread pool: IRWLS on a9a 5.8 -> 5.2 s, magic 1.5 -> 1.2 s on 2 cores
-    (``benchmarks/bench_irwls_threads.py``)."""
+    (``benchmarks/exact/bench_irwls_threads.py``)."""
     if not sp.issparse(X) and not sp.issparse(Y) and (out is not None or splits_rows(X.shape[0], Y.shape[0])):
         if out is None:
             out = np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
@@ -424,7 +424,7 @@ class KernelRowCache:
         float32_products = np.dtype(dtype) == np.float32 and type(kernel) is Kernel and not sp.issparse(X)
         if float32_products:
             # rows stored in float32: the product in float32 too (SGEMM, twice DGEMM's speed; SVC
-            # on a9a 6.9 -> 4.9 s in benchmarks/bench_irwls.py); the norms stay exact, so ||x - y||^2 = |x|^2 + |y|^2 - 2 x.y errs by
+            # on a9a 6.9 -> 4.9 s in benchmarks/exact/bench_irwls.py); the norms stay exact, so ||x - y||^2 = |x|^2 + |y|^2 - 2 x.y errs by
             # about 2^-24 (|x|^2 + |y|^2), as the float32 row itself does
             X = np.ascontiguousarray(X, dtype=np.float32)
         self.X = X

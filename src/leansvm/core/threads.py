@@ -41,7 +41,7 @@ def one_blas_thread():
     before BLAS threads have started; on a loaded 2-core machine threads only
     add waiting (a 455 x 455 RBF block: 18.5 ms on 2 threads, 3.8 ms on 1; OpenBLAS's
     own threads in IRWLS's chunk loop: a9a 11.1 s against 5.2 s, magic 5.4 s against 1.2 s,
-    ``benchmarks/bench_irwls_threads.py``). Large products are split
+    ``benchmarks/exact/bench_irwls_threads.py``). Large products are split
     over leansvm's threads instead (:func:`blas_is_single`, ``kernels.inner_products``).
     """
     global _single_blas
@@ -133,7 +133,7 @@ def run_parallel(jobs, n_jobs):
     pool would split (:func:`may_split`) included, for one-thread comparisons.
 
     The jobs are the parallelism, so BLAS runs one thread meanwhile (two jobs with two BLAS
-    threads each: satimage 0.27 s against 0.14 s one job at a time, ``benchmarks/bench_irwls.py``). A Ctrl-C in the calling thread, or an error in a
+    threads each: satimage 0.27 s against 0.14 s one job at a time, ``benchmarks/exact/bench_irwls.py``). A Ctrl-C in the calling thread, or an error in a
     job, returns at once: jobs not started are dropped and running ones stop at their next
     :func:`check_cancelled` (the numba loops release the GIL, so the jobs really run side by side).
     """

@@ -163,7 +163,7 @@ class NuSVC(SVC):
         (nearly separable data, C = 1 / r huge) the solve continues, warm-started, at tol / 10
         (at most ``MAX_TIGHTENINGS`` times: tol / 1000). Steps of 10 cost less than one step of
         100 (magic: 70 s for 1e-3, 1e-4, 1e-5 against 76 s for 1e-3, 1e-5; a9a's first 8,000 rows
-        13.4 s against 15.0 s; ``benchmarks/bench_nu_svc_tolerance.py``). When a positive r more than halves between two steps, it falls
+        13.4 s against 15.0 s; ``benchmarks/exact/bench_nu_svc_tolerance.py``). When a positive r more than halves between two steps, it falls
         with the tolerance (banana at nu = 0.2: r = 1.5e-5, 1.3e-6, 3.9e-8 at tol 1e-3, 1e-5,
         1e-7, the last solve 266 s): the optimum's r is 0 and no tolerance makes a / r accurate,
         so the solve stops with a warning (LIBSVM returns such a model without one). An r <= 0

@@ -44,7 +44,7 @@ Two ways to compute it (``method``):
 float32 graph (the operator included) is off by up to ~1e-3 on models with
 large coefficients (C = 100). ``dtype=np.float32`` is the fast graph: about 7x
 faster than float64 in onnxruntime, scores to ~1e-7 of sum |coef|. See
-``benchmarks/bench_onnx.py`` for both, and the operator, on the benchmark sets.
+``benchmarks/deploy/bench_onnx.py`` for both, and the operator, on the benchmark sets.
 
 Which method meets leansvm's scores to 1e-4: the float64 ``matmul`` graph
 everywhere (max |diff| <= 2e-10 on the 11 keel sets and a9a). The

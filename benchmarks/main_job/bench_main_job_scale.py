@@ -1,0 +1,213 @@
+"""The main job at 200k-1M rows: ``leansvm fit`` under a time budget beside Nystroem + a linear model.
+
+    python benchmarks/main_job/bench_main_job_scale.py [--datasets synth-200k synth-1M checker-1M friedman1-1M]
+                                              [--budget-seconds 600]
+
+For each dataset (its benchmark training and test parts, ``docs/datasets.md``): ``leansvm.fit_lean``
+with ``--budget-seconds`` (wall time and peak memory of the whole call, in a child process so that
+the peak is its own), the returned model's #SV and test accuracy (regression: RMSE); then the peer
+at the returned model's size: Nystroem with as many landmarks + ``LinearSVC`` (``Ridge`` for
+regression), C from {0.1, 1, 10} by its own 3-fold search on 20,000 rows, fitted on at most 4 GB of
+features (all rows up to 250,000 at 2,000 landmarks). ``--peer-for FILE`` adds the peer to the rows of
+an earlier results file. Partial: scikit-learn-intelex's
+SVC on the full data (a third column, stopped at 30 minutes) is not run by this script yet.
+``--reference-seconds R``: where the job fitted its exact model on a subsample, the
+exact SVC (SVR) at the job's hyperparameters on the largest subsample estimated to fit in R seconds (the job's
+subsample fit scaled as n^1.7, the growth measured on synth from 2,000 to 160,000 rows), the
+reference the returned model is compared with.
+Writes ``benchmarks/results/main-job-scale-<timestamp>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import re
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import RESULTS_DIR as RESULTS  # noqa: E402
+#: the peer's largest size (the bound on the returned model: at most 5,000 vectors)
+MAX_LANDMARKS = 5000
+
+
+def _fit_child(name, budget, queue):
+    from leansvm import datasets, fit_lean
+
+    ds = datasets.load(name)
+    classification = {} if ds.task == "regression" else {"libsvm_reference_model": False, "progress": False}
+    start = time.perf_counter()
+    result = fit_lean(ds.X_train, ds.y_train, X_test=ds.X_test, y_test=ds.y_test, budget_seconds=budget,
+                      verbose=True, **classification)
+    seconds = time.perf_counter() - start
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
+    final = result.final
+    regression = hasattr(result, "error_name")
+    row = {"dataset": name, "budget_seconds": budget, "seconds": seconds, "peak_gb": peak_gb,
+           "returned": final.name, "returned_n_sv": int(final.n_support)}
+    exact = next(c for c in result.candidates if c.kind == "exact")
+    subsample = re.search(r"\((\d+) of \d+ (?:samples|rows)\)", exact.name)
+    row.update(exact_name=exact.name, exact_n_sv=int(exact.n_support), exact_fit_seconds=exact.fit_seconds,
+               exact_rows=int(subsample.group(1)) if subsample else None,
+               steps=[f"[{s.stage}] {s.choice} -- {s.reason}" for s in result.steps])
+    if regression:
+        row.update(returned_test_rmse=final.test_error, exact_test_rmse=exact.test_error, params=result.params)
+    else:
+        row.update(returned_test_acc=final.test_accuracy, exact_test_acc=exact.test_accuracy,
+                   C=result.selection.C, gamma=result.selection.gamma)
+    queue.put(row)
+
+
+#: growth of leansvm's exact fit time in n on synth (2,000 -> 160,000 rows: 0.05 s -> 77 s)
+FIT_GROWTH = 1.7
+
+
+def _result_of(child, queue):
+    """What ``child`` put on ``queue``; a RuntimeError when it ended without (its traceback is on stderr)
+    instead of waiting for ever."""
+    import queue as queues
+
+    while True:
+        try:
+            out = queue.get(timeout=5)
+            child.join()
+            return out
+        except queues.Empty:
+            if not child.is_alive():
+                raise RuntimeError(f"the child process ended with code {child.exitcode} and no result") from None
+
+
+def _reference_child(name, rows, params, queue):
+    from sklearn.preprocessing import StandardScaler
+
+    import leansvm
+    from leansvm import datasets
+
+    ds = datasets.load(name)
+    pick = np.sort(np.random.default_rng(0).permutation(ds.X_train.shape[0])[:rows])
+    # scaled as the job scales (z-scores of the training rows), so that (C, gamma) mean the same
+    scaler = StandardScaler().fit(ds.X_train[pick])
+    X, y = scaler.transform(ds.X_train[pick]), np.asarray(ds.y_train)[pick]
+    Xt, yt = scaler.transform(ds.X_test), np.asarray(ds.y_test)
+    regression = "epsilon" in params
+    start = time.perf_counter()
+    model = (leansvm.SVR if regression else leansvm.SVC)(cache_size=500, random_state=0, **params).fit(X, y)
+    seconds = time.perf_counter() - start
+    pred = model.predict(Xt)
+    queue.put({"rows": int(rows), "seconds": seconds, "n_sv": int(model.expansion_.n_support),
+               **({"test_rmse": float(np.sqrt(np.mean((pred - yt) ** 2)))} if regression else
+                  {"test_acc": float(np.mean(pred == yt))})})
+
+
+def exact_reference(name, row, seconds):
+    """The exact SVC (SVR) on the largest subsample estimated to fit in ``seconds``, in a child process."""
+    rows = int(row["exact_rows"] * (seconds / max(row["exact_fit_seconds"], 1e-9)) ** (1 / FIT_GROWTH))
+    params = row.get("params") or {"C": row["C"], "gamma": row["gamma"]}
+    queue = mp.get_context("spawn").Queue()
+    child = mp.get_context("spawn").Process(target=_reference_child, args=(name, rows, params, queue))
+    child.start()
+    out = _result_of(child, queue)
+    return out
+
+
+#: the peer's feature matrix is at most this many float64 values (4 GB): min(n, PEER_VALUES / landmarks) rows
+PEER_VALUES = 5e8
+
+
+def nystroem_peer(name, n_landmarks, gamma, regression):
+    """Nystroem(n_landmarks) + LinearSVC (Ridge), C (alpha) by 3-fold CV on 20,000 rows, refit on the
+    training rows (at most PEER_VALUES / n_landmarks of them, a random subsample, so that its features
+    stay within 4 GB)."""
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import LinearSVC
+
+    from leansvm import datasets
+
+    ds = datasets.load(name)
+    linear = Ridge() if regression else LinearSVC(max_iter=2000)
+    grid = {"ridge__alpha": [0.1, 1.0, 10.0]} if regression else {"linearsvc__C": [0.1, 1.0, 10.0]}
+    pipe = make_pipeline(Nystroem(gamma=gamma, n_components=int(n_landmarks), random_state=0), linear)
+    order = np.random.default_rng(0).permutation(ds.X_train.shape[0])
+    rows, fit_rows = order[:20000], np.sort(order[:int(PEER_VALUES / n_landmarks)])
+    start = time.perf_counter()
+    search = GridSearchCV(pipe, grid, cv=3).fit(ds.X_train[rows], np.asarray(ds.y_train)[rows])
+    model = pipe.set_params(**search.best_params_).fit(ds.X_train[fit_rows], np.asarray(ds.y_train)[fit_rows])
+    pred = model.predict(ds.X_test)
+    y = np.asarray(ds.y_test)
+    score = float(np.sqrt(np.mean((pred - y) ** 2))) if regression else float(np.mean(pred == y))
+    return {"landmarks": int(n_landmarks), "rows": int(fit_rows.size), "seconds": time.perf_counter() - start,
+            ("test_rmse" if regression else "test_acc"): score, "params": search.best_params_}
+
+
+def peer_of(row) -> dict:
+    """The Nystroem peer of a result row: as many landmarks as the returned model has vectors, at most
+    MAX_LANDMARKS (an exact model's tens of thousands would need tens of GB of features)."""
+    gamma = row.get("gamma") or (row.get("params") or {}).get("gamma")
+    landmarks = int(np.clip(row["returned_n_sv"], 10, MAX_LANDMARKS))
+    return nystroem_peer(row["dataset"], landmarks, gamma, "returned_test_rmse" in row)
+
+
+def add_peers(path) -> int:
+    """The peer of each row of the results file ``path`` that has none, written into that file."""
+    from leansvm.io import atomic_write
+
+    data = json.loads(Path(path).read_text())
+    for row in data["rows"]:
+        if "nystroem" not in row:
+            row["nystroem"] = peer_of(row)
+            print(json.dumps({"dataset": row["dataset"], "nystroem": row["nystroem"]}, default=str), flush=True)
+            with atomic_write(path, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=1, default=str)
+    return 0
+
+
+def main(argv=None) -> int:
+    from leansvm.io import atomic_write
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=["synth-200k", "synth-1M", "checker-1M", "friedman1-1M"],
+                        help="names leansvm.datasets.load knows (friedman1-<N>: regression, RMSE)")
+    parser.add_argument("--budget-seconds", type=float, default=600.0)
+    parser.add_argument("--no-peer", action="store_true",
+                        help="skip Nystroem + a linear model (at 5,000 landmarks on 200k rows: over 10 minutes here)")
+    parser.add_argument("--reference-seconds", type=float, default=None,
+                        help="where the job's exact model is on a subsample: the exact SVC on the largest "
+                             "subsample estimated to fit in this many seconds")
+    parser.add_argument("--peer-for", type=Path, metavar="RESULTS_FILE",
+                        help="run only the peer, for each row of this results file that has none, and add it there")
+    args = parser.parse_args(argv)
+    if args.peer_for:
+        return add_peers(args.peer_for)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"main-job-scale-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    rows = []
+    for name in args.datasets:
+        queue = mp.get_context("spawn").Queue()
+        child = mp.get_context("spawn").Process(target=_fit_child, args=(name, args.budget_seconds, queue))
+        child.start()
+        row = _result_of(child, queue)
+        if args.reference_seconds and row.get("exact_rows"):
+            row["reference"] = exact_reference(name, row, args.reference_seconds)
+        if not args.no_peer:
+            row["nystroem"] = peer_of(row)
+        rows.append(row)
+        print(json.dumps({k: v for k, v in row.items() if k != "steps"}, default=str), flush=True)
+        with atomic_write(out, "w", encoding="utf-8") as f:
+            json.dump({"cpu_count": os.cpu_count(), "budget_seconds": args.budget_seconds, "rows": rows}, f,
+                      indent=1, default=str)
+    print(f"results written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
