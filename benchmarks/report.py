@@ -534,18 +534,17 @@ ELSEWHERE = [
 ]
 
 
-#: the last hand-written results page: docs and docstrings that cite "BENCHMARKS.md" for a figure without a
-#: section on this page cite that version (``git show 5aab5df:BENCHMARKS.md``)
+#: the last hand-written results page, with the run notes and results files of the figures the method pages
+#: quote from their own scripts (``git show 5aab5df:BENCHMARKS.md``)
 HAND_WRITTEN_PAGE = "5aab5df"
 
 
 def elsewhere_section() -> str:
     out = ["## Other measurements", "",
            "These capabilities' figures are on their pages, each with the command that reproduces it. "
-           "`benchmarks/results/` keeps only the files this page and the docs read; a figure that the docs or "
-           "a docstring cite from BENCHMARKS.md and that has no section above is from the earlier hand-written "
-           f"page, with its run notes and results files: `git show {HAND_WRITTEN_PAGE}:BENCHMARKS.md`, "
-           f"`git ls-tree {HAND_WRITTEN_PAGE} benchmarks/results/`.", "",
+           "`benchmarks/results/` keeps only the files this page and the docs read; the run notes and results "
+           "files of the older figures those pages quote are in the earlier hand-written page: "
+           f"`git show {HAND_WRITTEN_PAGE}:BENCHMARKS.md`, `git ls-tree {HAND_WRITTEN_PAGE} benchmarks/results/`.", "",
            "| capability | page | benchmark |", "|---|---|---|"]
     out += [f"| {what} | {page} | {bench} |" for what, page, bench in ELSEWHERE]
     return "\n".join(out)

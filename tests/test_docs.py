@@ -69,3 +69,21 @@ def test_no_document_points_outside_the_repository(page):
             continue
         resolved = (page.parent / target).resolve()
         assert resolved.is_relative_to(ROOT) and resolved.exists(), f"{page.name}: broken link {target}"
+
+
+def test_every_cited_section_of_the_results_page_exists():
+    """A page or docstring that cites BENCHMARKS.md by section ('BENCHMARKS.md, "Safe screening
+    rates"') names one of its current headings, and every benchmark script a page names exists:
+    the results page is generated, so a section or a script that moved must not leave a dead
+    pointer behind."""
+    headings = re.findall(r"^#+ (.+)$", (ROOT / "BENCHMARKS.md").read_text(), flags=re.M)
+    texts = {p: re.sub(r"\s+", " ", p.read_text()) for p in [ROOT / "README.md", *DOCS.rglob("*.md"),
+                                                             *(ROOT / "src").rglob("*.py")]}
+    cited = {(p.name, m) for p, t in texts.items() for m in re.findall(r'BENCHMARKS\.md[,;] "([^"]+)', t)}
+    assert len(cited) >= 10
+    dead = [(page, name) for page, name in cited if not any(h.startswith(name.rstrip(".,")) for h in headings)]
+    assert not dead, dead
+    scripts = {(p.name, m) for p, t in texts.items() for m in re.findall(r"benchmarks/[\w/]+\.py", t)}
+    assert len(scripts) >= 20
+    missing = [(page, s) for page, s in scripts if not (ROOT / s).is_file()]
+    assert not missing, missing

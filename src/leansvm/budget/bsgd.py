@@ -632,7 +632,7 @@ def count_unmerged(alpha, lam, t) -> int:
     A violator joining at step t0 gets |alpha| = 1 / (lambda t0) and then shrinks by (1 - 1/s)
     at every step s, so at step t every unmerged vector has |alpha| = 1 / (lambda t) exactly
     (Pegasos; up to rounding), the smallest weight a vector can carry without cancellation.
-    Multi-merge leaves many of them in the budget (BENCHMARKS.md, BSGD: the mechanism).
+    Multi-merge leaves many of them in the budget (``benchmarks/budget/bench_bsgd_margin.py``).
     """
     if t < 1 or alpha.size == 0:
         return 0

@@ -63,7 +63,7 @@ class BSGDClassifier(KernelClassifierMixin, BaseEstimator):
       every unmerged vector carries the same, smallest weight 1/(lambda t), so an M-merge
       absorbs one new violator and M-2 heavier neighbours while the other new violators stay
       unmerged; ``fit_stats_['unmerged_fraction']`` and ``['merge_mass_kept']`` measure it
-      (BENCHMARKS.md, BSGD).
+      (``benchmarks/budget/bench_bsgd_margin.py``).
 
     The unregularised bias (``fit_intercept``) is fixed during a pass and then set to its exact
     minimiser of (1) with w fixed (on at most 20,000 rows of the pass). ``refit=True`` finally

@@ -9,7 +9,7 @@ by the SGD of :mod:`leansvm.budget.bsgd` with ``loss='epsilon_insensitive'``: at
 alpha = eta_t sign(z - f(x)). The step count starts at t0 = 1 / lambda (the offset of Bottou's
 schedule eta = 1 / (lambda (t + t0))), so the first step moves f by 1 in the targets' units
 instead of n C: plain Pegasos, whose first steps are n C = 100,000 on friedman1-10k at C = 10,
-ends one pass at test RMSE 3.9 (targets of std 1), with the offset at 0.46 (BENCHMARKS.md). Budget maintenance (removal, projection, merge, multi-merge) is
+ends one pass at test RMSE 3.9 (targets of std 1), with the offset at 0.46 (``benchmarks/budget/bench_bsgd_regression.py``). Budget maintenance (removal, projection, merge, multi-merge) is
 the classifier's: it only reads the coefficients and the kernel, never the loss. The bias is
 held fixed during a pass and then set to its exact minimiser with w fixed
 (:func:`~leansvm.budget.bsgd_refit.optimal_tube_bias`, the median of the breakpoints r_i +- epsilon).

@@ -77,7 +77,7 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
     Per-sample weights are not supported (the sum constraint would need them
     too).
 
-    Measured (BENCHMARKS.md): an unpruned budget solution has several times B
+    Measured (``benchmarks/budget/bench_budget_svc.py``): an unpruned budget solution has several times B
     support vectors (free ones share the margin 1 - rho, so Theorem 2's
     corollary rarely applies). With the budget active budget-L1 is nu-SVC
     with nu = B/n: alpha_i = C exactly on its (at most B) margin errors, so
@@ -93,7 +93,7 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
     (False, the default: LIBSVM's absolute KKT tol, as its nu-SVC uses for
     the same problem; True: stop at violation <= tol x margin level 1 - rho,
     exact when rho is near 1 but 8-70x more pair steps on magic for <= 0.006
-    test accuracy, BENCHMARKS.md), ``shrinking``
+    test accuracy, ``benchmarks/budget/bench_budget_svc.py``), ``shrinking``
     (LIBSVM-style active set; kernel rows beyond ``cache_size`` come from a
     float32 row cache), ``working_set_size`` (decomposition for
     ``l2_solver='paper'`` when the kernel matrix does not fit ``cache_size``) and

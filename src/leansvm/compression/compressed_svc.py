@@ -19,7 +19,7 @@ arXiv:1501.06478, after Burges & Schölkopf 1997) is in
 Fitting points are the full model's support vectors, or ``X`` when given
 (then ``X`` is also the validation set of ``max_accuracy_drop``).
 
-Options beyond the paper (measured in BENCHMARKS.md, "Compressed SVMs"):
+Options beyond the paper (measured by ``benchmarks/compression/bench_compression.py``):
 
 * ``loss='squared'`` is eq. 10; ``loss='margin'`` (the default) matches the
   full model's outputs only up to its margin: where |f*(x)| >= 1 it asks for

@@ -91,7 +91,7 @@ from leansvm.exact.irwls_chunk import CONVERGED, MISSED, run_chunks, solve_chunk
 from leansvm.exact.irwls_subproblem import violation
 from leansvm.exact.screened_start import screened_start
 
-DEFAULT_WORKING_SET = 128      # chosen by the q sweep in BENCHMARKS.md
+DEFAULT_WORKING_SET = 128      # chosen by a sweep of q (benchmarks/exact/bench_irwls.py --q 32,64,128,256)
 DEFAULT_MAX_INNER = 3
 DEFAULT_PAIR_STEPS = 1000
 #: problems smaller than this are solved without shrinking (their few chunks do not repay

@@ -35,7 +35,7 @@ VECTORS_PER_CLASS = 20
 #: (40 / 80 vectors: 0.9735 / 0.9726 against 0.9726 / 0.9735) and banana (12 / 24: 0.9066 both), at
 #: a seventh to an eighth of the time (page-blocks0's refit 14.4 -> 1.8 s); magic gives up 0.34 /
 #: 0.21 test points at 40 / 226 vectors for 7.2 against 32.6 s and 21.9 against 155 s
-#: (BENCHMARKS.md). The lower bound keeps the count from falling as the fitting points grow: synth-50k's
+#: (``benchmarks/main_job/bench_fit_points.py``). The lower bound keeps the count from falling as the fitting points grow: synth-50k's
 #: 868 vectors on 50,000 rows test 0.8911 after 109 iterations and 0.9098 after 1,000. With the float32
 #: row-block objective (compression/rbf_objective.py) 1,000 iterations there take about a minute.
 SEARCH_ITERATION_RANGE = (300, 1000)

@@ -8,7 +8,7 @@ times 5 folds, each started anew. Here the same ranges (gamma as factors of
   (:func:`leansvm.paths.binary_path.iter_binary_path`) over C in steps of 2^1, safe
   screening (Ogawa et al.) off by default: with it, the same choices took
   1.0-1.4x the time (banana, page-blocks0, satimage, magic, wdbc; the
-  references cost more than they remove at steps of 2^1; BENCHMARKS.md). The
+  references cost more than they remove at steps of 2^1; ``benchmarks/main_job/bench_search.py``). The
   folds advance in lockstep and the path stops by the rules of
   :func:`_stop_reason` (accuracy clearly peaked, flat, repeating a larger
   gamma's path along the small-gamma ridge, dominated there, too costly), or
@@ -78,7 +78,7 @@ PARALLEL_MIN_ROWS = 1000
 #: the folds' stopping tolerance (LIBSVM's -e; its default, and the final model's, is 1e-3). With 1e-2 the
 #: nine KEEL sets chose the same cells or cells of the same CV accuracy and test accuracy (banana,
 #: twonorm, mushroom: a neighbour, test accuracy equal or +0.07 points) in 0.6-0.95x the time
-#: (page-blocks0 8.3 -> 6.9 s, banana 15.6 -> 9.6 s; BENCHMARKS.md)
+#: (page-blocks0 8.3 -> 6.9 s, banana 15.6 -> 9.6 s; ``benchmarks/main_job/bench_search.py``)
 SEARCH_TOL = 1e-2
 #: a kept gamma whose best C is this many octaves above the kept ones' smallest runs last in the
 #: next round (:meth:`_Round.next_windows`)
