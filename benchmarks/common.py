@@ -40,6 +40,23 @@ def load_regression(name):
     return ds.X_train, ds.y_train, ds.X_test, ds.y_test
 
 
+
+# -- the main job's promise ---------------------------------------------------------------------
+def promise_counts(rows, realised: str, promised: float) -> dict:
+    """How well the runs of ``bench_main_job.py`` kept a promise: ``rows`` (runs without an error), the
+    key of each run's realised figure (``realised_drop_points``, ``realised_increase_pct``) and the
+    promised figure in the same unit. Runs within the promise, within it + 0.5 and + 1, the largest
+    excess and realised figure, and how many returned a cheaper model than the exact one with the median
+    share of the exact model's vectors among those."""
+    excess = [r[realised] - promised for r in rows]
+    cheaper = [r for r in rows if r["kind"] != "exact"]
+    ratios = sorted(r["returned_n_sv"] / max(r["exact_n_sv"], 1) for r in cheaper)
+    return {"runs": len(rows), "within": sum(e <= 1e-9 for e in excess),
+            "within_half": sum(e <= 0.5 + 1e-9 for e in excess), "within_one": sum(e <= 1.0 + 1e-9 for e in excess),
+            "largest_excess": max(excess, default=None), "largest": max((r[realised] for r in rows), default=None),
+            "cheaper": len(cheaper), "median_ratio": ratios[len(ratios) // 2] if ratios else None}
+
+
 # -- timing ------------------------------------------------------------------------------------
 def race(contenders: dict, repeat: int = 1, budget_s: float = 20.0) -> tuple[dict, dict]:
     """Run each callable ``repeat`` times, interleaved, and keep the best time of each.

@@ -17,6 +17,9 @@ import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import promise_counts  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 #: the exact solver's side-by-side runs: the KEEL sets, then the large sets and magic measured again alone
@@ -120,19 +123,12 @@ PROMISES = {"classification": ("realised_drop_points", "max_accuracy_drop_points
 
 
 def promise_summary(data: dict, task: str = "classification") -> dict:
-    """The runs of ``task``: within the promise, within it + 0.5, the largest excess and realised figure,
-    the cheaper models and their median share of the exact model's vectors."""
+    """The runs of ``task`` in one promise file: ``common.promise_counts`` with the run's settings
+    (sets, seeds, the promised figure, the confidence)."""
     rows = _task_rows(data, task)
     realised, promised = PROMISES[task]
-    drop = data[promised]
-    excess = [r[realised] - drop for r in rows]
-    cheaper = [r for r in rows if r["kind"] != "exact"]
-    ratios = sorted(r["returned_n_sv"] / max(r["exact_n_sv"], 1) for r in cheaper)
-    return {"runs": len(rows), "sets": len({r["dataset"] for r in rows}), "seeds": data["seeds"],
-            "drop": drop, "confidence": data["confidence"],
-            "within": sum(e <= 1e-9 for e in excess), "within_half": sum(e <= 0.5 + 1e-9 for e in excess),
-            "largest_excess": max(excess, default=None), "largest": max((r[realised] for r in rows), default=None),
-            "cheaper": len(cheaper), "median_ratio": ratios[len(ratios) // 2] if ratios else None}
+    return {"sets": len({r["dataset"] for r in rows}), "seeds": data["seeds"], "drop": data[promised],
+            "confidence": data["confidence"], **promise_counts(rows, realised, data[promised])}
 
 
 def regression_promise_sentence(data: dict) -> str:

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from common import RESULTS_DIR as RESULTS  # noqa: E402
+from common import RESULTS_DIR as RESULTS, promise_counts  # noqa: E402
 #: the classification sets of ../shared/benchmarks.md that fit a quick run (a9a, magic and letter take longer)
 DEFAULT_DATASETS = ("banana", "twonorm", "page-blocks0", "satimage", "optdigits", "penbased", "splice",
                     "mushroom", "wdbc")
@@ -116,25 +116,12 @@ def _run_one(ds, seed, drop, confidence):
 
 
 def summarize(rows, drop_points, increase_pct):
-    """Per task: the runs within the promise, within it + 0.5 (+ 1) points (regression: percent of the
-    exact model's RMSE), the largest excess, how many returned a cheaper model, the median size ratio."""
-    return {task: _summary([r for r in rows if r.get("task", "classification") == task], realised, promised)
+    """Per task: ``common.promise_counts`` of its runs (regression: percent of the exact model's RMSE)."""
+    return {task: promise_counts([r for r in rows if "error" not in r and r.get("task", "classification") == task],
+                                 realised, promised)
             for task, realised, promised in (("classification", "realised_drop_points", drop_points),
                                               ("regression", "realised_increase_pct", increase_pct))
             if any(r.get("task", "classification") == task for r in rows)}
-
-
-def _summary(rows, realised, promised):
-    runs = [r for r in rows if "error" not in r]
-    excess = [r[realised] - promised for r in runs]
-    return {"runs": len(runs),
-            "within_promise": sum(e <= 1e-9 for e in excess),
-            "within_promise_plus_half": sum(e <= 0.5 + 1e-9 for e in excess),
-            "within_promise_plus_one": sum(e <= 1.0 + 1e-9 for e in excess),
-            "largest_excess_points": max(excess, default=None),
-            "cheaper_than_exact": sum(r["kind"] != "exact" for r in runs),
-            "median_size_ratio": None if not runs else
-            float(sorted(r["returned_n_sv"] / max(r["exact_n_sv"], 1) for r in runs)[len(runs) // 2])}
 
 
 def main(argv=None) -> int:
