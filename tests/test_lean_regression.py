@@ -30,34 +30,52 @@ def test_returns_the_fewest_vectors_within_the_allowed_increase(friedman):
     assert r.chosen.validation_error <= r.chosen.error_bound <= limit
     assert all(c.n_support >= r.chosen.n_support for c in r.candidates if c.error_bound <= limit)
     assert r.chosen.n_support < exact.n_support
-    # the returned model scales raw columns itself: its test RMSE is the returned record's (the chosen
-    # candidate's, or its refit on every row when it is a budget model)
+    # the returned model scales raw columns itself: its test RMSE is the returned record's, the chosen
+    # kind and size trained again on every row
     assert np.sqrt(np.mean((r.model.predict(Xt) - zt) ** 2)) == pytest.approx(r.final.test_error, rel=1e-9)
-    assert (r.refit is not None) == (r.chosen.kind == "budget") and r.final is (r.refit or r.chosen)
+    assert r.refit is not None and r.final is r.refit and r.refit.kind == r.chosen.kind
+    assert r.refit.n_rows == X.shape[0] and r.refit.n_support <= r.chosen.n_support
     assert {c.kind for c in r.candidates} == {"exact", "compressed", "budget"}
 
 
-def test_a_chosen_budget_model_is_trained_again_on_every_row(friedman, capsys):
+def test_the_chosen_kind_and_size_is_trained_again_on_every_row(friedman, capsys):
+    """A budget model: the same budget on every row; the exact SVR: itself on every row; a compressed
+    one: the exact SVR on every row compressed to the same size. Past the budget, or when the exact
+    model had only a subsample, the chosen model is kept, with a log line."""
     from leansvm.job.deadline import Deadline
-    from leansvm.job.one_output import OneOutputCandidate, refit_budget_model
+    from leansvm.job.one_output import OneOutputCandidate, refit_on_all_rows
     from leansvm.job.records import _Log
 
     X, z, _, _ = friedman
+    X = (X - X.mean(axis=0)) / X.std(axis=0)            # as the job scales them
     small = leansvm.BSGDRegressor(budget=40, C=10.0, gamma=0.1, random_state=0).fit(X[:1000], z[:1000])
+    svr = leansvm.SVR(C=10.0, gamma=0.1, epsilon=0.2, random_state=0).fit(X[:1000], z[:1000])
+    exact = OneOutputCandidate("exact SVR", "exact", svr, int(svr.n_support_[0]), fit_seconds=0.5, n_rows=1000)
     chosen = OneOutputCandidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=0.5)
     log = _Log(True)
-    refit = refit_budget_model(chosen, X, z, 1000, Deadline(None), log)
+    refit = refit_on_all_rows(chosen, exact, X, z, 1000, Deadline(None), log)
     assert refit.name == "BSGD SVR (40), refit on all 1500 rows" and refit.model is not small
     assert refit.model.budget == 40 and refit.n_support <= 40
     expected = leansvm.BSGDRegressor(budget=40, C=10.0, gamma=0.1, random_state=0).fit(X, z)
     np.testing.assert_allclose(refit.model.predict(X[:50]), expected.predict(X[:50]))
     assert [s.stage for s in log.steps] == ["refit"]
-    # exact and compressed models are kept; a refit estimated past the budget is left out, with a line
-    exact = OneOutputCandidate("exact SVR", "exact", small, 40, fit_seconds=0.5)
-    assert refit_budget_model(exact, X, z, 1000, Deadline(None), log) is None
+    # the exact model: the same SVR on every row
+    again = refit_on_all_rows(exact, exact, X, z, 1000, Deadline(None), log)
+    full = leansvm.SVR(C=10.0, gamma=0.1, epsilon=0.2, random_state=0).fit(X, z)
+    assert again.kind == "exact" and again.n_rows == 1500 and again.n_support == int(full.n_support_[0])
+    np.testing.assert_allclose(again.model.predict(X[:50]), full.predict(X[:50]), atol=1e-6)
+    # a compressed one: that exact SVR on every row, compressed to the same size
+    compressed = OneOutputCandidate("compressed SVR (30)", "compressed", svr, 30, fit_seconds=0.5)
+    smaller = refit_on_all_rows(compressed, exact, X, z, 1000, Deadline(None), log)
+    assert smaller.kind == "compressed" and smaller.n_support == 30 and smaller.n_rows == 1500
+    assert np.sqrt(np.mean((smaller.model.predict(X) - full.predict(X)) ** 2)) < 0.5 * np.std(z)
+    # past the budget, or after an exact fit on a subsample: kept as chosen, with a line
     slow = OneOutputCandidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=1000.0)
-    assert refit_budget_model(slow, X, z, 1000, Deadline(60), log) is None
-    assert "no refit on all 1500 rows" in capsys.readouterr().out.splitlines()[-1]
+    assert refit_on_all_rows(slow, exact, X, z, 1000, Deadline(60), log) is None
+    assert "no refit on all 1500 rows: estimated" in capsys.readouterr().out.splitlines()[-1]
+    sub = OneOutputCandidate("exact SVR (800 of 1000 rows)", "exact", svr, 40, fit_seconds=0.1, n_rows=800)
+    assert refit_on_all_rows(sub, sub, X, z, 1000, Deadline(60), log) is None
+    assert "had 800 of the 1000 fit rows" in capsys.readouterr().out.splitlines()[-1]
 
 
 def test_bad_parameters(friedman):

@@ -31,7 +31,7 @@ from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bo
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
-                                     cheap_candidates, choose_fewest, one_output_deadline, refit_budget_model,
+                                     cheap_candidates, choose_fewest, one_output_deadline, refit_on_all_rows,
                                      summarize, train_exact_model)
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
@@ -73,7 +73,8 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     (0.01 = the returned model labels at most 1 % of the validation rows otherwise than the exact
     model). ``y`` (or a ``target`` column) is ignored but for its removal from a table.
     ``budget_seconds``: a bound on the whole call (the exact model on a subsample, fewer sizes);
-    ``refit=False`` returns a chosen budget model as trained instead of training it again on every row."""
+    ``refit=False`` returns the chosen model as trained on the fit part instead of training it again on
+    every row."""
     from sklearn.model_selection import train_test_split
     from sklearn.utils import check_array
 
@@ -114,7 +115,7 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
              f"of the validation rows otherwise than the exact model ({100 * confidence:g} % bound "
              f"{100 * chosen.error_bound:.2f} %)",
              f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")
-    refit = refit_budget_model(chosen, X, None, X_fit.shape[0], deadline, log) if refit else None
+    refit = refit_on_all_rows(chosen, exact, X, None, X_fit.shape[0], deadline, log, random_state) if refit else None
     final = refit or chosen
     if X_test is not None:                                    # measured, never used for the choice
         reference_test = exact.model.predict(X_test)

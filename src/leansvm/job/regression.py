@@ -19,8 +19,8 @@ Stages, as the classification job's (:mod:`leansvm.job.classification`), each on
    the training rows (an SVR's support vectors leave out the samples inside the tube) and
    :class:`leansvm.BSGDRegressor` with that budget, growing sizes while the time budget lasts;
 5. the choice: the fewest vectors whose validation RMSE is at most (1 + ``max_error_increase``)
-   x the exact model's; a budget model is then trained again on every row (the validation rows
-   too), an exact or compressed one is returned as trained (its refit is an exact fit on all rows);
+   x the exact model's; the chosen kind and size is then trained again on every row (the
+   validation rows too; a compressed model as the exact SVR on every row, compressed);
 6. measurements never used for a choice: test RMSE, prediction cost.
 
 Stages 3-6 are shared with novelty detection (:mod:`leansvm.job.one_output`). The HTML report:
@@ -41,7 +41,7 @@ from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
                                      cheap_candidates, choose_fewest, one_output_deadline,
-                                     refit_budget_model, summarize, train_exact_model)
+                                     refit_on_all_rows, summarize, train_exact_model)
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
 DEFAULT_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -71,8 +71,8 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
                         budget_seconds=None, refit=True) -> OneOutputResult:
     """Data to the cheapest accurate SVR (module docstring). ``max_error_increase``: a fraction
     (0.02 = validation RMSE at most 2 % above the exact model's); ``budget_seconds``: a bound on
-    the whole call (the exact SVR on a subsample, fewer candidate sizes); ``refit=False`` returns a
-    chosen budget model as trained instead of training it again on every row."""
+    the whole call (the exact SVR on a subsample, fewer candidate sizes); ``refit=False`` returns the
+    chosen model as trained on the fit part instead of training it again on every row."""
     from sklearn.model_selection import train_test_split
     from sklearn.utils import check_X_y
 
@@ -127,7 +127,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              f"(its {100 * confidence:g} % bound {chosen.error_bound:.4g})",
              f"the fewest vectors whose RMSE bound, from squared errors paired row by row with the exact "
              f"model's, is within {100 * max_error_increase:g} % of the exact model's {exact.validation_error:.4g}")
-    refit = refit_budget_model(chosen, X, y, X_fit.shape[0], deadline, log) if refit else None
+    refit = refit_on_all_rows(chosen, exact, X, y, X_fit.shape[0], deadline, log, random_state) if refit else None
     final = refit or chosen
     if X_test is not None and y_test is not None:             # measured, never used for the choice
         for c in candidates + ([refit] if refit is not None else []):
