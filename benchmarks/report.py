@@ -196,8 +196,9 @@ def regression_promise_table(data: dict) -> list:
     planned = s["sets"] * data["seeds"]
     out = ["", f"Regression (`fit_lean` on continuous targets, the split not stratified): the promise is a test "
                f"RMSE at most {s['drop']:g} % above the exact SVR's (the same C, gamma and epsilon, the same "
-               f"training rows); a chosen budget model is returned trained again on every training row (the "
-               f"'returned' column names the choice). **{s['within']} of {s['runs']} runs within the promise, "
+               f"training rows); the chosen kind and size is returned trained again on every training row where the "
+               f"'returned' column says 'refit' (the runs without it returned the model as chosen: they ran when "
+               f"only a budget model was refit, or the benchmark did not yet record the refit). **{s['within']} of {s['runs']} runs within the promise, "
                f"{s['within_half']} within the promise + 0.5 %, largest excess "
                f"{s['largest_excess']:+.2f} %; {s['cheaper']} runs returned a cheaper model.**"
                + (f" Partial: {s['runs']} of the {planned} runs (sets x seeds) were measured; the others were not."
