@@ -131,6 +131,13 @@ def promise_summary(data: dict, task: str = "classification") -> dict:
             "confidence": data["confidence"], **promise_counts(rows, realised, data[promised])}
 
 
+def _partial(s: dict) -> str:
+    """' Partial: ...' when fewer runs than sets x seeds were measured ('' otherwise)."""
+    planned = s["sets"] * s["seeds"]
+    return (f" Partial: {s['runs']} of the {planned} runs (sets x seeds) were measured; the others were not."
+            if s["runs"] < planned else "")
+
+
 def regression_promise_sentence(data: dict) -> str:
     """README's words on the regression runs of the promise benchmark ('' when there are none)."""
     s = promise_summary(data, "regression")
@@ -148,8 +155,10 @@ def promise_sentence() -> str:
     s = promise_summary(data)
     import textwrap
 
+    splits = f"{s['seeds']} new train/test splits" if s["runs"] == s["sets"] * s["seeds"] else \
+        f"up to {s['seeds']} new train/test splits ({s['runs']} runs)"
     text = (f"Does `leansvm fit` keep its promise on rows it has never seen? Over {s['sets']} benchmark sets x "
-            f"{s['seeds']} new train/test splits, with a promised drop of {s['drop']:g} points at "
+            f"{splits}, with a promised drop of {s['drop']:g} points at "
             f"{100 * s['confidence']:g} % confidence, the returned model's test accuracy was within the promise of "
             f"the exact model's in {s['within']} of {s['runs']} runs and never more than "
             f"{max(s['largest_excess'], 0):.2f} points beyond it; {s['cheaper']} of the {s['runs']} returned a "
@@ -167,10 +176,11 @@ def promise_section() -> str:
            f"(`train_test_split(test_size=0.2, stratify=y, random_state=seed)`), promised drop "
            f"{s['drop']:g} points, confidence {s['confidence']:g}. The realised drop is the exact SVC's test "
            f"accuracy (the same C and gamma, the same training rows) minus the returned model's, in points. "
-           f"{data['jobs']} runs at a time, one thread each, on {data['cpu_count']} cores.", "",
+           f"{'-'.join(str(j) for j in sorted({run['jobs'] for _, run in runs}))} runs at a time, one thread "
+           f"each, on {data['cpu_count']} cores.", "",
            f"**{s['within']} of {s['runs']} runs within the promise, {s['within_half']} within the promise + 0.5 "
            f"points, largest excess {s['largest_excess']:+.2f} points; {s['cheaper']} runs returned a cheaper "
-           "model than the exact one.**", "",
+           "model than the exact one.**" + _partial(s), "",
            "| dataset | seed | returned | #SV | exact #SV | estimated drop | 95 % bound | realised drop | s |",
            "|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(_task_rows(data, "classification"), key=lambda r: (r["dataset"], r["seed"])):
@@ -193,16 +203,13 @@ def regression_promise_table(data: dict) -> list:
     if not rows:
         return []
     s = promise_summary(data, "regression")
-    planned = s["sets"] * data["seeds"]
     out = ["", f"Regression (`fit_lean` on continuous targets, the split not stratified): the promise is a test "
                f"RMSE at most {s['drop']:g} % above the exact SVR's (the same C, gamma and epsilon, the same "
                f"training rows); the chosen kind and size is returned trained again on every training row where the "
                f"'returned' column says 'refit' (the runs without it returned the model as chosen: they ran when "
                f"only a budget model was refit, or the benchmark did not yet record the refit). **{s['within']} of {s['runs']} runs within the promise, "
                f"{s['within_half']} within the promise + 0.5 %, largest excess "
-               f"{s['largest_excess']:+.2f} %; {s['cheaper']} runs returned a cheaper model.**"
-               + (f" Partial: {s['runs']} of the {planned} runs (sets x seeds) were measured; the others were not."
-                  if s["runs"] < planned else ""), "",
+               f"{s['largest_excess']:+.2f} %; {s['cheaper']} runs returned a cheaper model.**" + _partial(s), "",
            "| dataset | seed | returned | #SV | exact #SV | estimated increase % | 95 % bound % | realised increase % "
            "| s |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
