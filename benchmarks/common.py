@@ -24,7 +24,6 @@ from leansvm.core.multiclass import predict_index
 RESULTS_DIR = Path(os.environ.get("LEANSVM_BENCH_RESULTS") or Path(__file__).resolve().parent / "results")
 
 
-
 # -- data -------------------------------------------------------------------------------------
 #: the regression sets and their gamma; any other name is a classification set of leansvm.datasets
 REGRESSION_GAMMA = {"diamonds": 0.01, "friedman1-10k": 0.03, "friedman1-50k": 0.03}
@@ -40,14 +39,22 @@ def load_regression(name):
     return ds.X_train, ds.y_train, ds.X_test, ds.y_test
 
 
-
 # -- the main job's promise ---------------------------------------------------------------------
-def promise_counts(rows, realised: str, promised: float) -> dict:
-    """How well the runs of ``bench_main_job.py`` kept a promise: ``rows`` (runs without an error), the
-    key of each run's realised figure (``realised_drop_points``, ``realised_increase_pct``) and the
-    promised figure in the same unit. Runs within the promise, within it + 0.5 and + 1, the largest
-    excess and realised figure, and how many returned a cheaper model than the exact one with the median
-    share of the exact model's vectors among those."""
+#: each task's realised figure in a row of ``bench_main_job.py`` (points; percent of the exact model's RMSE)
+REALISED = {"classification": "realised_drop_points", "regression": "realised_increase_pct"}
+
+
+def task_rows(rows, task: str) -> list:
+    """The runs of ``task`` that ended without an error (rows without a task are classification runs)."""
+    return [r for r in rows if "error" not in r and r.get("task", "classification") == task]
+
+
+def promise_counts(rows, task: str, promised: float) -> dict:
+    """How well the runs of ``task`` among ``rows`` (:func:`task_rows`) kept a promise of ``promised``
+    (points; regression: percent). Runs within the promise, within it + 0.5 and + 1, the largest excess
+    and realised figure, and how many returned a cheaper model than the exact one with the median share
+    of the exact model's vectors among those."""
+    rows, realised = task_rows(rows, task), REALISED[task]
     excess = [r[realised] - promised for r in rows]
     cheaper = [r for r in rows if r["kind"] != "exact"]
     ratios = sorted(r["returned_n_sv"] / max(r["exact_n_sv"], 1) for r in cheaper)

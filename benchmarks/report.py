@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import promise_counts  # noqa: E402
+from common import promise_counts, task_rows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -113,22 +113,16 @@ def promise_runs() -> tuple[dict, list]:
     return settings, runs
 
 
-def _task_rows(data: dict, task: str) -> list:
-    return [r for r in data["rows"] if "error" not in r and r.get("task", "classification") == task]
-
-
-#: each task's realised figure in a row and the promise in the run's settings (points; percent of RMSE)
-PROMISES = {"classification": ("realised_drop_points", "max_accuracy_drop_points"),
-            "regression": ("realised_increase_pct", "max_error_increase_pct")}
+#: each task's promise in a run's settings (points; percent of the exact model's RMSE)
+PROMISED = {"classification": "max_accuracy_drop_points", "regression": "max_error_increase_pct"}
 
 
 def promise_summary(data: dict, task: str = "classification") -> dict:
     """The runs of ``task`` in one promise file: ``common.promise_counts`` with the run's settings
     (sets, seeds, the promised figure, the confidence)."""
-    rows = _task_rows(data, task)
-    realised, promised = PROMISES[task]
-    return {"sets": len({r["dataset"] for r in rows}), "seeds": data["seeds"], "drop": data[promised],
-            "confidence": data["confidence"], **promise_counts(rows, realised, data[promised])}
+    promised = data[PROMISED[task]]
+    return {"sets": len({r["dataset"] for r in task_rows(data["rows"], task)}), "seeds": data["seeds"],
+            "drop": promised, "confidence": data["confidence"], **promise_counts(data["rows"], task, promised)}
 
 
 def _partial(s: dict) -> str:
@@ -143,7 +137,7 @@ def regression_promise_sentence(data: dict) -> str:
     s = promise_summary(data, "regression")
     if not s["runs"]:
         return ""
-    sets = sorted({r["dataset"] for r in _task_rows(data, "regression")})
+    sets = sorted({r["dataset"] for r in task_rows(data["rows"], "regression")})
     return (f" On regression ({', '.join(sets)}; {s['runs']} runs), with a promised RMSE increase of "
             f"{s['drop']:g} %, {s['within']} runs were within it (largest realised increase "
             f"{s['largest']:+.2f} %) with a median {100 * s['median_ratio']:.0f} % of the "
@@ -183,7 +177,7 @@ def promise_section() -> str:
            "model than the exact one.**" + _partial(s), "",
            "| dataset | seed | returned | #SV | exact #SV | estimated drop | 95 % bound | realised drop | s |",
            "|---|---|---|---|---|---|---|---|---|"]
-    for r in sorted(_task_rows(data, "classification"), key=lambda r: (r["dataset"], r["seed"])):
+    for r in sorted(task_rows(data["rows"], "classification"), key=lambda r: (r["dataset"], r["seed"])):
         est = "-" if r["estimated_drop_points"] is None else f"{r['estimated_drop_points']:.2f}"
         bound = "-" if r["bound_points"] is None else f"{r['bound_points']:.2f}"
         out.append(f"| {r['dataset']} | {r['seed']} | {r['chosen']} | {_n(r['returned_n_sv'])} | "
@@ -199,7 +193,7 @@ def promise_section() -> str:
 
 def regression_promise_table(data: dict) -> list:
     """The regression runs of the promise benchmark: RMSE increases in percent of the exact SVR's."""
-    rows = sorted(_task_rows(data, "regression"), key=lambda r: (r["dataset"], r["seed"]))
+    rows = sorted(task_rows(data["rows"], "regression"), key=lambda r: (r["dataset"], r["seed"]))
     if not rows:
         return []
     s = promise_summary(data, "regression")

@@ -117,10 +117,8 @@ def _run_one(ds, seed, drop, confidence):
 
 def summarize(rows, drop_points, increase_pct):
     """Per task: ``common.promise_counts`` of its runs (regression: percent of the exact model's RMSE)."""
-    return {task: promise_counts([r for r in rows if "error" not in r and r.get("task", "classification") == task],
-                                 realised, promised)
-            for task, realised, promised in (("classification", "realised_drop_points", drop_points),
-                                              ("regression", "realised_increase_pct", increase_pct))
+    return {task: promise_counts(rows, task, promised)
+            for task, promised in (("classification", drop_points), ("regression", increase_pct))
             if any(r.get("task", "classification") == task for r in rows)}
 
 
