@@ -219,9 +219,11 @@ def refit_on_all_rows(chosen: OneOutputCandidate, exact: OneOutputCandidate, X, 
         log.say(f"  no refit on all {n} rows: the exact model had {exact.n_rows} of the {n_fit} fit rows for lack "
                 "of time; the chosen model is returned as trained")
         return None
-    estimated = scaled_fit_seconds(chosen.fit_seconds, n, n_fit, power=1) if chosen.kind == "budget" else \
-        scaled_fit_seconds(exact.fit_seconds, n, n_fit) + \
-        (scaled_fit_seconds(chosen.fit_seconds, n, n_fit, power=1) if chosen.kind == "compressed" else 0.0)
+    # a budget model's pass and a compression's fitting points grow linearly in the rows; the exact fit
+    # as n^1.5 (candidates.GROWTH_MIN)
+    estimated = 0.0 if chosen.kind == "exact" else scaled_fit_seconds(chosen.fit_seconds, n, n_fit, power=1)
+    if chosen.kind != "budget":
+        estimated += scaled_fit_seconds(exact.fit_seconds, n, n_fit)
     remaining = deadline.remaining()
     if remaining is not None and estimated > remaining:
         log.say(f"  no refit on all {n} rows: estimated at {estimated:.0f} s, {remaining:.0f} s of the "
