@@ -2,7 +2,7 @@
 
     python benchmarks/main_job/bench_main_job.py [--datasets banana twonorm ... friedman1-10k diamonds] [--seeds 5]
                                         [--max-accuracy-drop 0.5] [--max-error-increase 0.02]
-                                        [--confidence 0.95] [--jobs 1]
+                                        [--confidence 0.95] [--jobs 1] [--threads 1]
 
 For each dataset and split seed: the training and test parts of the benchmark dataset are pooled
 and split again (``train_test_split(test_size=0.2, stratify=y, random_state=seed)``, standardised
@@ -11,7 +11,7 @@ the exact SVC at the (C, gamma) it chose is trained on the same training rows. T
 is the exact model's test accuracy minus the returned model's (percentage points): the promise
 holds when it is at most ``--max-accuracy-drop``. The summary counts the runs within the promise,
 within the promise + 0.5 points, and the largest excess. ``--jobs``: runs in parallel processes,
-one thread each. Writes ``benchmarks/results/main-job-<timestamp>.json``.
+``--threads`` BLAS threads each (1 by default). Writes ``benchmarks/results/main-job-<timestamp>.json``.
 
 Regression sets (``friedman1-<N>``, ``diamonds``): the split is not stratified, the exact SVR at the
 job's (C, gamma, epsilon) is the reference, and the realised increase is the returned model's test
@@ -35,13 +35,13 @@ DEFAULT_DATASETS = ("banana", "twonorm", "page-blocks0", "satimage", "optdigits"
                     "mushroom", "wdbc")
 
 
-def run_one(name, seed, drop, increase, confidence):
+def run_one(name, seed, drop, increase, confidence, threads=1):
     """One dataset, one split seed: the returned model's and the exact model's test accuracy (RMSE)."""
     from threadpoolctl import threadpool_limits
 
     from leansvm import datasets
 
-    with threadpool_limits(1):
+    with threadpool_limits(threads):
         ds = datasets.load(name, standardize=False)
         if ds.task == "regression":
             return _run_regression(ds, seed, increase, confidence)
@@ -135,7 +135,8 @@ def main(argv=None) -> int:
     parser.add_argument("--max-error-increase", type=float, default=0.02,
                         help="regression: a fraction of the exact model's RMSE")
     parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--jobs", type=int, default=1, help="parallel processes (one thread each)")
+    parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads per process")
     args = parser.parse_args(argv)
     tasks = [(name, seed) for name in args.datasets for seed in range(args.first_seed, args.first_seed + args.seeds)]
     os.environ.setdefault("LEANSVM_PROGRESS", "0")
@@ -147,12 +148,13 @@ def main(argv=None) -> int:
         with atomic_write(out, "w", encoding="utf-8") as f:
             json.dump({"max_accuracy_drop_points": args.max_accuracy_drop,
                        "max_error_increase_pct": 100 * args.max_error_increase, "confidence": args.confidence,
-                       "seeds": args.seeds, "first_seed": args.first_seed, "jobs": args.jobs, "threads_per_job": 1, "cpu_count": os.cpu_count(),
+                       "seeds": args.seeds, "first_seed": args.first_seed, "jobs": args.jobs, "threads_per_job": args.threads, "cpu_count": os.cpu_count(),
                        "complete": summary is not None, "summary": summary, "rows": rows}, f, indent=1,
                       default=lambda o: o.item() if hasattr(o, "item") else str(o))
 
     for row in Parallel(n_jobs=args.jobs, return_as="generator_unordered")(
-            delayed(run_one)(name, seed, args.max_accuracy_drop / 100, args.max_error_increase, args.confidence)
+            delayed(run_one)(name, seed, args.max_accuracy_drop / 100, args.max_error_increase, args.confidence,
+                             args.threads)
             for name, seed in tasks):
         rows.append(row)
         save()
