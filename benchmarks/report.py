@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import promise_counts, task_rows  # noqa: E402
+from common import PROMISE_SETS, promise_counts, task_rows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -113,6 +113,8 @@ def promise_runs() -> tuple[dict, list]:
     return settings, runs
 
 
+#: split seeds per set in the promise benchmark
+PROMISE_SEEDS = 5
 #: each task's promise in a run's settings (points; percent of the exact model's RMSE)
 PROMISED = {"classification": "max_accuracy_drop_points", "regression": "max_error_increase_pct"}
 
@@ -121,15 +123,23 @@ def promise_summary(data: dict, task: str = "classification") -> dict:
     """The runs of ``task`` in one promise file: ``common.promise_counts`` with the run's settings
     (sets, seeds, the promised figure, the confidence)."""
     promised = data[PROMISED[task]]
-    return {"sets": len({r["dataset"] for r in task_rows(data["rows"], task)}), "seeds": data["seeds"],
+    measured = {(r["dataset"], r["seed"]) for r in task_rows(data["rows"], task)}
+    missing = [(name, seed) for name in PROMISE_SETS[task] for seed in range(PROMISE_SEEDS)
+               if (name, seed) not in measured]
+    return {"sets": len(PROMISE_SETS[task]), "seeds": PROMISE_SEEDS, "missing": missing,
             "drop": promised, "confidence": data["confidence"], **promise_counts(data["rows"], task, promised)}
 
 
 def _partial(s: dict) -> str:
-    """' Partial: ...' when fewer runs than sets x seeds were measured ('' otherwise)."""
-    planned = s["sets"] * s["seeds"]
-    return (f" Partial: {s['runs']} of the {planned} runs (sets x seeds) were measured; the others were not."
-            if s["runs"] < planned else "")
+    """' Partial: ...' naming the runs of sets x seeds not measured ('' when none is missing)."""
+    if not s["missing"]:
+        return ""
+    by_set = {}
+    for name, seed in s["missing"]:
+        by_set.setdefault(name, []).append(str(seed))
+    named = "; ".join(f"{name} seed{'s' * (len(seeds) > 1)} {', '.join(seeds)}" for name, seeds in by_set.items())
+    return (f" Partial: {s['sets'] * s['seeds'] - len(s['missing'])} of the {s['sets'] * s['seeds']} runs "
+            f"(sets x seeds) were measured; not measured: {named}.")
 
 
 def regression_promise_sentence(data: dict) -> str:
@@ -162,6 +172,32 @@ def promise_sentence() -> str:
     return "\n".join(textwrap.wrap(text, 95))
 
 
+def _machines(runs) -> str:
+    """How the promise runs ran: runs at a time (a file's ``runs_at_a_time``, else its ``--jobs``), threads
+    each and cores, one clause per machine; the clauses after the first name their sets and seeds."""
+    groups = {}
+    for _, run in runs:
+        key = (run["cpu_count"], run.get("threads_per_job", 1))
+        at, rows = groups.setdefault(key, (set(), []))
+        at.add(run.get("runs_at_a_time", run["jobs"]))
+        rows.extend(run["rows"])
+    clauses = []
+    for i, ((cores, threads), (at, rows)) in enumerate(sorted(groups.items(), key=lambda kv: -len(kv[1][1]))):
+        which = "" if i == 0 else ", ".join(
+            f"{name} seed{'s' * (len(seeds) > 1)} {', '.join(map(str, sorted(seeds)))}"
+            for name, seeds in _seeds_by_set(rows).items()) + ": "
+        clauses.append(f"{which}{'-'.join(map(str, sorted(at)))} runs at a time, {threads} thread"
+                       f"{'s' * (threads > 1)} each, on {cores} cores")
+    return "; ".join(clauses)
+
+
+def _seeds_by_set(rows) -> dict:
+    out = {}
+    for r in rows:
+        out.setdefault(r["dataset"], set()).add(r["seed"])
+    return dict(sorted(out.items()))
+
+
 def promise_section() -> str:
     data, runs = promise_runs()
     s = promise_summary(data)
@@ -170,8 +206,7 @@ def promise_section() -> str:
            f"(`train_test_split(test_size=0.2, stratify=y, random_state=seed)`), promised drop "
            f"{s['drop']:g} points, confidence {s['confidence']:g}. The realised drop is the exact SVC's test "
            f"accuracy (the same C and gamma, the same training rows) minus the returned model's, in points. "
-           f"{'-'.join(str(j) for j in sorted({run['jobs'] for _, run in runs}))} runs at a time, one thread "
-           f"each, on {data['cpu_count']} cores.", "",
+           f"{_machines(runs)}.", "",
            f"**{s['within']} of {s['runs']} runs within the promise, {s['within_half']} within the promise + 0.5 "
            f"points, largest excess {s['largest_excess']:+.2f} points; {s['cheaper']} runs returned a cheaper "
            "model than the exact one.**" + _partial(s), "",

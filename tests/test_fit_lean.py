@@ -641,3 +641,47 @@ def test_regression_and_novelty_bounds_are_one_sided_and_paired():
     # no disagreement on 400 rows is not a certainty of none
     assert share_bound(np.zeros(400, bool)) == pytest.approx(1.6449 * np.sqrt((1 / 402) * (401 / 402) / 400), rel=1e-3)
     assert share_bound(np.r_[np.ones(8, bool), np.zeros(392, bool)]) > 0.02
+
+
+def test_without_a_budget_the_stages_after_the_exact_fit_share_a_multiple_of_it(monkeypatch):
+    """No budget: after the exact fit the later stages get NO_BUDGET_MULTIPLE times its time (at least
+    NO_BUDGET_FLOOR) shared as a budget's shares are; the measurements stay unbounded; a given budget
+    is left as it is."""
+    from leansvm.job import deadline as module
+
+    now = [100.0]
+    monkeypatch.setattr(module.time, "perf_counter", lambda: now[0])
+    d = module.Deadline(None)
+    now[0] += 500                                             # a long search: it does not count against the bound
+    assert d.bound_after_exact(10.0) == pytest.approx(module.NO_BUDGET_MULTIPLE * 10.0)
+    assert d.remaining() == pytest.approx(module.NO_BUDGET_MULTIPLE * 10.0)
+    assert d.allowance("budget") == pytest.approx(d.seconds * module.SHARES["budget"])
+    held = module.SHARES["confirm"] + module.SHARES["refit"]   # the measurements' share is compression's
+    assert d.allowance("compress") == pytest.approx(d.remaining() - held * d.seconds)
+    assert d.allowance("measure") is None
+    assert module.Deadline(None).bound_after_exact(0.001) == pytest.approx(module.NO_BUDGET_FLOOR)
+    budget = module.Deadline(300)
+    assert budget.bound_after_exact(10.0) is None and budget.seconds == 300 and not budget.implicit
+
+
+def test_without_a_budget_a_slow_compression_stops_at_the_bound(moons, monkeypatch):
+    """A compression that takes 1,000 s (planted) is the last size tried when no budget is given:
+    the next would end past the bound of the stages after the exact fit, and the log says so."""
+    from leansvm.job import candidates, deadline
+
+    monkeypatch.setattr(deadline, "NO_BUDGET_FLOOR", 1.0)
+    real = candidates._timed
+
+    def slow_compression(fn, *args, **kwargs):
+        out, seconds = real(fn, *args, **kwargs)
+        return out, seconds + (1000.0 if "n_sv" in kwargs else 0.0)
+
+    monkeypatch.setattr(candidates, "_timed", slow_compression)
+    X, y, Xt, yt = moons
+    r = fit_lean(X, y, X_test=Xt, y_test=yt, max_accuracy_drop=0.0, **GRID)
+    bound = [s for s in r.steps if s.stage == "bound"]
+    assert len(bound) == 1 and "no time budget" in bound[0].reason
+    compress = [s for s in r.steps if s.stage == "compress"][-1]
+    assert "stopped before size" in compress.reason and "time limit" in compress.reason
+    assert sum(c.kind == "compressed" for c in r.candidates) == 1
+    assert r.model.predict(Xt).shape == yt.shape

@@ -50,7 +50,7 @@ from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, compress_models,
                                     estimate_exact_seconds, estimate_fit_seconds, rows_within,
                                     scaled_fit_seconds, train_budget_models, train_exact)
 from leansvm.job.choice import choose_model, confirm_choice, estimate_drops, refit_on_all_rows
-from leansvm.job.deadline import SHARES, Deadline
+from leansvm.job.deadline import SHARES, Deadline, say_bound_after_exact
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
 from leansvm.job.helpers import _accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices
@@ -144,6 +144,7 @@ def _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline, size_frac
         exact = train_exact(X_fit, y_fit, C, gamma, random_state, class_weight)
         log.step("train", f"exact SVC: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:g}",
                  exact.fit_seconds)
+        say_bound_after_exact(deadline, exact.fit_seconds, log)
         m = exact.n_support
         budgets = sorted({max(10, int(round(f * m))) for f in size_fractions if f * m < m})
     else:

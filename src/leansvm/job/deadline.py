@@ -22,6 +22,12 @@ SHARES = {"search": 0.10, "exact": 0.25, "budget": 0.10, "compress": 0.25, "conf
 #: compression stopped before 1,580 vectors for lack of time (0.24 points below it on test).
 CAPPED = {"budget"}
 
+#: Without a budget, the stages after the exact fit (budget models, compression, confirming folds,
+#: refit) take at most this many times the exact fit in all ...
+NO_BUDGET_MULTIPLE = 20
+#: ... and at least this many seconds, so that small sets keep their full search
+NO_BUDGET_FLOOR = 60.0
+
 
 class Deadline:
     """The job's start time and budget (``seconds`` None: no budget, every allowance None)."""
@@ -32,12 +38,32 @@ class Deadline:
         self.seconds = seconds
         self.start = time.perf_counter()
         self.skipped = set()
+        self.implicit = False     # True once bound_after_exact set the bound (no budget given)
 
     def skip(self, stage) -> None:
         """``stage`` will not run: its share goes to compression (the budget route has no
         confirming folds, so compression gets their tenth of the budget); the stages before
         compression still hold it back."""
         self.skipped.add(stage)
+
+    def bound_after_exact(self, exact_seconds: float) -> float | None:
+        """Without a budget: the stages after the exact fit get ``NO_BUDGET_MULTIPLE`` times its
+        ``exact_seconds`` in all (at least ``NO_BUDGET_FLOOR``), shared among them as a budget's shares
+        are, as if the stages before had used exactly theirs; the measurements at the end stay
+        unbounded. Returns that bound in seconds (None when a budget was given).
+
+        Without it the size search, the confirming folds and the refit had no limit: letter (26
+        classes) compressed at 520, 1,040 and 2,080 vectors with 5 more compressions to confirm, 58
+        minutes on one core where its exact fit takes seconds."""
+        if self.seconds is not None:
+            return None
+        rest = max(NO_BUDGET_MULTIPLE * exact_seconds, NO_BUDGET_FLOOR)
+        stages = list(SHARES)
+        self.seconds = rest / sum(SHARES[s] for s in stages[stages.index("exact") + 1:])
+        self.start = time.perf_counter() - (self.seconds - rest)
+        self.skip("measure")             # its share goes to compression
+        self.implicit = True
+        return rest
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -48,8 +74,9 @@ class Deadline:
     def allowance(self, stage) -> float | None:
         """Seconds ``stage`` may take: what is left minus the shares of the stages after it (at
         least a tenth of its own share, so that a stage never gets nothing at all; at most its own
-        share for the CAPPED stages); None without a budget."""
-        if self.seconds is None:
+        share for the CAPPED stages); None without a budget, and for the measurements under the
+        bound a job sets itself (:meth:`bound_after_exact`)."""
+        if self.seconds is None or (self.implicit and stage == "measure"):
             return None
         stages = list(SHARES)
         after = stages[stages.index(stage) + 1:]
@@ -59,3 +86,12 @@ class Deadline:
         later = held * self.seconds
         allowed = max(self.remaining() - later, 0.1 * SHARES[stage] * self.seconds)
         return min(allowed, SHARES[stage] * self.seconds) if stage in CAPPED else allowed
+
+
+def say_bound_after_exact(deadline: Deadline, exact_seconds: float, log) -> None:
+    """:meth:`Deadline.bound_after_exact`, and a log step ('bound') with the bound when one was set."""
+    rest = deadline.bound_after_exact(exact_seconds)
+    if rest is not None:
+        log.step("bound", f"{rest:.0f} s for the stages after the exact fit",
+                 f"no time budget: the budget models, compression, confirming folds and refit share "
+                 f"{NO_BUDGET_MULTIPLE} times the exact fit's {exact_seconds:.1f} s (at least {NO_BUDGET_FLOOR:g} s)")

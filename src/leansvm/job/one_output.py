@@ -163,11 +163,13 @@ def compress_exact(exact_model, size, X, y, rng, random_state, compression_point
 
 def one_output_deadline(budget_seconds):
     """The time budget of a one-output job: :class:`~leansvm.job.deadline.Deadline` without the
-    classification job's confirming folds and refit, whose shares go to the candidates."""
+    classification job's confirming folds, whose share goes to the candidates; with a budget the
+    refit's share too (it runs when time is left). Without one, the refit keeps its share of the
+    bound set after the exact fit (:meth:`~leansvm.job.deadline.Deadline.bound_after_exact`)."""
     from leansvm.job.deadline import Deadline
 
     deadline = Deadline(budget_seconds)
-    for stage in ("confirm", "refit"):
+    for stage in ("confirm", "refit") if budget_seconds is not None else ("confirm",):
         deadline.skip(stage)
     return deadline
 
@@ -178,6 +180,7 @@ def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, h
     (:func:`~leansvm.job.candidates.estimate_fit_seconds`) to fit the exact stage's share; one log
     step, ``how`` its reason. ``y_fit``: targets, or zeros for one-class models."""
     from leansvm.job.candidates import estimate_fit_seconds, rows_within
+    from leansvm.job.deadline import say_bound_after_exact
     from leansvm.job.helpers import _subsample, _timed
 
     X_ex, y_ex, name = X_fit, y_fit, f"exact {label}"
@@ -193,6 +196,7 @@ def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, h
     model, seconds = _timed(make_exact().fit, X_ex, y_ex)
     exact = OneOutputCandidate(name, "exact", model, int(model.n_support_[0]), seconds, n_rows=X_ex.shape[0])
     log.step("train", f"{name}: {exact.n_support} support vectors", how, seconds)
+    say_bound_after_exact(deadline, seconds, log)
     return exact
 
 
