@@ -644,21 +644,25 @@ def test_regression_and_novelty_bounds_are_one_sided_and_paired():
 
 
 def test_without_a_budget_the_stages_after_the_exact_fit_share_a_multiple_of_it(monkeypatch):
-    """No budget: after the exact fit the later stages get NO_BUDGET_MULTIPLE times its time (at least
-    NO_BUDGET_FLOOR) shared as a budget's shares are; the measurements stay unbounded; a given budget
-    is left as it is."""
+    """No budget: after the exact fit, the budget models, compression and confirming folds get
+    NO_BUDGET_MULTIPLE times its time or NO_BUDGET_BEFORE_MULTIPLE times the job's time until then,
+    whichever is more (at least NO_BUDGET_FLOOR), shared as a budget's shares are; the refit and the
+    measurements stay unbounded; a given budget is left as it is."""
     from leansvm.job import deadline as module
 
     now = [100.0]
     monkeypatch.setattr(module.time, "perf_counter", lambda: now[0])
     d = module.Deadline(None)
-    now[0] += 500                                             # a long search: it does not count against the bound
+    now[0] += 50                                              # search and exact fit: 50 s
     assert d.bound_after_exact(10.0) == pytest.approx(module.NO_BUDGET_MULTIPLE * 10.0)
     assert d.remaining() == pytest.approx(module.NO_BUDGET_MULTIPLE * 10.0)
     assert d.allowance("budget") == pytest.approx(d.seconds * module.SHARES["budget"])
-    held = module.SHARES["confirm"] + module.SHARES["refit"]   # the measurements' share is compression's
-    assert d.allowance("compress") == pytest.approx(d.remaining() - held * d.seconds)
-    assert d.allowance("measure") is None
+    # the refit's and the measurements' shares are compression's; only the confirming folds' is held
+    assert d.allowance("compress") == pytest.approx(d.remaining() - module.SHARES["confirm"] * d.seconds)
+    assert d.allowance("refit") is None and d.allowance("measure") is None
+    long_search = module.Deadline(None)
+    now[0] += 500                                             # a search of 500 s: the bound follows it
+    assert long_search.bound_after_exact(1.0) == pytest.approx(module.NO_BUDGET_BEFORE_MULTIPLE * 500)
     assert module.Deadline(None).bound_after_exact(0.001) == pytest.approx(module.NO_BUDGET_FLOOR)
     budget = module.Deadline(300)
     assert budget.bound_after_exact(10.0) is None and budget.seconds == 300 and not budget.implicit

@@ -266,7 +266,9 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
         Allowed accuracy drop against the exact model, a fraction (0.005: half a point).
     budget_seconds : float, optional
         A bound on the whole call: each stage gets a share (:mod:`leansvm.job.deadline`) and does
-        less to fit it; above its share the exact model is fitted on a subsample.
+        less to fit it; above its share the exact model is fitted on a subsample. None: the budget models,
+        compression and confirming folds share a multiple of the time until the exact model
+        (``Deadline.bound_after_exact``).
     Cs, gammas : sequences, optional
         A grid instead of the wide search (C 2^-5..2^15, gamma 2^-12..2^6 x 'scale', successive halving
         up to ``selection_size`` rows, ``n_folds``-fold CV; :mod:`leansvm.paths.search`).

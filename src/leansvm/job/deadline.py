@@ -22,10 +22,14 @@ SHARES = {"search": 0.10, "exact": 0.25, "budget": 0.10, "compress": 0.25, "conf
 #: compression stopped before 1,580 vectors for lack of time (0.24 points below it on test).
 CAPPED = {"budget"}
 
-#: Without a budget, the stages after the exact fit (budget models, compression, confirming folds,
-#: refit) take at most this many times the exact fit in all ...
+#: Without a budget, the stages after the exact fit (budget models, compression, confirming folds)
+#: take at most this many times the exact fit ...
 NO_BUDGET_MULTIPLE = 20
-#: ... and at least this many seconds, so that small sets keep their full search
+#: ... or this many times the job's time until then (the search and the exact fit), whichever is
+#: more: on small sets the search takes longer than the exact fit (letter, 12,800 rows: 82 s against
+#: 1.1 s on one core), and one compression at the first size already takes 49 s there ...
+NO_BUDGET_BEFORE_MULTIPLE = 3
+#: ... and at least this many seconds
 NO_BUDGET_FLOOR = 60.0
 
 
@@ -47,21 +51,26 @@ class Deadline:
         self.skipped.add(stage)
 
     def bound_after_exact(self, exact_seconds: float) -> float | None:
-        """Without a budget: the stages after the exact fit get ``NO_BUDGET_MULTIPLE`` times its
-        ``exact_seconds`` in all (at least ``NO_BUDGET_FLOOR``), shared among them as a budget's shares
-        are, as if the stages before had used exactly theirs; the measurements at the end stay
-        unbounded. Returns that bound in seconds (None when a budget was given).
+        """Without a budget: the budget models, compression and confirming folds get
+        ``NO_BUDGET_MULTIPLE`` times the exact fit's ``exact_seconds`` or ``NO_BUDGET_BEFORE_MULTIPLE``
+        times the job's time so far, whichever is more (at least ``NO_BUDGET_FLOOR``), shared among them
+        as a budget's shares are, as if the stages before had used exactly theirs. The refit of the
+        chosen model and the measurements stay unbounded: the refit costs about one exact fit on every
+        row and one compression at a size that already fitted the bound. Returns the bound in seconds
+        (None when a budget was given).
 
-        Without it the size search, the confirming folds and the refit had no limit: letter (26
-        classes) compressed at 520, 1,040 and 2,080 vectors with 5 more compressions to confirm, 58
-        minutes on one core where its exact fit takes seconds."""
+        Without it the size search had no limit: letter (26 classes, one-vs-one) compressed at 520,
+        1,040 and 2,080 vectors, each size two to three times the last one's time, and one run did
+        not end in 58 minutes on one core where the exact fit takes 1.1 s."""
         if self.seconds is not None:
             return None
-        rest = max(NO_BUDGET_MULTIPLE * exact_seconds, NO_BUDGET_FLOOR)
+        rest = max(NO_BUDGET_MULTIPLE * exact_seconds, NO_BUDGET_BEFORE_MULTIPLE * self.elapsed(),
+                   NO_BUDGET_FLOOR)
         stages = list(SHARES)
         self.seconds = rest / sum(SHARES[s] for s in stages[stages.index("exact") + 1:])
         self.start = time.perf_counter() - (self.seconds - rest)
-        self.skip("measure")             # its share goes to compression
+        for stage in ("refit", "measure"):   # outside the bound: their shares go to compression
+            self.skip(stage)
         self.implicit = True
         return rest
 
@@ -74,9 +83,9 @@ class Deadline:
     def allowance(self, stage) -> float | None:
         """Seconds ``stage`` may take: what is left minus the shares of the stages after it (at
         least a tenth of its own share, so that a stage never gets nothing at all; at most its own
-        share for the CAPPED stages); None without a budget, and for the measurements under the
-        bound a job sets itself (:meth:`bound_after_exact`)."""
-        if self.seconds is None or (self.implicit and stage == "measure"):
+        share for the CAPPED stages); None without a budget, and for the refit and the measurements
+        under the bound a job sets itself (:meth:`bound_after_exact`)."""
+        if self.seconds is None or (self.implicit and stage in ("refit", "measure")):
             return None
         stages = list(SHARES)
         after = stages[stages.index(stage) + 1:]
@@ -92,6 +101,7 @@ def say_bound_after_exact(deadline: Deadline, exact_seconds: float, log) -> None
     """:meth:`Deadline.bound_after_exact`, and a log step ('bound') with the bound when one was set."""
     rest = deadline.bound_after_exact(exact_seconds)
     if rest is not None:
-        log.step("bound", f"{rest:.0f} s for the stages after the exact fit",
-                 f"no time budget: the budget models, compression, confirming folds and refit share "
-                 f"{NO_BUDGET_MULTIPLE} times the exact fit's {exact_seconds:.1f} s (at least {NO_BUDGET_FLOOR:g} s)")
+        log.step("bound", f"{rest:.0f} s for the budget models, compression and confirming folds",
+                 f"no time budget: {NO_BUDGET_MULTIPLE} times the exact fit's {exact_seconds:.1f} s or "
+                 f"{NO_BUDGET_BEFORE_MULTIPLE} times the job's time until then, whichever is more (at least "
+                 f"{NO_BUDGET_FLOOR:g} s); the refit on every row and the measurements follow")

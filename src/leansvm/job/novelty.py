@@ -72,7 +72,8 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     """Data to the cheapest one-class SVM (module docstring). ``max_disagreement``: a fraction
     (0.01 = the returned model labels at most 1 % of the validation rows otherwise than the exact
     model). ``y`` (or a ``target`` column) is ignored but for its removal from a table.
-    ``budget_seconds``: a bound on the whole call (the exact model on a subsample, fewer sizes);
+    ``budget_seconds``: a bound on the whole call (the exact model on a subsample, fewer sizes; None:
+    the candidates take a multiple of the time until the exact fit, ``Deadline.bound_after_exact``);
     ``refit=False`` returns the chosen model as trained on the fit part instead of training it again on
     every row."""
     from sklearn.model_selection import train_test_split

@@ -163,13 +163,12 @@ def compress_exact(exact_model, size, X, y, rng, random_state, compression_point
 
 def one_output_deadline(budget_seconds):
     """The time budget of a one-output job: :class:`~leansvm.job.deadline.Deadline` without the
-    classification job's confirming folds, whose share goes to the candidates; with a budget the
-    refit's share too (it runs when time is left). Without one, the refit keeps its share of the
-    bound set after the exact fit (:meth:`~leansvm.job.deadline.Deadline.bound_after_exact`)."""
+    classification job's confirming folds and refit, whose shares go to the candidates (the refit
+    runs when time is left)."""
     from leansvm.job.deadline import Deadline
 
     deadline = Deadline(budget_seconds)
-    for stage in ("confirm", "refit") if budget_seconds is not None else ("confirm",):
+    for stage in ("confirm", "refit"):
         deadline.skip(stage)
     return deadline
 
@@ -228,7 +227,8 @@ def refit_on_all_rows(chosen: OneOutputCandidate, exact: OneOutputCandidate, X, 
     estimated = 0.0 if chosen.kind == "exact" else scaled_fit_seconds(chosen.fit_seconds, n, n_fit, power=1)
     if chosen.kind != "budget":
         estimated += scaled_fit_seconds(exact.fit_seconds, n, n_fit)
-    remaining = deadline.remaining()
+    # without a budget the refit is outside the bound the job set itself after the exact fit
+    remaining = None if deadline.implicit else deadline.remaining()
     if remaining is not None and estimated > remaining:
         log.say(f"  no refit on all {n} rows: estimated at {estimated:.0f} s, {remaining:.0f} s of the "
                 "budget left; the chosen model is returned as trained")

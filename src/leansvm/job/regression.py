@@ -71,7 +71,8 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
                         budget_seconds=None, refit=True) -> OneOutputResult:
     """Data to the cheapest accurate SVR (module docstring). ``max_error_increase``: a fraction
     (0.02 = validation RMSE at most 2 % above the exact model's); ``budget_seconds``: a bound on
-    the whole call (the exact SVR on a subsample, fewer candidate sizes); ``refit=False`` returns the
+    the whole call (the exact SVR on a subsample, fewer candidate sizes; None: the candidates take a
+    multiple of the time until the exact fit, ``Deadline.bound_after_exact``); ``refit=False`` returns the
     chosen model as trained on the fit part instead of training it again on every row."""
     from sklearn.model_selection import train_test_split
     from sklearn.utils import check_X_y
