@@ -653,9 +653,9 @@ def test_without_a_budget_the_stages_after_the_exact_fit_share_a_multiple_of_it(
     now = [100.0]
     monkeypatch.setattr(module.time, "perf_counter", lambda: now[0])
     d = module.Deadline(None)
-    now[0] += 50                                              # search and exact fit: 50 s
-    assert d.bound_after_exact(10.0) == pytest.approx(module.NO_BUDGET_MULTIPLE * 10.0)
-    assert d.remaining() == pytest.approx(module.NO_BUDGET_MULTIPLE * 10.0)
+    now[0] += 150                                             # search and exact fit (100 s): 150 s
+    assert d.bound_after_exact(100.0) == pytest.approx(module.NO_BUDGET_MULTIPLE * 100.0)
+    assert d.remaining() == pytest.approx(module.NO_BUDGET_MULTIPLE * 100.0)
     assert d.allowance("budget") == pytest.approx(d.seconds * module.SHARES["budget"])
     # the refit's and the measurements' shares are compression's; only the confirming folds' is held
     assert d.allowance("compress") == pytest.approx(d.remaining() - module.SHARES["confirm"] * d.seconds)
@@ -665,7 +665,7 @@ def test_without_a_budget_the_stages_after_the_exact_fit_share_a_multiple_of_it(
     assert long_search.bound_after_exact(1.0) == pytest.approx(module.NO_BUDGET_BEFORE_MULTIPLE * 500)
     assert module.Deadline(None).bound_after_exact(0.001) == pytest.approx(module.NO_BUDGET_FLOOR)
     budget = module.Deadline(300)
-    assert budget.bound_after_exact(10.0) is None and budget.seconds == 300 and not budget.implicit
+    assert budget.bound_after_exact(100.0) is None and budget.seconds == 300 and not budget.implicit
 
 
 def test_without_a_budget_a_slow_compression_stops_at_the_bound(moons, monkeypatch):
