@@ -134,12 +134,8 @@ def _partial(s: dict) -> str:
     """' Partial: ...' naming the runs of sets x seeds not measured ('' when none is missing)."""
     if not s["missing"]:
         return ""
-    by_set = {}
-    for name, seed in s["missing"]:
-        by_set.setdefault(name, []).append(str(seed))
-    named = "; ".join(f"{name} seed{'s' * (len(seeds) > 1)} {', '.join(seeds)}" for name, seeds in by_set.items())
     return (f" Partial: {s['sets'] * s['seeds'] - len(s['missing'])} of the {s['sets'] * s['seeds']} runs "
-            f"(sets x seeds) were measured; not measured: {named}.")
+            f"(sets x seeds) were measured; not measured: {_sets_and_seeds(s['missing'], '; ')}.")
 
 
 def regression_promise_sentence(data: dict) -> str:
@@ -183,19 +179,19 @@ def _machines(runs) -> str:
         rows.extend(run["rows"])
     clauses = []
     for i, ((cores, threads), (at, rows)) in enumerate(sorted(groups.items(), key=lambda kv: -len(kv[1][1]))):
-        which = "" if i == 0 else ", ".join(
-            f"{name} seed{'s' * (len(seeds) > 1)} {', '.join(map(str, sorted(seeds)))}"
-            for name, seeds in _seeds_by_set(rows).items()) + ": "
+        which = "" if i == 0 else _sets_and_seeds([(r["dataset"], r["seed"]) for r in rows], ", ") + ": "
         clauses.append(f"{which}{'-'.join(map(str, sorted(at)))} runs at a time, {threads} thread"
                        f"{'s' * (threads > 1)} each, on {cores} cores")
     return "; ".join(clauses)
 
 
-def _seeds_by_set(rows) -> dict:
-    out = {}
-    for r in rows:
-        out.setdefault(r["dataset"], set()).add(r["seed"])
-    return dict(sorted(out.items()))
+def _sets_and_seeds(pairs, separator) -> str:
+    """(dataset, seed) pairs as 'a9a seeds 0, 2<separator>letter seed 1', sets and seeds in order."""
+    seeds = {}
+    for name, seed in pairs:
+        seeds.setdefault(name, set()).add(seed)
+    return separator.join(f"{name} seed{'s' * (len(s) > 1)} {', '.join(map(str, sorted(s)))}"
+                          for name, s in sorted(seeds.items()))
 
 
 def promise_section() -> str:
