@@ -50,9 +50,9 @@ def add_parser(sub):
                         "one-class SVM, in percent")
     p.add_argument("--budget-seconds", type=float, metavar="S",
                    help="bound the whole command to about S seconds: every stage gets a share and does "
-                        "less to fit it (the log says what was left out) (default: none; the budget models, compression and confirming "
-                        "folds then take at most 20 times the exact fit or 3 times the time until it, at least "
-                        "300 s)")
+                        "less to fit it (the log says what was left out) (default: none; the budget models, "
+                        "compression and confirming folds then take at most 20 times the exact fit or 3 times "
+                        "the time until it, at least 300 s)")
     p.add_argument("--report", metavar="HTML", help="write a self-contained HTML report here "
                                                     "(default: none, no report)")
     p.add_argument("--c-grid", "--C-grid", dest="C_grid", type=float, nargs="+", metavar="C",

@@ -4,7 +4,8 @@ The stages run in order; each gets what is left of the budget minus the shares r
 stages after it, so that time an early stage did not use passes on, and one that overran squeezes
 the later ones rather than the total. Each stage scales down what it does to fit (the search's
 halving rounds, the exact model's rows, the budget models and compressed sizes tried, the folds
-that confirm a choice, the refit) and its log line says what it left out.
+that confirm a choice, the refit) and its log line says what it left out. Without a budget the
+job sets one itself once the exact model is fitted (:meth:`Deadline.bound_after_exact`).
 """
 
 from __future__ import annotations
