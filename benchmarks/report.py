@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import PROMISE_SETS, promise_counts, task_rows  # noqa: E402
+from common import PROMISE_SEEDS, PROMISE_SETS, promise_counts, task_rows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -109,12 +109,9 @@ def promise_runs() -> tuple[dict, list]:
             rows[(row["dataset"], row["seed"])] = row
     settings = dict(runs[-1][1])
     settings["rows"] = [rows[k] for k in sorted(rows)]
-    settings["seeds"] = max(r["seed"] for r in settings["rows"]) + 1
     return settings, runs
 
 
-#: split seeds per set in the promise benchmark
-PROMISE_SEEDS = 5
 #: each task's promise in a run's settings (points; percent of the exact model's RMSE)
 PROMISED = {"classification": "max_accuracy_drop_points", "regression": "max_error_increase_pct"}
 

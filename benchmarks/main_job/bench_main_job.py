@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from common import RESULTS_DIR as RESULTS, promise_counts  # noqa: E402
+from common import PROMISE_SEEDS, RESULTS_DIR as RESULTS, promise_counts  # noqa: E402
 #: the classification sets of ../shared/benchmarks.md that fit a quick run (a9a, magic and letter take longer)
 DEFAULT_DATASETS = ("banana", "twonorm", "page-blocks0", "satimage", "optdigits", "penbased", "splice",
                     "mushroom", "wdbc")
@@ -135,7 +135,7 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=list(DEFAULT_DATASETS))
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=PROMISE_SEEDS)
     parser.add_argument("--first-seed", type=int, default=0, help="run seeds first-seed ... first-seed + seeds - 1")
     parser.add_argument("--max-accuracy-drop", type=float, default=0.5, help="percentage points")
     parser.add_argument("--max-error-increase", type=float, default=0.02,
