@@ -665,7 +665,7 @@ def test_without_a_budget_the_stages_after_the_exact_fit_share_a_multiple_of_it(
     assert long_search.bound_after_exact(1.0) == pytest.approx(module.NO_BUDGET_BEFORE_MULTIPLE * 500)
     assert module.Deadline(None).bound_after_exact(0.001) == pytest.approx(module.NO_BUDGET_FLOOR)
     budget = module.Deadline(300)
-    assert budget.bound_after_exact(100.0) is None and budget.seconds == 300 and not budget.implicit
+    assert budget.bound_after_exact(100.0) is None and budget.seconds == 300 and not budget.unbounded
 
 
 def test_without_a_budget_a_slow_compression_stops_at_the_bound(moons, monkeypatch):

@@ -45,7 +45,7 @@ class Deadline:
         self.seconds = seconds
         self.start = time.perf_counter()
         self.skipped = set()
-        self.implicit = False     # True once bound_after_exact set the bound (no budget given)
+        self.unbounded = frozenset()   # stages outside the bound that bound_after_exact sets
 
     def skip(self, stage) -> None:
         """``stage`` will not run: its share goes to compression (the budget route has no
@@ -72,9 +72,9 @@ class Deadline:
         stages = list(SHARES)
         self.seconds = rest / sum(SHARES[s] for s in stages[stages.index("exact") + 1:])
         self.start = time.perf_counter() - (self.seconds - rest)
-        for stage in ("refit", "measure"):   # outside the bound: their shares go to compression
+        self.unbounded = frozenset({"refit", "measure"})
+        for stage in self.unbounded:     # their shares go to compression
             self.skip(stage)
-        self.implicit = True
         return rest
 
     def elapsed(self) -> float:
@@ -88,7 +88,7 @@ class Deadline:
         least a tenth of its own share, so that a stage never gets nothing at all; at most its own
         share for the CAPPED stages); None without a budget, and for the refit and the measurements
         under the bound a job sets itself (:meth:`bound_after_exact`)."""
-        if self.seconds is None or (self.implicit and stage in ("refit", "measure")):
+        if self.seconds is None or stage in self.unbounded:
             return None
         stages = list(SHARES)
         after = stages[stages.index(stage) + 1:]

@@ -228,7 +228,7 @@ def refit_on_all_rows(chosen: OneOutputCandidate, exact: OneOutputCandidate, X, 
     if chosen.kind != "budget":
         estimated += scaled_fit_seconds(exact.fit_seconds, n, n_fit)
     # without a budget the refit is outside the bound the job set itself after the exact fit
-    remaining = None if deadline.implicit else deadline.remaining()
+    remaining = None if "refit" in deadline.unbounded else deadline.remaining()
     if remaining is not None and estimated > remaining:
         log.say(f"  no refit on all {n} rows: estimated at {estimated:.0f} s, {remaining:.0f} s of the "
                 "budget left; the chosen model is returned as trained")
