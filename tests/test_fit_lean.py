@@ -606,15 +606,12 @@ def test_the_budget_is_shared_out_among_the_stages(monkeypatch):
 def test_shares_a_stage_cannot_use_pass_to_compression():
     """One exact fit over the confirming share, or an exact refit on all rows over the refit share:
     those shares are no longer held back, so compression may use them; a fast exact fit keeps both."""
-    from types import SimpleNamespace
-
-    from leansvm.job.classification import _release_unaffordable_shares
-    from leansvm.job.deadline import Deadline
+    from leansvm.job.deadline import Deadline, release_unaffordable_shares
     from leansvm.job.records import _Log
 
     slow, fast = Deadline(100), Deadline(100)
-    _release_unaffordable_shares(slow, SimpleNamespace(fit_seconds=20.0), 200_000, 160_000, _Log(False))
-    _release_unaffordable_shares(fast, SimpleNamespace(fit_seconds=1.0), 200_000, 160_000, _Log(False))
+    release_unaffordable_shares(slow, 20.0, 28.0, "the exact SVC on all rows", _Log(False))
+    release_unaffordable_shares(fast, 1.0, 1.4, "the exact SVC on all rows", _Log(False))
     assert slow.skipped == {"confirm", "refit"} and fast.skipped == set()
     assert slow.allowance("compress") > fast.allowance("compress")
 

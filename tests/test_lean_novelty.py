@@ -40,6 +40,8 @@ def test_returns_the_fewest_vectors_that_label_as_the_exact_model(result, normal
     assert exact.validation_error == 0.0
     # the choice compares a one-sided 95 % bound on each candidate's disagreement with the limit
     assert result.chosen.validation_error <= result.chosen.error_bound <= 0.03
+    # ... on the validation part, then on the five folds pooled (both models trained again without each)
+    assert result.chosen.evidence_folds == 5 and "confirm" in [s.stage for s in result.steps]
     assert all(c.n_support >= result.chosen.n_support for c in result.candidates if c.error_bound <= 0.03)
     assert result.chosen.n_support < exact.n_support
     assert {c.kind for c in result.candidates} == {"exact", "compressed", "budget"}

@@ -25,10 +25,12 @@ def test_returns_the_fewest_vectors_within_the_allowed_increase(friedman):
     X, z, Xt, zt = friedman
     r = fit_lean_regression(X, z, X_test=Xt, y_test=zt, max_error_increase=0.05, **SMALL)
     exact = next(c for c in r.candidates if c.kind == "exact")
-    limit = 1.05 * exact.validation_error
-    # the choice compares a one-sided 95 % bound on each candidate's RMSE (paired squared errors) with the limit
-    assert r.chosen.validation_error <= r.chosen.error_bound <= limit
-    assert all(c.n_support >= r.chosen.n_support for c in r.candidates if c.error_bound <= limit)
+    # the choice compares a one-sided 95 % bound on each candidate's RMSE (paired squared errors) with
+    # 1.05 times the exact model's RMSE on the same rows: the validation part, then the five folds pooled
+    within = lambda c: c.error_bound <= 1.05 * c.reference_error  # noqa: E731
+    assert r.chosen.validation_error <= r.chosen.error_bound and within(r.chosen)
+    assert r.chosen.evidence_folds == 5 and "confirm" in [s.stage for s in r.steps]
+    assert all(c.n_support >= r.chosen.n_support for c in r.candidates if c is not exact and within(c))
     assert r.chosen.n_support < exact.n_support
     # the returned model scales raw columns itself: its test RMSE is the returned record's, the chosen
     # kind and size trained again on every row
@@ -160,3 +162,45 @@ def test_compressed_candidates_get_fitting_points_that_grow_with_the_size(friedm
     make_budget = lambda size: leansvm.BSGDRegressor(budget=size, C=10.0, gamma=0.1, random_state=0)  # noqa: E731
     cheap_candidates(exact, make_budget, X, z, [10, 20, 40], 0, "SVR", compression_points=100)
     assert seen == [(10, 210, 210, None), (20, 420, 420, None), (40, 600, 600, None)]   # d = 6: 3 x 7 per vector
+
+
+def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
+    """The planted case for regression: a budget model exact on the validation part and 0.5 off
+    everywhere else. The hold-out alone accepts it (its RMSE there is 0); the folds pooled by
+    confirm_on_folds, with the exact SVR trained again without each, refuse it."""
+    from sklearn.base import BaseEstimator
+
+    from leansvm.job.one_output import OneOutputCandidate, choose_fewest, confirm_on_folds
+    from leansvm.job.records import _Log
+    from leansvm.job.regression import rmse_judge, set_rmse_estimate
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 2))
+    y = X[:, 0] + 0.3 * rng.normal(size=1000)
+    folds = [(np.arange(200, 1000), np.arange(200)), (np.r_[0:200, 400:1000], np.arange(200, 400)),
+             (np.r_[0:400, 600:1000], np.arange(400, 600))]
+
+    class Lucky(BaseEstimator):
+        def __init__(self, offset=0.5):
+            self.offset = offset
+
+        def fit(self, X_part, y_part=None):
+            return self
+
+        def predict(self, X_part):
+            rows = np.array([int(np.flatnonzero((X == x).all(axis=1))[0]) for x in X_part])
+            return np.where(rows < 200, y[rows], y[rows] + self.offset)
+
+    make_exact = lambda: leansvm.SVR(C=1.0, gamma=0.5, epsilon=0.1)  # noqa: E731
+    model = make_exact().fit(X[folds[0][0]], y[folds[0][0]])
+    exact = OneOutputCandidate("exact SVR", "exact", model, int(model.n_support_[0]), 0.1)
+    lucky = OneOutputCandidate("BSGD SVR (10)", "budget", Lucky(), 10, 0.1)
+    val = folds[0][1]
+    exact_errors = model.predict(X[val]) - y[val]
+    for c in (exact, lucky):
+        set_rmse_estimate(c, exact_errors, c.model.predict(X[val]) - y[val], 0.95)
+    assert choose_fewest([exact, lucky], 1.02 * exact.validation_error) is lucky
+    chosen = confirm_on_folds([exact, lucky], exact, X, y, folds, make_exact, lambda c: True,
+                              rmse_judge(y, folds, 0.02, 0.95, _Log(False)), None, 0, _Log(False))
+    assert chosen is exact and lucky.evidence_folds == 3
+    assert lucky.error_bound > 1.02 * lucky.reference_error and lucky.validation_error > 0.35

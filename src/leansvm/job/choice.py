@@ -47,6 +47,46 @@ def choose_model(candidates, reference: Candidate, y_val, max_accuracy_drop, con
     return chosen
 
 
+def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, reference_seconds,
+               time_limit=None):
+    """Try ``finalists`` (smallest first) on folds 0..``n_folds`` - 1 pooled, until ``judge`` accepts one.
+
+    Fold 0 is the validation part the candidates were chosen on; on each other fold the reference
+    (the exact model) and a model of the candidate's kind and size are trained without its held-out
+    rows and compared there. ``reference_on_fold(k)`` returns (model, evidence) and is called once
+    per fold, its model shared by the finalists; ``candidate_on_fold(c, k, reference model)`` returns
+    the candidate's evidence on fold k (k = 0: its validation evidence, the model None);
+    ``judge(c, reference evidence, candidate evidence)`` (lists over the folds used) sets ``c``'s pooled
+    estimate and says whether it is accepted. No fold is started when the reference's
+    ``reference_seconds`` and the candidate's ``fit_seconds`` would end past ``time_limit``: a
+    candidate is judged on the folds it has, and no later one is tried. A larger finalist is tried
+    only when a smaller one failed. Returns (accepted candidate or None, those tried, out of time)."""
+    start = time.perf_counter()
+    references = {0: reference_on_fold(0)}
+    tried, out_of_time = [], False
+
+    def over(extra):
+        return time_limit is not None and time.perf_counter() - start + extra > time_limit
+
+    for c in finalists:
+        evidence = [candidate_on_fold(c, 0, None)]
+        for k in range(1, n_folds):
+            # a fold needs both models: an exact fit without the candidate's is wasted (synth-200k:
+            # 67 s on a fold's exact SVC, then the 233-s compression did not fit)
+            if k not in references and not over(reference_seconds + c.fit_seconds):
+                references[k] = reference_on_fold(k)
+            if k not in references or over(c.fit_seconds):
+                out_of_time = True
+                break
+            evidence.append(candidate_on_fold(c, k, references[k][0]))
+        tried.append(c)
+        if judge(c, [references[k][1] for k in range(len(evidence))], evidence):
+            return c, tried, out_of_time
+        if out_of_time:
+            break
+    return None, tried, out_of_time
+
+
 def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_accuracy_drop,
                    confidence=DEFAULT_CONFIDENCE, min_points=None, time_limit=None, random_state=0,
                    class_weight=None, log=None) -> Candidate:
@@ -56,12 +96,11 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
     the candidates were trained and validated on, the others are new evidence: on each, the
     exact SVC at (C, gamma) and a model of the candidate's kind and size
     (:func:`~leansvm.job.candidates.train_like`) are trained on the fit rows and compared on
-    the held-out ones. Candidates are tried from the smallest, among those whose validation
-    estimate would pass with the standard error the pooled folds are expected to have (se /
-    sqrt(folds)); a larger one is tried only when a smaller one failed; the
-    exact fold models are trained once and shared. A candidate whose folds did not all fit in
-    ``time_limit`` seconds is judged on the folds it has. Returns the accepted candidate, or
-    ``reference`` when none is; each tried candidate's ``drop`` becomes the pooled estimate.
+    the held-out ones (:func:`pool_folds`). Candidates are tried from the smallest, among those
+    whose validation estimate would pass with the standard error the pooled folds are expected to
+    have (se / sqrt(folds)). A candidate whose folds did not all fit in ``time_limit`` seconds is
+    judged on the folds it has. Returns the accepted candidate, or ``reference`` when none is; each
+    tried candidate's ``drop`` becomes the pooled estimate.
     """
     log = log or _Log(False)
     start = time.perf_counter()
@@ -74,47 +113,43 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
                        key=lambda c: c.n_support)
     if not finalists or len(folds) < 2:
         return choose_model(candidates, reference, y[folds[0][1]], max_accuracy_drop, confidence)  # logged already
-    # the exact model of each fold and its correctness on the held-out rows: trained once, shared by the finalists
-    exact_models = {}
-    exact_correct = {0: correct(reference.validation_predictions, y[folds[0][1]])}
-    tried, chosen, out_of_time = [], reference, False
 
-    def over(extra=0.0):
-        return time_limit is not None and time.perf_counter() - start + extra > time_limit
+    def reference_on_fold(k):
+        fit, out = folds[k]
+        if k == 0:
+            return reference.model, correct(reference.validation_predictions, y[out])
+        model = train_exact(X[fit], y[fit], C, gamma, random_state, class_weight).model
+        return model, correct(model.predict(X[out]), y[out])
 
-    for c in finalists:
-        cand_ok = [correct(c.validation_predictions, y[folds[0][1]])]
-        for k, (fit, out) in enumerate(folds[1:], start=1):
-            if k not in exact_correct:
-                # a fold needs both models: an exact fit without the candidate's is wasted (synth-200k:
-                # 67 s on a fold's exact SVC, then the 233-s compression did not fit)
-                if over(reference.fit_seconds + c.fit_seconds):
-                    out_of_time = True
-                    break
-                exact_models[k] = train_exact(X[fit], y[fit], C, gamma, random_state, class_weight).model
-                exact_correct[k] = correct(exact_models[k].predict(X[out]), y[out])
-            if over(c.fit_seconds):
-                out_of_time = True
-                break
-            model, _ = train_like(c, X[fit], y[fit], exact_models[k], min_points, random_state)
-            cand_ok.append(correct(model.predict(X[out]), y[out]))
-        ref_ok = [exact_correct[k] for k in range(len(cand_ok))]
-        c.drop = paired_drop(np.concatenate(ref_ok), np.concatenate(cand_ok), confidence, folds=len(ref_ok))
-        tried.append(c)
+    def candidate_on_fold(c, k, exact_model):
+        fit, out = folds[k]
+        if k == 0:
+            return correct(c.validation_predictions, y[out])
+        model, _ = train_like(c, X[fit], y[fit], exact_model, min_points, random_state)
+        return correct(model.predict(X[out]), y[out])
+
+    def judge(c, reference_ok, candidate_ok):
+        c.drop = paired_drop(np.concatenate(reference_ok), np.concatenate(candidate_ok), confidence,
+                             folds=len(reference_ok))
         log.say(f"  {c.name}: drop {c.drop.describe()}")
-        if c.drop.within(max_accuracy_drop):
-            chosen = c
-            break
-        if out_of_time:
-            break
-    fold_note = f"{len(folds)} folds" + (" (stopped at the time limit)" if out_of_time else "")
+        return c.drop.within(max_accuracy_drop)
+
+    accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
+                                              reference.fit_seconds, time_limit)
+    chosen = accepted or reference
     log.step("confirm", f"{chosen.name} ({chosen.n_support} SV)",
              (f"its drop against the exact model, {chosen.drop.describe()}, is within "
               f"{100 * max_accuracy_drop:g} points" if chosen is not reference else
               "no candidate's drop bound is within "f"{100 * max_accuracy_drop:g} points; the exact model")
-             + f" ({', '.join(c.name for c in tried)} tried on {fold_note}, each trained again without each fold)",
-             time.perf_counter() - start)
+             + tried_note(tried, len(folds), out_of_time), time.perf_counter() - start)
     return chosen
+
+
+def tried_note(tried, n_folds, out_of_time) -> str:
+    """The confirming step's closing words: which candidates :func:`pool_folds` tried, on how many folds."""
+    stopped = " (stopped at the time limit)" if out_of_time else ""
+    return (f" ({', '.join(c.name for c in tried)} tried on {n_folds} folds{stopped}, each trained again "
+            "without each fold)")
 
 
 def refit_on_all_rows(chosen: Candidate, X, y, C, gamma, min_points=None, time_limit=None, random_state=0,

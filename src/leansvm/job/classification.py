@@ -50,7 +50,7 @@ from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, compress_models,
                                     estimate_exact_seconds, estimate_fit_seconds, rows_within,
                                     scaled_fit_seconds, train_budget_models, train_exact)
 from leansvm.job.choice import choose_model, confirm_choice, estimate_drops, refit_on_all_rows
-from leansvm.job.deadline import SHARES, Deadline, say_bound_after_exact
+from leansvm.job.deadline import Deadline, release_unaffordable_shares, say_bound_after_exact
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
 from leansvm.job.helpers import _accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices
@@ -162,28 +162,6 @@ def _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline, size_frac
         budgets = sorted({int(b) for b in (50, 100, 200, 500) if b < X_fit.shape[0]})
     return [exact] + train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log,
                                          time_limit=deadline.allowance("budget")), exact
-
-
-def _release_unaffordable_shares(deadline, reference, n_all, n_fit, log):
-    """Shares held back for stages that could not use them go to compression: the confirming
-    folds when one exact fit (``reference``'s time) is over their share, the refit when the exact
-    SVC on all ``n_all`` rows (its time scaled by (n_all / n_fit)^1.5) is. On synth-200k with 300 s
-    the exact fit took 73 s against a confirming share of 30 s, and compression stopped before its
-    second size while 75 s stayed held back for those two stages. The stages still run if time
-    is left when they come."""
-    if deadline.seconds is None:
-        return
-    released = []
-    if "confirm" not in deadline.skipped and reference.fit_seconds > SHARES["confirm"] * deadline.seconds:
-        deadline.skip("confirm")
-        released.append(f"confirming folds (one exact fit took {reference.fit_seconds:.0f} s)")
-    refit = scaled_fit_seconds(reference.fit_seconds, n_all, n_fit)
-    if refit > SHARES["refit"] * deadline.seconds:
-        deadline.skip("refit")
-        released.append(f"refit (the exact SVC on all {n_all} rows is estimated at {refit:.0f} s)")
-    if released:
-        log.say(f"  shares passed to compression, over their own share of {deadline.seconds:g} s: "
-                + "; ".join(released))
 
 
 def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop, confidence,
@@ -334,7 +312,9 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                 deadline.skip("confirm")
             candidates, reference = _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline,
                                                       size_fractions, class_weight, random_state, log)
-            _release_unaffordable_shares(deadline, reference, X.shape[0], X_fit.shape[0], log)
+            release_unaffordable_shares(deadline, reference.fit_seconds,
+                                        scaled_fit_seconds(reference.fit_seconds, X.shape[0], X_fit.shape[0]),
+                                        f"the exact SVC on all {X.shape[0]} rows", log)
             candidates += _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
                                               confidence, compression_points, deadline.allowance("compress"),
                                               random_state, log)

@@ -23,19 +23,23 @@ def summarize_data(X, y=None, X_test=None, y_test=None) -> dict:
 
 
 def validation_folds(X, y, fraction, random_state):
-    """(fit rows, held-out rows) index pairs of round(1 / ``fraction``) stratified folds (plain
-    folds when a class is too small): the first fold's held-out rows are the validation part, the
-    others the extra evidence :func:`leansvm.job.choice.confirm_choice` may use."""
+    """(fit rows, held-out rows) index pairs of round(1 / ``fraction``) folds over the rows of ``X``,
+    stratified by the labels ``y`` (plain folds when ``y`` is None, for regression targets and
+    one-class data, or when a class is too small): the first fold's held-out rows are the validation
+    part, the others the extra evidence the confirming folds may use
+    (:func:`leansvm.job.choice.pool_folds`)."""
     from sklearn.model_selection import KFold, StratifiedKFold
 
     if not 0 < fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}")
     k = max(2, int(round(1 / fraction)))
-    y = np.asarray(y)
-    _, counts = np.unique(y, return_counts=True)
-    splitter = StratifiedKFold(k, shuffle=True, random_state=random_state) if counts.min() >= k else \
+    stratified = False
+    if y is not None:
+        y = np.asarray(y)
+        stratified = np.unique(y, return_counts=True)[1].min() >= k
+    splitter = StratifiedKFold(k, shuffle=True, random_state=random_state) if stratified else \
         KFold(k, shuffle=True, random_state=random_state)
-    return list(splitter.split(np.zeros((y.shape[0], 1)), y))
+    return list(splitter.split(np.zeros((X.shape[0], 1)), y if stratified else None))
 
 
 def prepare_table(X, y, X_test, y_test, target, impute, log):

@@ -108,3 +108,26 @@ def say_bound_after_exact(deadline: Deadline, exact_seconds: float, log) -> None
                  f"no time budget: {NO_BUDGET_MULTIPLE} times the exact fit's {exact_seconds:.1f} s or "
                  f"{NO_BUDGET_BEFORE_MULTIPLE} times the job's time until then, whichever is more (at least "
                  f"{NO_BUDGET_FLOOR:g} s); the refit on every row and the measurements follow")
+
+
+def release_unaffordable_shares(deadline: Deadline, exact_seconds: float, refit_seconds: float | None, refit_what,
+                                log) -> None:
+    """Shares held back for stages that could not use them go to compression: the confirming folds'
+    when one exact fit (``exact_seconds``) is over their share, the refit's when its estimate
+    ``refit_seconds`` (of ``refit_what``; None: not estimated) is. On synth-200k with 300 s the
+    exact fit took 73 s against a confirming share of 30 s, and compression stopped before its
+    second size while 75 s stayed held back for those two stages. The stages still run if time is
+    left when they come."""
+    if deadline.seconds is None:
+        return
+    released = []
+    if "confirm" not in deadline.skipped and exact_seconds > SHARES["confirm"] * deadline.seconds:
+        deadline.skip("confirm")
+        released.append(f"confirming folds (one exact fit took {exact_seconds:.0f} s)")
+    if "refit" not in deadline.skipped and refit_seconds is not None and \
+            refit_seconds > SHARES["refit"] * deadline.seconds:
+        deadline.skip("refit")
+        released.append(f"refit ({refit_what} is estimated at {refit_seconds:.0f} s)")
+    if released:
+        log.say(f"  shares passed to compression, over their own share of {deadline.seconds:g} s: "
+                + "; ".join(released))

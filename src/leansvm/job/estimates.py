@@ -111,21 +111,24 @@ def set_drop(candidate, reference_correct, y_val, max_accuracy_drop, confidence=
                                                     max_accuracy_drop)
 
 
-def rmse_bound(reference_errors, candidate_errors, confidence=DEFAULT_CONFIDENCE) -> float:
+def rmse_bound(reference_errors, candidate_errors, confidence=DEFAULT_CONFIDENCE, folds=1) -> float:
     """A one-sided ``confidence`` bound on the candidate's RMSE, from paired squared errors on the
     same rows: with d_i = e_cand,i^2 - e_ref,i^2, the candidate's MSE is at most
-    MSE_ref + mean(d) + z sd(d) / sqrt(n), and its RMSE the square root of that."""
+    MSE_ref + mean(d) + z sd(d) / sqrt(n), and its RMSE the square root of that. ``folds`` > 1: the
+    bound that many folds as large would give if they kept these rows' mean and spread (n x folds
+    rows), which decides whether pooling folds is worth trying."""
     ref = np.asarray(reference_errors, dtype=float) ** 2
     d = np.asarray(candidate_errors, dtype=float) ** 2 - ref
-    se = float(np.std(d, ddof=1) / np.sqrt(d.size)) if d.size > 1 else float("inf")
+    se = float(np.std(d, ddof=1) / np.sqrt(d.size * folds)) if d.size > 1 else float("inf")
     return float(np.sqrt(max(ref.mean() + d.mean() + z_value(confidence) * se, 0.0)))
 
 
-def share_bound(flags, confidence=DEFAULT_CONFIDENCE) -> float:
+def share_bound(flags, confidence=DEFAULT_CONFIDENCE, folds=1) -> float:
     """A one-sided ``confidence`` bound on the share of rows where ``flags`` is set (a one-class
     candidate labelling a row otherwise than the exact model): p + z sqrt(p~ (1 - p~) / n) with
-    p~ = (k + 1) / (n + 2), so that no disagreement on n rows still bounds the share above 0."""
+    p~ = (k + 1) / (n + 2), so that no disagreement on n rows still bounds the share above 0.
+    ``folds`` > 1: as :func:`rmse_bound`, the bound on n x folds rows with the same share."""
     flags = np.asarray(flags, dtype=bool)
     n, k = flags.size, int(flags.sum())
     smoothed = (k + 1) / (n + 2)
-    return k / n + z_value(confidence) * float(np.sqrt(smoothed * (1 - smoothed) / n))
+    return k / n + z_value(confidence) * float(np.sqrt(smoothed * (1 - smoothed) / (n * folds)))

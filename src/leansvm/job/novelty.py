@@ -13,7 +13,9 @@ Stages, each one line of the log:
 3. cheap candidates at ``size_fractions`` of its support vectors (:mod:`leansvm.job.one_output`):
    ``leansvm.compress`` fitted at the training rows and :class:`leansvm.BSGDOneClassSVM`;
 4. the choice: the fewest vectors whose labels (inlier / outlier) differ from the exact model's
-   on at most ``max_disagreement`` of the validation rows;
+   on at most ``max_disagreement`` of the validation rows (a one-sided ``confidence`` bound), then
+   of the other folds pooled (``confirm``: both models trained again without each); the chosen kind
+   and size is trained again on every row;
 5. measurements never used for a choice: the same disagreement on the test part; with test labels
    (+1 normal, anything else an outlier, as svm-predict counts a one-class model's accuracy) the
    accuracy of the predicted +1 / -1 and the AUC of the decision values; the prediction cost.
@@ -26,12 +28,13 @@ import time
 import numpy as np
 
 from leansvm import io
-from leansvm.job.data import prepare_table, scale_features
+from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
-                                     cheap_candidates, choose_fewest, one_output_deadline, refit_on_all_rows,
+                                     cheap_candidates, choose_fewest, confirm_on_folds, one_output_deadline,
+                                     refit_on_all_rows,
                                      summarize, train_exact_model)
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
@@ -53,6 +56,20 @@ def label_metrics(model, X, predicted, labels) -> dict:
     return out
 
 
+def disagreement_judge(max_disagreement, confidence, log):
+    """The novelty rule on the rows of the folds used, for :func:`~leansvm.job.one_output.confirm_on_folds`:
+    a candidate is within when the bound on the share of rows it labels otherwise than the exact
+    model (:func:`share_bound`) is at most ``max_disagreement``."""
+    def judge(c, exact_labels, labels):
+        differ = np.concatenate(labels) != np.concatenate(exact_labels)
+        c.validation_error, c.error_bound = float(np.mean(differ)), share_bound(differ, confidence)
+        c.evidence_folds = len(labels)
+        log.say(f"  {c.name}: labels {100 * c.validation_error:.2f} % of {differ.size} rows of {len(labels)} folds "
+                f"otherwise than the exact model (bound {100 * c.error_bound:.2f} %)")
+        return c.error_bound <= max_disagreement
+    return judge
+
+
 def _check(nu, gamma_factor, max_disagreement, validation_fraction, confidence=DEFAULT_CONFIDENCE):
     if not (np.isfinite(nu) and 0 < nu <= 1):
         raise ValueError(f"nu is the share of training rows allowed outside, in (0, 1]; got {nu!r}")
@@ -68,22 +85,22 @@ def _check(nu, gamma_factor, max_disagreement, validation_fraction, confidence=D
 def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, nu=DEFAULT_NU,
                      gamma_factor=1.0, max_disagreement=0.01, size_fractions=DEFAULT_SIZE_FRACTIONS,
                      validation_fraction=0.2, random_state=0, verbose=False,
-                     confidence=DEFAULT_CONFIDENCE, budget_seconds=None, refit=True) -> OneOutputResult:
+                     confidence=DEFAULT_CONFIDENCE, budget_seconds=None, refit=True,
+                     confirm=True) -> OneOutputResult:
     """Data to the cheapest one-class SVM (module docstring). ``max_disagreement``: a fraction
     (0.01 = the returned model labels at most 1 % of the validation rows otherwise than the exact
     model). ``y`` (or a ``target`` column) is ignored but for its removal from a table.
     ``budget_seconds``: a bound on the whole call (the exact model on a subsample, fewer sizes; None:
     the candidates take a multiple of the time until the exact fit, ``Deadline.bound_after_exact``);
     ``refit=False`` returns the chosen model as trained on the fit part instead of training it again on
-    every row."""
-    from sklearn.model_selection import train_test_split
+    every row; ``confirm=False`` takes the choice on the validation part alone."""
     from sklearn.utils import check_array
 
     import leansvm
 
     _check(nu, gamma_factor, max_disagreement, validation_fraction, confidence)
     start = time.perf_counter()
-    deadline = one_output_deadline(budget_seconds)
+    deadline = one_output_deadline(budget_seconds, confirm)
     log = _Log(verbose)
     if y is None and target is None and hasattr(X, "columns"):
         y = np.zeros(len(X))                           # a table of features only: no column to split off
@@ -91,7 +108,8 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     X = check_array(X, accept_sparse="csr", dtype=np.float64)
     if preprocessor is None:
         X, X_test, preprocessor = scale_features(X, X_test, scale, log)
-    X_fit, X_val = train_test_split(X, test_size=validation_fraction, random_state=random_state)
+    folds = validation_folds(X, None, validation_fraction, random_state)
+    X_fit, X_val = X[folds[0][0]], X[folds[0][1]]
     gamma = gamma_factor * leansvm.Kernel.from_params("rbf", "scale", X=X_fit).gamma
     log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, novelty detection",
              f"{X_val.shape[0]} rows held out for validation; training labels, if any, are ignored (LIBSVM's "
@@ -107,15 +125,20 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
                                             candidate_sizes(exact.n_support, size_fractions), random_state,
                                             "one-class SVM", time_limit=deadline.allowance("compress"), log=log)
     reference_val = exact.model.predict(X_val)
+    differ = {id(c): c.model.predict(X_val) != reference_val for c in candidates}
     for c in candidates:
-        differ = c.model.predict(X_val) != reference_val
-        c.validation_error = float(np.mean(differ))
-        c.error_bound = c.validation_error if c is exact else share_bound(differ, confidence)
+        c.validation_error = float(np.mean(differ[id(c)]))
+        c.error_bound = c.validation_error if c is exact else share_bound(differ[id(c)], confidence)
     chosen = choose_fewest(candidates, max_disagreement)
     log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, labels {100 * chosen.validation_error:.2f} % "
              f"of the validation rows otherwise than the exact model ({100 * confidence:g} % bound "
              f"{100 * chosen.error_bound:.2f} %)",
              f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")
+    if "confirm" not in deadline.skipped:
+        chosen = confirm_on_folds(
+            candidates, exact, X, None, folds, make_exact,
+            lambda c: share_bound(differ[id(c)], confidence, len(folds)) <= max_disagreement,
+            disagreement_judge(max_disagreement, confidence, log), deadline.allowance("confirm"), random_state, log)
     refit = refit_on_all_rows(chosen, exact, X, None, X_fit.shape[0], deadline, log, random_state) if refit else None
     final = refit or chosen
     if X_test is not None:                                    # measured, never used for the choice

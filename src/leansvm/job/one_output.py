@@ -9,8 +9,10 @@ Both follow one plan after their own data and tuning stages:
    and a budgeted SGD model (``BSGDRegressor`` / ``BSGDOneClassSVM``) of each size;
 3. the choice (:func:`choose_fewest`): the fewest vectors whose validation error is at most the
    job's limit (regression: (1 + increase) x the exact model's RMSE; novelty: a share of
-   validation rows labelled otherwise than by the exact model); the chosen kind and size is trained
-   again on every row (:func:`refit_on_all_rows`), as GridSearchCV and the classification job refit;
+   validation rows labelled otherwise than by the exact model); :func:`confirm_on_folds` then pools
+   the other folds (both models trained again without each) before a candidate is taken, as the
+   classification job does; the chosen kind and size is trained again on every row
+   (:func:`refit_on_all_rows`), as GridSearchCV and the classification job refit;
 4. measurements never used for a choice: the same error on the test part, the prediction cost
    (:func:`leansvm.job.measure.measure_prediction_cost`).
 
@@ -56,6 +58,11 @@ class OneOutputCandidate:
     seconds_per_1000: float | None = None
     #: the rows it was trained on (an exact model under a time budget may have had a subsample)
     n_rows: int | None = None
+    #: the exact model's error on the rows ``validation_error`` and ``error_bound`` are over
+    #: (regression: the limit is (1 + increase) times it; novelty: None)
+    reference_error: float | None = None
+    #: how many held-out parts those rows came from (1: the validation part alone)
+    evidence_folds: int = 1
 
 
 @dataclass
@@ -161,16 +168,77 @@ def compress_exact(exact_model, size, X, y, rng, random_state, compression_point
                                 progress=False)
 
 
-def one_output_deadline(budget_seconds):
-    """The time budget of a one-output job: :class:`~leansvm.job.deadline.Deadline` without the
-    classification job's confirming folds and refit, whose shares go to the candidates (the refit
-    runs when time is left)."""
+def one_output_deadline(budget_seconds, confirm=True):
+    """The time budget of a one-output job: :class:`~leansvm.job.deadline.Deadline` whose refit
+    share goes to the candidates (the refit runs when time is left), and the confirming folds'
+    too when ``confirm`` is False."""
     from leansvm.job.deadline import Deadline
 
     deadline = Deadline(budget_seconds)
-    for stage in ("confirm", "refit"):
-        deadline.skip(stage)
+    deadline.skip("refit")
+    if not confirm:
+        deadline.skip("confirm")
     return deadline
+
+
+def train_like(candidate: OneOutputCandidate, X, y, exact_model, random_state=0):
+    """A model of ``candidate``'s kind and size trained on ``X`` (``y``: targets, or None for
+    one-class models): a budget model cloned and fitted again; a compressed one as
+    :func:`compress_exact` of ``exact_model`` (the exact model trained on the same rows) to the same
+    size; the exact one is ``exact_model`` itself."""
+    import numpy as np
+    from sklearn.base import clone
+
+    if candidate.kind == "exact":
+        return exact_model
+    if candidate.kind == "budget":
+        return clone(candidate.model).fit(X, y)
+    return compress_exact(exact_model, candidate.n_support, X, y, np.random.default_rng(random_state), random_state)
+
+
+def confirm_on_folds(candidates, exact: OneOutputCandidate, X, y, folds, make_exact, promising, judge, time_limit,
+                     random_state, log) -> OneOutputCandidate:
+    """The smallest cheap candidate accepted on every fold of ``folds`` pooled, else ``exact``.
+
+    As the classification job's confirming folds (:func:`leansvm.job.choice.pool_folds`): the first
+    fold is the validation part; on each other one the exact model (``make_exact()``) and a model of
+    the candidate's kind and size (:func:`train_like`) are trained on its fit rows and predict its
+    held-out rows. ``promising(c)``: whether ``c``'s validation estimate would pass with as many rows
+    as the folds hold (only those are tried, the smallest first); ``judge(c, exact predictions,
+    candidate predictions)`` (lists over the folds used) sets ``c``'s pooled error and bound and says
+    whether it is within the limit. ``y``: targets, or None for one-class models. Measured on
+    diamonds (regression, seed 0): BSGD at 2,192 vectors had a bound 1.98 % above the exact SVR on
+    the hold-out, against a limit of 2 %, and tested 2.77 % above it."""
+    import numpy as np
+
+    from leansvm.job.choice import pool_folds, tried_note
+
+    start = time.perf_counter()
+    finalists = sorted((c for c in candidates if c.kind != "exact" and promising(c)), key=lambda c: c.n_support)
+    if not finalists or len(folds) < 2:
+        return exact
+
+    def fit_rows(k):
+        fit = folds[k][0]
+        return X[fit], (np.zeros(fit.size) if y is None else y[fit])
+
+    def reference_on_fold(k):
+        model = exact.model if k == 0 else make_exact().fit(*fit_rows(k))
+        return model, model.predict(X[folds[k][1]])
+
+    def candidate_on_fold(c, k, exact_model):
+        X_k, y_k = fit_rows(k)
+        model = c.model if k == 0 else train_like(c, X_k, None if y is None else y_k, exact_model, random_state)
+        return model.predict(X[folds[k][1]])
+
+    accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
+                                              exact.fit_seconds, time_limit)
+    chosen = accepted or exact
+    log.step("confirm", f"{chosen.name}: {chosen.n_support} vectors",
+             (f"its error bound {chosen.error_bound:.4g} on {chosen.evidence_folds} folds is within the limit"
+              if accepted else "no candidate's bound is within the limit on the pooled folds; the exact model")
+             + tried_note(tried, len(folds), out_of_time), time.perf_counter() - start)
+    return chosen
 
 
 def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, how, log) -> OneOutputCandidate:
@@ -179,7 +247,7 @@ def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, h
     (:func:`~leansvm.job.candidates.estimate_fit_seconds`) to fit the exact stage's share; one log
     step, ``how`` its reason. ``y_fit``: targets, or zeros for one-class models."""
     from leansvm.job.candidates import estimate_fit_seconds, rows_within
-    from leansvm.job.deadline import say_bound_after_exact
+    from leansvm.job.deadline import release_unaffordable_shares, say_bound_after_exact
     from leansvm.job.helpers import _subsample, _timed
 
     X_ex, y_ex, name = X_fit, y_fit, f"exact {label}"
@@ -196,6 +264,9 @@ def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, h
     exact = OneOutputCandidate(name, "exact", model, int(model.n_support_[0]), seconds, n_rows=X_ex.shape[0])
     log.step("train", f"{name}: {exact.n_support} support vectors", how, seconds)
     say_bound_after_exact(deadline, seconds, log)
+    if X_ex.shape[0] < X_fit.shape[0]:
+        deadline.skip("confirm")      # a fold's exact model on all its rows would be slower still
+    release_unaffordable_shares(deadline, seconds, None, None, log)
     return exact
 
 
@@ -235,13 +306,12 @@ def refit_on_all_rows(chosen: OneOutputCandidate, exact: OneOutputCandidate, X, 
         return None
     start = time.perf_counter()
     if chosen.kind == "budget":
-        model = clone(chosen.model).fit(X, y)
+        model = train_like(chosen, X, y, None, random_state)
         how = f"the chosen kind and budget trained again on the validation rows too ({n_fit} -> {n} rows)"
     else:
-        model = clone(exact.model).fit(X, np.zeros(n) if y is None else y)
+        model = train_like(chosen, X, y, clone(exact.model).fit(X, np.zeros(n) if y is None else y), random_state)
         how = f"the exact model trained again on the validation rows too ({n_fit} -> {n} rows)"
         if chosen.kind == "compressed":
-            model = compress_exact(model, chosen.n_support, X, y, np.random.default_rng(random_state), random_state)
             how += f", then compressed to {chosen.n_support} vectors as the chosen one was"
     seconds = time.perf_counter() - start
     refit = OneOutputCandidate(f"{chosen.name}, refit on all {n} rows", chosen.kind, model,

@@ -18,9 +18,11 @@ Stages, as the classification job's (:mod:`leansvm.job.classification`), each on
 4. cheap candidates at ``size_fractions`` of its support vectors: ``leansvm.compress`` fitted at
    the training rows (an SVR's support vectors leave out the samples inside the tube) and
    :class:`leansvm.BSGDRegressor` with that budget, growing sizes while the time budget lasts;
-5. the choice: the fewest vectors whose validation RMSE is at most (1 + ``max_error_increase``)
-   x the exact model's; the chosen kind and size is then trained again on every row (the
-   validation rows too; a compressed model as the exact SVR on every row, compressed);
+5. the choice: the fewest vectors whose RMSE has a one-sided ``confidence`` bound at most
+   (1 + ``max_error_increase``) x the exact model's, paired row by row on the validation part and
+   then pooled over the other folds (``confirm``: both models trained again without each); the
+   chosen kind and size is then trained again on every row (the validation rows too; a compressed
+   model as the exact SVR on every row, compressed);
 6. measurements never used for a choice: test RMSE, prediction cost.
 
 Stages 3-6 are shared with novelty detection (:mod:`leansvm.job.one_output`). The HTML report:
@@ -34,13 +36,13 @@ import time
 import numpy as np
 
 from leansvm import io
-from leansvm.job.data import prepare_table, scale_features
+from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.helpers import _subsample
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, rmse_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
-                                     cheap_candidates, choose_fewest, one_output_deadline,
+                                     cheap_candidates, choose_fewest, confirm_on_folds, one_output_deadline,
                                      refit_on_all_rows, summarize, train_exact_model)
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
@@ -64,17 +66,39 @@ def _rmse(model, X, y) -> float:
     return float(np.sqrt(np.mean((model.predict(X) - y) ** 2)))
 
 
+def rmse_judge(y, folds, max_error_increase, confidence, log):
+    """The regression rule on the rows of the folds used, for :func:`~leansvm.job.one_output.confirm_on_folds`:
+    a candidate is within when its RMSE bound (paired squared errors, :func:`rmse_bound`) is at most
+    (1 + ``max_error_increase``) times the exact model's RMSE on the same rows."""
+    def judge(c, exact_predictions, predictions):
+        truth = np.concatenate([y[folds[k][1]] for k in range(len(predictions))])
+        exact_errors, errors = np.concatenate(exact_predictions) - truth, np.concatenate(predictions) - truth
+        set_rmse_estimate(c, exact_errors, errors, confidence, len(predictions))
+        log.say(f"  {c.name}: RMSE {c.validation_error:.4g} (bound {c.error_bound:.4g}) against the exact model's "
+                f"{c.reference_error:.4g} on {truth.size} rows of {len(predictions)} folds")
+        return c.error_bound <= (1 + max_error_increase) * c.reference_error
+    return judge
+
+
+def set_rmse_estimate(c, exact_errors, errors, confidence, folds=1):
+    """``c``'s RMSE, its one-sided bound and the exact model's RMSE on the same rows (``folds``: how
+    many held-out parts they came from)."""
+    c.validation_error = float(np.sqrt(np.mean(errors ** 2)))
+    c.error_bound = rmse_bound(exact_errors, errors, confidence)
+    c.reference_error, c.evidence_folds = float(np.sqrt(np.mean(exact_errors ** 2))), folds
+
+
 def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=None, scale=True,
                         max_error_increase=0.02, epsilon=0.1, Cs=None, gamma_factors=None,
                         size_fractions=DEFAULT_SIZE_FRACTIONS, selection_size=2000, validation_fraction=0.2,
                         random_state=0, verbose=False, confidence=DEFAULT_CONFIDENCE,
-                        budget_seconds=None, refit=True) -> OneOutputResult:
+                        budget_seconds=None, refit=True, confirm=True) -> OneOutputResult:
     """Data to the cheapest accurate SVR (module docstring). ``max_error_increase``: a fraction
     (0.02 = validation RMSE at most 2 % above the exact model's); ``budget_seconds``: a bound on
-    the whole call (the exact SVR on a subsample, fewer candidate sizes; None: the candidates take a
-    multiple of the time until the exact fit, ``Deadline.bound_after_exact``); ``refit=False`` returns the
-    chosen model as trained on the fit part instead of training it again on every row."""
-    from sklearn.model_selection import train_test_split
+    the whole call (the exact SVR on a subsample, fewer candidate sizes; None: the candidates and
+    confirming folds take a multiple of the time until the exact fit, ``Deadline.bound_after_exact``);
+    ``refit=False`` returns the chosen model as trained on the fit part instead of training it again
+    on every row; ``confirm=False`` takes the choice on the validation part alone."""
     from sklearn.utils import check_X_y
 
     import leansvm
@@ -85,7 +109,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
     start = time.perf_counter()
-    deadline = one_output_deadline(budget_seconds)
+    deadline = one_output_deadline(budget_seconds, confirm)
     log = _Log(verbose)
     X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
@@ -93,7 +117,8 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
         raise ValueError("the targets y hold NaN or inf")
     if preprocessor is None:
         X, X_test, preprocessor = scale_features(X, X_test, scale, log)
-    X_fit, X_val, y_fit, y_val = train_test_split(X, y, test_size=validation_fraction, random_state=random_state)
+    folds = validation_folds(X, None, validation_fraction, random_state)
+    X_fit, X_val, y_fit, y_val = X[folds[0][0]], X[folds[0][1]], y[folds[0][0]], y[folds[0][1]]
     eps = float(epsilon * np.std(y_fit))
     log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, regression",
              f"{X_val.shape[0]} rows held out for validation; epsilon = {epsilon:g} x std(y) = {eps:.4g}")
@@ -118,16 +143,22 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
                                             candidate_sizes(exact.n_support, size_fractions), random_state, "SVR",
                                             time_limit=deadline.allowance("compress"), log=log)
     exact_errors = exact.model.predict(X_val) - y_val
+    errors = {id(c): c.model.predict(X_val) - y_val for c in candidates}
     for c in candidates:
-        errors = c.model.predict(X_val) - y_val
-        c.validation_error = float(np.sqrt(np.mean(errors ** 2)))
-        c.error_bound = c.validation_error if c is exact else rmse_bound(exact_errors, errors, confidence)
+        set_rmse_estimate(c, exact_errors, errors[id(c)], confidence)
+    exact.error_bound = exact.validation_error
     limit = (1 + max_error_increase) * exact.validation_error
     chosen = choose_fewest(candidates, limit)
     log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, validation RMSE {chosen.validation_error:.4g} "
              f"(its {100 * confidence:g} % bound {chosen.error_bound:.4g})",
              f"the fewest vectors whose RMSE bound, from squared errors paired row by row with the exact "
              f"model's, is within {100 * max_error_increase:g} % of the exact model's {exact.validation_error:.4g}")
+    if "confirm" not in deadline.skipped:
+        chosen = confirm_on_folds(
+            candidates, exact, X, y, folds, make_exact,
+            lambda c: rmse_bound(exact_errors, errors[id(c)], confidence, len(folds)) <= limit,
+            rmse_judge(y, folds, max_error_increase, confidence, log), deadline.allowance("confirm"),
+            random_state, log)
     refit = refit_on_all_rows(chosen, exact, X, y, X_fit.shape[0], deadline, log, random_state) if refit else None
     final = refit or chosen
     if X_test is not None and y_test is not None:             # measured, never used for the choice
