@@ -278,6 +278,16 @@ def _peer_cell(row) -> str:
     return f"{_test_score(peer)} ({_n(peer['landmarks'])}, {_n(peer['rows']) if 'rows' in peer else 'all'} rows)"
 
 
+def _intelex_cell(row) -> str:
+    """scikit-learn-intelex's SVC (SVR) on every training row: score, seconds, #SV, or where it was stopped."""
+    peer = row.get("intelex")
+    if peer is None:
+        return "-"
+    if "stopped_after_seconds" in peer:
+        return f"stopped at {peer['stopped_after_seconds'] / 60:.0f} min"
+    return f"{_test_score(peer)}, {peer['seconds']:.0f} s, {_n(peer['n_sv'])} SV"
+
+
 def _reference_cells(row) -> str:
     ref = row.get("reference")
     if ref is None:
@@ -324,16 +334,19 @@ def scale_section() -> str:
            "hyperparameters on the largest subsample estimated to fit in 10 minutes, fitted after the job.", "",
            "The peer: Nystroem with as many landmarks as the returned model has vectors (at most 5,000) + "
            "LinearSVC (Ridge for regression), its C from {0.1, 1, 10} by 3-fold CV on 20,000 rows, fitted on "
-           "at most 4 GB of features.", "",
+           "at most 4 GB of features. scikit-learn-intelex: its SVC (SVR) on every training row at the job's "
+           "hyperparameters, on every core, stopped after 30 minutes where it had not finished.", "",
            "| set | cores | budget s | took s | peak GB | returned | #SV | test acc (RMSE) | exact #SV | exact test acc "
-           "(RMSE) | reference rows, s | reference #SV | reference test acc (RMSE) | Nystroem peer (landmarks, rows) |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "(RMSE) | reference rows, s | reference #SV | reference test acc (RMSE) | Nystroem peer (landmarks, rows) "
+           "| scikit-learn-intelex, all rows |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (name, budget), (path, data, r) in sorted(runs.items()):
         out.append(f"| {name} | {data['cpu_count']} | {budget:g} | {r['seconds']:.0f} | {r['peak_gb']:.1f} | "
                    f"{r['returned']} | {_n(r['returned_n_sv'])} | {_test_score(r, 'returned_')} | "
-                   f"{_n(r['exact_n_sv'])} | {_test_score(r, 'exact_')} | " + _reference_cells(r) + f" | {_peer_cell(r)} |")
+                   f"{_n(r['exact_n_sv'])} | {_test_score(r, 'exact_')} | " + _reference_cells(r) + f" | {_peer_cell(r)} | {_intelex_cell(r)} |")
     out += ["", "Reproduce: `python benchmarks/main_job/bench_main_job_scale.py --datasets <set> --budget-seconds <s> "
-            "--no-peer --reference-seconds 600` (files " + ", ".join(sorted({f"`{p.name}`" for p, _, _ in runs.values()})) + ")."]
+            "--no-peer --intelex-minutes 0 --reference-seconds 600`, then the peers beside it: "
+            "`python benchmarks/main_job/bench_main_job_scale.py --peer-for <file>` (files " + ", ".join(sorted({f"`{p.name}`" for p, _, _ in runs.values()})) + ")."]
     return "\n".join(out)
 
 

@@ -8,9 +8,9 @@ with ``--budget-seconds`` (wall time and peak memory of the whole call, in a chi
 the peak is its own), the returned model's #SV and test accuracy (regression: RMSE); then the peer
 at the returned model's size: Nystroem with as many landmarks + ``LinearSVC`` (``Ridge`` for
 regression), C from {0.1, 1, 10} by its own 3-fold search on 20,000 rows, fitted on at most 4 GB of
-features (all rows up to 250,000 at 2,000 landmarks). ``--peer-for FILE`` adds the peer to the rows of
-an earlier results file. Partial: scikit-learn-intelex's
-SVC on the full data (a third column, stopped at 30 minutes) is not run by this script yet.
+features (all rows up to 250,000 at 2,000 landmarks); and scikit-learn-intelex's SVC (SVR) on every
+training row at the job's hyperparameters, on every core, stopped after ``--intelex-minutes`` (30) and
+marked so. ``--peer-for FILE`` adds the peers a row of an earlier results file lacks.
 ``--reference-seconds R``: where the job fitted its exact model on a subsample, the
 exact SVC (SVR) at the job's hyperparameters on the largest subsample estimated to fit in R seconds (the job's
 subsample fit scaled as n^1.7, the growth measured on synth from 2,000 to 160,000 rows), the
@@ -69,11 +69,12 @@ def _fit_child(name, budget, queue):
 FIT_GROWTH = 1.7
 
 
-def _result_of(child, queue):
+def _result_of(child, queue, limit=None):
     """What ``child`` put on ``queue``; a RuntimeError when it ended without (its traceback is on stderr)
-    instead of waiting for ever."""
+    instead of waiting for ever; None, the child stopped, after ``limit`` seconds."""
     import queue as queues
 
+    start = time.perf_counter()
     while True:
         try:
             out = queue.get(timeout=5)
@@ -82,36 +83,66 @@ def _result_of(child, queue):
         except queues.Empty:
             if not child.is_alive():
                 raise RuntimeError(f"the child process ended with code {child.exitcode} and no result") from None
+            if limit is not None and time.perf_counter() - start > limit:
+                child.terminate()
+                child.join()
+                return None
 
 
-def _reference_child(name, rows, params, queue):
+def _reference_child(name, rows, params, queue, library="leansvm"):
+    """The exact SVC (SVR) at ``params`` on ``rows`` random training rows (None: all) of ``name``, by
+    leansvm (one core) or ``library`` 'intelex' (scikit-learn-intelex, every core); its time, #SV and
+    test score on ``queue``."""
     from sklearn.preprocessing import StandardScaler
 
     import leansvm
     from leansvm import datasets
 
     ds = datasets.load(name)
+    rows = ds.X_train.shape[0] if rows is None else rows
     pick = np.sort(np.random.default_rng(0).permutation(ds.X_train.shape[0])[:rows])
     # scaled as the job scales (z-scores of the training rows), so that (C, gamma) mean the same
     scaler = StandardScaler().fit(ds.X_train[pick])
     X, y = scaler.transform(ds.X_train[pick]), np.asarray(ds.y_train)[pick]
     Xt, yt = scaler.transform(ds.X_test), np.asarray(ds.y_test)
     regression = "epsilon" in params
+    if library == "intelex":
+        from sklearnex.svm import SVC, SVR
+
+        make = lambda: (SVR if regression else SVC)(cache_size=500, **params)  # noqa: E731
+    else:
+        make = lambda: (leansvm.SVR if regression else leansvm.SVC)(cache_size=500, random_state=0,  # noqa: E731
+                                                                    **params)
     start = time.perf_counter()
-    model = (leansvm.SVR if regression else leansvm.SVC)(cache_size=500, random_state=0, **params).fit(X, y)
+    model = make().fit(X, y)
     seconds = time.perf_counter() - start
     pred = model.predict(Xt)
-    queue.put({"rows": int(rows), "seconds": seconds, "n_sv": int(model.expansion_.n_support),
+    n_sv = model.support_.size if library == "intelex" else model.expansion_.n_support
+    queue.put({"rows": int(rows), "seconds": seconds, "n_sv": int(n_sv),
                **({"test_rmse": float(np.sqrt(np.mean((pred - yt) ** 2)))} if regression else
                   {"test_acc": float(np.mean(pred == yt))})})
+
+
+def _params(row) -> dict:
+    return row.get("params") or {"C": row["C"], "gamma": row["gamma"]}
+
+
+def intelex_peer(name, row, minutes):
+    """scikit-learn-intelex's SVC (SVR) on every training row at the job's hyperparameters, in a child
+    process stopped after ``minutes`` (then {'stopped_after_seconds': ...})."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_reference_child, args=(name, None, _params(row), queue, "intelex"))
+    child.start()
+    out = _result_of(child, queue, limit=60 * minutes)
+    return out or {"stopped_after_seconds": 60 * minutes, "threads": os.cpu_count()}
 
 
 def exact_reference(name, row, seconds):
     """The exact SVC (SVR) on the largest subsample estimated to fit in ``seconds``, in a child process."""
     rows = int(row["exact_rows"] * (seconds / max(row["exact_fit_seconds"], 1e-9)) ** (1 / FIT_GROWTH))
-    params = row.get("params") or {"C": row["C"], "gamma": row["gamma"]}
     queue = mp.get_context("spawn").Queue()
-    child = mp.get_context("spawn").Process(target=_reference_child, args=(name, rows, params, queue))
+    child = mp.get_context("spawn").Process(target=_reference_child, args=(name, rows, _params(row), queue))
     child.start()
     out = _result_of(child, queue)
     return out
@@ -157,17 +188,21 @@ def peer_of(row) -> dict:
     return nystroem_peer(row["dataset"], landmarks, gamma, "returned_test_rmse" in row)
 
 
-def add_peers(path) -> int:
-    """The peer of each row of the results file ``path`` that has none, written into that file."""
+def add_peers(path, nystroem=True, intelex_minutes=30.0) -> int:
+    """The peers (Nystroem, scikit-learn-intelex after ``intelex_minutes``; 0: none) each row of the
+    results file ``path`` lacks, written into that file."""
     from leansvm.io import atomic_write
 
     data = json.loads(Path(path).read_text())
     for row in data["rows"]:
-        if "nystroem" not in row:
-            row["nystroem"] = peer_of(row)
-            print(json.dumps({"dataset": row["dataset"], "nystroem": row["nystroem"]}, default=str), flush=True)
-            with atomic_write(path, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=1, default=str)
+        for key, wanted, run in (("nystroem", nystroem, lambda: peer_of(row)),
+                                 ("intelex", intelex_minutes > 0, lambda: intelex_peer(row["dataset"], row,
+                                                                                      intelex_minutes))):
+            if wanted and key not in row:
+                row[key] = run()
+                print(json.dumps({"dataset": row["dataset"], key: row[key]}, default=str), flush=True)
+                with atomic_write(path, "w", encoding="utf-8") as f:
+                    json.dump(data, f, indent=1, default=str)
     return 0
 
 
@@ -183,11 +218,13 @@ def main(argv=None) -> int:
     parser.add_argument("--reference-seconds", type=float, default=None,
                         help="where the job's exact model is on a subsample: the exact SVC on the largest "
                              "subsample estimated to fit in this many seconds")
+    parser.add_argument("--intelex-minutes", type=float, default=30.0,
+                        help="stop scikit-learn-intelex's SVC on the full data after this long (0: do not run it)")
     parser.add_argument("--peer-for", type=Path, metavar="RESULTS_FILE",
-                        help="run only the peer, for each row of this results file that has none, and add it there")
+                        help="run only the peers, for each row of this results file that lacks them, and add them there")
     args = parser.parse_args(argv)
     if args.peer_for:
-        return add_peers(args.peer_for)
+        return add_peers(args.peer_for, not args.no_peer, args.intelex_minutes)
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"main-job-scale-{time.strftime('%Y%m%d-%H%M%S')}.json"
     rows = []
@@ -200,6 +237,8 @@ def main(argv=None) -> int:
             row["reference"] = exact_reference(name, row, args.reference_seconds)
         if not args.no_peer:
             row["nystroem"] = peer_of(row)
+        if args.intelex_minutes > 0:
+            row["intelex"] = intelex_peer(name, row, args.intelex_minutes)
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "steps"}, default=str), flush=True)
         with atomic_write(out, "w", encoding="utf-8") as f:
