@@ -356,7 +356,9 @@ def compression_section() -> str:
     g = data["gemm_gflops"]
     out = ["## Compression at the machine's arithmetic speed", "",
            f"One L-BFGS iteration of the gradient support vectors (eq. 10 of Xu et al.: objective and gradient) "
-           f"on N points, d features, r vectors, one output, RBF kernel; useful work 4 N r (d + 1) flops. The "
+           f"on N points, d features, r vectors, RBF kernel: one output, or (N x d x r/k) a one-vs-one model of k "
+           f"classes whose points count in their class's q = k - 1 pairs; useful work 4 N r (d + q) flops, and "
+           f"2 N r q more for G = -R B' / N when q > 1. The "
            f"peer is the machine itself: a 2,000 x 2,000 GEMM on {data['cpu_count']} cores ran at "
            f"{g['float32']:.0f} GFLOP/s in float32 and {g['float64']:.0f} in float64 in the same run. Threads: "
            f"{data['threads']}.", "",

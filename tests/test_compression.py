@@ -42,7 +42,8 @@ def multiclass():
 
 
 # -- eq. 10 gradients ----------------------------------------------------------------------
-@pytest.mark.parametrize("case", ["binary", "three outputs, margin, weights", "csr", "learned gamma"])
+@pytest.mark.parametrize("case", ["binary", "three outputs, margin, weights", "csr", "learned gamma",
+                                  "one-vs-one point blocks, margin, learned gamma"])
 def test_float32_blocks_agree_with_the_float64_objective(case):
     """The RBF objective in float32 row blocks (several blocks, split over threads) against the float64
     one on the whole matrix: the same loss and gradient to float32's rounding."""
@@ -59,6 +60,9 @@ def test_float32_blocks_agree_with_the_float64_objective(case):
         X = sp.csr_matrix(X)
     if case == "learned gamma":
         kw = dict(learn_gamma=True)
+    if case.startswith("one-vs-one"):   # 4 classes, 6 pairs; each point counts in its class's 3 pairs
+        p, kw = 6, dict(loss="margin", learn_gamma=True,
+                        point_blocks=cvm.own_pair_blocks(rng.integers(0, 4, size=N), 4))
     F = rng.normal(size=(N, p))
     blocks = cvm.output_blocks(None, None, p)
     fast = cvm.GradientProblem(Kernel("rbf", 0.2), X, F, blocks, r, **kw)
@@ -101,6 +105,28 @@ def test_analytic_gradient_matches_finite_differences(kernel, groups, sparse, bl
                                                         rel=1e-10)
 
 
+def test_point_blocks_in_row_blocks_match_finite_differences():
+    """The row-block objective with one-vs-one point blocks (classes interleaved in the rows, so the
+    blocks reorder them), in float64: its gradient against finite differences, its loss against
+    eq. 10 over each point's own pairs."""
+    rng = np.random.default_rng(2)
+    N, d, r = 60, 3, 5
+    X, F = rng.normal(size=(N, d)), rng.normal(size=(N, 3))
+    classes = rng.integers(0, 3, size=N)
+    problem = cvm.GradientProblem(Kernel("rbf", 0.4), X, F, cvm.output_blocks(None, None, 3), r,
+                                  point_blocks=cvm.own_pair_blocks(classes, 3), block_dtype=np.float64,
+                                  learn_gamma=True)
+    theta = problem.pack(rng.normal(size=(r, d)), rng.normal(size=(r, 3)), rng.normal(size=3))
+    loss, grad = problem.objective(theta)
+    assert problem._blocked is not None
+    assert check_grad(lambda t: problem.objective(t)[0], lambda t: problem.objective(t)[1], theta) \
+        <= 1e-6 * np.linalg.norm(grad)
+    Z, B, c = problem.unpack(theta)
+    pred = problem.kernel_at(theta)(X, Z) @ B + c
+    own = cvm.own_pair_weights(classes, 3)
+    assert loss == pytest.approx(0.5 * np.sum(own * (F - pred) ** 2) / N, rel=1e-10)
+
+
 def _outputs(problem, theta):
     """The compressed model's outputs at the fitting points, computed directly."""
     Z, B, c = problem.unpack(theta)
@@ -133,7 +159,7 @@ def test_margin_loss_with_pair_weights_gradient_and_value(kernel):
     assert problem.objective(theta)[0] == pytest.approx(0.5 * np.sum(W * r ** 2) / 40, rel=1e-10)
     # the same weights as (point rows, pair columns) blocks: the cheaper path, same value and gradient
     blocked = cvm.GradientProblem(kernel, X, F, cvm.output_blocks(None, None, 3), 6, loss="margin",
-                                  point_blocks=cvm.own_pair_blocks(point_classes, 3))
+                                  point_blocks=cvm.own_pair_blocks(point_classes, 3), block_dtype=np.float64)
     np.testing.assert_allclose(blocked.objective(theta)[0], problem.objective(theta)[0], rtol=1e-12)
     np.testing.assert_allclose(blocked.objective(theta)[1], grad, rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match="loss"):
@@ -565,12 +591,14 @@ def test_user_kernels_are_not_compressed(regression):
         compress(leansvm.SVR(kernel="precomputed").fit(K, z[:200]), ratio=0.5)
 
 
+@pytest.mark.parametrize("block_dtype", [None, np.float32], ids=["whole", "float32 blocks"])
 @pytest.mark.parametrize("learn_gamma", [False, True])
-def test_objective_split_over_threads_equals_one_thread(learn_gamma):
+def test_objective_split_over_threads_equals_one_thread(learn_gamma, block_dtype):
     """Above SPLIT_MIN_ENTRIES the objective's products and the one-vs-one point blocks run on
     leansvm's threads (rows of G per block, partial sums of dL/dB, dL/dc and H' X per thread): the
     value and gradient are those of the same evaluation in one thread (the finite-difference tests
-    above check the math on problems small enough to run inline)."""
+    above check the math on problems small enough to run inline). In float32 row blocks the
+    threads' row ranges cut the blocks elsewhere, so the float32 sums differ in their rounding."""
     from leansvm.core import threads
 
     rng = np.random.default_rng(8)
@@ -580,14 +608,19 @@ def test_objective_split_over_threads_equals_one_thread(learn_gamma):
     problem = cvm.GradientProblem(Kernel("rbf", 0.3), X, 2 * rng.normal(size=(n, k * (k - 1) // 2)),
                                   cvm.output_blocks(None, None, k * (k - 1) // 2), r, loss="margin",
                                   point_blocks=cvm.own_pair_blocks(rng.integers(0, k, n), k),
-                                  learn_gamma=learn_gamma)
+                                  learn_gamma=learn_gamma, block_dtype=block_dtype)
     theta = problem.pack(rng.normal(size=(r, 5)), 0.1 * rng.normal(size=(r, 6)), rng.normal(size=6), Kernel("rbf", 0.3))
     split = problem.objective(theta)
     with threads._single_thread():                      # what n_jobs=1 runs: no split
         assert not threads.can_split()
         inline = problem.objective(theta)
-    assert split[0] == pytest.approx(inline[0], rel=1e-12)
-    np.testing.assert_allclose(split[1], inline[1], rtol=1e-9, atol=1e-12 * np.abs(inline[1]).max())
+    assert (problem._blocked is not None) == (block_dtype is not None)
+    if block_dtype is None:
+        assert split[0] == pytest.approx(inline[0], rel=1e-12)
+        np.testing.assert_allclose(split[1], inline[1], rtol=1e-9, atol=1e-12 * np.abs(inline[1]).max())
+    else:
+        assert split[0] == pytest.approx(inline[0], rel=1e-7)
+        assert np.linalg.norm(split[1] - inline[1]) <= 1e-5 * np.linalg.norm(inline[1])
 
 
 @pytest.mark.parametrize("grouped", [False, True], ids=["shared", "per-class"])

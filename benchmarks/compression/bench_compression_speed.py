@@ -1,14 +1,17 @@
 """Compression's arithmetic speed: one L-BFGS iteration of eq. 10 against the machine's GEMM rate.
 
-    python benchmarks/compression/bench_compression_speed.py [--shapes 50000x20x868 ...] [--repeats 5]
+    python benchmarks/compression/bench_compression_speed.py [--shapes 50000x20x868 12800x16x520/26 ...]
+                                                              [--repeats 5]
 
-For each shape N x d x r (fitting points, features, vectors; one output, RBF kernel): the objective
-and gradient of ``leansvm.compression.cvm.GradientProblem`` timed (best of ``--repeats``) in float32
-row blocks (``compression/rbf_objective.py``, the default) and on the whole N x r matrix in float64
-(``block_dtype=None``), both on every core through leansvm's thread pool with one BLAS thread each,
-as ``compress`` runs them. The iteration's useful work is 4 N r (d + 1) flops (the products
-<x, z>, H' X, K B and K' R); GFLOP/s is that over the seconds. The peer in the same run: the
-machine's float32 and float64 GEMM rate on a square 2,000 x 2,000 product with every core.
+For each shape N x d x r (fitting points, features, vectors; RBF kernel; one output, or with /k a
+one-vs-one model of k classes whose points count in their class's q = k - 1 pairs, as ``compress``
+fits them): the objective and gradient of ``leansvm.compression.cvm.GradientProblem`` timed (best of
+``--repeats``) in float32 row blocks (``compression/rbf_objective.py``, the default) and on the whole
+N x r matrix in float64 (``block_dtype=None``), both on every core through leansvm's thread pool with
+one BLAS thread each, as ``compress`` runs them. The iteration's useful work is 4 N r (d + q) flops
+(the products <x, z>, H' X, K B and K' R), and 2 N r q more for G = -R B' / N when q > 1; GFLOP/s is
+that over the seconds. The peer in the same run: the machine's float32 and float64 GEMM rate on a
+square 2,000 x 2,000 product with every core.
 Writes ``benchmarks/results/compression-speed-<timestamp>.json``.
 """
 
@@ -42,21 +45,26 @@ def gemm_rate(dtype, repeats, n=2000):
     return 2 * n ** 3 / best_of(lambda: A @ A, repeats) / 1e9
 
 
-def objective_rate(N, d, r, repeats):
+def objective_rate(N, d, r, repeats, classes=2):
     from leansvm.compression import cvm
     from leansvm.core.kernels import Kernel
     from leansvm.core.threads import one_blas_thread
 
     rng = np.random.default_rng(0)
-    X, Z, F = rng.normal(size=(N, d)), rng.normal(size=(r, d)), rng.normal(size=(N, 1))
-    blocks = cvm.output_blocks(None, None, 1)
+    p = 1 if classes == 2 else classes * (classes - 1) // 2
+    X, Z, F = rng.normal(size=(N, d)), rng.normal(size=(r, d)), rng.normal(size=(N, p))
+    blocks = cvm.output_blocks(None, None, p)
+    point_blocks = None if classes == 2 else cvm.own_pair_blocks(rng.integers(0, classes, N), classes)
+    q = 1 if classes == 2 else classes - 1
+    flops = 4 * N * r * (d + q) + (2 * N * r * q if q > 1 else 0)
     out = {}
     for name, dtype in (("float32 blocks", np.float32), ("float64 whole matrix", None)):
-        problem = cvm.GradientProblem(Kernel("rbf", 1.0 / d), X, F, blocks, r, block_dtype=dtype)
-        theta = problem.pack(Z, 0.01 * rng.normal(size=(r, 1)), np.zeros(1))
+        problem = cvm.GradientProblem(Kernel("rbf", 1.0 / d), X, F, blocks, r, block_dtype=dtype,
+                                      point_blocks=point_blocks, loss="squared" if p == 1 else "margin")
+        theta = problem.pack(Z, 0.01 * rng.normal(size=(r, p)), np.zeros(p))
         with one_blas_thread():
             seconds = best_of(lambda: problem.objective(theta), repeats)
-        out[name] = {"seconds": seconds, "gflops": 4 * N * r * (d + 1) / seconds / 1e9}
+        out[name] = {"seconds": seconds, "gflops": flops / seconds / 1e9}
     return out
 
 
@@ -64,7 +72,8 @@ def main(argv=None) -> int:
     from leansvm.io import atomic_write
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", nargs="+", default=["50000x20x868", "200000x20x2000", "15216x10x156"])
+    parser.add_argument("--shapes", nargs="+",
+                        default=["50000x20x868", "200000x20x2000", "15216x10x156", "12800x16x520/26"])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     gemm = {"float32": gemm_rate(np.float32, args.repeats), "float64": gemm_rate(np.float64, args.repeats)}
@@ -73,8 +82,9 @@ def main(argv=None) -> int:
     rows = []
     print(f"{'N x d x r':>16} {'path':>22} {'s / iteration':>14} {'GFLOP/s':>8} {'of f32 GEMM':>11}")
     for shape in args.shapes:
-        N, d, r = (int(v) for v in shape.split("x"))
-        for name, m in objective_rate(N, d, r, args.repeats).items():
+        dims, _, classes = shape.partition("/")
+        N, d, r = (int(v) for v in dims.split("x"))
+        for name, m in objective_rate(N, d, r, args.repeats, int(classes or 2)).items():
             share = m["gflops"] / gemm["float32"]
             print(f"{shape:>16} {name:>22} {m['seconds']:>14.4f} {m['gflops']:>8.1f} {share:>10.0%}")
             rows.append({"shape": shape, "path": name, **m, "share_of_float32_gemm": share})

@@ -39,15 +39,18 @@ VECTORS_PER_CLASS = 20
 #: 868 vectors on 50,000 rows test 0.8911 after 109 iterations and 0.9098 after 1,000. With the float32
 #: row-block objective (compression/rbf_objective.py) 1,000 iterations there take about a minute.
 SEARCH_ITERATION_RANGE = (300, 1000)
-#: ... where the objective cannot run in float32 row blocks (one-vs-one with more than two classes,
-#: kernels other than RBF): the earlier bounds, since an iteration there costs about ten times more
-#: (satimage, 6 classes: one run of the main job took 790 s with 300-1000 on every size)
+#: ... where the objective may not run in float32 row blocks (kernels other than RBF; one-vs-one with
+#: more than two classes, whose sizes from 4 vectors per pair on take LIBSVM's layout, vectors serving
+#: their own class's pairs, on the whole matrix): the earlier bounds, since an iteration there costs
+#: about ten times more (satimage, 6 classes: one run of the main job took 790 s with 300-1000 on
+#: every size)
 WHOLE_MATRIX_ITERATION_RANGE = (100, 300)
 
 
 def search_iterations(model) -> tuple[int, int]:
     """The size search's L-BFGS bounds for compressing ``model``: SEARCH_ITERATION_RANGE when its
-    objective runs in float32 row blocks (RBF, one output or one-vs-rest), else WHOLE_MATRIX_ITERATION_RANGE."""
+    objective runs in float32 row blocks at every size (RBF, one output or one-vs-rest), else
+    WHOLE_MATRIX_ITERATION_RANGE."""
     expansion = model.expansion_
     blocked = expansion.kernel.name == "rbf" and (
         expansion.coef.shape[1] == 1 or getattr(model, "multiclass_", "ovo") == "ovr")
