@@ -111,16 +111,38 @@ def set_drop(candidate, reference_correct, y_val, max_accuracy_drop, confidence=
                                                     max_accuracy_drop)
 
 
+#: the share of rows at one end of each tail that gives the RMSE rule no evidence (:func:`rmse_bound`)
+RMSE_TAIL = 0.001
+
+
 def rmse_bound(reference_errors, candidate_errors, confidence=DEFAULT_CONFIDENCE, folds=1) -> float:
     """A one-sided ``confidence`` bound on the candidate's RMSE, from paired squared errors on the
-    same rows: with d_i = e_cand,i^2 - e_ref,i^2, the candidate's MSE is at most
-    MSE_ref + mean(d) + z sd(d) / sqrt(n), and its RMSE the square root of that. ``folds`` > 1: the
-    bound that many folds as large would give if they kept these rows' mean and spread (n x folds
-    rows), which decides whether pooling folds is worth trying."""
+    same rows, as a multiple of the reference's RMSE there: with d_i = e_cand,i^2 - e_ref,i^2, the
+    candidate's MSE is at most MSE_ref + mean(d) + z sd(d) / sqrt(n); the bound returned is
+    RMSE_ref sqrt(1 + (mean(d) + z sd(d) / sqrt(n)) / MSE_ref), so that it is within (1 + increase)
+    RMSE_ref exactly when the candidate's bound is within that increase.
+
+    Squared errors are heavy-tailed, and a few rows can carry the whole difference. On diamonds (log
+    prices) two of 8,631 validation rows where the exact SVR missed by 3 gave a 251-vector BSGD model
+    an RMSE 7 % below it, with a bound 2.4 % below over five folds; on the test rows, where no such
+    row fell, it was 3.3 % above. So the rule takes no evidence from the rarest rows that favour the
+    candidate: d_i is raised to its ``RMSE_TAIL`` quantile (no credit for the largest gains), and
+    MSE_ref is taken over the reference's squared errors lowered to their 1 - ``RMSE_TAIL`` quantile
+    (no looser limit from its largest misses). Both only make the bound larger: rows where the
+    candidate is much worse count in full.
+
+    ``folds`` > 1: the bound that many folds as large would give if they kept these rows' mean and
+    spread (n x folds rows), which decides whether pooling folds is worth trying."""
     ref = np.asarray(reference_errors, dtype=float) ** 2
     d = np.asarray(candidate_errors, dtype=float) ** 2 - ref
-    se = float(np.std(d, ddof=1) / np.sqrt(d.size * folds)) if d.size > 1 else float("inf")
-    return float(np.sqrt(max(ref.mean() + d.mean() + z_value(confidence) * se, 0.0)))
+    if d.size < 2:
+        return float("inf")
+    d = np.maximum(d, np.quantile(d, RMSE_TAIL))
+    base = float(np.minimum(ref, np.quantile(ref, 1.0 - RMSE_TAIL)).mean())
+    excess = float(d.mean() + z_value(confidence) * np.std(d, ddof=1) / np.sqrt(d.size * folds))
+    if base <= 0.0:                     # a reference without error: the candidate's own bound
+        return float(np.sqrt(max(excess, 0.0)))
+    return float(np.sqrt(ref.mean()) * np.sqrt(max(1.0 + excess / base, 0.0)))
 
 
 def share_bound(flags, confidence=DEFAULT_CONFIDENCE, folds=1) -> float:
