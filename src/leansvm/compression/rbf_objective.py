@@ -69,7 +69,8 @@ class BlockedRBF:
     def __init__(self, problem, dtype=np.float32):
         self.problem = problem
         self.dtype = np.dtype(dtype)
-        #: (first row, end row, output columns or None for all, original indices of those rows or None)
+        #: ``order``: the problem's row of each stored row (None: the same order); ``segments``: (first row,
+        #: end row, output columns or None for all) of each class's stored rows
         if problem.point_blocks is None:
             self.order, self.segments = None, [(0, problem.N, None)]
         else:
@@ -88,11 +89,11 @@ class BlockedRBF:
         return self.X[s:e].toarray() if self.problem.sparse else self.X[s:e]
 
     def _chunks(self, a, b):
-        """(s, e, output columns or None) of BLOCK_ROWS at most, over rows a:b, within one segment each."""
-        for first, end, cols in self.segments:
+        """(s, e, segment index) of BLOCK_ROWS at most, over rows a:b, within one segment each."""
+        for i, (first, end, _) in enumerate(self.segments):
             lo, hi = max(a, first), min(b, end)
             for s in range(lo, hi, BLOCK_ROWS):
-                yield s, min(s + BLOCK_ROWS, hi), cols
+                yield s, min(s + BLOCK_ROWS, hi), i
 
     def objective(self, Z, B, c, gamma):
         """(L, dL/dZ, dL/dB, dL/dc, S) of eq. 10 at (Z, B, c) with RBF ``gamma``, float64, where
@@ -105,26 +106,30 @@ class BlockedRBF:
         Zw[d] = 1.0
         Zw[d + 1] = -gamma * np.einsum("ij,ij->i", Z, Z)
         B32 = np.ascontiguousarray(B, dtype=dtype)
+        # each segment's columns of B (float64 and float32), gathered once for all its row blocks
+        B_cols = [(B, B32) if cols is None else (B[:, cols], np.ascontiguousarray(B32[:, cols]))
+                  for _, _, cols in self.segments]
         g2, g = dtype.type(2.0 * gamma), dtype.type(-gamma)
 
         def rows(a, b):
             loss, gB, XH, gc, x_term = 0.0, np.zeros((r, p)), np.zeros((r, d)), np.zeros(p), 0.0
             n_rows = min(BLOCK_ROWS, b - a)
             Xw = np.empty((n_rows, d + 2), dtype=dtype)
-            for s, e, cols in self._chunks(a, b):
+            for s, e, i in self._chunks(a, b):
                 n = e - s
-                q = p if cols is None else cols.size
+                cols = self.segments[i][2]
+                Bq, Bq32 = B_cols[i]
+                q = Bq.shape[1]
                 X_blk = self._points(s, e)
                 np.multiply(X_blk, g2, out=Xw[:n, :d])
                 np.multiply(self.x_norms[s:e], g, out=Xw[:n, d])
                 Xw[:n, d + 1] = 1.0
                 K = Xw[:n] @ Zw                                      # -gamma |x - z|^2
                 np.exp(K, out=K)                                     # k(x, z)
+                KB = K @ Bq32
                 if cols is None:
-                    KB = K @ B32
                     R = prob.residuals(KB + c, slice(s, e))          # float64, n x p
                 else:
-                    KB = K @ np.ascontiguousarray(B32[:, cols])
                     R = prob.residuals(KB + c[cols], self.order[s:e], cols)
                 if prob.weights is None:
                     loss += 0.5 * float(np.einsum("ij,ij->", R, R)) / N
@@ -141,13 +146,12 @@ class BlockedRBF:
                         np.multiply(X_blk, Rn[:, k:k + 1], out=right[:, q + k * d:q + (k + 1) * d])
                     M = K.T @ right
                     gB[:, out] += M[:, :q]
-                    Bq = B[:, out]
                     for k in range(q):
                         XH += Bq[:, k:k + 1] * M[:, q + k * d:q + (k + 1) * d]
                 else:
                     # many outputs: H = (Rn B') * K itself, then H' X and K' Rn (2 q + d per entry, not q (d + 1))
                     Rn32 = Rn.astype(dtype)
-                    H = Rn32 @ (B32.T if cols is None else np.ascontiguousarray(B32[:, cols].T))
+                    H = Rn32 @ Bq32.T
                     H *= K
                     XH += H.T @ X_blk
                     gB[:, out] += K.T @ Rn32
