@@ -43,7 +43,8 @@ def multiclass():
 
 # -- eq. 10 gradients ----------------------------------------------------------------------
 @pytest.mark.parametrize("case", ["binary", "three outputs, margin, weights", "csr", "learned gamma",
-                                  "one-vs-one point blocks, margin, learned gamma"])
+                                  "one-vs-one point blocks, margin, learned gamma",
+                                  "one-vs-one, LIBSVM's layout, margin"])
 def test_float32_blocks_agree_with_the_float64_objective(case):
     """The RBF objective in float32 row blocks (several blocks, split over threads) against the float64
     one on the whole matrix: the same loss and gradient to float32's rounding."""
@@ -65,6 +66,10 @@ def test_float32_blocks_agree_with_the_float64_objective(case):
                         point_blocks=cvm.own_pair_blocks(rng.integers(0, 4, size=N), 4))
     F = rng.normal(size=(N, p))
     blocks = cvm.output_blocks(None, None, p)
+    if case.endswith("layout, margin"):   # and each vector serves only its own class's 3 pairs
+        p, F = 6, rng.normal(size=(N, 6))
+        kw = dict(loss="margin", point_blocks=cvm.own_pair_blocks(rng.integers(0, 4, size=N), 4))
+        blocks = cvm.output_blocks(np.sort(rng.integers(0, 4, size=r)), cvm.ovo_pair_columns(4), 6)
     fast = cvm.GradientProblem(Kernel("rbf", 0.2), X, F, blocks, r, **kw)
     whole = cvm.GradientProblem(Kernel("rbf", 0.2), X, F, blocks, r, block_dtype=None, **kw)
     assert rbf_objective.applies(fast, fast.kernel)
@@ -125,6 +130,31 @@ def test_point_blocks_in_row_blocks_match_finite_differences():
     pred = problem.kernel_at(theta)(X, Z) @ B + c
     own = cvm.own_pair_weights(classes, 3)
     assert loss == pytest.approx(0.5 * np.sum(own * (F - pred) ** 2) / N, rel=1e-10)
+
+
+def test_libsvm_layout_in_row_blocks_matches_finite_differences():
+    """Vectors that serve only their own class's pairs (LIBSVM's layout) with one-vs-one point blocks,
+    in float64 row blocks: the packed gradient (the restricted entries of B only) against finite
+    differences, the loss against eq. 10 with B zero outside each vector's pairs."""
+    rng = np.random.default_rng(3)
+    N, d, r = 60, 3, 6
+    X, F = rng.normal(size=(N, d)), rng.normal(size=(N, 3))
+    classes, vector_classes = rng.integers(0, 3, size=N), np.array([0, 0, 1, 1, 2, 2])
+    blocks = cvm.output_blocks(vector_classes, cvm.ovo_pair_columns(3), 3)
+    problem = cvm.GradientProblem(Kernel("rbf", 0.4), X, F, blocks, r, loss="margin",
+                                  point_blocks=cvm.own_pair_blocks(classes, 3), block_dtype=np.float64)
+    assert problem.point_blocks is not None and problem.mask.sum() == 2 * r   # each vector: 2 of 3 pairs
+    theta = problem.pack(rng.normal(size=(r, d)), rng.normal(size=(r, 3)), rng.normal(size=3))
+    loss, grad = problem.objective(theta)
+    assert problem._blocked is not None and grad.size == theta.size
+    assert check_grad(lambda t: problem.objective(t)[0], lambda t: problem.objective(t)[1], theta) \
+        <= 1e-6 * np.linalg.norm(grad)
+    Z, B, c = problem.unpack(theta)
+    assert np.all(B[~problem.mask] == 0.0)
+    pred = problem.kernel(X, Z) @ B + c
+    s = np.sign(F)
+    res = np.where(np.abs(F) >= 1, np.where(s * pred < 1, s - pred, 0.0), F - pred)
+    assert loss == pytest.approx(0.5 * np.sum(cvm.own_pair_weights(classes, 3) * res ** 2) / N, rel=1e-10)
 
 
 def _outputs(problem, theta):

@@ -5,10 +5,13 @@
 
 For each shape N x d x r (fitting points, features, vectors; RBF kernel; one output, or with /k a
 one-vs-one model of k classes whose points count in their class's q = k - 1 pairs, as ``compress``
-fits them): the objective and gradient of ``leansvm.compression.cvm.GradientProblem`` timed (best of
+fits them; /kL: in LIBSVM's layout too, each vector serving only its own class's k - 1 pairs, as
+``compress`` lays out sizes from 4 vectors per pair on): the objective and gradient of ``leansvm.compression.cvm.GradientProblem`` timed (best of
 ``--repeats``) in float32 row blocks (``compression/rbf_objective.py``, the default) and on the whole
 N x r matrix in float64 (``block_dtype=None``), both on every core through leansvm's thread pool with
-one BLAS thread each, as ``compress`` runs them. The iteration's useful work is 4 N r (d + q) flops
+one BLAS thread each, as ``compress`` runs them. With q > 1 the float32 blocks form H = (R B') * K
+(``ONE_PRODUCT_MAX_WIDTH_OVER_H``); a third row times them with the one-product gradient instead,
+the measurement behind that threshold. The iteration's useful work is 4 N r (d + q) flops
 (the products <x, z>, H' X, K B and K' R), and 2 N r q more for G = -R B' / N when q > 1; GFLOP/s is
 that over the seconds. The peer in the same run: the machine's float32 and float64 GEMM rate on a
 square 2,000 x 2,000 product with every core.
@@ -18,6 +21,7 @@ Writes ``benchmarks/results/compression-speed-<timestamp>.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -45,7 +49,7 @@ def gemm_rate(dtype, repeats, n=2000):
     return 2 * n ** 3 / best_of(lambda: A @ A, repeats) / 1e9
 
 
-def objective_rate(N, d, r, repeats, classes=2):
+def objective_rate(N, d, r, repeats, classes=2, libsvm_layout=False):
     from leansvm.compression import cvm
     from leansvm.core.kernels import Kernel
     from leansvm.core.threads import one_blas_thread
@@ -53,19 +57,38 @@ def objective_rate(N, d, r, repeats, classes=2):
     rng = np.random.default_rng(0)
     p = 1 if classes == 2 else classes * (classes - 1) // 2
     X, Z, F = rng.normal(size=(N, d)), rng.normal(size=(r, d)), rng.normal(size=(N, p))
-    blocks = cvm.output_blocks(None, None, p)
+    blocks = cvm.output_blocks(np.sort(rng.integers(0, classes, r)) if libsvm_layout else None,
+                               cvm.ovo_pair_columns(classes) if libsvm_layout else None, p)
     point_blocks = None if classes == 2 else cvm.own_pair_blocks(rng.integers(0, classes, N), classes)
     q = 1 if classes == 2 else classes - 1
     flops = 4 * N * r * (d + q) + (2 * N * r * q if q > 1 else 0)
+    paths = [("float32 blocks", np.float32, None), ("float64 whole matrix", None, None)]
+    if q > 1:
+        paths.insert(1, ("float32 blocks, one product", np.float32, np.inf))
     out = {}
-    for name, dtype in (("float32 blocks", np.float32), ("float64 whole matrix", None)):
+    for name, dtype, width in paths:
         problem = cvm.GradientProblem(Kernel("rbf", 1.0 / d), X, F, blocks, r, block_dtype=dtype,
                                       point_blocks=point_blocks, loss="squared" if p == 1 else "margin")
         theta = problem.pack(Z, 0.01 * rng.normal(size=(r, p)), np.zeros(p))
-        with one_blas_thread():
+        with one_blas_thread(), one_product_width(width):
             seconds = best_of(lambda: problem.objective(theta), repeats)
         out[name] = {"seconds": seconds, "gflops": flops / seconds / 1e9}
     return out
+
+
+@contextlib.contextmanager
+def one_product_width(width):
+    """``rbf_objective.ONE_PRODUCT_MAX_WIDTH_OVER_H`` set to ``width`` inside (None: unchanged);
+    infinity times the one-product gradient whatever the outputs."""
+    from leansvm.compression import rbf_objective
+
+    saved = rbf_objective.ONE_PRODUCT_MAX_WIDTH_OVER_H
+    if width is not None:
+        rbf_objective.ONE_PRODUCT_MAX_WIDTH_OVER_H = width
+    try:
+        yield
+    finally:
+        rbf_objective.ONE_PRODUCT_MAX_WIDTH_OVER_H = saved
 
 
 def main(argv=None) -> int:
@@ -73,7 +96,8 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", nargs="+",
-                        default=["50000x20x868", "200000x20x2000", "15216x10x156", "12800x16x520/26"])
+                        default=["50000x20x868", "200000x20x2000", "15216x10x156", "12800x16x520/26",
+                                 "12800x16x1300/26L"])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     gemm = {"float32": gemm_rate(np.float32, args.repeats), "float64": gemm_rate(np.float64, args.repeats)}
@@ -84,7 +108,8 @@ def main(argv=None) -> int:
     for shape in args.shapes:
         dims, _, classes = shape.partition("/")
         N, d, r = (int(v) for v in dims.split("x"))
-        for name, m in objective_rate(N, d, r, args.repeats, int(classes or 2)).items():
+        libsvm_layout = classes.endswith("L")
+        for name, m in objective_rate(N, d, r, args.repeats, int(classes.rstrip("L") or 2), libsvm_layout).items():
             share = m["gflops"] / gemm["float32"]
             print(f"{shape:>16} {name:>22} {m['seconds']:>14.4f} {m['gflops']:>8.1f} {share:>10.0%}")
             rows.append({"shape": shape, "path": name, **m, "share_of_float32_gemm": share})

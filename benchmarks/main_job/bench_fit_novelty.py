@@ -7,7 +7,9 @@ Setup of ../shared/benchmarks.md "Novelty detection": train on the training rows
 (magic: g, satimage: 1), nu = 0.1; the whole test part is measured with that class as +1 (normal)
 and the rest as -1. The job picks gamma itself ('scale' of its scaled features: no labels to tune
 by). Per set: the exact model's vectors and test AUC, the returned model's kind, vectors, share
-of the vectors, test disagreement with the exact model, test AUC, and the whole job's seconds
+of the vectors, its disagreement with the exact model on the validation rows with the bound the
+choice used and the folds that bound pools, on the test part (the returned model: the chosen kind
+and size refit on every row), test AUC, and the whole job's seconds
 (one process, BLAS threads as the machine gives). Beside it LIBSVM's one-class SVM (scikit-learn)
 at the job's nu and gamma on all of the class's training rows (the job trains on 80 % of them): vectors, AUC, fit seconds.
 JSON to benchmarks/results/fit-novelty-<timestamp>.json.
@@ -48,11 +50,12 @@ def run(name, nu, max_disagreement):
     t0 = time.perf_counter()
     libsvm = sk.OneClassSVM(nu=nu, gamma=r.params["gamma"]).fit(Xs)
     libsvm_s = time.perf_counter() - t0
-    exact = r.exact
+    exact, final = r.exact, r.final
     return {"set": name, "n_train": X.shape[0], "gamma": r.params["gamma"], "exact_sv": exact.n_support,
-            "exact_auc": exact.test_metrics["AUC"], "chosen": r.chosen.name, "chosen_sv": r.chosen.n_support,
-            "sv_share": r.chosen.n_support / exact.n_support, "val_disagreement": r.chosen.validation_error,
-            "test_disagreement": r.chosen.test_error, "chosen_auc": r.chosen.test_metrics["AUC"],
+            "exact_auc": exact.test_metrics["AUC"], "chosen": final.name, "chosen_sv": final.n_support,
+            "sv_share": final.n_support / exact.n_support, "val_disagreement": r.chosen.validation_error,
+            "bound": r.chosen.error_bound, "folds": r.chosen.evidence_folds, "limit": max_disagreement,
+            "test_disagreement": final.test_error, "chosen_auc": final.test_metrics["AUC"],
             "seconds": r.seconds, "libsvm_sv": int(libsvm.support_.size),
             "libsvm_auc": float(roc_auc_score(truth == 1, libsvm.decision_function(Xs_te))), "libsvm_fit_s": libsvm_s}
 
@@ -66,7 +69,8 @@ def main():
     rows = [run(name, args.nu, args.max_disagreement) for name in args.sets]
     columns = [("set", "set", "s"), ("n_train", "n", "d"), ("gamma", "gamma", ".4g"), ("exact_sv", "exact SV", "d"),
                ("exact_auc", "exact AUC", ".4f"), ("chosen", "returned", "s"), ("chosen_sv", "vectors", "d"),
-               ("sv_share", "share of SV", ".3f"), ("test_disagreement", "test disagreement", ".4f"),
+               ("sv_share", "share of SV", ".3f"), ("val_disagreement", "validation disagreement", ".4f"),
+               ("bound", "bound", ".4f"), ("folds", "folds", "d"), ("test_disagreement", "test disagreement", ".4f"),
                ("chosen_auc", "AUC", ".4f"), ("seconds", "job s", ".1f"), ("libsvm_sv", "LIBSVM SV", "d"),
                ("libsvm_auc", "LIBSVM AUC", ".4f"), ("libsvm_fit_s", "LIBSVM fit s", ".2f")]
     finish_run(rows, columns, "fit-novelty")

@@ -249,9 +249,8 @@ class _Compressor:
     def blocked(self, n_sv: int) -> bool:
         """Whether the objective of n_sv vectors runs in float32 row blocks (:mod:`.rbf_objective`)."""
         d = self.X_fit.shape[1]
-        return (self.full.expansion.kernel.name == "rbf"
-                and not self.restricted(n_sv) and (not sp.issparse(self.X_fit)
-                                                   or d <= rbf_objective.DENSE_BLOCK_MAX_FEATURES))
+        return self.full.expansion.kernel.name == "rbf" and (not sp.issparse(self.X_fit)
+                                                             or d <= rbf_objective.DENSE_BLOCK_MAX_FEATURES)
 
     def _monitor(self, blocks, n_vectors):
         """Agreement of an iterate with the full model's labels on the held-out points."""

@@ -409,7 +409,10 @@ class GradientProblem:
         if self.point_blocks is not None:
             if self.weights is not None:
                 raise ValueError("give weights or point_blocks, not both")
-            if self.blocks[0][0] is not None:   # vectors restricted to outputs: dense weights instead
+            # vectors restricted to outputs on the whole matrix: dense weights instead (the row blocks
+            # take point blocks with restricted vectors as they are)
+            if self.blocks[0][0] is not None and not (self.block_dtype is not None
+                                                      and rbf_objective.applies(self, self.kernel)):
                 self.weights = np.zeros(self.F.shape)
                 for rows, cols in self.point_blocks:
                     self.weights[np.ix_(rows, cols)] = 1.0

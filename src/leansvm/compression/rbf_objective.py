@@ -40,11 +40,11 @@ ONE_PRODUCT_MAX_WIDTH_OVER_H = 1.5
 
 def applies(problem, kernel) -> bool:
     """Whether the blocked float32 path computes ``problem``'s objective: the RBF kernel, dense points
-    (or sparse ones with few features), every vector serving every output it has (no class-restricted
-    vector blocks; point blocks, one-vs-one pairs weighted to the point's class, are fine)."""
-    return (kernel.name == "rbf"
-            and (not problem.sparse or problem.d <= DENSE_BLOCK_MAX_FEATURES)
-            and all(rows is None for rows, _ in problem.blocks))
+    (or sparse ones with few features). Vectors restricted to some outputs (LIBSVM's one-vs-one
+    layout: a vector serves only its class's pairs) need nothing of their own: B is zero outside
+    their outputs (``GradientProblem.unpack``), so the dense products give the restricted outputs,
+    and the gradient is packed on those entries only."""
+    return kernel.name == "rbf" and (not problem.sparse or problem.d <= DENSE_BLOCK_MAX_FEATURES)
 
 
 class BlockedRBF:

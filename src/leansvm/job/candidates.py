@@ -39,22 +39,18 @@ VECTORS_PER_CLASS = 20
 #: 868 vectors on 50,000 rows test 0.8911 after 109 iterations and 0.9098 after 1,000. With the float32
 #: row-block objective (compression/rbf_objective.py) 1,000 iterations there take about a minute.
 SEARCH_ITERATION_RANGE = (300, 1000)
-#: ... where the objective may not run in float32 row blocks (kernels other than RBF; one-vs-one with
-#: more than two classes, whose sizes from 4 vectors per pair on take LIBSVM's layout, vectors serving
-#: their own class's pairs, on the whole matrix): the earlier bounds, since an iteration there costs
-#: about ten times more (satimage, 6 classes: one run of the main job took 790 s with 300-1000 on
-#: every size)
+#: ... where the objective does not run in float32 row blocks (kernels other than RBF): the earlier
+#: bounds, since an iteration on the whole float64 matrix costs about ten times more (satimage,
+#: 6 classes, before its one-vs-one layouts ran in blocks: one run of the main job took 790 s with
+#: 300-1000 on every size)
 WHOLE_MATRIX_ITERATION_RANGE = (100, 300)
 
 
 def search_iterations(model) -> tuple[int, int]:
     """The size search's L-BFGS bounds for compressing ``model``: SEARCH_ITERATION_RANGE when its
-    objective runs in float32 row blocks at every size (RBF, one output or one-vs-rest), else
-    WHOLE_MATRIX_ITERATION_RANGE."""
-    expansion = model.expansion_
-    blocked = expansion.kernel.name == "rbf" and (
-        expansion.coef.shape[1] == 1 or getattr(model, "multiclass_", "ovo") == "ovr")
-    return SEARCH_ITERATION_RANGE if blocked else WHOLE_MATRIX_ITERATION_RANGE
+    objective runs in float32 row blocks (the RBF kernel, any number of outputs and either
+    one-vs-one layout), else WHOLE_MATRIX_ITERATION_RANGE."""
+    return SEARCH_ITERATION_RANGE if model.expansion_.kernel.name == "rbf" else WHOLE_MATRIX_ITERATION_RANGE
 
 
 #: Budget models as fractions of the exact model's support vectors.
@@ -144,7 +140,7 @@ def train_like(candidate: Candidate, X, y, exact_model, min_points=None, random_
     """A model of ``candidate``'s kind and size trained on ``X, y``: a budget model cloned with its
     parameters and fitted again; a compressed one as ``compress`` of ``exact_model`` (the exact SVC
     trained on the same rows) to the same number of vectors, fitted at ``X`` (at least
-    ``min_points`` rows, ``POINTS_PER_VECTOR`` per vector) within ``SEARCH_ITERATION_RANGE``;
+    ``min_points`` rows, ``POINTS_PER_VECTOR`` per vector) within :func:`search_iterations`' bounds;
     the exact one is ``exact_model`` itself. Returns (model, seconds)."""
     from sklearn.base import clone
 
