@@ -311,6 +311,42 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused(monkeypatch):
     assert calls == [] and lucky.drop.folds == 1
 
 
+def test_finalists_the_folds_could_not_reach_keep_their_hold_out_verdict(monkeypatch):
+    """pool_folds on a scripted clock: the smaller finalist fails on the folds and uses the time; the
+    larger one, which no fold can hold any more, is judged on the validation part alone and accepted
+    there (it is not left unjudged, which returned the exact model on letter); one that fails there
+    is not."""
+    from types import SimpleNamespace
+
+    from leansvm.job import choice
+
+    clock = [0.0]
+    monkeypatch.setattr(choice.time, "perf_counter", lambda: clock[0])
+    small, large = SimpleNamespace(name="small", fit_seconds=4.0), SimpleNamespace(name="large", fit_seconds=50.0)
+
+    def candidate_on_fold(c, k, reference_model):
+        clock[0] += 0.0 if k == 0 else c.fit_seconds       # a fold's model takes its fit time
+        return (c.name, k)
+
+    judged = []
+
+    def judge(c, reference_evidence, evidence):
+        assert len(reference_evidence) == len(evidence) and evidence[0] == (c.name, 0)
+        judged.append((c.name, len(evidence)))
+        return c is large and large_passes
+
+    for large_passes in (True, False):
+        clock[0], judged[:] = 0.0, []
+        accepted, tried, out_of_time = choice.pool_folds([small, large], 5, lambda k: (f"exact {k}", k),
+                                                         candidate_on_fold, judge, 0.0, time_limit=10.0)
+        # small: folds 1 and 2 end at 4 and 8 s, fold 3 would end at 12 s, past the limit
+        assert judged == [("small", 3), ("large", 1)] and out_of_time
+        assert tried == [(small, 3), (large, 1)]
+        assert accepted is (large if large_passes else None)
+    note = choice.tried_note(tried, 5, out_of_time)
+    assert "small on 3 folds, large on the validation part alone" in note and "short of 5" in note
+
+
 def test_fit_lean_infers_the_task_as_the_command_does():
     from leansvm.job.one_output import OneOutputResult
     from leansvm.job.records import LeanResult
