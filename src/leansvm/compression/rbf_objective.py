@@ -34,7 +34,8 @@ DENSE_BLOCK_MAX_FEATURES = 4096
 #: the one-product gradient (BlockedRBF) costs q (d + 1) multiply-adds per kernel entry for q outputs,
 #: forming H costs about 2 q + d and one more pass over the block: the one product while its width is
 #: at most this many times 2 q + d (binary: 1 output; one-vs-one point blocks of letter: 25 outputs,
-#: d = 16, where H took 0.074 s per evaluation against 0.21 s on 12,800 points, 520 vectors, one thread)
+#: d = 16, where H takes 0.027 s per evaluation against 0.067 s for the one product on 12,800 points,
+#: 520 vectors, 2 cores: ``benchmarks/compression/bench_compression_speed.py``)
 ONE_PRODUCT_MAX_WIDTH_OVER_H = 1.5
 
 
