@@ -685,3 +685,28 @@ def test_matching_pursuit_selects_as_the_plain_loop(grouped):
             C = KA - cvm._masked_product(Kcols[:, :len(sel)], B[:len(sel)], allowed[sel])
             next_refit = int(np.ceil(len(selected) * 1.5)) + 1
     np.testing.assert_array_equal(got, selected)
+
+
+def test_a_learned_gamma_stays_within_its_bound():
+    """An objective that gains from every larger gamma (eq. 10 minus 10 log(gamma)) pulls log(gamma) up
+    without end; L-BFGS-B keeps it within GAMMA_FACTOR_BOUND of the start (mushroom: one line search
+    took it past float32's range, and the learned kernel became infinite)."""
+    rng = np.random.default_rng(8)
+    Z0, X = rng.normal(size=(4, 3)), rng.normal(size=(60, 3))
+    problem = cvm.GradientProblem(Kernel("rbf", 0.5), X, np.sin(X[:, :1]), cvm.output_blocks(None, None, 1), 4,
+                                  learn_gamma=True)
+    B0, c0 = cvm.refit_coefficients(problem.kernel_matrix(Z0), problem.F, problem.blocks)
+    eq10 = problem.objective
+
+    def pulled(theta):
+        loss, grad = eq10(theta)
+        grad = grad.copy()
+        grad[-1] -= 10.0
+        return loss - 10.0 * theta[-1], grad
+
+    problem.objective = pulled
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        Z, B, c, res = cvm.optimise_vectors(problem, Z0, B0, c0, max_iter=200)
+    assert res.kernel.gamma == pytest.approx(0.5 * cvm.GAMMA_FACTOR_BOUND, rel=1e-6)   # at the bound, not past it
+    assert np.all(np.isfinite(B)) and np.all(np.isfinite(Z))
