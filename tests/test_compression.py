@@ -72,7 +72,7 @@ def test_float32_blocks_agree_with_the_float64_objective(case):
         blocks = cvm.output_blocks(np.sort(rng.integers(0, 4, size=r)), cvm.ovo_pair_columns(4), 6)
     fast = cvm.GradientProblem(Kernel("rbf", 0.2), X, F, blocks, r, **kw)
     whole = cvm.GradientProblem(Kernel("rbf", 0.2), X, F, blocks, r, block_dtype=None, **kw)
-    assert rbf_objective.applies(fast, fast.kernel)
+    assert rbf_objective.applies(fast.kernel, fast.X)
     theta = fast.pack(rng.normal(size=(r, d)), 0.3 * rng.normal(size=(r, p)), rng.normal(size=p))
     (L32, g32), (L64, g64) = fast.objective(theta), whole.objective(theta)
     assert fast._blocked.X.dtype == np.float32

@@ -243,14 +243,9 @@ class _Compressor:
         if self.max_iter is not None:
             return self.max_iter
         lo, hi = self.iteration_range
-        work = self.work_per_vector * n_sv / (BLOCKED_WORK_FACTOR if self.blocked(n_sv) else 1.0)
+        blocked = rbf_objective.applies(self.full.expansion.kernel, self.X_fit)   # float32 row blocks
+        work = self.work_per_vector * n_sv / (BLOCKED_WORK_FACTOR if blocked else 1.0)
         return int(np.clip(ITERATION_WORK / max(work, 1.0), lo, hi))
-
-    def blocked(self, n_sv: int) -> bool:
-        """Whether the objective of n_sv vectors runs in float32 row blocks (:mod:`.rbf_objective`)."""
-        d = self.X_fit.shape[1]
-        return self.full.expansion.kernel.name == "rbf" and (not sp.issparse(self.X_fit)
-                                                             or d <= rbf_objective.DENSE_BLOCK_MAX_FEATURES)
 
     def _monitor(self, blocks, n_vectors):
         """Agreement of an iterate with the full model's labels on the held-out points."""

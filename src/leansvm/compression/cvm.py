@@ -411,8 +411,7 @@ class GradientProblem:
                 raise ValueError("give weights or point_blocks, not both")
             # vectors restricted to outputs on the whole matrix: dense weights instead (the row blocks
             # take point blocks with restricted vectors as they are)
-            if self.blocks[0][0] is not None and not (self.block_dtype is not None
-                                                      and rbf_objective.applies(self, self.kernel)):
+            if self.blocks[0][0] is not None and not self.in_row_blocks(self.kernel):
                 self.weights = np.zeros(self.F.shape)
                 for rows, cols in self.point_blocks:
                     self.weights[np.ix_(rows, cols)] = 1.0
@@ -465,11 +464,15 @@ class GradientProblem:
             return self.kernel
         return Kernel(self.kernel.name, float(np.exp(theta[-1])), self.kernel.degree, self.kernel.coef0)
 
+    def in_row_blocks(self, kernel) -> bool:
+        """Whether the objective with ``kernel`` runs in ``block_dtype`` row blocks (:mod:`.rbf_objective`)."""
+        return self.block_dtype is not None and rbf_objective.applies(kernel, self.X)
+
     def objective(self, theta):
         """(L, dL/dtheta) of eq. 10 (see the module docstring for the gradients)."""
         Z, B, c = self.unpack(theta)
         k = self.kernel_at(theta)
-        if self.block_dtype is not None and rbf_objective.applies(self, k):
+        if self.in_row_blocks(k):
             if self._blocked is None:
                 self._blocked = rbf_objective.BlockedRBF(self, self.block_dtype)
             loss, gZ, gB, gc, S = self._blocked.objective(Z, B, c, k.gamma)

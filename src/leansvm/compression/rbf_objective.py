@@ -24,6 +24,7 @@ machine's GEMM rate.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from leansvm.core.threads import SPLIT_MIN_ENTRIES, split_range
 
@@ -39,13 +40,13 @@ DENSE_BLOCK_MAX_FEATURES = 4096
 ONE_PRODUCT_MAX_WIDTH_OVER_H = 1.5
 
 
-def applies(problem, kernel) -> bool:
-    """Whether the blocked float32 path computes ``problem``'s objective: the RBF kernel, dense points
-    (or sparse ones with few features). Vectors restricted to some outputs (LIBSVM's one-vs-one
+def applies(kernel, X) -> bool:
+    """Whether the blocked float32 path computes the objective of ``kernel`` at fitting points ``X``:
+    the RBF kernel, dense points (or sparse ones with few features). Vectors restricted to some outputs (LIBSVM's one-vs-one
     layout: a vector serves only its class's pairs) need nothing of their own: B is zero outside
     their outputs (``GradientProblem.unpack``), so the dense products give the restricted outputs,
     and the gradient is packed on those entries only."""
-    return kernel.name == "rbf" and (not problem.sparse or problem.d <= DENSE_BLOCK_MAX_FEATURES)
+    return kernel.name == "rbf" and (not sp.issparse(X) or X.shape[1] <= DENSE_BLOCK_MAX_FEATURES)
 
 
 class BlockedRBF:
