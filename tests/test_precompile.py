@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from leansvm import precompile
 
 # Typical fits, not the precompile workloads: other sizes (above the small-problem and compaction
@@ -15,6 +17,8 @@ import json, sys, warnings
 import numpy as np, scipy.sparse as sp
 from sklearn.datasets import make_classification, make_regression
 warnings.simplefilter("ignore")
+import pytest
+
 from leansvm import precompile
 precompile.run()
 before = precompile.signatures()
@@ -61,3 +65,38 @@ def test_precompile_knows_every_compiled_module_and_runs_every_workload():
     assert {n.rsplit(".", 1)[0] for n in precompile.dispatchers()} == set(precompile.COMPILED_MODULES)
     result = precompile.run()
     assert result["failed"] == [] and result["signatures"] > 0
+
+
+def test_the_work_clock_leaves_out_compilation_once_and_only_when_it_happens():
+    """core.clock: compiling a new function (which compiles the jitted function it calls inside its own
+    compilation) adds its compile time once; calling it again adds nothing, and the work clock then
+    advances with the wall clock."""
+    import time
+
+    import numba
+    import numpy as np
+
+    from leansvm.core.clock import compile_seconds, work_time
+
+    @numba.njit                        # no cache: compiled here, in this test
+    def inner(x):
+        return x * x + 1.0
+
+    @numba.njit
+    def outer(values):
+        total = 0.0
+        for v in values:
+            total += inner(v)
+        return total
+
+    values = np.arange(1000.0)
+    wall, compiled = time.perf_counter(), compile_seconds()
+    outer(values)
+    wall, compiled = time.perf_counter() - wall, compile_seconds() - compiled
+    assert 0.0 < compiled <= wall          # counted, and the nested compilation not twice
+    assert compiled > 0.5 * wall           # a first call is mostly compilation
+    wall, compiled, work = time.perf_counter(), compile_seconds(), work_time()
+    for _ in range(200):
+        outer(values)
+    assert compile_seconds() == compiled
+    assert work_time() - work == pytest.approx(time.perf_counter() - wall, rel=0.01, abs=1e-4)

@@ -137,14 +137,13 @@ def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes
                 time.perf_counter() - start + last[1] * size / last[0] > time_limit:
             left_out.append(size)
             continue
-        t0 = time.perf_counter()
-        small = compress_exact(exact.model, size, X_fit, y_fit, rng, random_state, compression_points)
-        out.append(OneOutputCandidate(f"compressed {label} ({size})", "compressed", small, size,
-                                      time.perf_counter() - t0))
+        small, compress_seconds = _timed(compress_exact, exact.model, size, X_fit, y_fit, rng, random_state,
+                                         compression_points)
+        out.append(OneOutputCandidate(f"compressed {label} ({size})", "compressed", small, size, compress_seconds))
         budget, seconds = _timed(make_budget(size).fit, X_fit, y_fit)
         out.append(OneOutputCandidate(f"BSGD {label} ({size})", "budget", budget, int(budget.expansion_.n_support),
                                       seconds))
-        last = (size, time.perf_counter() - t0)
+        last = (size, compress_seconds + seconds)
     if left_out and log is not None:
         log.say(f"  sizes left out for lack of time ({time_limit:.0f} s): {', '.join(map(str, left_out))}")
     return out
