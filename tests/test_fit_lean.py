@@ -573,6 +573,19 @@ def test_the_size_search_runs_fewer_iterations_than_the_refit(moons):
     assert full.compression_["max_iter"] > hi and full.compression_["max_iter"] <= ITERATION_RANGE[1]
 
 
+def test_multiclass_compressions_get_the_shorter_iteration_bounds():
+    """search_iterations: 300-1000 L-BFGS iterations for a binary RBF model, 100-300 for a one-vs-one
+    model of three classes (letter's measurement, candidates.MULTICLASS_ITERATION_RANGE) and for a
+    kernel whose objective runs on the whole matrix."""
+    from leansvm.job.candidates import (MULTICLASS_ITERATION_RANGE, SEARCH_ITERATION_RANGE,
+                                        WHOLE_MATRIX_ITERATION_RANGE, search_iterations)
+
+    X, y = make_blobs(150, centers=3, random_state=0)
+    assert search_iterations(leansvm.SVC(gamma=0.5).fit(X, y)) == MULTICLASS_ITERATION_RANGE
+    assert search_iterations(leansvm.SVC(gamma=0.5).fit(X, y == 0)) == SEARCH_ITERATION_RANGE
+    assert search_iterations(leansvm.SVC(kernel="poly").fit(X, y == 0)) == WHOLE_MATRIX_ITERATION_RANGE
+
+
 def test_the_size_search_stops_when_its_misses_stop_shrinking():
     """compression_out_of_reach on sequences measured by ``leansvm fit``: magic's misses (required minus
     validation accuracy) stayed about a point over 39, 78, 156 vectors, with 389 the largest size: the
