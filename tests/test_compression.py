@@ -710,3 +710,22 @@ def test_a_learned_gamma_stays_within_its_bound():
         Z, B, c, res = cvm.optimise_vectors(problem, Z0, B0, c0, max_iter=200)
     assert res.kernel.gamma == pytest.approx(0.5 * cvm.GAMMA_FACTOR_BOUND, rel=1e-6)   # at the bound, not past it
     assert np.all(np.isfinite(B)) and np.all(np.isfinite(Z))
+
+
+def test_large_coefficients_move_the_row_blocks_to_float64():
+    """A model at C = 2^17 with a small gamma (as the main job chose on magic) has coefficients whose
+    float32 sums round its outputs coarsely (cvm.block_dtype_for): its compression runs in float64
+    blocks, all its iterations; at C = 1 float32 stays."""
+    X, y = make_classification(2000, 10, n_informative=6, random_state=0, flip_y=0.05)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        hard = compress(SVC(C=2.0 ** 17, gamma=0.002, random_state=0).fit(X, y), n_sv=20, X=X, y=y,
+                        random_state=0, iteration_range=(300, 1000))
+        soft = compress(SVC(C=1.0, gamma=0.002, random_state=0).fit(X, y), n_sv=20, X=X, y=y, random_state=0,
+                        max_iter=5)
+    assert hard.compression_["block_dtype"] == "float64"
+    assert hard.compression_["n_iter"] >= 300
+    assert soft.compression_["block_dtype"] == "float32"
+    assert cvm.block_dtype_for(np.full((3, 2), 1e5)) is np.float64
+    assert cvm.block_dtype_for(np.full((3, 2), 1e2)) is np.float32
