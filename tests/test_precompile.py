@@ -17,8 +17,6 @@ import json, sys, warnings
 import numpy as np, scipy.sparse as sp
 from sklearn.datasets import make_classification, make_regression
 warnings.simplefilter("ignore")
-import pytest
-
 from leansvm import precompile
 precompile.run()
 before = precompile.signatures()

@@ -286,9 +286,8 @@ class _Compressor:
         t0 = time.perf_counter()
         B, c = cvm.refit_coefficients(problem.kernel_matrix(Z), self.F, blocks)
         stats["refit_s"] = time.perf_counter() - t0
-        if problem.block_dtype is not None:        # float32 unless its rounding of K B would be too coarse
-            problem.block_dtype = cvm.block_dtype_for(B)
-            stats["block_dtype"] = np.dtype(problem.block_dtype).name
+        problem.block_dtype = cvm.block_dtype_for(B)   # float32 unless its rounding of K B would be too coarse
+        stats["block_dtype"] = np.dtype(problem.block_dtype).name
         stats["loss_lars"] = problem.objective(problem.pack(Z, B, c))[0]
         if self.method == "cvm":
             t0 = time.perf_counter()
