@@ -9,7 +9,7 @@ from sklearn.datasets import dump_svmlight_file, make_blobs, make_moons
 
 import leansvm
 from leansvm import cli, io
-from leansvm.budget.landmark_svc import LandmarkSVC
+from leansvm.budget.landmarks import LandmarkSVC
 from leansvm.job.choice import choose_model
 from leansvm.job.classification import fit_lean_classification as fit_lean, format_table, save_result_model
 from leansvm.job.hyperparameters import select_hyperparameters

@@ -7,6 +7,7 @@ import pytest
 from sklearn.datasets import dump_svmlight_file, make_friedman1
 
 import leansvm
+from leansvm.budget.landmarks import LandmarkSVR
 from leansvm.cli import main
 from leansvm.job.regression import fit_lean_regression
 
@@ -38,6 +39,7 @@ def test_returns_the_fewest_vectors_within_the_allowed_increase(friedman):
     assert r.refit is not None and r.final is r.refit and r.refit.kind == r.chosen.kind
     assert r.refit.n_rows == X.shape[0] and r.refit.n_support <= r.chosen.n_support
     assert {c.kind for c in r.candidates} == {"exact", "compressed", "budget"}
+    assert {c.name.split()[0] for c in r.candidates if c.kind == "budget"} == {"BSGD", "Nystroem"}
 
 
 def test_the_chosen_kind_and_size_is_trained_again_on_every_row(friedman, capsys):
@@ -132,14 +134,16 @@ def test_a_time_budget_fits_the_exact_svr_on_a_subsample_and_leaves_sizes_out(fr
     assert re.fullmatch(r"exact SVR \((\d+) of 1200 rows\)", exact.name)
     assert 300 <= int(re.search(r"\((\d+) of", exact.name).group(1)) < 1200
     assert any("over the exact stage's" in s.reason for s in r.steps)
-    # candidate sizes: the first always, none after it when the limit is already spent
+    # the first compression always; nothing after it when the limit is already spent, and no budget
+    # model, whose first fit is timed on a subsample beforehand
     log = _Log(False)
     said = []
     log.say = said.append
-    made = one_output.cheap_candidates(exact, lambda size: leansvm.BSGDRegressor(budget=size, C=10, gamma=0.1),
-                                       X, z, [5, 10, 20], 0, "SVR", time_limit=0.0, log=log)
-    assert [c.n_support for c in made if c.kind == "compressed"] == [5]
-    assert said and "10, 20" in said[0]
+    bsgd = ("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=10, gamma=0.1), one_output.pass_work)
+    made = one_output.cheap_candidates(exact, [bsgd], X, z, [5, 10, 20], 0, "SVR", time_limit=0.0, log=log)
+    assert [c.name for c in made] == ["compressed SVR (5)"]
+    assert said and all(f"{name} ({size})" in said[0] for name in ("compressed SVR", "BSGD SVR") for size in (10, 20))
+    assert "BSGD SVR (5)" in said[0]
     with pytest.raises(ValueError, match="budget_seconds"):
         fit_lean_regression(X, z, budget_seconds=0, **SMALL)
 
@@ -147,7 +151,7 @@ def test_a_time_budget_fits_the_exact_svr_on_a_subsample_and_leaves_sizes_out(fr
 def test_compressed_candidates_get_fitting_points_that_grow_with_the_size(friedman, monkeypatch):
     """At least compression_points rows, 4 per vector and 3 per fitted parameter (d + 1 per vector),
     never compress's own 20,000-row cap."""
-    from leansvm.job.one_output import OneOutputCandidate, cheap_candidates
+    from leansvm.job.one_output import OneOutputCandidate, cheap_candidates, pass_work
 
     X, z = friedman[0][:600], friedman[1][:600]
     exact = OneOutputCandidate("exact SVR", "exact", leansvm.SVR(C=10.0, gamma=0.1).fit(X, z), 0, 0.0)
@@ -159,8 +163,8 @@ def test_compressed_candidates_get_fitting_points_that_grow_with_the_size(friedm
         return real(model, n_sv=n_sv, X=X, y=y, max_fit_points=max_fit_points, **kw)
 
     monkeypatch.setattr(leansvm, "compress", recording)
-    make_budget = lambda size: leansvm.BSGDRegressor(budget=size, C=10.0, gamma=0.1, random_state=0)  # noqa: E731
-    cheap_candidates(exact, make_budget, X, z, [10, 20, 40], 0, "SVR", compression_points=100)
+    bsgd = ("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=10.0, gamma=0.1, random_state=0), pass_work)
+    cheap_candidates(exact, [bsgd], X, z, [10, 20, 40], 0, "SVR", compression_points=100)
     assert seen == [(10, 210, 210, None), (20, 420, 420, None), (40, 600, 600, None)]   # d = 6: 3 x 7 per vector
 
 
@@ -204,3 +208,69 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
                               rmse_judge(y, folds, 0.02, 0.95, _Log(False)), None, 0, _Log(False))
     assert chosen is exact and lucky.evidence_folds == 3
     assert lucky.error_bound > 1.02 * lucky.reference_error and lucky.validation_error > 0.35
+
+
+def test_each_family_is_left_out_by_its_own_time_estimate(friedman, monkeypatch):
+    """Under a time limit a slow budget family (its subsample fit scaled to every row past the
+    limit) is left out at every size while the fast one goes on: at scale BSGD's pass over all
+    rows is what does not fit, and the Nystroem models still do."""
+    from leansvm.job import candidates, one_output
+    from leansvm.job.one_output import OneOutputCandidate
+    from leansvm.job.records import _Log
+
+    X, z = friedman[0][:600], friedman[1][:600]
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    exact = OneOutputCandidate("exact SVR", "exact", leansvm.SVR(C=10.0, gamma=0.1).fit(X, z), 0, 0.0)
+    real = candidates._timed_subsample
+
+    def timed(estimator, X, y, random_state):      # BSGD: 1,000 s on 10 rows, i.e. far past the limit
+        if isinstance(estimator, leansvm.BSGDRegressor):
+            return estimator.budget, 1000.0, 10
+        return real(estimator, X, y, random_state)
+
+    monkeypatch.setattr(candidates, "_timed_subsample", timed)
+    log, said = _Log(False), []
+    log.say = said.append
+    families = [("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=10.0, gamma=0.1), one_output.pass_work),
+                ("Nystroem", lambda size: LandmarkSVR(budget=size, C=10.0, gamma=0.1, random_state=0),
+                 LandmarkSVR.fit_work)]
+    made = one_output.cheap_candidates(exact, families, X, z, [10, 20], 0, "SVR", time_limit=600.0, log=log,
+                                       compression_points=100)
+    assert [c.name for c in made] == ["compressed SVR (10)", "Nystroem SVR (10)", "compressed SVR (20)",
+                                      "Nystroem SVR (20)"]
+    assert "BSGD SVR (10)" in said[0] and "BSGD SVR (20)" in said[0]
+
+
+def test_a_model_better_than_a_subsampled_exact_svr_becomes_the_reference():
+    """Under a time budget the exact SVR may have had a subsample only; a candidate trained on every
+    row that is below it with confidence becomes the reference, and the limit tightens: a candidate
+    within 2 % of the weaker exact model but 9 % above the stronger one is refused. Without such a
+    candidate nothing changes."""
+    from leansvm.job.one_output import OneOutputCandidate, choose_fewest
+    from leansvm.job.records import _Log
+    from leansvm.job.regression import set_rmse_estimate, stronger_reference
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=20000)
+    exact = OneOutputCandidate("exact SVR (2000 of 16000 rows)", "exact", None, 5000, 1.0, n_rows=2000)
+    strong = OneOutputCandidate("Nystroem SVR (1000)", "budget", None, 1000, 1.0)
+    small = OneOutputCandidate("BSGD SVR (100)", "budget", None, 100, 1.0)
+    errors = {id(exact): 1.2 * base, id(strong): 1.0 * base + 0.05 * rng.normal(size=base.size),
+              id(small): 1.09 * base + 0.05 * rng.normal(size=base.size)}
+    candidates = [exact, strong, small]
+    for c in candidates:
+        set_rmse_estimate(c, errors[id(exact)], errors[id(c)], 0.95)
+    exact.error_bound = exact.validation_error
+    assert choose_fewest(candidates, 1.02 * exact.validation_error) is small      # against the subsample's SVR
+    log = _Log(False)
+    reference = stronger_reference(candidates, exact, errors, 0.95, log)
+    assert reference is strong and log.steps[-1].stage == "reference"
+    assert small.reference_error == pytest.approx(strong.validation_error)
+    assert choose_fewest(candidates, 1.02 * reference.validation_error) is strong
+    # no candidate below the exact model: it stays the reference
+    for c in candidates:
+        set_rmse_estimate(c, errors[id(strong)], errors[id(c)], 0.95)
+    exact_again = OneOutputCandidate("exact SVR", "exact", None, 5000, 1.0, n_rows=2000)
+    exact_again.validation_error = float(np.sqrt(np.mean(errors[id(strong)] ** 2)))
+    errors[id(exact_again)] = errors[id(strong)]
+    assert stronger_reference([exact_again, small], exact_again, errors, 0.95, log) is exact_again

@@ -1,6 +1,6 @@
 """After budgeted SGD: the bias by exact minimisation (a weighted median of the hinge breakpoints, or
 the epsilon tube's), and the convex refit of the coefficients with the budget vectors fixed (an
-L2-SVM on the features K(X, SV) K_SV^(-1/2))."""
+L2-SVM, or ridge regression, on the features K(X, SV) K_SV^(-1/2))."""
 
 from __future__ import annotations
 
@@ -10,10 +10,38 @@ import numpy as np
 def refit_features(kernel, SV, X):
     """(K_SV^(-1/2) (pseudo-inverse square root), F = K(X, SV) K_SV^(-1/2)): the linear features in
     which a refit with the budget vectors fixed is a linear model, ||v||^2 = alpha' K_SV alpha."""
+    inv_sqrt = kernel_inverse_sqrt(kernel, SV)
+    return inv_sqrt, kernel.block(X, SV) @ inv_sqrt
+
+
+def kernel_inverse_sqrt(kernel, SV):
+    """K_SV^(-1/2), the pseudo-inverse square root (eigenvalues below 1e-10 of the largest dropped)."""
     vals, vecs = np.linalg.eigh(kernel.block(SV, SV))
     ok = vals > 1e-10 * vals.max()
-    inv_sqrt = (vecs[:, ok] / np.sqrt(vals[ok])) @ vecs[:, ok].T
-    return inv_sqrt, kernel.block(X, SV) @ inv_sqrt
+    return (vecs[:, ok] / np.sqrt(vals[ok])) @ vecs[:, ok].T
+
+
+def ridge_refit(kernel, SV, X, z, C, fit_intercept=True):
+    """(alpha, bias) of min_v,b 1/2 ||v||^2 + C sum_i (z_i - F_i v - b)^2 over the features
+    F = K(X, SV) K_SV^(-1/2), with alpha = K_SV^(-1/2) v (the expansion's coefficients over ``SV``).
+
+    Closed form: with F and z centred (b unregularised), (Fc'Fc + I / (2C)) v = Fc'(z - mean z),
+    b = mean z - mean(F) v. F'F, F'1 and F'z are summed over row blocks of X
+    (:meth:`~leansvm.core.kernels.Kernel.blocks`), so memory stays at one block and the
+    B x B system whatever the rows."""
+    inv_sqrt = kernel_inverse_sqrt(kernel, SV)
+    B = inv_sqrt.shape[0]
+    gram, f_sum, f_z = np.zeros((B, B)), np.zeros(B), np.zeros(B)
+    for start, stop, K in kernel.blocks(X, SV):
+        F = K @ inv_sqrt
+        gram += _gram(F)
+        f_sum += F.sum(axis=0)
+        f_z += F.T @ z[start:stop]
+    n = X.shape[0]
+    mean_f, mean_z = (f_sum / n, float(np.mean(z))) if fit_intercept else (np.zeros(B), 0.0)
+    lhs = gram - n * np.outer(mean_f, mean_f) + np.eye(B) / (2.0 * C)
+    v = np.linalg.solve(lhs, f_z - n * mean_f * mean_z)
+    return inv_sqrt @ v, (float(mean_z - mean_f @ v) if fit_intercept else 0.0)
 
 
 def optimal_tube_bias(margins, targets, epsilon) -> float:

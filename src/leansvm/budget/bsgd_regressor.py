@@ -212,19 +212,14 @@ class BSGDRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
         return bsgd.margins(state, self._kernel, X)
 
     def _refit(self, X, y):
-        """Ridge regression on F = K(X, SV) K_SV^(-1/2): min 1/2 ||v||^2 + C sum (z - F v - b)^2."""
+        """Ridge regression on F = K(X, SV) K_SV^(-1/2): min 1/2 ||v||^2 + C sum (z - F v - b)^2
+        (:func:`~leansvm.budget.bsgd_refit.ridge_refit`) on at most ``REFIT_SAMPLE`` rows."""
         state = self.state_
         if state.n_support == 0:
             return
         rows = self._sample(X.shape[0], REFIT_SAMPLE)
-        inv_sqrt, F = bsgd_refit.refit_features(self._kernel, state.support_vectors, X[rows])
-        C = 1.0 / (state.lam * X.shape[0])
-        z = y[rows]
-        mean_f, mean_z = (F.mean(axis=0), z.mean()) if self.fit_intercept else (np.zeros(F.shape[1]), 0.0)
-        Fc = F - mean_f
-        v = np.linalg.solve(Fc.T @ Fc + np.eye(F.shape[1]) / (2.0 * C), Fc.T @ (z - mean_z))
-        state.alpha = inv_sqrt @ v
-        state.bias = float(mean_z - mean_f @ v) if self.fit_intercept else 0.0
+        state.alpha, state.bias = bsgd_refit.ridge_refit(self._kernel, state.support_vectors, X[rows], y[rows],
+                                                         1.0 / (state.lam * X.shape[0]), self.fit_intercept)
 
     def _finish(self, start):
         self._fit_time += time.perf_counter() - start

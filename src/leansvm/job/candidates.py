@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from leansvm.budget.landmark_svc import LandmarkSVC
+from leansvm.budget.landmarks import LandmarkSVC
 from leansvm.compression.cvm import reuse_eigendecompositions
 from leansvm.exact.svc import SVC
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, set_drop
@@ -185,7 +185,7 @@ def _timed_subsample(estimator, X, y, random_state):
 def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progress=None, landmarks=True,
                         time_limit=None):
     """Budget models at each budget: ``leansvm.BSGDClassifier`` (with its convex refit) and, with
-    ``landmarks``, Nystroem landmarks + LinearSVC (:class:`~leansvm.budget.landmark_svc.LandmarkSVC`),
+    ``landmarks``, Nystroem landmarks + LinearSVC (:class:`~leansvm.budget.landmarks.LandmarkSVC`),
     the family ahead of plain BSGD at equal size on magic and a9a (BENCHMARKS.md, "Budgeted SGD
     against LIBSVM and Nystroem": 500 vectors, magic 0.8867 against 0.8575, a9a 0.8497 against 0.8398).
 

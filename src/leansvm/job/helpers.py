@@ -38,10 +38,13 @@ def _same_labels(pred, y):
 
 
 def _subsample(X, y, size, random_state):
-    """A stratified subsample of at most ``size`` rows (all rows when there are fewer)."""
+    """A stratified subsample of at most ``size`` rows (all rows when there are fewer; ``y`` may
+    be None: rows without targets)."""
     n = X.shape[0]
     if n <= size:
         return X, y
+    if y is None:
+        return train_test_split(X, train_size=size, random_state=random_state)[0], None
     try:
         Xs, _, ys, _ = train_test_split(X, y, train_size=size, stratify=y, random_state=random_state)
     except ValueError:  # a class too small to stratify

@@ -34,8 +34,7 @@ from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
                                      cheap_candidates, choose_fewest, confirm_on_folds, one_output_deadline,
-                                     refit_on_all_rows,
-                                     summarize, train_exact_model)
+                                     pass_work, refit_on_all_rows, summarize, train_exact_model)
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
 #: would flag half the normal data)
@@ -119,9 +118,9 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     exact = train_exact_model(make_exact, X_fit, np.zeros(X_fit.shape[0]), deadline, random_state, "one-class SVM",
                               f"IRWLS at nu = {nu:g}, gamma = {gamma:.4g} ({gamma_factor:g} x 'scale': no labels "
                               "to tune by)", log)
-    make_budget = lambda size: leansvm.BSGDOneClassSVM(budget=size, nu=nu, gamma=gamma,  # noqa: E731
-                                                       random_state=random_state)
-    candidates = [exact] + cheap_candidates(exact, make_budget, X_fit, None,
+    families = [("BSGD", lambda size: leansvm.BSGDOneClassSVM(budget=size, nu=nu, gamma=gamma,
+                                                              random_state=random_state), pass_work)]
+    candidates = [exact] + cheap_candidates(exact, families, X_fit, None,
                                             candidate_sizes(exact.n_support, size_fractions), random_state,
                                             "one-class SVM", time_limit=deadline.allowance("compress"), log=log)
     reference_val = exact.model.predict(X_val)

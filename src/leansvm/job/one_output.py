@@ -111,11 +111,12 @@ def candidate_sizes(n_support, size_fractions) -> list[int]:
     return sorted(s for s in sizes if s < n_support)
 
 
-def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes, random_state, label,
+def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, sizes, random_state, label,
                      time_limit=None, log=None, compression_points=COMPRESSION_POINTS):
-    """A compressed copy of the exact model (fitted at training rows; at most
-    ``COMPRESS_ITERATIONS`` L-BFGS iterations) and ``make_budget(size)`` trained on all training
-    rows, for every size; ``label`` names the model kind ('SVR', 'one-class SVM').
+    """For every size: a compressed copy of the exact model (fitted at training rows; at most
+    ``COMPRESS_ITERATIONS`` L-BFGS iterations) and, for each (name, make, work) of ``budget_families``,
+    ``make(size)`` trained on all training rows (named '<name> ``label`` (size)'; ``label`` names
+    the model kind: 'SVR', 'one-class SVM').
 
     The compression's fitting points are a random subsample of the training rows, as the
     classification job's (:func:`leansvm.job.candidates._n_fitting_points`): at least
@@ -123,30 +124,51 @@ def cheap_candidates(exact: OneOutputCandidate, make_budget, X_fit, y_fit, sizes
     so that they grow with the size past ``compress``'s own cap of 20,000 (synth-50k's 868 vectors
     x 21 parameters tested 0.9098 fitted on 50,000 rows, 0.9004 on 20,000).
 
-    ``time_limit`` (seconds): the sizes grow, and no size is started when the last one's time,
-    scaled by the sizes' ratio (both families cost in proportion to the vectors), would end past
-    it; ``log`` says which were left out."""
+    ``budget_families``: (name, make, work) triples; ``work(size, rows)`` is the fit's work up to a
+    constant (:func:`pass_work`: a pass over the rows; ``LandmarkSVR.fit_work``: a ridge problem).
+    ``time_limit`` (seconds): a model is left out when its family's last one, scaled by the ratio
+    of their work, would end past the limit; a budget family's first model is timed beforehand on a
+    subsample (:func:`leansvm.job.candidates._timed_subsample`: BSGD with 262 vectors took 153 s on
+    friedman1-1M's 800,000 rows, Nystroem with 1,309 landmarks 10 s); a compression's time is taken
+    as proportional to its size, and the first one is always made. ``log`` names what was left
+    out."""
     import numpy as np
 
+    from leansvm.job.candidates import _timed_subsample
     from leansvm.job.helpers import _timed
 
     rng = np.random.default_rng(random_state)
-    out, start, last, left_out = [], time.perf_counter(), None, []
+    out, start, left_out = [], time.perf_counter(), []
+    last = {}                        # family -> (size, seconds, rows) of its last model
+    n = X_fit.shape[0]
+    plan = [(f"compressed {label}", "compressed", None, lambda size, rows: size)] + \
+        [(f"{name} {label}", "budget", make, work) for name, make, work in budget_families]
     for size in sizes:
-        if time_limit is not None and last is not None and \
-                time.perf_counter() - start + last[1] * size / last[0] > time_limit:
-            left_out.append(size)
-            continue
-        small, compress_seconds = _timed(compress_exact, exact.model, size, X_fit, y_fit, rng, random_state,
-                                         compression_points)
-        out.append(OneOutputCandidate(f"compressed {label} ({size})", "compressed", small, size, compress_seconds))
-        budget, seconds = _timed(make_budget(size).fit, X_fit, y_fit)
-        out.append(OneOutputCandidate(f"BSGD {label} ({size})", "budget", budget, int(budget.expansion_.n_support),
-                                      seconds))
-        last = (size, compress_seconds + seconds)
+        for family, kind, make, work in plan:
+            if time_limit is not None:
+                if family not in last and make is not None:
+                    last[family] = _timed_subsample(make(size), X_fit, y_fit, random_state)
+                if family in last:
+                    done, seconds, rows = last[family]
+                    expected = seconds * work(size, n) / max(work(done, rows), 1e-12)
+                    if time.perf_counter() - start + expected > time_limit:
+                        left_out.append(f"{family} ({size})")
+                        continue
+            if make is None:
+                model, seconds = _timed(compress_exact, exact.model, size, X_fit, y_fit, rng, random_state,
+                                        compression_points)
+            else:
+                model, seconds = _timed(make(size).fit, X_fit, y_fit)
+            last[family] = (size, seconds, n)
+            out.append(OneOutputCandidate(f"{family} ({size})", kind, model, int(model.expansion_.n_support), seconds))
     if left_out and log is not None:
-        log.say(f"  sizes left out for lack of time ({time_limit:.0f} s): {', '.join(map(str, left_out))}")
+        log.say(f"  left out for lack of time ({time_limit:.0f} s): {', '.join(left_out)}")
     return out
+
+
+def pass_work(size, rows) -> float:
+    """A budgeted SGD fit's work up to a constant: a pass computes ``size`` kernel values per row."""
+    return float(size) * rows
 
 
 def compress_exact(exact_model, size, X, y, rng, random_state, compression_points=COMPRESSION_POINTS):

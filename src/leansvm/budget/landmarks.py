@@ -1,0 +1,113 @@
+"""Nystroem landmarks + a linear model, written as a kernel expansion over the landmarks: the main
+job's budget family beside BSGD (classification: ``LandmarkSVC``; regression: ``LandmarkSVR``)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.exceptions import ConvergenceWarning
+
+from leansvm.budget.bsgd_refit import ridge_refit
+from leansvm.core.classifier import ExpansionAttributes, KernelClassifierMixin
+from leansvm.core.expansion import KernelExpansion
+from leansvm.core.kernels import Kernel, resolve_gamma
+from leansvm.core.registry import register_estimator
+from leansvm.core.validation import (check_positive_number, fit_transaction, validate_regression_data,
+                                     validate_training_data)
+
+#: LandmarkSVR solves its ridge problem on at most this many rows (a random subsample beyond): on
+#: friedman1-1M with 1,309 landmarks, 50,000 rows tested RMSE 0.2005, 100,000 0.1999, 200,000 0.1994
+#: (the exact SVR on 56,662 rows: 0.2012)
+RIDGE_ROWS = 100000
+
+
+@register_estimator
+class LandmarkSVC(KernelClassifierMixin, BaseEstimator):
+    """Nystroem(B landmarks) + ``LinearSVC`` written as a kernel expansion over the landmarks.
+
+    Nystroem features are phi(x) = N k(L, x) with N = K_LL^(-1/2); a linear
+    model w'phi(x) + b is therefore sum_j (N'w)_j k(l_j, x) + b: a kernel
+    expansion with the B landmarks as support vectors. One-vs-rest for more
+    than two classes (LinearSVC's own reduction).
+    """
+
+    def __init__(self, budget=100, C=1.0, gamma="scale", random_state=None, max_iter=2000):
+        self.budget = budget
+        self.C = C
+        self.gamma = gamma
+        self.random_state = random_state
+        self.max_iter = max_iter
+
+    def fit(self, X, y):
+        from sklearn.kernel_approximation import Nystroem
+        from sklearn.svm import LinearSVC
+
+        X, classes, y_enc, _ = validate_training_data(self, X, y)
+        gamma = resolve_gamma(self.gamma, X)
+        budget = int(min(self.budget, X.shape[0]))
+        nystroem = Nystroem(kernel="rbf", gamma=gamma, n_components=budget,
+                            random_state=self.random_state).fit(X)
+        features = nystroem.transform(X)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            linear = LinearSVC(C=self.C, max_iter=self.max_iter).fit(features, y_enc)
+        coef = nystroem.normalization_.T @ linear.coef_.T          # (B, n_outputs)
+        self.expansion_ = KernelExpansion(nystroem.components_, coef, linear.intercept_,
+                                          Kernel("rbf", gamma))
+        self.classes_ = classes
+        self.multiclass_ = "ovr"
+        self.n_features_in_ = X.shape[1]
+        self.fit_status_ = 0
+        return self
+
+
+@register_estimator
+class LandmarkSVR(ExpansionAttributes, RegressorMixin, BaseEstimator):
+    """Nystroem(B landmarks) + ridge regression, written as a kernel expansion over the landmarks.
+
+    The landmarks L are ``budget`` training rows drawn at random (scikit-learn's ``Nystroem``
+    draws them so); the coefficients minimise 1/2 ||v||^2 + C sum_i (z_i - phi(x_i)'v - b)^2 over
+    phi(x) = K_LL^(-1/2) k(L, x), in closed form (:func:`~leansvm.budget.bsgd_refit.ridge_refit`,
+    the refit ``BSGDRegressor`` also ends with), on at most ``RIDGE_ROWS`` rows. ``C`` is an SVR's:
+    the job passes the exact SVR's. The squared loss has no tube, so it has no ``epsilon``.
+
+    Measured (friedman1-1M, C = 1000, gamma = 0.011, on the job's 800,000 fit rows): 1,309
+    landmarks tested RMSE 0.1999 in 10 s; ``BSGDRegressor`` with 262 vectors 0.2094 in 153 s.
+    """
+
+    def __init__(self, budget=100, C=1.0, gamma="scale", random_state=None):
+        self.budget = budget
+        self.C = C
+        self.gamma = gamma
+        self.random_state = random_state
+
+    @fit_transaction
+    def fit(self, X, y):
+        check_positive_number("C", self.C)
+        if isinstance(self.budget, bool) or int(self.budget) != self.budget or self.budget < 1:
+            raise ValueError(f"budget must be a positive integer, got {self.budget!r}")
+        X, y = validate_regression_data(self, X, y)
+        rng = check_random_state(self.random_state)
+        kernel = Kernel("rbf", resolve_gamma(self.gamma, X))
+        picked = np.sort(rng.choice(X.shape[0], int(min(self.budget, X.shape[0])), replace=False))
+        landmarks = X[picked]
+        rows = np.arange(X.shape[0]) if X.shape[0] <= RIDGE_ROWS else \
+            np.sort(rng.choice(X.shape[0], RIDGE_ROWS, replace=False))
+        alpha, bias = ridge_refit(kernel, landmarks, X[rows], y[rows], float(self.C))
+        self.expansion_ = KernelExpansion(landmarks, alpha.reshape(-1, 1), [bias], kernel)
+        self.n_support_ = np.array([landmarks.shape[0]], dtype=np.int32)
+        self.support_ = picked.astype(np.int32)
+        self.fit_status_ = 0
+        return self
+
+    def predict(self, X):
+        return self._output(X)
+
+    @staticmethod
+    def fit_work(budget, n_rows) -> float:
+        """The fit's work up to a constant, for time estimates: F'F over min(rows, ``RIDGE_ROWS``)
+        rows of ``budget`` features, and the ``budget``^3 solve."""
+        return float(min(n_rows, RIDGE_ROWS)) * budget * budget + float(budget) ** 3
