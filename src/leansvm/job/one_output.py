@@ -126,44 +126,55 @@ def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, s
 
     ``budget_families``: (name, make, work) triples; ``work(size, rows)`` is the fit's work up to a
     constant (:func:`pass_work`: a pass over the rows; ``LandmarkSVR.fit_work``: a ridge problem).
-    ``time_limit`` (seconds): a model is left out when its family's last one, scaled by the ratio
-    of their work, would end past the limit; a budget family's first model is timed beforehand on a
-    subsample (:func:`leansvm.job.candidates._timed_subsample`: BSGD with 262 vectors took 153 s on
-    friedman1-1M's 800,000 rows, Nystroem with 1,309 landmarks 10 s); a compression's time is taken
-    as proportional to its size, and the first one is always made. ``log`` names what was left
-    out."""
+    ``time_limit`` (seconds): the models are made cheapest first, each family's expected time being
+    its last model's scaled by the ratio of their work (a budget family's first model timed
+    beforehand on a subsample, :func:`leansvm.job.candidates._timed_subsample`; a compression's time
+    taken as proportional to its size, the first one always made), and once the cheapest next model
+    would end past the limit the rest are left out; ``log`` names them. Made in the order of the sizes
+    instead, on friedman1-1M's 800,000 rows BSGD with 172 and 430 vectors (100 and 250 s: a pass
+    over every row) used the time in which Nystroem's 860 to 2,839 landmarks (10 to 60 s each)
+    would have been made."""
     import numpy as np
 
     from leansvm.job.candidates import _timed_subsample
     from leansvm.job.helpers import _timed
 
     rng = np.random.default_rng(random_state)
-    out, start, left_out = [], time.perf_counter(), []
-    last = {}                        # family -> (size, seconds, rows) of its last model
-    n = X_fit.shape[0]
+    n, start = X_fit.shape[0], time.perf_counter()
     plan = [(f"compressed {label}", "compressed", None, lambda size, rows: size)] + \
         [(f"{name} {label}", "budget", make, work) for name, make, work in budget_families]
-    for size in sizes:
-        for family, kind, make, work in plan:
-            if time_limit is not None:
-                if family not in last and make is not None:
-                    last[family] = _timed_subsample(make(size), X_fit, y_fit, random_state)
-                if family in last:
-                    done, seconds, rows = last[family]
-                    expected = seconds * work(size, n) / max(work(done, rows), 1e-12)
-                    if time.perf_counter() - start + expected > time_limit:
-                        left_out.append(f"{family} ({size})")
-                        continue
-            if make is None:
-                model, seconds = _timed(compress_exact, exact.model, size, X_fit, y_fit, rng, random_state,
-                                        compression_points)
-            else:
-                model, seconds = _timed(make(size).fit, X_fit, y_fit)
-            last[family] = (size, seconds, n)
-            out.append(OneOutputCandidate(f"{family} ({size})", kind, model, int(model.expansion_.n_support), seconds))
-    if left_out and log is not None:
-        log.say(f"  left out for lack of time ({time_limit:.0f} s): {', '.join(left_out)}")
-    return out
+    todo = [(size, k) for size in sizes for k in range(len(plan))]      # the order of the sizes
+    last = {}                          # family index -> (size, seconds, rows) of its last model
+    if time_limit is not None:
+        last.update({k: _timed_subsample(make(sizes[0]), X_fit, y_fit, random_state)
+                     for k, (_, _, make, _) in enumerate(plan) if make is not None and sizes})
+
+    def expected(item):
+        size, k = item
+        if k not in last:
+            return 0.0
+        done, seconds, rows = last[k]
+        return seconds * plan[k][3](size, n) / max(plan[k][3](done, rows), 1e-12)
+
+    made = []
+    while todo:
+        item = min(todo, key=expected) if time_limit is not None else todo[0]
+        if time_limit is not None and item[1] in last and time.perf_counter() - start + expected(item) > time_limit:
+            break
+        todo.remove(item)
+        (size, k), (family, kind, make, _) = item, plan[item[1]]
+        if make is None:
+            model, seconds = _timed(compress_exact, exact.model, size, X_fit, y_fit, rng, random_state,
+                                    compression_points)
+        else:
+            model, seconds = _timed(make(size).fit, X_fit, y_fit)
+        last[k] = (size, seconds, n)
+        made.append((item, OneOutputCandidate(f"{family} ({size})", kind, model, int(model.expansion_.n_support),
+                                              seconds)))
+    if todo and log is not None:
+        log.say(f"  left out for lack of time ({time_limit:.0f} s): "
+                + ", ".join(f"{plan[k][0]} ({size})" for size, k in sorted(todo)))
+    return [c for _, c in sorted(made, key=lambda pair: pair[0])]
 
 
 def pass_work(size, rows) -> float:
