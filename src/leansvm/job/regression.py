@@ -106,7 +106,7 @@ def stronger_reference(candidates, exact, errors, confidence, log):
     reference = min(better, key=lambda c: c.error_bound)
     log.step("reference", f"{reference.name}: validation RMSE {reference.validation_error:.4g} "
              f"(its {100 * confidence:g} % bound {reference.error_bound:.4g})",
-             f"the exact SVR had {exact.n_rows} of the fit rows; this model, trained on all of them, is below its "
+             f"the exact SVR had {exact.n_rows} of the fit rows; this model, trained on the whole fit part, is below its "
              f"RMSE {exact.validation_error:.4g} at that confidence, so the candidates are judged against it")
     for c in candidates:
         set_rmse_estimate(c, errors[id(reference)], errors[id(c)], confidence)
