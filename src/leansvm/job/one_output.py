@@ -131,9 +131,9 @@ def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, s
     beforehand on a subsample, :func:`leansvm.job.candidates._timed_subsample`; a compression's time
     taken as proportional to its size, the first one always made), and once the cheapest next model
     would end past the limit the rest are left out; ``log`` names them. Made in the order of the sizes
-    instead, on friedman1-1M's 800,000 rows BSGD with 172 and 430 vectors (100 and 250 s: a pass
-    over every row) used the time in which Nystroem's 860 to 2,839 landmarks (10 to 60 s each)
-    would have been made."""
+    instead, on friedman1-1M's 800,000 rows the BSGD models of 172 and 430 vectors (a pass over
+    every row each) were made and Nystroem's 860 to 2,839 landmarks were left out for lack of time;
+    cheapest first, Nystroem's five sizes were made and BSGD's larger four left out."""
     import numpy as np
 
     from leansvm.job.candidates import _timed_subsample

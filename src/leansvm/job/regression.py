@@ -18,8 +18,8 @@ Stages, as the classification job's (:mod:`leansvm.job.classification`), each on
 4. cheap candidates at ``size_fractions`` of its support vectors: ``leansvm.compress`` fitted at
    the training rows (an SVR's support vectors leave out the samples inside the tube),
    :class:`leansvm.BSGDRegressor` with that budget and Nystroem landmarks + ridge regression
-   (:class:`~leansvm.budget.landmarks.LandmarkSVR`: the family that reaches the exact SVR on
-   friedman1-1M, where the others fall short), growing sizes while the time budget lasts;
+   (:class:`~leansvm.budget.landmarks.LandmarkSVR`: the job's choice on friedman1-1M, below the
+   exact SVR there), growing sizes while the time budget lasts;
 5. the choice: the fewest vectors whose RMSE has a one-sided ``confidence`` bound at most
    (1 + ``max_error_increase``) x the exact model's, paired row by row on the validation part and
    then pooled over the other folds (``confirm``: both models trained again without each); the
@@ -97,9 +97,10 @@ def stronger_reference(candidates, exact, errors, confidence, log):
     model's squared errors) is lowest, when that bound is below the exact model's RMSE, i.e. a model
     trained on every fit row that is better than the subsample's exact SVR at the ``confidence``
     level; else the exact model. Every candidate's estimate is then set against it, so the limit
-    only tightens. On friedman1-1M the exact SVR on 20,527 of 800,000 rows tested RMSE 0.2046, the
-    exact SVR on 56,662 rows 0.2012 and 1,309 Nystroem landmarks on 100,000 rows 0.1999: within
-    2 % of the subsample's model is up to 4 % above the larger exact SVR."""
+    only tightens. On friedman1-1M (BENCHMARKS.md, "The main job at scale") the exact SVR on 11,159
+    of 800,000 rows tested RMSE 0.2095 and the exact SVR on the 32,926 rows that fit 10 minutes
+    0.2030: within 2 % of the first could be 5 % above the second. The 1,420 Nystroem landmarks
+    chosen against the better reference tested 0.1998."""
     better = [c for c in candidates if c is not exact and c.error_bound < exact.validation_error]
     if not better:
         return exact
