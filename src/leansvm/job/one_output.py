@@ -149,8 +149,8 @@ def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, s
         last.update({k: _timed_subsample(make(sizes[0]), X_fit, y_fit, random_state)
                      for k, (_, _, make, _) in enumerate(plan) if make is not None and sizes})
 
-    def expected(item):
-        size, k = item
+    def expected(entry):
+        size, k = entry
         if k not in last:
             return 0.0
         done, seconds, rows = last[k]
@@ -158,18 +158,18 @@ def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, s
 
     made = []
     while todo:
-        item = min(todo, key=expected) if time_limit is not None else todo[0]
-        if time_limit is not None and item[1] in last and time.perf_counter() - start + expected(item) > time_limit:
+        entry = min(todo, key=expected) if time_limit is not None else todo[0]
+        if time_limit is not None and entry[1] in last and time.perf_counter() - start + expected(entry) > time_limit:
             break
-        todo.remove(item)
-        (size, k), (family, kind, make, _) = item, plan[item[1]]
+        todo.remove(entry)
+        (size, k), (family, kind, make, _) = entry, plan[entry[1]]
         if make is None:
             model, seconds = _timed(compress_exact, exact.model, size, X_fit, y_fit, rng, random_state,
                                     compression_points)
         else:
             model, seconds = _timed(make(size).fit, X_fit, y_fit)
         last[k] = (size, seconds, n)
-        made.append((item, OneOutputCandidate(f"{family} ({size})", kind, model, int(model.expansion_.n_support),
+        made.append((entry, OneOutputCandidate(f"{family} ({size})", kind, model, int(model.expansion_.n_support),
                                               seconds)))
     if todo and log is not None:
         log.say(f"  left out for lack of time ({time_limit:.0f} s): "
