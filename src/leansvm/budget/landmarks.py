@@ -19,8 +19,8 @@ from leansvm.core.validation import (check_positive_number, fit_transaction, val
                                      validate_training_data)
 
 #: LandmarkSVR solves its ridge problem on at most this many rows (a random subsample beyond): on
-#: friedman1-1M with 1,309 landmarks, 50,000 rows tested RMSE 0.2005, 100,000 0.1999, 200,000 0.1994
-#: (the exact SVR on 56,662 rows: 0.2012)
+#: friedman1-1M with 1,309 landmarks, 50,000 rows tested RMSE 0.2018, 100,000 0.2001 (8.5 s),
+#: 200,000 0.1993 (16.5 s) (benchmarks/budget/bench_landmark_svr.py; the exact SVR on 32,926 rows: 0.2030)
 RIDGE_ROWS = 100000
 
 
@@ -74,8 +74,9 @@ class LandmarkSVR(ExpansionAttributes, RegressorMixin, BaseEstimator):
     the refit ``BSGDRegressor`` also ends with), on at most ``RIDGE_ROWS`` rows. ``C`` is an SVR's:
     the job passes the exact SVR's. The squared loss has no tube, so it has no ``epsilon``.
 
-    Measured (friedman1-1M, C = 1000, gamma = 0.011, on the job's 800,000 fit rows): 1,309
-    landmarks tested RMSE 0.1999 in 10 s; ``BSGDRegressor`` with 262 vectors 0.2094 in 153 s.
+    Measured (friedman1-1M, C = 1000, gamma = 0.011, on the job's 800,000 fit rows,
+    ``benchmarks/budget/bench_landmark_svr.py``): 654 landmarks tested RMSE 0.2079, 1,309 0.2001
+    in 8.5 s; in the main job at ``--budget-seconds 600`` 1,420 landmarks tested 0.1998.
     """
 
     def __init__(self, budget=100, C=1.0, gamma="scale", random_state=None):
