@@ -123,8 +123,8 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     candidates = [exact] + cheap_candidates(exact, families, X_fit, None,
                                             candidate_sizes(exact.n_support, size_fractions), random_state,
                                             "one-class SVM", time_limit=deadline.allowance("compress"), log=log)
-    reference_val = exact.model.predict(X_val)
-    differ = {id(c): c.model.predict(X_val) != reference_val for c in candidates}
+    val_labels = {id(c): c.model.predict(X_val) for c in candidates}
+    differ = {id(c): val_labels[id(c)] != val_labels[id(exact)] for c in candidates}
     for c in candidates:
         c.validation_error = float(np.mean(differ[id(c)]))
         c.error_bound = c.validation_error if c is exact else share_bound(differ[id(c)], confidence)

@@ -170,8 +170,8 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     candidates = [exact] + cheap_candidates(exact, families, X_fit, y_fit,
                                             candidate_sizes(exact.n_support, size_fractions), random_state, "SVR",
                                             time_limit=deadline.allowance("compress"), log=log)
-    exact_errors = exact.model.predict(X_val) - y_val
     errors = {id(c): c.model.predict(X_val) - y_val for c in candidates}
+    exact_errors = errors[id(exact)]
     for c in candidates:
         set_rmse_estimate(c, exact_errors, errors[id(c)], confidence)
     exact.error_bound = exact.validation_error
