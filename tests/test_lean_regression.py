@@ -139,7 +139,7 @@ def test_a_time_budget_fits_the_exact_svr_on_a_subsample_and_leaves_sizes_out(fr
     log = _Log(False)
     said = []
     log.say = said.append
-    bsgd = ("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=10, gamma=0.1), one_output.pass_work)
+    bsgd = ("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=10, gamma=0.1), candidates.pass_work)
     made = one_output.cheap_candidates(exact, [bsgd], X, z, [5, 10, 20], 0, "SVR", time_limit=0.0, log=log)
     assert [c.name for c in made] == ["compressed SVR (5)"]
     assert said and all(f"{name} ({size})" in said[0] for name in ("compressed SVR", "BSGD SVR") for size in (10, 20))
@@ -151,7 +151,8 @@ def test_a_time_budget_fits_the_exact_svr_on_a_subsample_and_leaves_sizes_out(fr
 def test_compressed_candidates_get_fitting_points_that_grow_with_the_size(friedman, monkeypatch):
     """At least compression_points rows, 4 per vector and 3 per fitted parameter (d + 1 per vector),
     never compress's own 20,000-row cap."""
-    from leansvm.job.one_output import OneOutputCandidate, cheap_candidates, pass_work
+    from leansvm.job.candidates import pass_work
+    from leansvm.job.one_output import OneOutputCandidate, cheap_candidates
 
     X, z = friedman[0][:600], friedman[1][:600]
     exact = OneOutputCandidate("exact SVR", "exact", leansvm.SVR(C=10.0, gamma=0.1).fit(X, z), 0, 0.0)
@@ -231,7 +232,7 @@ def test_each_family_is_left_out_by_its_own_time_estimate(friedman, monkeypatch)
     monkeypatch.setattr(candidates, "_timed_subsample", timed)
     log, said = _Log(False), []
     log.say = said.append
-    families = [("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=10.0, gamma=0.1), one_output.pass_work),
+    families = [("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=10.0, gamma=0.1), candidates.pass_work),
                 ("Nystroem", lambda size: LandmarkSVR(budget=size, C=10.0, gamma=0.1, random_state=0),
                  LandmarkSVR.fit_work)]
     made = one_output.cheap_candidates(exact, families, X, z, [10, 20], 0, "SVR", time_limit=600.0, log=log,

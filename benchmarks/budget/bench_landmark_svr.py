@@ -31,7 +31,7 @@ PARAMS = {"C": 1000.0, "gamma": 0.011111766234597064, "epsilon": 0.1000449217437
 
 def main(argv=None) -> int:
     import leansvm
-    from leansvm.budget import landmarks
+    from leansvm.budget import bsgd_regressor, landmarks
     from leansvm.datasets import load
     from leansvm.io import atomic_write
 
@@ -66,7 +66,7 @@ def main(argv=None) -> int:
     finally:
         landmarks.RIDGE_ROWS = default_rows
     for budget in args.bsgd:
-        row = {"model": "BSGDRegressor", "vectors": budget, "ridge_rows": min(100000, X.shape[0]),
+        row = {"model": "BSGDRegressor", "vectors": budget, "ridge_rows": min(bsgd_regressor.REFIT_SAMPLE, X.shape[0]),
                **measured(leansvm.BSGDRegressor(budget=budget, random_state=0, **PARAMS))}
         rows_out.append(row)
         print(json.dumps(row), flush=True)

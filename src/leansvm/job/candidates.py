@@ -182,6 +182,11 @@ def _timed_subsample(estimator, X, y, random_state):
     return estimator.budget, seconds, X_sub.shape[0]
 
 
+def pass_work(budget, rows) -> float:
+    """A budget model's fit work up to a constant: a pass computes ``budget`` kernel values per row."""
+    return float(budget) * rows
+
+
 def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progress=None, landmarks=True,
                         time_limit=None):
     """Budget models at each budget: ``leansvm.BSGDClassifier`` (with its convex refit) and, with
@@ -217,9 +222,8 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progr
             if time_limit is not None and family not in last:
                 last[family] = _timed_subsample(estimator, X, y, random_state)
             if time_limit is not None:
-                # a pass costs budget x rows kernel values: time in proportion to both
                 budget, seconds, rows = last[family]
-                expected = seconds * (estimator.budget / max(budget, 1)) * (X.shape[0] / rows)
+                expected = seconds * pass_work(estimator.budget, X.shape[0]) / pass_work(max(budget, 1), rows)
                 if time.perf_counter() - start + expected > time_limit:
                     left_out.append(name)
                     continue

@@ -28,13 +28,14 @@ import time
 import numpy as np
 
 from leansvm import io
+from leansvm.job.candidates import pass_work
 from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
                                      cheap_candidates, choose_fewest, confirm_on_folds, one_output_deadline,
-                                     pass_work, refit_on_all_rows, summarize, train_exact_model)
+                                     refit_on_all_rows, summarize, train_exact_model)
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
 #: would flag half the normal data)

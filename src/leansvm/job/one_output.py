@@ -125,7 +125,7 @@ def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, s
     x 21 parameters tested 0.9098 fitted on 50,000 rows, 0.9004 on 20,000).
 
     ``budget_families``: (name, make, work) triples; ``work(size, rows)`` is the fit's work up to a
-    constant (:func:`pass_work`: a pass over the rows; ``LandmarkSVR.fit_work``: a ridge problem).
+    constant (:func:`leansvm.job.candidates.pass_work`: a pass over the rows; ``LandmarkSVR.fit_work``: a ridge problem).
     ``time_limit`` (seconds): the models are made cheapest first, each family's expected time being
     its last model's scaled by the ratio of their work (a budget family's first model timed
     beforehand on a subsample, :func:`leansvm.job.candidates._timed_subsample`; a compression's time
@@ -175,11 +175,6 @@ def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, s
         log.say(f"  left out for lack of time ({time_limit:.0f} s): "
                 + ", ".join(f"{plan[k][0]} ({size})" for size, k in sorted(todo)))
     return [c for _, c in sorted(made, key=lambda pair: pair[0])]
-
-
-def pass_work(size, rows) -> float:
-    """A budgeted SGD fit's work up to a constant: a pass computes ``size`` kernel values per row."""
-    return float(size) * rows
 
 
 def compress_exact(exact_model, size, X, y, rng, random_state, compression_points=COMPRESSION_POINTS):

@@ -39,6 +39,7 @@ import numpy as np
 
 from leansvm import io
 from leansvm.budget.landmarks import LandmarkSVR
+from leansvm.job.candidates import pass_work
 from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.helpers import _subsample
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, rmse_bound
@@ -46,7 +47,7 @@ from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
                                      cheap_candidates, choose_fewest, confirm_on_folds, one_output_deadline,
-                                     pass_work, refit_on_all_rows, summarize, train_exact_model)
+                                     refit_on_all_rows, summarize, train_exact_model)
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
 DEFAULT_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
