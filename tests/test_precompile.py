@@ -38,7 +38,7 @@ leansvm.svm_path(X[:2500], y2[:2500], [0.01, 0.1, 1, 10, 100], gamma=0.2)
 leansvm.BSGDClassifier(budget=50).fit(Xs, y)
 leansvm.BudgetSVC(budget=50, C=10).fit(X, y2)
 leansvm.BudgetSVC(budget=50, C=10, cache_size=1).fit(X, y2)
-fit_lean(X[:1500], y[:1500], X_test=X[2500:], y_test=y[2500:], progress=False)
+fit_lean(X[:1000], y[:1000], X_test=X[2500:], y_test=y[2500:], progress=False)
 after = precompile.signatures()
 print(json.dumps({k: sorted(map(str, after[k] - before[k])) for k in after if after[k] - before[k]}))
 """
