@@ -378,15 +378,32 @@ def test_budget_route_when_exact_training_exceeds_the_budget(moons):
     assert r.route == "budget"
     exact = [c for c in r.candidates if c.kind == "exact"]
     assert len(exact) == 1 and exact[0].name.startswith("exact SVC (")  # on a subsample
-    # budget models on all rows, unless even the first, timed on a subsample, would pass its share
-    budget_step = next(s for s in r.steps if s.stage == "budget")
-    assert any(c.kind == "budget" for c in r.candidates) or "left out for lack of time" in budget_step.reason
+    # budget models on all rows: each family's first one at least, whose timing fit took every row
+    assert {c.name.split()[0] for c in r.candidates if c.kind == "budget"} == {"BSGD", "Nystroem"}
     assert r.libsvm_seconds_per_1000 is None
     assert any(s.stage == "route" and "over its share of the budget" in s.reason for s in r.steps)
     # a budget choice is refit on all rows on this route too (it needs no exact solve)
     if r.chosen.kind == "budget":
         assert r.final.kind == "refit" and r.final is not r.chosen
     assert r.chosen.test_accuracy > 0.85
+
+
+def test_a_timing_fit_on_every_row_is_kept_not_repeated(moons, monkeypatch):
+    """Under a time limit each family's first model is timed on a subsample beforehand; on fewer
+    than 5,000 rows that subsample is every row, so the timed fit is the model itself: one fit per
+    family, kept even when the limit is already spent, and the next budget left out."""
+    from leansvm.job.candidates import train_budget_models
+    from leansvm.job.records import _Log
+
+    X, y = moons[0], moons[1]
+    fits = []
+    for cls in (leansvm.BSGDClassifier, LandmarkSVC):
+        monkeypatch.setattr(cls, "fit", lambda self, *a, _real=cls.fit, **k: fits.append(self) or _real(self, *a, **k))
+    log = _Log(False)
+    made = train_budget_models(X, y, 1.0, 0.5, [10, 20], time_limit=0.0, log=log)
+    assert [c.name for c in made] == ["BSGD B=10", "Nystroem B=10"]
+    assert len(fits) == 2 and [c.model for c in made] == fits
+    assert "left out for lack of time" in log.steps[-1].reason and "B=20" in log.steps[-1].reason
 
 
 def test_landmark_model_is_the_nystroem_pipeline_as_an_expansion():

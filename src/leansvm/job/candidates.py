@@ -170,16 +170,18 @@ def train_like(candidate: Candidate, X, y, exact_model, min_points=None, random_
 
 
 def _timed_subsample(estimator, X, y, random_state):
-    """(budget, seconds, rows) of ``estimator`` fitted on a stratified subsample of 10 rows per
-    budget vector (at least 5,000): the first model of a family is timed small before it is trained
-    on every row (synth-200k: BSGD B = 790 took 100 s unchecked, against a 30-s share)."""
+    """(budget, seconds, rows, model) of ``estimator`` fitted on a stratified subsample of 10 rows
+    per budget vector (at least 5,000): the first model of a family is timed small before it is
+    trained on every row (synth-200k: BSGD B = 790 took 100 s unchecked, against a 30-s share).
+    ``model``: the fitted copy when the subsample is every row (the fit on every row itself, which
+    the caller keeps instead of repeating it), else None."""
     from sklearn.base import clone
 
     rows = int(min(X.shape[0], max(5000, 10 * estimator.budget)))
     X_sub, y_sub = _subsample(X, y, rows, random_state)
     with default_progress(False):
-        _, seconds = _timed(clone(estimator).fit, X_sub, y_sub)
-    return estimator.budget, seconds, X_sub.shape[0]
+        model, seconds = _timed(clone(estimator).fit, X_sub, y_sub)
+    return estimator.budget, seconds, X_sub.shape[0], model if X_sub.shape[0] == X.shape[0] else None
 
 
 def pass_work(budget, rows) -> float:
@@ -218,17 +220,20 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progr
     left_out, last = [], {}          # the last model of each family: its budget and seconds
     with Progress(len(plan), "budget models", "models", progress) as bar:
         for name, estimator in plan:
-            family = type(estimator).__name__
+            family, model = type(estimator).__name__, None
             if time_limit is not None and family not in last:
-                last[family] = _timed_subsample(estimator, X, y, random_state)
-            if time_limit is not None:
+                *last[family], model = _timed_subsample(estimator, X, y, random_state)
+            if time_limit is not None and model is None:
                 budget, seconds, rows = last[family]
                 expected = seconds * pass_work(estimator.budget, X.shape[0]) / pass_work(max(budget, 1), rows)
                 if time.perf_counter() - start + expected > time_limit:
                     left_out.append(name)
                     continue
-            with default_progress(False):   # this bar counts the models; none inside each fit
-                model, seconds = _timed(estimator.fit, X, y)
+            if model is None:
+                with default_progress(False):   # this bar counts the models; none inside each fit
+                    model, seconds = _timed(estimator.fit, X, y)
+            else:
+                seconds = last[family][1]
             last[family] = (estimator.budget, seconds, X.shape[0])
             out.append(Candidate(name, "budget", model, model.expansion_.n_support, seconds))
             bar.update()

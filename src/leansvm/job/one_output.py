@@ -145,9 +145,13 @@ def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, s
         [(f"{name} {label}", "budget", make, work) for name, make, work in budget_families]
     todo = [(size, k) for size in sizes for k in range(len(plan))]      # the order of the sizes
     last = {}                          # family index -> (size, seconds, rows) of its last model
-    if time_limit is not None:
-        last.update({k: _timed_subsample(make(sizes[0]), X_fit, y_fit, random_state)
-                     for k, (_, _, make, _) in enumerate(plan) if make is not None and sizes})
+    ready = {}                         # entry -> (model, seconds): a timing fit that took every row
+    if time_limit is not None and sizes:
+        for k, (_, _, make, _) in enumerate(plan):
+            if make is not None:
+                *last[k], model = _timed_subsample(make(sizes[0]), X_fit, y_fit, random_state)
+                if model is not None:
+                    ready[(sizes[0], k)] = (model, last[k][1])
 
     def expected(entry):
         size, k = entry
@@ -158,12 +162,15 @@ def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, s
 
     made = []
     while todo:
-        entry = min(todo, key=expected) if time_limit is not None else todo[0]
-        if time_limit is not None and entry[1] in last and time.perf_counter() - start + expected(entry) > time_limit:
+        entry = min(todo, key=lambda e: 0.0 if e in ready else expected(e)) if time_limit is not None else todo[0]
+        if entry not in ready and time_limit is not None and entry[1] in last \
+                and time.perf_counter() - start + expected(entry) > time_limit:
             break
         todo.remove(entry)
         (size, k), (family, kind, make, _) = entry, plan[entry[1]]
-        if make is None:
+        if entry in ready:
+            model, seconds = ready.pop(entry)
+        elif make is None:
             model, seconds = _timed(compress_exact, exact.model, size, X_fit, y_fit, rng, random_state,
                                     compression_points)
         else:
