@@ -98,17 +98,20 @@ def exact_section() -> str:
 
 def promise_runs() -> tuple[dict, list]:
     """(the newest run's settings, every row of the runs since PROMISE_SINCE, one per dataset and seed)
-    and the files they come from."""
+    and the files they come from: (path, its data, its rows on the page), the files whose every row a
+    later run replaced left out."""
     files = sorted(p for p in RESULTS.glob("main-job-*.json")
                    if re.fullmatch(r"main-job-\d{8}-\d{6}", p.stem) and p.stem >= PROMISE_SINCE)
-    rows, runs = {}, []
+    rows, loaded = {}, []
     for path in files:
         data = load(path)
-        runs.append((path, data))
+        loaded.append((path, data))
         for row in data["rows"]:
             rows[(row["dataset"], row["seed"])] = row
-    settings = dict(runs[-1][1])
+    settings = dict(loaded[-1][1])
     settings["rows"] = [rows[k] for k in sorted(rows)]
+    runs = [(path, data, kept) for path, data in loaded
+            if (kept := [r for r in data["rows"] if rows[(r["dataset"], r["seed"])] is r])]
     return settings, runs
 
 
@@ -169,11 +172,11 @@ def _machines(runs) -> str:
     """How the promise runs ran: runs at a time (a file's ``runs_at_a_time``, else its ``--jobs``), threads
     each and cores, one clause per machine; the clauses after the first name their sets and seeds."""
     groups = {}
-    for _, run in runs:
+    for _, run, kept in runs:
         key = (run["cpu_count"], run.get("threads_per_job", 1))
         at, rows = groups.setdefault(key, (set(), []))
         at.add(run.get("runs_at_a_time", run["jobs"]))
-        rows.extend(run["rows"])
+        rows.extend(kept)
     clauses = []
     for i, ((cores, threads), (at, rows)) in enumerate(sorted(groups.items(), key=lambda kv: -len(kv[1][1]))):
         which = "" if i == 0 else _sets_and_seeds([(r["dataset"], r["seed"]) for r in rows], ", ") + ": "
@@ -217,7 +220,7 @@ def promise_section() -> str:
     out += ["", "Reproduce: " + "; ".join(
         f"`python benchmarks/main_job/bench_main_job.py --datasets {' '.join(sorted({r['dataset'] for r in run['rows']}))} "
         f"--seeds {run['seeds']}" + (f" --first-seed {run['first_seed']}" if run.get("first_seed") else "")
-        + f" --jobs {run['jobs']}` (`{path.name}`)" for path, run in runs) + "."]
+        + f" --jobs {run['jobs']}` (`{path.name}`)" for path, run, _ in runs) + "."]
     return "\n".join(out)
 
 
