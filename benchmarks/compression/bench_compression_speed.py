@@ -7,8 +7,9 @@ For each shape N x d x r (fitting points, features, vectors; RBF kernel; one out
 one-vs-one model of k classes whose points count in their class's q = k - 1 pairs, as ``compress``
 fits them; /kL: in LIBSVM's layout too, each vector serving only its own class's k - 1 pairs, as
 ``compress`` lays out sizes from 4 vectors per pair on): the objective and gradient of ``leansvm.compression.cvm.GradientProblem`` timed (best of
-``--repeats``) in float32 row blocks (``compression/rbf_objective.py``, the default) and on the whole
-N x r matrix in float64 (``block_dtype=None``), both on every core through leansvm's thread pool with
+``--repeats``) in float32 row blocks (``compression/rbf_objective.py``, the default), in float64 row
+blocks (where ``cvm.block_dtype_for`` finds float32 too coarse for the coefficients) and on the whole
+N x r matrix in float64 (``block_dtype=None``), all on every core through leansvm's thread pool with
 one BLAS thread each, as ``compress`` runs them. With q > 1 the float32 blocks form H = (R B') * K
 (``ONE_PRODUCT_MAX_WIDTH_OVER_H``); a third row times them with the one-product gradient instead,
 the measurement behind that threshold. The iteration's useful work is 4 N r (d + q) flops
@@ -62,7 +63,8 @@ def objective_rate(N, d, r, repeats, classes=2, libsvm_layout=False):
     point_blocks = None if classes == 2 else cvm.own_pair_blocks(rng.integers(0, classes, N), classes)
     q = 1 if classes == 2 else classes - 1
     flops = 4 * N * r * (d + q) + (2 * N * r * q if q > 1 else 0)
-    paths = [("float32 blocks", np.float32, None), ("float64 whole matrix", None, None)]
+    paths = [("float32 blocks", np.float32, None), ("float64 blocks", np.float64, None),
+             ("float64 whole matrix", None, None)]
     if q > 1:
         paths.insert(1, ("float32 blocks, one product", np.float32, np.inf))
     out = {}

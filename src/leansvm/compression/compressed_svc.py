@@ -109,7 +109,10 @@ MIN_VALIDATION_POINTS = 50
 #: ``max_iter=None``: about this many multiply-adds of gradient evaluations, within ITERATION_RANGE
 ITERATION_WORK = 1e11
 #: ... counted this many times cheaper where the RBF objective runs in float32 row blocks
-#: (compression/rbf_objective.py: one iteration at synth-50k's shape 0.78 -> 0.061 s, at 3,000 x 40 4.5x)
+#: (compression/rbf_objective.py: one iteration at synth-50k's shape 0.78 -> 0.061 s, at 3,000 x 40 4.5x).
+#: Row blocks in float64 (coefficients too large for float32, ``cvm.block_dtype_for``) take 1.4-2.2x
+#: the float32 time (benchmarks/compression/bench_compression_speed.py) and count the same: the
+#: iterations, and so the fit, do not depend on the coefficients' size, at up to twice the time
 BLOCKED_WORK_FACTOR = 8.0
 ITERATION_RANGE = (100, 3000)
 #: held-out checks every this many iterations; stop after PATIENCE_SHARE of max_iter (at least
