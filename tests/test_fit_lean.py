@@ -380,6 +380,10 @@ def test_budget_route_when_exact_training_exceeds_the_budget(moons):
     assert len(exact) == 1 and exact[0].name.startswith("exact SVC (")  # on a subsample
     # budget models on all rows: each family's first one at least, whose timing fit took every row
     assert {c.name.split()[0] for c in r.candidates if c.kind == "budget"} == {"BSGD", "Nystroem"}
+    # its sizes: fractions of the subsample's exact model and the fixed ones below the rows
+    from leansvm.job.candidates import budget_route_sizes
+    sizes = budget_route_sizes(exact[0].n_support, 280, GRID["size_fractions"])
+    assert next(s for s in r.steps if s.stage == "budget").choice.endswith("B = " + ", ".join(map(str, sizes)))
     assert r.libsvm_seconds_per_1000 is None
     assert any(s.stage == "route" and "over its share of the budget" in s.reason for s in r.steps)
     # a budget choice is refit on all rows on this route too (it needs no exact solve)
@@ -761,3 +765,47 @@ def test_without_a_budget_a_slow_compression_stops_at_the_bound(moons, monkeypat
     assert "stopped before size" in compress.reason and "time limit" in compress.reason
     assert sum(c.kind == "compressed" for c in r.candidates) == 1
     assert r.model.predict(Xt).shape == yt.shape
+
+
+def test_the_budget_route_sizes_reach_below_and_past_its_exact_model():
+    from leansvm.job.candidates import budget_route_sizes
+
+    # checker-1M's exact model on its subsample: 126 vectors
+    assert budget_route_sizes(126, 800000) == [10, 13, 25, 50, 100, 200, 500]
+    assert budget_route_sizes(126, 120, size_fractions=(0.05, 0.2)) == [10, 25, 50, 100]
+    assert budget_route_sizes(2000, 800000, size_fractions=(0.05,)) == [50, 100, 200, 500]
+
+
+def _planted_budget(name, model, upper):
+    """A budget candidate whose drop bound is planted at ``upper`` (a fraction)."""
+    from leansvm.job.estimates import DropEstimate
+
+    c = Candidate(name, "budget", model, model.expansion_.n_support, 1.0)
+    c.drop = DropEstimate(upper, 0.0, 100, 0.95)
+    return c
+
+
+def test_a_budget_size_between_a_miss_and_the_smallest_hit_is_tried_once(moons):
+    """The refinement trains the hit's family at the geometric mean of the two budgets, validates it
+    against the reference and sets its drop; the other family's sizes do not bracket it."""
+    from leansvm.job.candidates import refine_budget_size
+    from leansvm.job.estimates import correct
+    from leansvm.job.records import _Log
+
+    X, y, Xv, yv = moons
+    fitted = {b: leansvm.BSGDClassifier(budget=b, C=1.0, gamma=0.5, random_state=0).fit(X, y) for b in (10, 40)}
+    landmark = LandmarkSVC(budget=20, C=1.0, gamma=0.5, random_state=0).fit(X, y)
+    candidates = [_planted_budget("BSGD B=10", fitted[10], 0.05), _planted_budget("Nystroem B=20", landmark, 0.05),
+                  _planted_budget("BSGD B=40", fitted[40], 0.0)]
+    reference_correct = correct(leansvm.SVC(C=1.0, gamma=0.5).fit(X, y).predict(Xv), yv)
+    log = _Log(False)
+    refined = refine_budget_size(candidates, reference_correct, X, y, Xv, yv, 0.01, log=log)
+    assert refined.name == "BSGD B=20" and refined.model.budget == 20 and refined.kind == "budget"
+    assert refined.validation_predictions.shape == yv.shape and refined.drop.n == yv.size
+    assert log.steps[-1].stage == "refine" and "BSGD B=10 (missed)" in log.steps[-1].reason
+    # no miss below the smallest hit of its family: nothing to refine
+    assert refine_budget_size(candidates[1:], reference_correct, X, y, Xv, yv, 0.01) is None
+    # no time for it: not trained, and the log says so
+    log = _Log(False)
+    assert refine_budget_size(candidates, reference_correct, X, y, Xv, yv, 0.01, time_limit=0.1, log=log) is None
+    assert "not trained" in log.steps[-1].choice and "over the time left" in log.steps[-1].reason

@@ -14,9 +14,12 @@ order by :func:`fit_lean` (each readable on one screen):
 4. :func:`_choose_route`           -- exact or budget training, from :func:`estimate_exact_seconds`
    (two timed subsamples, t ~ n^p, p in [1.5, 3]) against its share of the time budget.
 5. :func:`_train_candidates`       -- :func:`train_exact` (on a subsample on the budget route) and
-   :func:`train_budget_models` (``BSGDClassifier``, or Nystroem + LinearSVC as a fallback).
-6. :func:`_compress_reference`     -- :func:`compress_models`: ``leansvm.compress`` of the exact
-   model at doubling sizes until one is within the drop on the validation part.
+   :func:`train_budget_models` (``BSGDClassifier`` and Nystroem + LinearSVC at fractions of the
+   exact model's size; on the budget route also at :func:`budget_route_sizes`).
+6. :func:`_compress_reference`     -- on the budget route one more budget size between a miss and
+   the smallest qualifying one (:func:`refine_budget_size`); :func:`compress_models`:
+   ``leansvm.compress`` of the exact model at doubling sizes until one is within the drop on the
+   validation part.
 7. :func:`choose_model`            -- the model with the fewest support vectors whose accuracy drop
    against the exact model has a one-sided ``confidence`` bound (95 %) within
    ``max_accuracy_drop`` (a fraction) on the validation part (:mod:`leansvm.job.estimates`);
@@ -46,9 +49,9 @@ import scipy.sparse as sp
 
 from leansvm import interrupts, io
 from leansvm.core.kernels import resolve_gamma
-from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, compress_models,
-                                    estimate_exact_seconds, estimate_fit_seconds, rows_within,
-                                    scaled_fit_seconds, train_budget_models, train_exact)
+from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_models,
+                                    estimate_exact_seconds, estimate_fit_seconds, refine_budget_size,
+                                    rows_within, scaled_fit_seconds, train_budget_models, train_exact)
 from leansvm.job.choice import choose_model, confirm_choice, estimate_drops, refit_on_all_rows
 from leansvm.job.deadline import Deadline, release_unaffordable_shares, say_bound_after_exact
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
@@ -159,25 +162,39 @@ def _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline, size_frac
                  f"IRWLS at C = {C:g}, gamma = {gamma:g} on the largest subsample estimated to take "
                  f"{allowed:.0f} s (the exact stage's share of the budget); the reference for compression",
                  exact.fit_seconds)
-        budgets = sorted({int(b) for b in (50, 100, 200, 500) if b < X_fit.shape[0]})
+        budgets = budget_route_sizes(exact.n_support, X_fit.shape[0], size_fractions)
     return [exact] + train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log,
                                          time_limit=deadline.allowance("budget")), exact
 
 
 def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop, confidence,
-                        compression_points, compression_limit, random_state, log):
-    """Stage 6: every candidate validated and its drop against ``reference`` estimated, then
-    compressed models of ``reference`` below the smallest candidate that already qualifies
-    (:func:`compress_models`)."""
+                        compression_points, compression_limit, refine, random_state, log):
+    """Stage 6: every candidate validated and its drop against ``reference`` estimated; with
+    ``refine`` (the budget route) one more budget size between the smallest qualifying one and the
+    miss below it (:func:`refine_budget_size`); then compressed models of ``reference`` below the
+    smallest candidate that qualifies (:func:`compress_models`). Returns the models it adds.
+
+    Only the budget route refines: there the budget models are the main family, trained on every
+    row while the exact model, and so compression, sees a subsample."""
+    start = time.perf_counter()
     for c in candidates:
         _validate(c, X_val, y_val)
     estimate_drops(candidates, reference, y_val, max_accuracy_drop, confidence)
+    reference_correct = correct(reference.validation_predictions, y_val)
+    added = []
+    if refine:
+        refined = refine_budget_size(candidates, reference_correct, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
+                                     confidence, compression_limit, log)
+        added += [refined] if refined is not None else []
+    if compression_limit is not None:
+        compression_limit = max(0.0, compression_limit - (time.perf_counter() - start))
     # a compressed model is only worth trying below the smallest model that already qualifies
-    qualified = [c.n_support for c in candidates if c is not reference and c.drop.within(max_accuracy_drop)]
-    return compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop, min_points=compression_points,
-                           time_limit=compression_limit, random_state=random_state, log=log,
-                           confidence=confidence, below=min(qualified, default=None),
-                           reference_correct=correct(reference.validation_predictions, y_val))
+    qualified = [c.n_support for c in candidates + added
+                 if c is not reference and c.drop.within(max_accuracy_drop)]
+    return added + compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
+                                   min_points=compression_points, time_limit=compression_limit,
+                                   random_state=random_state, log=log, confidence=confidence,
+                                   below=min(qualified, default=None), reference_correct=reference_correct)
 
 
 def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight, libsvm_reference_model,
@@ -317,7 +334,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                                         f"the exact SVC on all {X.shape[0]} rows", log)
             candidates += _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
                                               confidence, compression_points, deadline.allowance("compress"),
-                                              random_state, log)
+                                              route == "budget", random_state, log)
             chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             if confirm and route == "exact":
                 chosen = confirm_choice(candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
