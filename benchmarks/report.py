@@ -325,7 +325,7 @@ def scale_sentence() -> str:
     """README's table of the main job at scale: each (set, budget), the returned model beside its reference
     (the exact SVC on the largest subsample fitted in 10 minutes where the job fitted it on a subsample)."""
     lines = ["`leansvm fit --budget-seconds S` on the large sets, 2 cores (`benchmarks/main_job/bench_main_job_scale.py`); "
-             "the reference is the exact SVC on the training part, or on the largest subsample estimated to fit in "
+             "the reference is the exact SVC on the training part, or on the largest subsample found to fit in "
              "10 minutes where the job itself could only fit a subsample:", "",
              "| set | S | took s | peak GB | returned | #SV | test acc (RMSE) | reference #SV, test acc (RMSE) |",
              "|---|---|---|---|---|---|---|---|"]
@@ -347,7 +347,8 @@ def scale_section() -> str:
            "returned model at most 1/10 of the exact model's vectors and within 0.5 points of it (RMSE: within "
            "2 %). Rows where the exact model is returned miss that goal. Where the job fitted its exact model on a "
            "subsample (the sets too large for the budget), the reference is the exact SVC (SVR) at the same "
-           "hyperparameters on the largest subsample estimated to fit in 10 minutes, fitted after the job; it is "
+           "hyperparameters on the largest subsample found to fit in 10 minutes (estimated from the job's fit, then "
+           "grown from each fit's own time), fitted after the job; it is "
            "then the exact model of the goal, and 'share' is the returned model's vectors over its vectors.", "",
            "The peer: Nystroem with as many landmarks as the returned model has vectors (at most 5,000) + "
            "LinearSVC (Ridge for regression), its C from {0.1, 1, 10} by 3-fold CV on 20,000 rows, fitted on "
