@@ -287,7 +287,7 @@ def refine_budget_size(candidates, reference_correct, X, y, X_val, y_val, max_ac
         return None
     name = f"{hit.name.rsplit(' B=', 1)[0]} B={middle}"
     why = f"between {miss.name} (missed) and {hit.name} (qualifies), their geometric mean"
-    expected = hit.fit_seconds * middle / hit.model.budget
+    expected = hit.fit_seconds * pass_work(middle, X.shape[0]) / pass_work(hit.model.budget, X.shape[0])
     if time_limit is not None and expected > time_limit:
         log.step("refine", f"{name} not trained", f"{why}; estimated at {expected:.0f} s, over the time left for "
                                                   f"it ({time_limit:.0f} s)")
