@@ -44,14 +44,18 @@ def multiclass():
 # -- eq. 10 gradients ----------------------------------------------------------------------
 @pytest.mark.parametrize("case", ["binary", "three outputs, margin, weights", "csr", "learned gamma",
                                   "one-vs-one point blocks, margin, learned gamma",
-                                  "one-vs-one, LIBSVM's layout, margin"])
-def test_float32_blocks_agree_with_the_float64_objective(case):
-    """The RBF objective in float32 row blocks (several blocks, split over threads) against the float64
-    one on the whole matrix: the same loss and gradient to float32's rounding."""
+                                  "one-vs-one, LIBSVM's layout, margin", "binary, narrowest blocks"])
+def test_float32_blocks_agree_with_the_float64_objective(case, monkeypatch):
+    """The RBF objective in float32 row blocks (several blocks, split over threads, the last one
+    partial) against the float64 one on the whole matrix: the same loss and gradient to float32's
+    rounding."""
     from leansvm.compression import rbf_objective
 
     rng = np.random.default_rng(1)
     N, d, r = 2 * rbf_objective.BLOCK_ROWS + 37, 6, 30
+    if case.endswith("narrowest blocks"):      # MIN_BLOCK_ROWS a block: 9 blocks, the buffers reused
+        monkeypatch.setattr(rbf_objective, "BLOCK_BYTES", 1)
+        assert rbf_objective.block_rows(r, 4) == rbf_objective.MIN_BLOCK_ROWS
     X = rng.normal(size=(N, d))
     p, kw = 1, {}
     if case.startswith("three"):

@@ -98,7 +98,7 @@ def test_rbf_transform_is_the_numpy_passes(dtype):
     block and on a strided view: float64 (one compiled pass for the exponent, NumPy's exp)
     bit for bit; float32 (exponent and exp in one pass, Cephes' expf) within 3 ulps down to
     e^-87, 0 below (where NumPy gives under 1.7e-38)."""
-    from leansvm.core.kernels import _rbf_rows
+    from leansvm.core.kernels import rbf_transform_rows
     rng = np.random.default_rng(5)
     X = rng.normal(size=(40, 6)).astype(dtype)
     norms = np.einsum("ij,ij->i", X, X, dtype=np.float64).astype(dtype)
@@ -112,9 +112,9 @@ def test_rbf_transform_is_the_numpy_passes(dtype):
         want *= -gamma
         np.exp(want, out=want)
         got = G.copy()
-        _rbf_rows(got, norms, norms, gamma)
+        rbf_transform_rows(got, norms, norms, gamma)
         strided = G.copy()[:, ::2]
-        _rbf_rows(strided, norms, norms[::2], gamma)
+        rbf_transform_rows(strided, norms, norms[::2], gamma)
         for value, expected in ((got, want), (strided, want[:, ::2])):
             if dtype == np.float64:
                 assert np.array_equal(value, expected)

@@ -9,11 +9,11 @@ the whole N x r matrix in float64 (:meth:`leansvm.compression.cvm.GradientProble
 each such pass streams N r 8 bytes from memory and the iteration runs at memory speed, not at
 arithmetic speed: 1.6 GFLOP/s on synth-50k's shape (N = 50,000, r = 868, d = 20).
 
-Here the points go through in blocks of ``BLOCK_ROWS`` rows, so that one block's kernel rows
-(BLOCK_ROWS x r float32) stay in cache from the product that makes them to the product that
-consumes them; a block is made by one product and one exp, and consumed by two products
-(:class:`BlockedRBF` says how); the products are float32 GEMMs; the row blocks are split over
-leansvm's threads (each thread sums its own products in float64).
+Here the points go through in blocks of :func:`block_rows` rows, so that one block's kernel rows
+(about 4 MB) stay in cache from the product that makes them to the product that
+consumes them; a block is made by one product and one compiled pass (distance and exp), and
+consumed by two products (:class:`BlockedRBF` says how); the products are float32 GEMMs; the row
+blocks are split over leansvm's threads (each thread sums its own products in float64).
 The objective and the gradient returned are float64 (L-BFGS works in float64); float32 rounds
 the kernel values to about 1e-7 relative, far below what the fit resolves (the same blocks in
 float64 check the algebra against finite differences in the tests).
@@ -26,10 +26,24 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from leansvm.core.kernels import rbf_transform_rows
 from leansvm.core.threads import SPLIT_MIN_ENTRIES, split_range
 
-#: rows of one block: 1024 x 868 float32 kernel rows are 3.5 MB (a core's share of the cache)
+#: rows of one block: at most BLOCK_ROWS, and halved down to MIN_BLOCK_ROWS while the block's kernel
+#: rows pass BLOCK_BYTES (about a core's share of the cache): 1,024 x 868 float32 rows are 3.5 MB;
+#: at 2,000 vectors (float32) and at 868 in float64, 512 rows took 0.57-0.66 s and 0.134 s an
+#: iteration against 0.62-0.79 s and 0.147-0.156 s with 1,024 (200,000 and 50,000 points, 2 cores)
 BLOCK_ROWS = 1024
+MIN_BLOCK_ROWS = 256
+BLOCK_BYTES = 4 * 2**20
+
+
+def block_rows(n_vectors: int, itemsize: int) -> int:
+    """Rows of one block of kernel rows against ``n_vectors`` vectors of ``itemsize`` bytes."""
+    rows = BLOCK_ROWS
+    while rows > MIN_BLOCK_ROWS and rows * n_vectors * itemsize > BLOCK_BYTES:
+        rows //= 2
+    return rows
 #: sparse points are made dense one block at a time up to this many features (a9a: 123)
 DENSE_BLOCK_MAX_FEATURES = 4096
 #: the one-product gradient (BlockedRBF) costs q (d + 1) multiply-adds per kernel entry for q outputs,
@@ -38,6 +52,10 @@ DENSE_BLOCK_MAX_FEATURES = 4096
 #: d = 16, where H takes 0.027 s per evaluation against 0.067 s for the one product on 12,800 points,
 #: 520 vectors, 2 cores: ``benchmarks/compression/bench_compression_speed.py``)
 ONE_PRODUCT_MAX_WIDTH_OVER_H = 1.5
+#: the one product's width (q (d + 1) columns) rounded up to a multiple of this with zero columns:
+#: K' [.] for a 1,024 x 868 float32 block and 21 columns took 0.85 ms on one core, 0.72 ms with 24
+#: (16 and 20 columns: 0.54 and 0.65 ms; OpenBLAS's float32 kernels work in column panels)
+PRODUCT_WIDTH_STEP = 8
 
 
 def applies(kernel, X) -> bool:
@@ -50,12 +68,12 @@ def applies(kernel, X) -> bool:
 
 
 class BlockedRBF:
-    """The fitting points in float32, widened for the one-product kernel (made once per problem), and
-    the objective over row blocks.
+    """The fitting points in float32 and their squared norms (made once per problem), and the
+    objective over row blocks.
 
-    With x' = [2 gamma x, -gamma |x|^2, 1] and z' = [z, 1, -gamma |z|^2], <x', z'> = -gamma |x - z|^2:
-    one product and one exp make a block of kernel rows. The gradient needs no pass over the
-    block either: with G = -R B' / N and H = G * K,
+    One product <x_i, z_j> and one compiled pass (:func:`leansvm.core.kernels.rbf_transform_rows`:
+    the distance |x_i|^2 + |z_j|^2 - 2 <x_i, z_j> and its exp together) make a block of kernel rows,
+    written into one buffer per thread. The gradient needs no pass over the block either: with G = -R B' / N and H = G * K,
 
         dL/dB = -K' R / N,    sum_i H_ij = sum_k B_jk (dL/dB)_jk,
         H' X = sum_k diag(B_k) K' (X * (-R_k / N))            (R_k: the k-th output's residuals),
@@ -90,12 +108,12 @@ class BlockedRBF:
         """Rows s:e of the fitting points (in this object's order), dense."""
         return self.X[s:e].toarray() if self.problem.sparse else self.X[s:e]
 
-    def _chunks(self, a, b):
-        """(s, e, segment index) of BLOCK_ROWS at most, over rows a:b, within one segment each."""
+    def _chunks(self, a, b, rows):
+        """(s, e, segment index) of ``rows`` at most, over rows a:b, within one segment each."""
         for i, (first, end, _) in enumerate(self.segments):
             lo, hi = max(a, first), min(b, end)
-            for s in range(lo, hi, BLOCK_ROWS):
-                yield s, min(s + BLOCK_ROWS, hi), i
+            for s in range(lo, hi, rows):
+                yield s, min(s + rows, hi), i
 
     def objective(self, Z, B, c, gamma):
         """(L, dL/dZ, dL/dB, dL/dc, S) of eq. 10 at (Z, B, c) with RBF ``gamma``, float64, where
@@ -103,31 +121,26 @@ class BlockedRBF:
         prob = self.problem
         N, r, p, d = prob.N, Z.shape[0], prob.p, prob.d
         dtype = self.dtype
-        Zw = np.empty((d + 2, r), dtype=dtype)                      # z' as columns
-        Zw[:d] = Z.T
-        Zw[d] = 1.0
-        Zw[d + 1] = -gamma * np.einsum("ij,ij->i", Z, Z)
+        Zt = np.ascontiguousarray(Z.T, dtype=dtype)
+        z_norms = np.einsum("ij,ij->i", Z, Z).astype(dtype)
         B32 = np.ascontiguousarray(B, dtype=dtype)
+        n_rows = block_rows(r, dtype.itemsize)
         # each segment's columns of B (float64 and float32), gathered once for all its row blocks
         B_cols = [(B, B32) if cols is None else (B[:, cols], np.ascontiguousarray(B32[:, cols]))
                   for _, _, cols in self.segments]
-        g2, g = dtype.type(2.0 * gamma), dtype.type(-gamma)
 
         def rows(a, b):
             loss, gB, XH, gc, x_term = 0.0, np.zeros((r, p)), np.zeros((r, d)), np.zeros(p), 0.0
-            n_rows = min(BLOCK_ROWS, b - a)
-            Xw = np.empty((n_rows, d + 2), dtype=dtype)
-            for s, e, i in self._chunks(a, b):
+            K_rows = np.empty((min(n_rows, b - a), r), dtype=dtype)
+            right_of = {}                 # the one product's right-hand side for q outputs, reused
+            for s, e, i in self._chunks(a, b, n_rows):
                 n = e - s
                 cols = self.segments[i][2]
                 Bq, Bq32 = B_cols[i]
                 q = Bq.shape[1]
                 X_blk = self._points(s, e)
-                np.multiply(X_blk, g2, out=Xw[:n, :d])
-                np.multiply(self.x_norms[s:e], g, out=Xw[:n, d])
-                Xw[:n, d + 1] = 1.0
-                K = Xw[:n] @ Zw                                      # -gamma |x - z|^2
-                np.exp(K, out=K)                                     # k(x, z)
+                K = np.matmul(X_blk, Zt, out=K_rows[:n])              # <x, z>
+                rbf_transform_rows(K, self.x_norms[s:e], z_norms, gamma)      # k(x, z), in place
                 KB = K @ Bq32
                 if cols is None:
                     R = prob.residuals(KB + c, slice(s, e))          # float64, n x p
@@ -142,11 +155,14 @@ class BlockedRBF:
                 out = slice(None) if cols is None else cols
                 if q * (d + 1) <= ONE_PRODUCT_MAX_WIDTH_OVER_H * (2 * q + d):
                     # one product K' [Rn, X * Rn_1, ..., X * Rn_q] (class docstring)
-                    right = np.empty((n, q * (d + 1)), dtype=dtype)
-                    right[:, :q] = Rn
+                    right = right_of.get(q)
+                    if right is None:      # zero columns pad the width (PRODUCT_WIDTH_STEP)
+                        width = -(-q * (d + 1) // PRODUCT_WIDTH_STEP) * PRODUCT_WIDTH_STEP
+                        right = right_of[q] = np.zeros((K_rows.shape[0], width), dtype=dtype)
+                    right[:n, :q] = Rn
                     for k in range(q):
-                        np.multiply(X_blk, Rn[:, k:k + 1], out=right[:, q + k * d:q + (k + 1) * d])
-                    M = K.T @ right
+                        np.multiply(X_blk, Rn[:, k:k + 1], out=right[:n, q + k * d:q + (k + 1) * d])
+                    M = K.T @ right[:n]
                     gB[:, out] += M[:, :q]
                     for k in range(q):
                         XH += Bq[:, k:k + 1] * M[:, q + k * d:q + (k + 1) * d]
