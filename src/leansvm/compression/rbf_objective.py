@@ -37,13 +37,6 @@ BLOCK_ROWS = 1024
 MIN_BLOCK_ROWS = 256
 BLOCK_BYTES = 4 * 2**20
 
-
-def block_rows(n_vectors: int, itemsize: int) -> int:
-    """Rows of one block of kernel rows against ``n_vectors`` vectors of ``itemsize`` bytes."""
-    rows = BLOCK_ROWS
-    while rows > MIN_BLOCK_ROWS and rows * n_vectors * itemsize > BLOCK_BYTES:
-        rows //= 2
-    return rows
 #: sparse points are made dense one block at a time up to this many features (a9a: 123)
 DENSE_BLOCK_MAX_FEATURES = 4096
 #: the one-product gradient (BlockedRBF) costs q (d + 1) multiply-adds per kernel entry for q outputs,
@@ -53,9 +46,17 @@ DENSE_BLOCK_MAX_FEATURES = 4096
 #: 520 vectors, 2 cores: ``benchmarks/compression/bench_compression_speed.py``)
 ONE_PRODUCT_MAX_WIDTH_OVER_H = 1.5
 #: the one product's width (q (d + 1) columns) rounded up to a multiple of this with zero columns:
-#: K' [.] for a 1,024 x 868 float32 block and 21 columns took 0.85 ms on one core, 0.72 ms with 24
-#: (16 and 20 columns: 0.54 and 0.65 ms; OpenBLAS's float32 kernels work in column panels)
+#: K' [.] for a 1,024 x 868 float32 block and 21 columns took 0.85 ms on one core, padded to 24
+#: 0.72 ms (OpenBLAS's float32 kernels work in column panels; 22 and 28 columns were as slow as 21)
 PRODUCT_WIDTH_STEP = 8
+
+
+def block_rows(n_vectors: int, itemsize: int) -> int:
+    """Rows of one block of kernel rows against ``n_vectors`` vectors of ``itemsize`` bytes."""
+    rows = BLOCK_ROWS
+    while rows > MIN_BLOCK_ROWS and rows * n_vectors * itemsize > BLOCK_BYTES:
+        rows //= 2
+    return rows
 
 
 def applies(kernel, X) -> bool:
@@ -73,7 +74,8 @@ class BlockedRBF:
 
     One product <x_i, z_j> and one compiled pass (:func:`leansvm.core.kernels.rbf_transform_rows`:
     the distance |x_i|^2 + |z_j|^2 - 2 <x_i, z_j> and its exp together) make a block of kernel rows,
-    written into one buffer per thread. The gradient needs no pass over the block either: with G = -R B' / N and H = G * K,
+    written into one buffer per thread. The gradient needs no pass over the block either: with
+    G = -R B' / N and H = G * K,
 
         dL/dB = -K' R / N,    sum_i H_ij = sum_k B_jk (dL/dB)_jk,
         H' X = sum_k diag(B_k) K' (X * (-R_k / N))            (R_k: the k-th output's residuals),
