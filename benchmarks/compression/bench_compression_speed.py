@@ -137,7 +137,8 @@ def main(argv=None) -> int:
         libsvm_layout = classes.endswith("L")
         for name, m in objective_rate(N, d, r, args.repeats, int(classes.rstrip("L") or 2), libsvm_layout).items():
             share = m["gflops"] / m["gemm_float32_gflops"]
-            print(f"{shape:>16} {name:>22} {m['seconds']:>14.4f} {m['gflops']:>8.1f} {m['gemm_float32_gflops']:>8.1f} {share:>6.0%}")
+            print(f"{shape:>16} {name:>22} {m['seconds']:>14.4f} {m['gflops']:>8.1f} "
+                  f"{m['gemm_float32_gflops']:>8.1f} {share:>6.0%}")
             rows.append({"shape": shape, "path": name, **m, "share_of_float32_gemm": share})
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"compression-speed-{time.strftime('%Y%m%d-%H%M%S')}.json"
