@@ -53,7 +53,7 @@ def test_float32_blocks_agree_with_the_float64_objective(case, monkeypatch):
 
     rng = np.random.default_rng(1)
     N, d, r = 2 * rbf_objective.BLOCK_ROWS + 37, 6, 30
-    if case.endswith("narrowest blocks"):      # MIN_BLOCK_ROWS a block: 9 blocks, the buffers reused
+    if case.endswith("narrowest blocks"):      # MIN_BLOCK_ROWS a block: each thread's last one partial
         monkeypatch.setattr(rbf_objective, "BLOCK_BYTES", 1)
         assert rbf_objective.block_rows(r, 4) == rbf_objective.MIN_BLOCK_ROWS
     X = rng.normal(size=(N, d))

@@ -124,7 +124,8 @@ class BlockedRBF:
         N, r, p, d = prob.N, Z.shape[0], prob.p, prob.d
         dtype = self.dtype
         Zt = np.ascontiguousarray(Z.T, dtype=dtype)
-        z_norms = np.einsum("ij,ij->i", Z, Z).astype(dtype)
+        z_sq = np.einsum("ij,ij->i", Z, Z)
+        z_norms = z_sq.astype(dtype)
         B32 = np.ascontiguousarray(B, dtype=dtype)
         n_rows = block_rows(r, dtype.itemsize)
         # each segment's columns of B (float64 and float32), gathered once for all its row blocks
@@ -183,5 +184,5 @@ class BlockedRBF:
         loss, gB, XH, gc, x_term = (sum(part[i] for part in parts) for i in range(5))
         cols = np.einsum("jk,jk->j", B, gB)
         gZ = 2.0 * gamma * (XH - Z * cols[:, None])
-        S = x_term + np.einsum("ij,ij->i", Z, Z) @ cols - 2.0 * float(np.einsum("ij,ij->", Z, XH))
+        S = x_term + z_sq @ cols - 2.0 * float(np.einsum("ij,ij->", Z, XH))
         return loss, gZ, gB, gc, S
