@@ -165,7 +165,9 @@ class BlockedRBF:
                     right[:n, :q] = Rn
                     for k in range(q):
                         np.multiply(X_blk, Rn[:, k:k + 1], out=right[:n, q + k * d:q + (k + 1) * d])
-                    M = K.T @ right[:n]
+                    # as ([.]' K)': OpenBLAS runs it 5-10 % faster than K' [.] (one core, 1,024 x 868:
+                    # 0.84 against 1.01 ms; 2 cores, 200000x20x2000, median of 6: 0.66-0.70 against 0.73-0.74 s)
+                    M = (right[:n].T @ K).T
                     gB[:, out] += M[:, :q]
                     for k in range(q):
                         XH += Bq[:, k:k + 1] * M[:, q + k * d:q + (k + 1) * d]
