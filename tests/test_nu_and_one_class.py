@@ -88,6 +88,25 @@ def test_nu_svr_reaches_libsvms_optimum(nu, C):
     assert np.allclose(np.abs(z[free] - ours.predict(X[free])), ours.epsilon_, atol=1e-3)
 
 
+@pytest.mark.parametrize("estimator, optimum", [(NuSVR, 1 / 6), (NuSVC, 1 / 3)], ids=["NuSVR", "NuSVC"])
+def test_nu_forms_land_on_the_optimum_of_a_small_problem(estimator, optimum):
+    """The exact step on the free variables (two equalities, one per sign group) after IRWLS: at the
+    default tol, scikit-learn's 6-point toy with one zero-weight sample gives LIBSVM's coef_ to
+    rounding, not only to tol (before it, NuSVR's coef_ was (0.16647, 0.16705) on one machine,
+    beyond the 1e-3 of scikit-learn's test_negative_weight_equal_coeffs)."""
+    X = np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], dtype=float)
+    y = np.array([1, 1, 1, 2, 2, 2])
+    weights = np.array([1, 1, 1, 0, 1, 1], dtype=float)
+    ours = estimator(kernel="linear").fit(X, y, sample_weight=weights)
+    ref = getattr(svm, estimator.__name__)(kernel="linear").fit(X, y, sample_weight=weights)
+    assert np.allclose(np.abs(ours.coef_), optimum, rtol=1e-9)
+    assert np.allclose(ours.coef_, ref.coef_, rtol=1e-6)
+    assert np.allclose(ours.intercept_, ref.intercept_, atol=1e-9)
+    assert 3 not in ours.support_                                # the zero-weight sample
+    if estimator is NuSVR:          # the two equalities still hold: sum alpha = sum alpha*
+        assert abs(ours.dual_coef_.sum()) <= 1e-12
+
+
 @pytest.mark.parametrize("nu", [0.05, 0.5])
 def test_one_class_reaches_libsvms_optimum(nu):
     rng = np.random.default_rng(0)

@@ -276,7 +276,7 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
             DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype, shrinking,
             None if shared is None else (shared[0], shared[1][A]), callback)
     alpha[A] = aA
-    if equality == 1 and converged and n <= SMALL_PROBLEM_ROWS and _polish_free(X, kernel, problem, alpha, tol):
+    if equality and converged and n <= SMALL_PROBLEM_ROWS and _polish_free(X, kernel, problem, alpha, tol):
         nz = np.flatnonzero(alpha)
         f = _outputs(kernel, X, None, A, nz, y[nz] * alpha[nz], offset)
 
@@ -314,15 +314,18 @@ def _polish_free(X, kernel, problem, alpha, tol) -> bool:
     """One exact Newton step on the free variables F (0 < a_i < C_i) of a converged small problem, in
     place: the KKT system of the dual restricted to F with the others fixed,
 
-        [Q_FF  y_F] [a_F]   [-p_F - Q_FB a_B      ]
-        [y_F'   0 ] [ b ] = [Delta - y_B' a_B     ],
+        [Q_FF  E_F'] [a_F]   [-p_F - Q_FB a_B         ]
+        [E_F    0  ] [ b ] = [t_g - sum_{B in g} y a_B],
 
-    solved in float64. IRWLS reaches the optimum to its tolerance through weighted steps; this lands on
-    it to rounding, as SMO's closed-form pair steps do (the 6-point toy of scikit-learn's tests: dual
-    coefficients 0.25 where IRWLS left 0.24999999999999997). Kept only when every a_F stays strictly
-    inside its box and moved by less than ``tol`` (the active set was already right); returns whether
-    alpha changed. Not for one-sign problems (one-class): their free vectors would land exactly on
-    the decision boundary, where a rounding error's sign decides the label (scikit-learn's
+    solved in float64, with one row of E per equality group g that has free variables (E_gi = y_i
+    for i in g: y'a = Delta, or the nu forms' two sign groups). IRWLS reaches the optimum to its
+    tolerance through weighted steps; this lands on it to rounding, as SMO's closed-form pair steps
+    do (the 6-point toy of scikit-learn's tests: C-SVC dual coefficients 0.25 where IRWLS left
+    0.24999999999999997; nu-SVR with a zero sample weight: coef_ (1/6, 1/6) where IRWLS left
+    (0.16647, 0.16705), tol 1e-3). Kept only when every a_F stays strictly inside its box and moved
+    by less than ``tol`` (the active set was already right); returns whether alpha changed. Not
+    for one-sign problems (one-class): their free vectors would land exactly on the decision
+    boundary, where a rounding error's sign decides the label (scikit-learn's
     check_methods_subset_invariance saw two of them flip with the batch size)."""
     y, C = problem.y, problem.C
     free = np.flatnonzero((alpha > 0) & (alpha < C))
@@ -334,11 +337,17 @@ def _polish_free(X, kernel, problem, alpha, tol) -> bool:
     rhs = -problem.p[free]
     if bound.size:
         rhs -= y[free] * (kernel.block(XF, X[bound]) @ (y[bound] * alpha[bound]))
-    m = free.size
-    system = np.zeros((m + 1, m + 1))
-    system[:m, :m], system[:m, m], system[m, :m] = Q, y[free], y[free]
+    rows, targets = [], []
+    for group, target in problem.equality_groups():
+        if group[free].any():
+            rows.append(np.where(group[free], y[free], 0.0))
+            targets.append(target - y[bound] @ np.where(group[bound], alpha[bound], 0.0))
+    m, k = free.size, len(rows)
+    system = np.zeros((m + k, m + k))
+    system[:m, :m], system[m:, :m] = Q, rows
+    system[:m, m:] = system[m:, :m].T
     try:
-        solution = np.linalg.solve(system, np.append(rhs, problem.delta - y[bound] @ alpha[bound]))
+        solution = np.linalg.solve(system, np.concatenate((rhs, targets)))
     except np.linalg.LinAlgError:
         return False
     new = solution[:m]
