@@ -92,8 +92,8 @@ def test_nu_svr_reaches_libsvms_optimum(nu, C):
 def test_nu_forms_land_on_the_optimum_of_a_small_problem(estimator, optimum):
     """The exact step on the free variables (two equalities, one per sign group) after IRWLS: at the
     default tol, scikit-learn's 6-point toy with one zero-weight sample gives LIBSVM's coef_ to
-    rounding, not only to tol (before it, NuSVR's coef_ was (0.16647, 0.16705) on one machine,
-    beyond the 1e-3 of scikit-learn's test_negative_weight_equal_coeffs)."""
+    rounding, not only to tol (IRWLS alone may stop at (0.16647, 0.16705), optimal to tol = 1e-3
+    but beyond the 1e-3 of scikit-learn's test_negative_weight_equal_coeffs)."""
     X = np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], dtype=float)
     y = np.array([1, 1, 1, 2, 2, 2])
     weights = np.array([1, 1, 1, 0, 1, 1], dtype=float)
