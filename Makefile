@@ -1,18 +1,20 @@
 # Set-up is part of every target: a fresh clone needs only `make demo` or `make test`.
-PYTHON ?= python3
-VENV   ?= .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# The package is installed, not linked (`pip install .`): its build compiles the solvers into it
+# (setup.py), so the tests and the demo run what a user installs. An edit to src/ reinstalls.
+PYTHON  ?= python3
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+SOURCES := pyproject.toml setup.py $(shell find src -name '*.py' -not -path '*/__pycache__/*')
 
-.PHONY: demo test bench docs clean recompile
+.PHONY: demo test bench docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[datasets,plot,dev,dask,onnx]"
-	$(PY) -m leansvm.precompile
+$(STAMP): $(PY) $(SOURCES)
+	$(PY) -m pip install --quiet ".[datasets,plot,dev,dask,onnx]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -24,7 +26,7 @@ test: $(STAMP)
 BENCH_STAMP := $(VENV)/.bench-installed
 
 $(BENCH_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e ".[bench]"
+	$(PY) -m pip install --quiet ".[datasets,plot,dev,dask,onnx,bench]"
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
@@ -33,18 +35,13 @@ bench: $(BENCH_STAMP)
 # the documentation (docs/ + API reference from docstrings) into site/; its own extra, not in `make test`
 DOCS_STAMP := $(VENV)/.docs-installed
 
-$(DOCS_STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[docs]"
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet ".[datasets,plot,dev,dask,onnx,docs]"
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
 	$(PY) -m mkdocs build --strict --site-dir site
 
-# numba checks a cached function against its own file only: an edit to a compiled callee in
-# another file leaves its callers' cached code stale. After editing compiled code, drop the cache.
-recompile: $(STAMP)
-	find src -name "*.nbi" -delete -o -name "*.nbc" -delete
-	$(PY) -m leansvm.precompile
-
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache site
+	find src -name "*.nbi" -delete -o -name "*.nbc" -delete

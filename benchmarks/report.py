@@ -412,6 +412,37 @@ def cache_section() -> str:
     return "\n".join(out)
 
 
+def first_run_section() -> str:
+    """A new user's install and first fits (bench_first_run.py): the package's shipped machine code against
+    compiling on first use."""
+    path = latest("first-run")
+    if path is None:
+        return ""
+    data = load(path)
+    machine, rows = data["machine"], data["rows"]
+    out = ["## First run after an install", "",
+           "A new user's wait, every step in new processes: a fresh virtual environment, README's install command "
+           "(the build compiles the solvers into the package), no numba cache anywhere (HOME an empty folder), pip's "
+           "download cache kept so that the registry's speed does not count. Then each job twice in a row, with the "
+           "machine code the package ships and, for comparison, with `NUMBA_CACHE_DIR` an empty folder, where numba "
+           "compiles on first use as every install did before the build shipped the code. "
+           f"Machine: {machine['cpu_count']} cores ({machine.get('cpu_model', 'unknown')}), numba {machine['numba']}.", "",
+           "| step | s |", "|---|---|"]
+    out += [f"| {r['what']} | {r['seconds']:.1f} |" for r in rows if r["step"] in ("install", "wheel")]
+    out += ["", "| job | compiled code | first process s | second process s | first - second s |", "|---|---|---|---|---|"]
+    out += [f"| {r['what']} | {r['code']} | {r['first_s']:.2f} | {r['second_s']:.2f} | {r['extra_s']:+.2f} |"
+            for r in rows if r["step"] == "job"]
+    added = [r["files"] for r in rows if r["step"] == "compiled by the jobs"]
+    if added:
+        out += ["", f"Machine-code files the jobs with the shipped code added to the installed package: {added[0]} "
+                "(none: nothing was compiled)." if added[0] == 0 else
+                f"Machine-code files the jobs with the shipped code added to the installed package: {added[0]}."]
+    out += ["", "`svc-1000`: a whole process (import, `make_classification` 1,000 x 10, `leansvm.SVC().fit`); "
+            "`fit_lean-banana`: the main job's fit alone; `cli-banana`: a whole `leansvm fit banana` process.", "",
+            f"Reproduce: `python benchmarks/exact/bench_first_run.py` (`{path.name}`)."]
+    return "\n".join(out)
+
+
 #: ONNX export against leansvm's own prediction: the KEEL sets, then a9a in a run of its own
 ONNX_FILES = ("onnx-20261121-184207.json", "onnx-a9a-20261121-185440.json")
 
@@ -671,7 +702,8 @@ def benchmarks_page() -> str:
         "section says which file it reads, on what machine and with how many threads, and how to reproduce "
         "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
         "of each method in detail are on its page under `docs/methods/`.",
-        exact_section(), cache_section(), promise_section(), scale_section(), compression_section(),
+        exact_section(), cache_section(), first_run_section(), promise_section(), scale_section(),
+        compression_section(),
         screening_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),
         one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 

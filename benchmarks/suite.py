@@ -89,8 +89,8 @@ CAPABILITIES = [
                ("exact/bench_memory.py", "--n", "20k"), "memory"),
     Capability("tables", "methods", "leansvm fit on tables with raw scales, categories, missing values",
                ("main_job/bench_tabular.py",), (), "tabular"),
-    Capability("first-run", "methods", "what a first run pays for numba's compilation", ("exact/bench_first_run.py",),
-               (), "first-run"),
+    Capability("first-run", "methods", "a new user's install and first fits, with the shipped machine code",
+               ("exact/bench_first_run.py",), (), "first-run"),
 ]
 STUDIES = ["budget/bench_bsgd_oracle.py", "screening/bench_screening_oracle.py", "main_job/bench_grid_oracle.py", "main_job/bench_choice_noise.py",
            "main_job/bench_fit_points.py", "budget/bench_budget_refit.py", "exact/bench_irwls_threads.py", "compression/bench_compression_threads.py",

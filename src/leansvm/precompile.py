@@ -1,16 +1,19 @@
 """Compile leansvm's numba loops before the first fit.
 
 numba compiles a function at its first call for the argument types of that call, and with
-``cache=True`` keeps the machine code in ``__pycache__`` for later processes. So the first process
-after an install pays the compilation: about 30 s of a 24 s ``fit_lean`` on banana (55 s against
-24 s), 14 s of a ``BSGDClassifier`` fit. LIBSVM, which is compiled C, pays nothing.
+``cache=True`` keeps the machine code in ``__pycache__`` for later processes. Without it, the first
+process pays the compilation: about a minute on 2 cores (a first ``fit_lean`` on banana 64 s longer
+than the second). LIBSVM, which is compiled C, pays nothing.
 
 :func:`run` pays it ahead: it runs each solver once on small data of every kind the solvers are
 given (dense and sparse rows, float32 and float64 kernel rows, two and more classes, each problem
 type, paths, budgeted SGD, budget SMO), so that every signature a fit uses is in the cache.
-``make`` runs it in the install step (``python -m leansvm.precompile``); after a ``pip install``
-it is one command. Which signatures a fit needs is a matter of types, not sizes, so small data
-suffices; ``tests/test_precompile.py`` checks that typical fits afterwards compile nothing new.
+The package build runs it on the files it packages (``setup.py``, with ``--record``: the machine
+it compiled for goes to ``compiled.json``, :mod:`leansvm.core.jit`), so ``pip install`` ships the
+code and no user needs this command. It serves an editable install (``pip install -e .``), or a
+machine whose CPU differs from the build's. Which signatures a fit needs is a matter of types, not
+sizes, so small data suffices; ``tests/test_precompile.py`` checks that typical fits afterwards
+compile nothing new.
 """
 
 from __future__ import annotations
@@ -135,12 +138,28 @@ def main() -> int:
     import argparse
     parser = argparse.ArgumentParser(prog="python -m leansvm.precompile", description=__doc__.split("\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="time each workload")
+    parser.add_argument("--record", action="store_true",
+                        help="write what the code was compiled for to the package's compiled.json (the build does)")
     args = parser.parse_args()
     result = run(verbose=args.verbose)
     print(f"leansvm: {result['signatures']} compiled signatures ready in {result['seconds']:.1f} s")
     for line in result["failed"]:
         print(f"leansvm: precompile step failed: {line}")
+    if args.record and not result["failed"]:
+        record(result)
     return 1 if result["failed"] else 0
+
+
+def record(result: dict):
+    """Write :func:`leansvm.core.jit.this_machine` with the compilation's seconds and signatures
+    to ``compiled.json`` (atomically)."""
+    import json
+    import os
+    from leansvm.core import jit
+    data = {**jit.this_machine(), "seconds": round(result["seconds"], 1), "signatures": result["signatures"]}
+    temporary = jit.RECORD.with_name(jit.RECORD.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(temporary, jit.RECORD)
 
 
 if __name__ == "__main__":

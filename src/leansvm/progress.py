@@ -43,13 +43,18 @@ import numpy as np
 
 from leansvm import interrupts
 
-__all__ = ["Progress", "ConvergenceProgress", "progress_enabled", "default_progress", "ENV_VARIABLE"]
+__all__ = ["Progress", "ConvergenceProgress", "progress_enabled", "default_progress", "note_compiling",
+           "ENV_VARIABLE"]
 
 ENV_VARIABLE = "LEANSVM_PROGRESS"
 _ON, _OFF = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
 #: seconds between two plain progress lines (without tqdm)
 LINE_INTERVAL = 10.0
 _default: contextvars.ContextVar = contextvars.ContextVar("leansvm_progress", default=None)
+#: the bars open now, innermost last (numba's compilation is shown on the innermost)
+_open: list = []
+#: what a bar shows while numba compiles
+COMPILING = "compiling"
 
 
 def progress_enabled(enabled=None, stream=None) -> bool:
@@ -113,6 +118,7 @@ class Progress:
         self.n = 0
         self.start = self._last_line = time.perf_counter()
         self._bar = None
+        self.compiling = False
 
     @property
     def _file(self):
@@ -129,6 +135,7 @@ class Progress:
                 except KeyboardInterrupt as exc:   # a Ctrl-C at the bar's first render: the with
                     self.__exit__(type(exc), exc, exc.__traceback__)     # block never started
                     raise
+            _open.append(self)
         return self
 
     def elapsed(self) -> float:
@@ -146,6 +153,8 @@ class Progress:
     def status(self) -> str:
         """``desc: n/total unit, E s elapsed, about L s left``."""
         line = f"{self.desc}: {self._done()} {self.unit}, {_seconds(self.elapsed())} elapsed"
+        if self.compiling:
+            return line + f", {COMPILING}"
         eta = self.eta()
         return line + (f", about {_seconds(eta)} left" if eta is not None and self.n < self.total else "")
 
@@ -167,7 +176,15 @@ class Progress:
         else:
             print(message, file=self._file, flush=True)
 
+    def show_compiling(self, compiling: bool):
+        """Show (or stop showing) that numba is compiling, which the bar's rate does not foresee."""
+        self.compiling = bool(compiling)
+        if self._bar is not None:
+            self._bar.set_postfix_str(COMPILING if compiling else "", refresh=True)
+
     def close(self):
+        if self in _open:
+            _open.remove(self)
         if self._bar is not None:
             self._bar.close()
             self._bar = None
@@ -187,6 +204,18 @@ class Progress:
             return False
         exc._leansvm_reported = True                      # only the innermost operation speaks
         return False
+
+
+def note_compiling(compiling: bool, message: str | None = None):
+    """numba starts (True) or ends (False) compiling a leansvm function: the innermost open bar shows
+    it, and ``message`` (if any) goes on standard error above that bar or as a plain line."""
+    bar = _open[-1] if _open else None
+    if bar is not None:
+        bar.show_compiling(compiling)
+        if message:
+            bar.write(message)
+    elif message:
+        print(message, file=sys.stderr, flush=True)
 
 
 class ConvergenceProgress:

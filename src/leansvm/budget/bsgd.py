@@ -7,11 +7,10 @@ Primal objective (Qaadan & Glasmachers, arXiv:1806.10179, eq. (1)):
 Pegasos step t (learning rate eta_t = 1 / (lambda t)): alpha <- (1 - 1/t) alpha; when
 y_t f(x_t) < 1 the point joins the model with alpha = eta_t y_t. The unregularised bias b is held
 fixed during a pass and set after it by exact minimisation of (1) over b with w fixed
-(:func:`optimal_bias`, a weighted median of the hinge breakpoints), so each pass is a block
-coordinate step in b. (A Pegasos step eta_t = n C / t on b is far too large: b is not shrunk by
-the regulariser, so the first steps' noise of size n C never decays; the reference toolboxes
-have no bias at all, which on imbalanced data such as a9a costs several points.) When the model holds more than
-``budget`` vectors, budget maintenance (Wang, Crammer & Vucetic, JMLR 13, 2012, Sec. 4):
+(:func:`optimal_bias`, a weighted median of the hinge breakpoints), so each pass is a block coordinate step
+in b. (A Pegasos step eta_t = n C / t on b is far too large: b is not shrunk by the regulariser, so the
+first steps' noise of size n C never decays; the reference toolboxes have no bias at all, which on
+imbalanced data such as a9a costs several points.) When the model holds more than ``budget`` vectors, budget maintenance (Wang, Crammer & Vucetic, JMLR 13, 2012, Sec. 4):
 
 * removal: drop the vector of smallest |alpha|;
 * projection: drop it and add alpha_r K^{-1} k_r to the others (the inverse kernel matrix
@@ -41,12 +40,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, objmode
+from numba import objmode
 
 from leansvm.budget.merging import (GOLDEN_ITERATIONS, _gd_merge, _pair_h, cascade_guard, golden_h, lookup_table,
                                     merge_alpha, merge_degradation)
 from leansvm.budget.sgd_kernels import _kernel_value, _margin, _store_row
 from leansvm.core.expansion import KernelExpansion
+from leansvm.core.jit import njit
 
 MAINTENANCE = {"removal": 0, "projection": 1, "merge": 2}
 #: the loss of the SGD steps: the hinge (classification) or the epsilon-insensitive loss (regression)

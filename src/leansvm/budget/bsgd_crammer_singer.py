@@ -33,13 +33,14 @@ order 1e-5 relative); the merges themselves use the full ``iterations``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, objmode
+from numba import objmode
 
 from leansvm.budget.bsgd import (KERNEL_CODES, MAINTENANCE, ST_ADDED, ST_MAINT, ST_MERGES, ST_REMOVED, ST_STEPS,
                                  BudgetConfig, BudgetState, _clock, _record_maintenance, _row_arrays,
                                  _working_arrays, check_shared_multiclass, k_smallest, ln_kappa, reduce_with)
 from leansvm.budget.merging import _FAR, _INV_GOLD, _opposite_sign_reach, cascade_guard
 from leansvm.budget.sgd_kernels import _dots_row, _kernel_value, _store_row
+from leansvm.core.jit import njit
 
 
 #: golden-section steps per candidate when ranking merge partners (the merges use all of them)

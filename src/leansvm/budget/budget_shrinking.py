@@ -42,6 +42,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from leansvm.core.jit import njit
 from leansvm.core.threads import one_blas_thread
 from leansvm.budget.smo_steps import _TAU, CONVERGED, MAX_ITER, SIGMA, STALLED, _apply_pair, _low_partner, _scan_set, max_violation
 
@@ -58,7 +59,7 @@ PREFETCH_ROWS = 256
 FULL_CHECK_EVERY = 10
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _smo_shrinking(slab, slot_of, active, m, y, alpha, G, U, diag, slack, eta, tol, max_iter, floor,
                    shrinking, unshrunk, recent, n_recent, countdown):
     """SMO on the active samples ``active[:m]`` (pair update (9), clipping (10)-(12)).
@@ -162,7 +163,7 @@ def _smo_shrinking(slab, slot_of, active, m, y, alpha, G, U, diag, slack, eta, t
         n_iter += 1
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _shrink(active, m, y, alpha, G, U, up_max0, up_max1, low_min0, low_min1, sum_active):
     """Move the samples that cannot join an allowed violating pair behind position m (order kept)."""
     low_pos_up = low_min0 if sum_active else min(low_min0, low_min1)   # partners of (+, I_up only)
@@ -191,7 +192,7 @@ def _shrink(active, m, y, alpha, G, U, up_max0, up_max1, low_min0, low_min1, sum
     return k
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _add_outputs(slab, slots, coef, cols, G, y):
     """G[cols] += y[cols] * sum_r coef_r K[r, cols] (float64 accumulation of float32 rows)."""
     for c in range(cols.shape[0]):

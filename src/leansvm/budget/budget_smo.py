@@ -104,6 +104,7 @@ import numba
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from leansvm.core.jit import njit
 from leansvm.core.kernels import Kernel, KernelRowCache
 from leansvm.core.multiclass import BinaryFit
 from leansvm.budget.smo_steps import (_TAU, CONVERGED, DEFAULT_WORKING_SET, MARGIN_FLOOR, MAX_ITER, SIGMA,
@@ -118,7 +119,7 @@ def budget_bound(norm: str, budget: float, C: float) -> float:
 
 
 # -- the compiled pair loop ---------------------------------------------------------------
-@numba.njit(cache=True)
+@njit(cache=True)
 def _smo_block(K, y, alpha, G, U, slack, eta, ball_sq, sumsq, tol, max_iter, floor):
     """SMO with the pair update (9) clipped by (10)-(12) (and (13) when ``ball_sq`` is finite).
 
@@ -542,7 +543,7 @@ def interpolation_norm(xi, budget, norm="l1") -> float:
     return float(_k2inf_sorted(v, t))
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _k2inf_sorted(v, t):
     """min_phi ||(v - phi)_+||_2 + t phi for v sorted decreasingly (v >= 0)."""
     n = v.shape[0]

@@ -6,7 +6,8 @@ See :mod:`leansvm.budget.bsgd` for the formulas."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from leansvm.core.jit import njit
 
 GOLDEN_ITERATIONS = 24           # interval shrinks by 0.618^24 ~ 1e-5
 LOOKUP_SIZE = 401                # table resolution in each of (ratio, kappa)

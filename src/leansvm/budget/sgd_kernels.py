@@ -4,7 +4,8 @@ budget vectors, kernel values, the RBF margin with a vectorised exp, and storing
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from leansvm.core.jit import njit
 
 
 # -- kernel values -----------------------------------------------------------------------------

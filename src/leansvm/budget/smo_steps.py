@@ -12,6 +12,8 @@ import math
 import numba
 import numpy as np
 
+from leansvm.core.jit import njit
+
 #: j must violate at least SIGMA times the maximal violation (constant-factor violating pair)
 SIGMA = 0.5
 #: the stopping tolerance is tol times the margin level 1 - rho, never below MARGIN_FLOOR times tol
@@ -24,7 +26,7 @@ _SNAP = 1e-12
 CONVERGED, MAX_ITER, STALLED = 0, 1, 2
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _scan_set(alpha, y, G, U, slack, floor, active, m):
     """Over the samples ``active[:m]``: (maximal violation over allowed pairs, margin scale,
     best I_up index of each class, up_max+, up_max-, low_min+, low_min-) with v = -y G.
@@ -65,7 +67,7 @@ def _scan_set(alpha, y, G, U, slack, floor, active, m):
     return (viol, min(1.0, max(floor, scale)), up_arg0, up_arg1, up_max0, up_max1, low_min0, low_min1)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _low_partner(alpha, y, U, t, positive_only):
     """Is t in I_low (a_t > 0 for y = +1, a_t < U for y = -1), and of class +1 when ``positive_only``
     (an I_up sample of class +1 while the sum constraint is active: (+ up, - low) would raise 1'a)?"""
@@ -74,7 +76,7 @@ def _low_partner(alpha, y, U, t, positive_only):
     return alpha[t] < U[t] and not positive_only
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _apply_pair(alpha, y, U, i, j, step, slack):
     """a_i += y_i t, a_j -= y_j t (t = ``step``, already clipped), bounds snapped exactly;
     returns (d_i, d_j, new slack of 1'a <= S): a step stopped by (12) makes the sum exactly active."""
@@ -100,7 +102,7 @@ def _apply_pair(alpha, y, U, i, j, step, slack):
     return d_i, d_j, slack
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _level(up, low):
     """Midpoint of a class's [I_low min, I_up max] range of -y G (the finite end if one is infinite)."""
     if up > -np.inf and low < np.inf:
@@ -112,7 +114,7 @@ def _level(up, low):
     return np.nan
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _pair_limit(alpha, y, U, i, j, slack, ball_sq, sumsq):
     """Largest t of the clipping interval (10)-(12), and (13) when ``ball_sq`` is finite."""
     t_max = np.inf

@@ -108,6 +108,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path
 
 from leansvm.compression import rbf_objective
+from leansvm.core.jit import njit
 from leansvm.core.kernels import Kernel, inner_products, squared_row_norms
 from leansvm.core.threads import SPLIT_MIN_ENTRIES, split_range
 
@@ -298,7 +299,7 @@ def somp_select(kernel: Kernel, S, KA: np.ndarray, n_select: int, groups=None, g
     return np.asarray(selected, dtype=np.intp)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _deflate(C, k, delta, allowed, masked, diag, score):
     """C <- C - k delta' in place, and score_i = sum_c allowed_ic C_ic^2 / diag_i of the result: the
     matching-pursuit step and the next selection's scores in one pass over C (m x p; letter's 6,670

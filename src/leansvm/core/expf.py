@@ -13,6 +13,8 @@ import numba
 import numba.extending
 import numpy as np
 
+from leansvm.core.jit import njit
+
 _F = np.float32
 #: Cephes' constants (module docstring)
 _LOG2E, _LN2_HI, _LN2_LO = _F(1.44269504088896341), _F(0.693359375), _F(-2.12194440e-4)
@@ -31,7 +33,7 @@ def _float32_from_bits(typingctx, bits):
     return numba.types.float32(numba.types.int32), codegen
 
 
-@numba.njit(cache=True, nogil=True, inline="always",
+@njit(cache=True, nogil=True, inline="always",
             fastmath={"contract", "nnan", "ninf", "nsz", "arcp", "afn"})
 def expf_nonpositive(z):
     """e^z for float32 z <= 0 (module docstring): 0 below -87, else e^r times 2^k."""

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from leansvm.core.buffers import page_backed_buffer
 from leansvm.core.expf import expf_nonpositive
+from leansvm.core.jit import njit
 from leansvm.core.threads import SPLIT_MIN_ENTRIES, blas_is_single, can_split, split_range
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
@@ -111,7 +112,7 @@ def inner_products(X, Y, dtype, out=None, YT=None) -> np.ndarray:
     return np.ascontiguousarray(out, dtype=dtype)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _rbf_exponents(G, x_norms, y_norms, minus_two, minus_gamma):
     """G <- max(-2 G + |x_i|^2 + |y_j|^2, 0) * -gamma in place, in one pass (C-contiguous G). The
     constants come in G's dtype and the operations in NumPy's order: the same values, bit for bit,
@@ -130,13 +131,13 @@ _F = np.float32
 _FAST = {"contract", "nnan", "ninf", "nsz", "arcp", "afn"}
 
 
-@numba.njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _rbf_value(g, x, y, minus_gamma):
     """exp(-gamma max(-2 g + x + y, 0)) for float32 g = <u, v>, x = |u|^2, y = |v|^2."""
     return expf_nonpositive(max(_F(-2.0) * g + x + y, _F(0.0)) * minus_gamma)
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_FAST)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def _rbf_float32(G, x_norms, y_norms, minus_gamma):
     """G <- exp(-gamma max(-2 G + |x_i|^2 + |y_j|^2, 0)) in place for float32 G (C-contiguous), the
     exponent and its exp (:func:`expf_nonpositive`) in one pass that vectorises (8 lanes). Within
@@ -176,7 +177,7 @@ def _rbf_float32_only_impl(G, x_norms, y_norms, minus_gamma):
     return refuse
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def rbf_rows_float32(out, X, idx, XT, norms, minus_gamma):
     """out[r, j] = exp(-gamma ||x_idx[r] - x_j||^2) for every j, float32 rows of dense X: the
     rows gathered, one SGEMM against X' (C-contiguous; numba's np.dot calls BLAS), then
@@ -339,7 +340,7 @@ class Kernel:
         return self.block(X, Y, dtype=dtype)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gather_rows(slab, slots, cols, out, out_slots):
     """out[out_slots[r], k] = slab[slots[r], cols[k]]: cached rows restricted to columns, written
     straight into another cache's slots (no temporary, no second copy)."""
@@ -350,7 +351,7 @@ def gather_rows(slab, slots, cols, out, out_slots):
             dst[k] = row[cols[k]]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _accumulate_rows(slab, slots, coef, cols, out):
     """out[k] += sum_r coef[r] slab[slots[r], cols[k]]."""
     for r in range(slots.size):
@@ -360,7 +361,7 @@ def _accumulate_rows(slab, slots, coef, cols, out):
             out[k] += c * row[cols[k]]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _accumulate_whole_rows(slab, slots, coef, out):
     """out[k] += sum_r coef[r] slab[slots[r], k]: :func:`_accumulate_rows` over every column in
     order, without the column gather (it vectorises; same operations in the same order)."""
@@ -371,7 +372,7 @@ def _accumulate_whole_rows(slab, slots, coef, out):
             out[k] += c * row[k]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _first_occurrences(idx) -> np.ndarray:
     """``idx`` without repeats, in order. A row requested twice in one call (the two variables of
     an SVR sample) must get one slot: a second slot would be an orphan whose eviction marks the

@@ -14,8 +14,10 @@ cached code and refused by the cache).
 """
 import llvmlite.binding as llvm
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import get_cython_function_address
+
+from leansvm.core.jit import njit
 
 for _name in ("dpotrf", "dpotrs"):
     llvm.add_symbol("leansvm_" + _name, get_cython_function_address("scipy.linalg.cython_lapack", _name))

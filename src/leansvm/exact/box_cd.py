@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from leansvm.core.jit import njit
 from leansvm.core.kernels import Kernel, KernelRowCache, gather_rows
 from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
@@ -42,7 +43,7 @@ from leansvm.exact.irwls_subproblem import box_pair_step
 from leansvm.exact.screened_start import screened_start
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _pg(a, u, g):
     if a <= 0.0:
         return min(g, 0.0)
@@ -149,7 +150,7 @@ class PathKernelCache(KernelRowCache):
         return sub
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _firm(alpha, upper, grad, act, n_act):
     """LIBSVM/liblinear shrinking without the equality: which of the positions act[:n_act] are
     firmly at a bound (at 0 with a gradient above the largest projected gradient, or at C_i below
@@ -168,14 +169,14 @@ def _firm(alpha, upper, grad, act, n_act):
     return leave
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _shrink(alpha, upper, grad, act, n_act):
     """The samples firmly at a bound (:func:`_firm`) leave the active set (moved behind it in
     ``act``). Returns the new active count."""
     return _compact(act, n_act, _firm(alpha, upper, grad, act, n_act))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _compact(act, n_act, leave):
     """Move the positions act[t] with leave[t] behind the active part act[:n_act]; returns the new count."""
     kept = 0
@@ -188,7 +189,7 @@ def _compact(act, n_act, leave):
     return kept
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _gap_drop(alpha, upper, grad, znorm, p, act, n_act, err, slack):
     """Dynamic safe screening (the duality-gap rule): the gap of the problem restricted to the active
     samples (the others are held at bounds proven safe), G_A = sum_A a_i (g_i + p_i) + C_i (-p_i - g_i)_+
@@ -213,7 +214,7 @@ def _gap_drop(alpha, upper, grad, znorm, p, act, n_act, err, slack):
     return _compact(act, n_act, leave)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _bound_flag(a, u):
     """Which case of the projected gradient a sample is in: 0 free, 1 at 0, 2 at its bound u."""
     if a <= 0.0:
@@ -223,7 +224,7 @@ def _bound_flag(a, u):
     return 0
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _flag_pg(flag, g):
     """:func:`_pg` from the sample's :func:`_bound_flag` (one byte read instead of a and u)."""
     if flag == 1:
@@ -233,7 +234,7 @@ def _flag_pg(flag, g):
     return g
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _visit(k, g, flag, inv_diag, cand, acc):
     """One sample of a selection pass: list it as a candidate second index (PG != 0), track
     min / max PG and the greedy first index. ``acc`` = (i, best PG^2/Q_ii, min PG, max PG, #cand)."""
@@ -248,7 +249,7 @@ def _visit(k, g, flag, inv_diag, cand, acc):
     return i, best, min(pg_min, pg), max(pg_max, pg), n_cand
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _select(flag, grad, inv_diag, act, n_act, ident, cand):
     """Greedy first index over act[:n_act] (``ident``: act is the identity): (i, best PG^2/Q_ii,
     min PG, max PG, number of candidates), the candidates (PG != 0, the only possible second
@@ -263,7 +264,7 @@ def _select(flag, grad, inv_diag, act, n_act, ident, cand):
     return acc
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _update_select(si, row_i, sj, row_j, both, cols, y, grad, flag, inv_diag, act, n_act, ident, cand, direct):
     """g_k += y_k (s_i K_ik + s_j K_jk + (s_i + s_j) offset) over the active set, fused with the
     next :func:`_select` (one pass over the rows instead of two is the point). Reading act[t]
@@ -292,7 +293,7 @@ def _update_select(si, row_i, sj, row_j, both, cols, y, grad, flag, inv_diag, ac
     return acc
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol, it, max_iter, used,
                       act, state, shrink_every, znorm, p, err):
     """Greedy CD on cached rows, Q_ik = y_i y_k (slab[slot[i], cols[k]] + offset), over the
@@ -408,7 +409,7 @@ def _greedy_cd_cached(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol
     return it, gap, -1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _greedy_cd_compacted(slab, slot, cols, y, upper, alpha, grad, diag, offset, tol, it, max_iter, used,
                          act, state, shrink_every, znorm, p, err):
     """:func:`_greedy_cd_cached` with shrinking on compacted copies: the active samples are moved

@@ -28,8 +28,8 @@ than the problem) goes back to Python, which makes its rows resident and calls
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from leansvm.core.jit import njit
 from leansvm.core.kernels import rbf_rows_float32
 from leansvm.exact.irwls_subproblem import group, projected_gradient, solve_working_set, up_low, violation
 

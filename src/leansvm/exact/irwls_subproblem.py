@@ -37,8 +37,8 @@ All routines work in place on ``alpha`` and ``f`` (outputs without bias).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..core.jit import njit
 from ..core.lapack import cholesky_solve, factored_solve
 
 BOUND_RTOL = 1e-12

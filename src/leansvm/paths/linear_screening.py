@@ -43,6 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from leansvm.core.jit import njit
 from leansvm.exact.box_cd import box_start
 from leansvm.paths.screening import DEFAULT_SLACK, RULES, ScreeningReference, screen
 
@@ -60,7 +61,7 @@ def _as_csr(X):
     return X
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _dual_cd(indptr, indices, data, y, upper, alpha, w, wb, bias2, qd, index, n_active, tol, max_epochs, seed,
              shrinking):
     """liblinear's solve_l2r_l1l2_svc (L1 loss) on the samples index[:n_active].
