@@ -15,6 +15,7 @@ import argparse
 import json
 import re
 import sys
+from statistics import median
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -221,6 +222,46 @@ def promise_section() -> str:
         f"`python benchmarks/main_job/bench_main_job.py --datasets {' '.join(sorted({r['dataset'] for r in run['rows']}))} "
         f"--seeds {run['seeds']}" + (f" --first-seed {run['first_seed']}" if run.get("first_seed") else "")
         + f" --jobs {run['jobs']}` (`{path.name}`)" for path, run, _ in runs) + "."]
+    return "\n".join(out)
+
+
+#: the job's log stages, grouped into the columns of the stage-time table (the rest: 'other')
+STAGE_GROUPS = (("search", ("select", "screening")), ("exact fit", ("route", "train")),
+                ("budget models", ("budget", "refine")), ("compression", ("compress",)),
+                ("confirming folds", ("confirm",)), ("refit", ("refit",)), ("measurements", ("reference", "measure")))
+
+
+def _stage_groups(row) -> dict:
+    """{column: seconds} of one run's ``stage_seconds``."""
+    stages = dict(row["stage_seconds"])
+    out = {name: sum(stages.pop(stage, 0.0) for stage in members) for name, members in STAGE_GROUPS}
+    out["other"] = sum(stages.values())
+    return out
+
+
+def stage_time_section() -> str:
+    """Where the main job's time goes: per set, the median over seeds of each stage group's seconds, as
+    multiples of the exact SVC's fit on every training row (the runs that recorded their stages)."""
+    _, runs = promise_runs()
+    rows = [r for _, _, kept in runs for r in kept if r.get("stage_seconds") and r.get("exact_fit_seconds")]
+    if not rows:
+        return ""
+    columns = [name for name, _ in STAGE_GROUPS] + ["other"]
+    out = ["## Where the main job's time goes", "",
+           "Each stage of `fit_lean`'s log, timed from the step before it (a stage logs its decision when it has "
+           "made it), median over the seeds of each set, as multiples of the exact SVC's fit on every training "
+           "row (the promise benchmark's runs above that recorded their stages; no time budget). 'search': the "
+           "(C, gamma) search and the screening-rate path; 'exact fit': the route's timing fits and the exact "
+           "model; 'budget models': BSGD and Nystroem at each size; 'other': data, split, choice, assembling.", "",
+           "| set | runs | exact fit s | job x exact fit | " + " | ".join(columns) + " |",
+           "|---|---|---|---|" + "---|" * len(columns)]
+    for name in sorted({r["dataset"] for r in rows}):
+        mine = [r for r in rows if r["dataset"] == name]
+        fit = median([r["exact_fit_seconds"] for r in mine])
+        groups = [_stage_groups(r) for r in mine]
+        cells = [f"{median([g[c] / r['exact_fit_seconds'] for g, r in zip(groups, mine)]):.0f}" for c in columns]
+        out.append(f"| {name} | {len(mine)} | {fit:.2f} | "
+                   f"{median([r['wall_seconds'] / r['exact_fit_seconds'] for r in mine]):.0f} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -702,7 +743,8 @@ def benchmarks_page() -> str:
         "section says which file it reads, on what machine and with how many threads, and how to reproduce "
         "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
         "of each method in detail are on its page under `docs/methods/`.",
-        exact_section(), cache_section(), first_run_section(), promise_section(), scale_section(),
+        exact_section(), cache_section(), first_run_section(), promise_section(), stage_time_section(),
+        scale_section(),
         compression_section(),
         screening_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),
         one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"

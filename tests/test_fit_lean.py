@@ -137,6 +137,17 @@ def test_each_stage_states_its_choice_and_fallbacks_are_honest(moons_result):
     assert all(s.choice and s.reason for s in moons_result.steps)
 
 
+def test_stage_seconds_add_up_to_the_job_and_follow_the_steps(moons_result):
+    """Each step's elapsed time is the work before it; summed per stage they make the job's time."""
+    stages = moons_result.stage_seconds()
+    assert list(stages)[:3] == [s.stage for s in moons_result.steps][:3] and list(stages)[-1] == "finish"
+    assert all(v >= 0 for v in stages.values())
+    assert sum(stages.values()) == pytest.approx(moons_result.seconds, abs=1e-3)
+    assert stages["select"] > 0 and stages["train"] > 0
+    elapsed = [s.elapsed for s in moons_result.steps]
+    assert sum(elapsed) <= moons_result.seconds + 1e-3
+
+
 def test_selection_surface_and_reference_measurements(moons_result):
     sel = moons_result.selection
     assert sel.accuracy.shape == (2, 2)

@@ -93,7 +93,7 @@ def _run_regression(ds, seed, increase, confidence):
             "realised_increase_pct": 100 * (returned_rmse / exact_rmse - 1),
             "estimated_increase_pct": relative(chosen.validation_error),
             "bound_pct": relative(chosen.error_bound), "evidence_folds": chosen.evidence_folds, "n_train": int(X_train.shape[0]), "wall_seconds": wall,
-            "exact_fit_seconds": exact_fit}
+            "exact_fit_seconds": exact_fit, "stage_seconds": result.stage_seconds()}
 
 
 def _run_one(ds, seed, drop, confidence):
@@ -119,7 +119,8 @@ def _run_one(ds, seed, drop, confidence):
             "estimated_drop_points": None if chosen.drop is None else 100 * chosen.drop.mean,
             "bound_points": None if chosen.drop is None else 100 * chosen.drop.upper,
             "evidence_rows": None if chosen.drop is None else chosen.drop.n,
-            "n_train": int(X_train.shape[0]), "wall_seconds": wall, "exact_fit_seconds": exact_fit}
+            "n_train": int(X_train.shape[0]), "wall_seconds": wall, "exact_fit_seconds": exact_fit,
+            "stage_seconds": result.stage_seconds()}
 
 
 def summarize(rows, drop_points, increase_pct):

@@ -26,6 +26,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
+from leansvm.job.records import stage_seconds
 
 #: L-BFGS iterations of each compressed candidate (compress's default scales to 3,000 at small
 #: sizes: 95 s for 256 vectors on friedman1-10k)
@@ -102,6 +103,9 @@ class OneOutputResult:
     @property
     def exact(self) -> OneOutputCandidate:
         return next(c for c in self.candidates if c.kind == "exact")
+
+    def stage_seconds(self) -> dict:
+        return stage_seconds(self.steps, self.seconds)
 
 
 def candidate_sizes(n_support, size_fractions) -> list[int]:

@@ -8,6 +8,7 @@ The log and the HTML report (:mod:`leansvm.job.report`) read these; nothing here
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,13 +18,15 @@ from leansvm import interrupts
 
 @dataclass
 class Step:
-    """One stage's decision: what it chose, why, how long it took, and any fallback used."""
+    """One stage's decision: what it chose, why, how long it took, and any fallback used.
+    ``elapsed``: wall seconds since the step before (the work that led to this decision)."""
 
     stage: str
     choice: str
     reason: str
     seconds: float = 0.0
     fallback: str | None = None
+    elapsed: float = 0.0
 
 
 @dataclass
@@ -101,6 +104,20 @@ class LeanResult:
         if self.final is None:
             self.final = self.chosen
 
+    def stage_seconds(self) -> dict:
+        return stage_seconds(self.steps, self.seconds)
+
+
+def stage_seconds(steps, seconds: float) -> dict:
+    """{stage: wall seconds} of a job that took ``seconds``: each step's ``elapsed`` summed per stage (a
+    stage logs its step once it has decided, so the time before the step is its work), in the order the
+    stages first ran; 'finish' is the rest (assembling the result)."""
+    out: dict = {}
+    for step in steps:
+        out[step.stage] = out.get(step.stage, 0.0) + step.elapsed
+    out["finish"] = max(seconds - sum(out.values()), 0.0)
+    return out
+
 
 class _Log:
     """Prints each step when verbose; keeps every step for the report."""
@@ -108,6 +125,7 @@ class _Log:
     def __init__(self, verbose):
         self.verbose = verbose
         self.steps: list[Step] = []
+        self._last = time.perf_counter()
 
     def say(self, message):
         if self.verbose:
@@ -115,7 +133,9 @@ class _Log:
 
     def step(self, stage, choice, reason, seconds=0.0, fallback=None):
         interrupts.check()                     # between stages: a recorded Ctrl-C stops here
-        self.steps.append(Step(stage, choice, reason, seconds, fallback))
+        now = time.perf_counter()
+        self.steps.append(Step(stage, choice, reason, seconds, fallback, now - self._last))
+        self._last = now
         line = f"[{stage}] {choice} -- {reason}"
         if fallback:
             line += f" (fallback: {fallback})"
