@@ -260,7 +260,7 @@ def stage_time_section() -> str:
         fit = median([r["exact_fit_seconds"] for r in mine])
         groups = [_stage_groups(r) for r in mine]
         cells = [f"{median([g[c] / r['exact_fit_seconds'] for g, r in zip(groups, mine)]):.0f}" for c in columns]
-        out.append(f"| {name} | {len(mine)} | {fit:.2f} | "
+        out.append(f"| {name} | {len(mine)} | {fit:.3f} | "
                    f"{median([r['wall_seconds'] / r['exact_fit_seconds'] for r in mine]):.0f} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
