@@ -484,6 +484,45 @@ def first_run_section() -> str:
     return "\n".join(out)
 
 
+def reduced_section() -> str:
+    """ReducedSVC (a small model trained from the labels) against the exact SVC and Nystroem + LinearSVC of
+    the same size (bench_reduced.py)."""
+    path = latest("reduced")
+    if path is None:
+        return ""
+    data = load(path)
+    machine = data["machine"]
+    out = ["## A small model trained from the labels", "",
+           "`ReducedSVC(n_vectors=r)`: r free vectors and their coefficients learned by L-BFGS on the smoothed "
+           "hinge over every row (growing subsamples first), no exact model first; beside it Nystroem with r "
+           "landmarks + `LinearSVC` (`LandmarkSVC`) and the exact `SVC`, all at the C and gamma of "
+           f"`docs/datasets.md` (ReducedSVC learns gamma from there). Fit seconds on {machine['cpu_count']} cores "
+           f"({machine.get('cpu_model', 'unknown')}), every method with every thread; 'vs exact': test accuracy "
+           "minus the exact SVC's, in points.", "",
+           "| set | rows | method | vectors | fit s | test accuracy | vs exact |", "|---|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        out.append(f"| {r['set']} | {_n(r['n'])} | {r['method']} | {_n(r['vectors'])} | {r['seconds']:.1f} | "
+                   f"{r['test_acc']:.4f} | {r['vs_exact_points']:+.2f} |")
+    out += ["", f"Reproduce: `python benchmarks/reduced/bench_reduced.py` (`{path.name}`)."]
+    spread = latest("reduced-dask")
+    if spread is not None:
+        data = load(spread)
+        out += ["", "Over Dask workers (`leansvm.distributed.fit_reduced`: each iteration's objective summed over the "
+                "workers' row blocks, only the parameters and gradients travel) against the same fit in memory, "
+                "both with every iteration on every row, from the same start; a `LocalCluster` of worker processes "
+                f"sharing the machine's {data['machine']['cpu_count']} cores; the cluster's start and the data's "
+                "transfer not counted.", "",
+                "| set | rows | vectors | iterations | workers | threads each | fit s | x in-memory fit "
+                "| largest decision difference | test accuracy |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in data["rows"]:
+            out.append(f"| {r['set']} | {_n(r['n'])} | {_n(r['vectors'])} | {r['iterations']} | "
+                       f"{r['workers'] or 'in memory'} | {r['threads_per_worker']} | {r['seconds']:.1f} | "
+                       f"{r['x_in_memory']:.2f} | {r['max_decision_diff']:.1e} | {r['test_acc']:.4f} |")
+        out += ["", f"Reproduce: `python benchmarks/deploy/bench_reduced_dask.py` (`{spread.name}`); "
+                "`--workers 1 2 4 8` on a machine with the cores for the speed-up."]
+    return "\n".join(out)
+
+
 #: ONNX export against leansvm's own prediction: the KEEL sets, then a9a in a run of its own
 ONNX_FILES = ("onnx-20261121-184207.json", "onnx-a9a-20261121-185440.json")
 
@@ -745,7 +784,7 @@ def benchmarks_page() -> str:
         "of each method in detail are on its page under `docs/methods/`.",
         exact_section(), cache_section(), first_run_section(), promise_section(), stage_time_section(),
         scale_section(),
-        compression_section(),
+        compression_section(), reduced_section(),
         screening_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),
         one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 

@@ -89,6 +89,10 @@ CAPABILITIES = [
                ("exact/bench_memory.py", "--n", "20k"), "memory"),
     Capability("tables", "methods", "leansvm fit on tables with raw scales, categories, missing values",
                ("main_job/bench_tabular.py",), (), "tabular"),
+    Capability("reduced", "methods", "ReducedSVC against the exact SVC and Nystroem + LinearSVC of its size",
+               ("reduced/bench_reduced.py",), ("reduced/bench_reduced.py", "--sets", "magic:50"), "reduced"),
+    Capability("reduced-dask", "methods", "ReducedSVC over Dask workers against the same fit in memory",
+               ("deploy/bench_reduced_dask.py",), ("deploy/bench_reduced_dask.py", "--set", "synth-20k"), "reduced-dask"),
     Capability("first-run", "methods", "a new user's install and first fits, with the shipped machine code",
                ("exact/bench_first_run.py",), (), "first-run"),
 ]

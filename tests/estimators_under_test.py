@@ -88,6 +88,7 @@ CASES = [
          id="BSGDClassifier-removal-ovo"),
     Case("leansvm.paths.model_selection:SVCCV", dict(Cs=(0.1, 1.0, 10.0), cv=2), dict(SOLVER_TOLERANCE),
          min_class_size=2),
+    Case("leansvm.reduced.reduced_svm:ReducedSVC", dict(n_vectors=10, max_iter=30, random_state=0)),
 ]
 
 

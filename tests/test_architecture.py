@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "leansvm"
 #: layer of each subpackage / top-level module: a module may import only from its own layer or below
 LAYERS = {
     "interrupts": 0, "core": 1, "progress": 1,
-    "exact": 2, "paths": 3, "budget": 3, "compression": 3, "preprocessing": 3,
+    "exact": 2, "paths": 3, "budget": 3, "compression": 3, "reduced": 3, "preprocessing": 3,
     "io": 4, "datasets": 4, "distributed": 5, "job": 6, "demo": 7, "cli": 7, "precompile": 7, "patch": 7,
     "command": 8, "__main__": 9,
 }

@@ -336,3 +336,36 @@ def test_svm_paths_per_gamma_equal_local(client):
             np.testing.assert_allclose(a, b, rtol=1e-3)
         for a, b in zip(path.models, local.models):
             assert np.mean(a.predict(X) == b.predict(X)) >= 0.97
+
+
+@pytest.mark.parametrize("kind", ["binary", "three classes", "regression", "a sample of the rows"])
+def test_a_reduced_model_fitted_over_the_workers_is_the_in_memory_fit(client, kind, monkeypatch):
+    """fit_reduced sums each iteration's objective over the workers' row blocks; from the same start
+    (the same random rows, gathered from the blocks; every row unless the start's sample is made
+    smaller than the data) it follows the in-memory fit, one phase on every row, to the optimiser's
+    rounding."""
+    from leansvm.reduced import reduced_svm
+    if kind == "a sample of the rows":
+        monkeypatch.setattr(reduced_svm, "START_ROWS", 400)
+    X, y = problem(3 if kind == "three classes" else 2, n=900, seed=5)
+    if kind == "regression":
+        y = X[:, 0] - 0.5 * X[:, 1] ** 2
+        make = lambda: leansvm.ReducedSVR(n_vectors=12, C=10.0, max_iter=15, subsample=None, random_state=0)  # noqa: E731
+    else:
+        make = lambda: leansvm.ReducedSVC(n_vectors=12, max_iter=15, subsample=None, random_state=0)  # noqa: E731
+    local = make().fit(X, y)
+    spread = ld.fit_reduced(make(), da.from_array(X, chunks=(250, 6)), da.from_array(y, chunks=250), client=client)
+    assert spread.n_iter_ == local.n_iter_ and spread.n_features_in_ == 6
+    np.testing.assert_allclose(spread.expansion_.kernel.gamma, local.expansion_.kernel.gamma, rtol=1e-4)
+    method = "predict" if kind == "regression" else "decision_function"
+    np.testing.assert_allclose(getattr(spread, method)(X), getattr(local, method)(X), rtol=1e-3, atol=1e-3)
+    if kind != "regression":
+        np.testing.assert_array_equal(spread.classes_, local.classes_)
+
+
+def test_a_reduced_model_without_a_client_sums_the_blocks_here():
+    X, y = problem(2, n=600, seed=6)
+    make = lambda: leansvm.ReducedSVC(n_vectors=8, max_iter=10, subsample=None, random_state=0)  # noqa: E731
+    spread = ld.fit_reduced(make(), da.from_array(X, chunks=200), da.from_array(y, chunks=200), client=False)
+    np.testing.assert_allclose(spread.decision_function(X), make().fit(X, y).decision_function(X),
+                               rtol=1e-3, atol=1e-3)

@@ -10,7 +10,7 @@ MODULES = ["leansvm.exact.svc", "leansvm.exact.nu_svc", "leansvm.exact.svr", "le
            "leansvm.budget.budget_svc",
            "leansvm.paths.model_selection", "leansvm.paths.svr_path", "leansvm.paths.one_class_path",
            "leansvm.paths.linear_screening",
-           "leansvm.compression.compressed_svc", "leansvm.job.tasks",
+           "leansvm.compression.compressed_svc", "leansvm.reduced.reduced_svm", "leansvm.job.tasks",
            "leansvm.core.expansion", "leansvm.core.kernels", "leansvm.core.classifier", "leansvm.patch"]
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:     # for type checkers and the API documentation (griffe read
     from .budget.bsgd_one_class import BSGDOneClassSVM
     from .budget.budget_svc import BudgetSVC
     from .compression.compressed_svc import CompressedSVC, compress
+    from .reduced.reduced_svm import ReducedSVC, ReducedSVR
     from .core.classifier import KernelClassifierMixin
     from .exact.svc import SVC
     from .exact.nu_svc import NuSVC
@@ -39,6 +40,8 @@ _EXPORTS = {
     "BudgetSVC": "budget.budget_svc",
     "CompressedSVC": "compression.compressed_svc",
     "compress": "compression.compressed_svc",
+    "ReducedSVC": "reduced.reduced_svm",
+    "ReducedSVR": "reduced.reduced_svm",
     "SVC": "exact.svc",
     "SVR": "exact.svr",
     "NuSVR": "exact.svr",

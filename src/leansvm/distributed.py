@@ -21,7 +21,8 @@ belongs to that client), or store them with ``dask.array.to_zarr`` & co.
 
 Budget training on data larger than one machine's memory: :func:`fit_budget`
 (parameter mixing of budgeted SGD chains, one per worker, merged back to the
-budget). Model selection on the cluster: :func:`fit_svccv` (joblib's Dask
+budget), and :func:`fit_reduced` (a ReducedSVC / ReducedSVR whose every iteration is
+summed over the workers' blocks). Model selection on the cluster: :func:`fit_svccv` (joblib's Dask
 backend under :class:`leansvm.SVCCV`) and :func:`svm_paths` (one screened
 C path per gamma as a Dask task).
 
@@ -37,7 +38,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 __all__ = ["predict", "decision_function", "predict_proba", "score_samples", "fit_budget", "fit_svccv", "svm_paths",
-           "get_client", "as_dask_array"]
+           "fit_reduced", "get_client", "as_dask_array"]
 
 
 # -- plumbing -----------------------------------------------------------------------------
@@ -469,3 +470,120 @@ def svm_paths(X, y, gammas, Cs=None, client=None, **path_options):
     X_h, y_h = _one_copy(X, client), _one_copy(y, client)
     task = dask.delayed(svm_path, pure=True)
     return _compute(client, *[task(X_h, y_h, Cs, gamma=g, **path_options) for g in gammas])
+
+
+# -- a reduced model trained where the data lives ---------------------------------------------------
+def _sample_rows(Xb, yb, rows):
+    Xb = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
+    return Xb[rows], np.asarray(yb)[rows]
+
+
+def _block_problem(Xb, yb, targets, settings):
+    """One row block's objective (its rows' sum / its rows), kept on the worker that holds the block."""
+    from leansvm.reduced.reduced_svm import block_problem
+    return block_problem(Xb, yb, targets, **settings)
+
+
+def _block_objective(problem, theta):
+    """(rows, loss, gradient) of one block: its row blocks split over the worker's leansvm threads, one
+    BLAS thread each (as in memory: ``one_blas_thread``)."""
+    from leansvm.core.threads import one_blas_thread
+    with one_blas_thread():
+        loss, grad = problem.objective(theta)
+    return problem.N, loss, grad
+
+
+class SummedProblem:
+    """The objective of a reduced model summed over row blocks held by Dask workers: each block's problem
+    stays where it was built; an evaluation sends theta (r (d + p) + p numbers) and gets back each block's
+    loss and gradient, weighted by its share of the rows. ``template``: a problem of the same shapes on
+    a sample, for packing and unpacking theta; the ridge on the coefficients is added here, once."""
+
+    def __init__(self, template, parts, n_total, ridge, client):
+        self.template, self.parts, self.n_total, self.ridge, self.client = template, parts, n_total, ridge, client
+        self.learn_gamma = template.learn_gamma
+        self.pack, self.unpack, self.kernel_at = template.pack, template.unpack, template.kernel_at
+
+    def objective(self, theta):
+        if self.client is not None:      # theta rides with each task: one round trip, not two (scatter)
+            pieces = self.client.gather([self.client.submit(_block_objective, p, theta, pure=False)
+                                         for p in self.parts])
+        else:
+            pieces = [_block_objective(p, theta) for p in self.parts]
+        loss = sum(n * value for n, value, _ in pieces) / self.n_total
+        grad = sum(n * g for n, _, g in pieces) / self.n_total
+        start = self.template.n_vectors * self.template.d
+        stop = start + int(self.template.mask.sum())
+        beta = theta[start:stop]
+        grad[start:stop] += self.ridge * beta
+        return loss + 0.5 * self.ridge * float(beta @ beta), grad
+
+
+def fit_reduced(estimator, X, y=None, *, label=None, client=None):
+    """Fit ``estimator`` (a :class:`~leansvm.ReducedSVC` or :class:`~leansvm.ReducedSVR`) on a dask array
+    (or a dask DataFrame with ``label=``) where its row blocks lie; returns the estimator, fitted.
+
+    The start is the in-memory fit's: the same random rows (``reduced_svm.start_rows``), gathered from
+    the blocks that hold them. Then each block's objective is built
+    once on the worker that holds the block and every L-BFGS iteration is summed over them
+    (:class:`SummedProblem`): only theta and the gradients travel. Every iteration runs on every row
+    (``subsample`` is not used: no phases). Without a ``distributed`` client the blocks are computed
+    into this process and summed here."""
+    import time
+    import warnings
+
+    import dask
+    from sklearn.exceptions import ConvergenceWarning
+
+    from leansvm.compression.cvm import block_dtype_for, optimise_vectors
+    from leansvm.core.kernels import Kernel
+    from leansvm.core.threads import one_blas_thread
+    from leansvm.progress import Progress
+    from leansvm.reduced.reduced_svm import HUBER, ReducedSVC, block_problem, label_targets, random_rows, start_rows
+
+    _require_dask()
+    client = get_client(client)
+    pairs, d = _training_blocks(X, y, label)
+    stats = _compute(client, *[dask.delayed(_block_stats)(xb, yb) for xb, yb in pairs])
+    n_total = int(sum(s[0] for s in stats))
+    classifier = isinstance(estimator, ReducedSVC)
+    classes = np.unique(np.concatenate([s[3] for s in stats])) if classifier else None
+    if classifier and len(classes) < 2:
+        raise ValueError(f"{type(estimator).__name__} needs at least two classes, got {len(classes)}")
+    n_vectors = estimator._check_parameters(n_total)
+    rng = check_random_state(estimator.random_state)
+    # the in-memory fit's sample of rows (the same draw), gathered from the blocks that hold them
+    rows = random_rows(n_total, start_rows(n_vectors), rng)
+    ends = np.cumsum([s[0] for s in stats])
+    picks = np.split(rows, np.searchsorted(rows, ends[:-1]))
+    picks = [p - (e - s[0]) for p, e, s in zip(picks, ends, stats)]
+    sample = _compute(client, *[dask.delayed(_sample_rows)(xb, yb, mine) for (xb, yb), mine in zip(pairs, picks)])
+    Xs, ys = np.vstack([a for a, _ in sample]), np.concatenate([b for _, b in sample])
+    targets = classes if classifier else None
+    kernel = Kernel("rbf", _resolve_gamma(estimator.gamma, stats, n_total, d))
+    Fs = label_targets(ys, targets)
+    Z, B, c, kernel = estimator._start(Xs, Fs, kernel, n_vectors, rng, near_boundary=classifier)
+    loss = "margin" if classifier else "squared"
+    settings = dict(kernel=kernel, n_vectors=n_vectors, loss=loss, block_dtype=block_dtype_for(B),
+                    learn_gamma=estimator.learn_gamma, huber=HUBER if classifier else None)
+    made = [dask.delayed(_block_problem)(xb, yb, targets, settings) for xb, yb in pairs]
+    parts = client.compute(made) if client is not None else list(dask.compute(*made))
+    template = block_problem(Xs[:1], ys[:1], targets, **settings)
+    problem = SummedProblem(template, parts, n_total, 1.0 / (float(estimator.C) * n_total), client)
+    started, stopped = time.perf_counter(), False
+    with Progress(total=estimator.max_iter, desc=f"{type(estimator).__name__} (Dask)", unit="iteration",
+                  enabled=estimator.progress) as bar:
+        def step(theta):
+            bar.update()
+            if estimator.max_seconds is not None and time.perf_counter() - started > estimator.max_seconds:
+                raise StopIteration
+
+        with warnings.catch_warnings(), one_blas_thread():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            Z, B, c, res = optimise_vectors(problem, Z, B, c, max_iter=estimator.max_iter, tol=estimator.tol,
+                                            callback=step)
+        stopped = estimator.max_seconds is not None and time.perf_counter() - started > estimator.max_seconds
+    if classifier:
+        estimator.classes_, estimator.multiclass_ = classes, "ovr"
+    estimator.n_features_in_ = d
+    return estimator._finish(Z, B, c, res.kernel, int(res.nit), stopped)

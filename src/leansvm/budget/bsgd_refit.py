@@ -24,6 +24,7 @@ def kernel_inverse_sqrt(kernel, SV):
 def ridge_refit(kernel, SV, X, z, C, fit_intercept=True):
     """(alpha, bias) of min_v,b 1/2 ||v||^2 + C sum_i (z_i - F_i v - b)^2 over the features
     F = K(X, SV) K_SV^(-1/2), with alpha = K_SV^(-1/2) v (the expansion's coefficients over ``SV``).
+    ``z`` of shape (n, p) fits p outputs at once (alpha (B, p), bias (p,)).
 
     Closed form: with F and z centred (b unregularised), (Fc'Fc + I / (2C)) v = Fc'(z - mean z),
     b = mean z - mean(F) v. F'F, F'1 and F'z are summed over row blocks of X
@@ -31,17 +32,19 @@ def ridge_refit(kernel, SV, X, z, C, fit_intercept=True):
     B x B system whatever the rows."""
     inv_sqrt = kernel_inverse_sqrt(kernel, SV)
     B = inv_sqrt.shape[0]
-    gram, f_sum, f_z = np.zeros((B, B)), np.zeros(B), np.zeros(B)
+    z = np.asarray(z, dtype=np.float64)
+    gram, f_sum, f_z = np.zeros((B, B)), np.zeros(B), np.zeros((B,) + z.shape[1:])
     for start, stop, K in kernel.blocks(X, SV):
         F = K @ inv_sqrt
         gram += _gram(F)
         f_sum += F.sum(axis=0)
         f_z += F.T @ z[start:stop]
     n = X.shape[0]
-    mean_f, mean_z = (f_sum / n, float(np.mean(z))) if fit_intercept else (np.zeros(B), 0.0)
+    mean_f, mean_z = (f_sum / n, z.mean(axis=0)) if fit_intercept else (np.zeros(B), np.zeros(z.shape[1:]))
     lhs = gram - n * np.outer(mean_f, mean_f) + np.eye(B) / (2.0 * C)
-    v = np.linalg.solve(lhs, f_z - n * mean_f * mean_z)
-    return inv_sqrt @ v, (float(mean_z - mean_f @ v) if fit_intercept else 0.0)
+    v = np.linalg.solve(lhs, f_z - n * np.multiply.outer(mean_f, mean_z))
+    bias = mean_z - mean_f @ v
+    return inv_sqrt @ v, (float(bias) if z.ndim == 1 else bias)
 
 
 def optimal_tube_bias(margins, targets, epsilon) -> float:

@@ -444,6 +444,11 @@ class GradientProblem:
             R = np.where(self.saturated[at], hinge, R)
         return R
 
+    def loss_beyond_residuals(self, pred: np.ndarray, rows=None, cols=None) -> float:
+        """The part of sum_i loss_i (before / N) that 0.5 sum w r^2 leaves out: 0 here; a loss whose
+        residual is clipped (a smoothed hinge, :mod:`leansvm.reduced`) adds its linear part."""
+        return 0.0
+
     def pack(self, Z, B, c, kernel: Kernel | None = None):
         parts = [np.asarray(Z, dtype=np.float64).ravel(), B[self.mask], c]
         if self.learn_gamma:
@@ -502,10 +507,11 @@ class GradientProblem:
 
     def _output_gradients(self, Kt, B, c):
         """(L, dL/dKt, dL/dB, dL/dc) over all N x p outputs (weighted when ``weights``)."""
-        R = self.residuals(blocked_apply(Kt, B, self.blocks, self.p) + c)
+        pred = blocked_apply(Kt, B, self.blocks, self.p) + c
+        R = self.residuals(pred)
         N = self.N
         if self.weights is None:
-            loss = 0.5 * float(np.einsum("ij,ij->", R, R)) / N
+            loss = (0.5 * float(np.einsum("ij,ij->", R, R)) + self.loss_beyond_residuals(pred)) / N
         else:
             loss = 0.5 * float(np.einsum("ij,ij,ij->", R, R, self.weights)) / N
             R = R * self.weights

@@ -147,10 +147,12 @@ class BlockedRBF:
                 KB = K @ Bq32
                 if cols is None:
                     R = prob.residuals(KB + c, slice(s, e))          # float64, n x p
+                    beyond = prob.loss_beyond_residuals(KB + c, slice(s, e))
                 else:
                     R = prob.residuals(KB + c[cols], self.order[s:e], cols)
+                    beyond = prob.loss_beyond_residuals(KB + c[cols], self.order[s:e], cols)
                 if prob.weights is None:
-                    loss += 0.5 * float(np.einsum("ij,ij->", R, R)) / N
+                    loss += (0.5 * float(np.einsum("ij,ij->", R, R)) + beyond) / N
                 else:
                     loss += 0.5 * float(np.einsum("ij,ij,ij->", R, R, prob.weights[s:e])) / N
                     R = R * prob.weights[s:e]

@@ -16,7 +16,7 @@ ESTIMATORS: dict[str, type] = {}
 ESTIMATOR_MODULES = ("leansvm.exact.svc", "leansvm.exact.nu_svc", "leansvm.exact.svr", "leansvm.exact.one_class",
                      "leansvm.budget.budget_svc", "leansvm.compression.compressed_svc",
                      "leansvm.budget.bsgd_classifier", "leansvm.budget.bsgd_regressor",
-                     "leansvm.budget.bsgd_one_class", "leansvm.budget.landmarks")
+                     "leansvm.budget.bsgd_one_class", "leansvm.budget.landmarks", "leansvm.reduced.reduced_svm")
 
 
 def register_estimator(cls, name: str | None = None):

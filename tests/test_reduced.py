@@ -1,0 +1,125 @@
+"""ReducedSVC / ReducedSVR: a small kernel model trained from the labels (leansvm.reduced)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_friedman1, make_moons
+
+from leansvm import SVC, ReducedSVC, ReducedSVR, io
+from leansvm.budget.landmarks import LandmarkSVC, LandmarkSVR
+from leansvm.core.kernels import Kernel
+from leansvm.reduced.reduced_svm import HUBER, LabelProblem
+
+
+@pytest.fixture(scope="module")
+def moons():
+    X, y = make_moons(n_samples=3000, noise=0.25, random_state=0)
+    return X[:2000], y[:2000], X[2000:], y[2000:]
+
+
+@pytest.mark.parametrize("loss, huber", [("margin", HUBER), ("margin", None), ("squared", None)])
+def test_the_objective_s_gradient_is_its_derivative(loss, huber):
+    """Smoothed hinge (its linear part included), squared hinge and squared error, with the ridge on
+    the coefficients and a learned gamma: central differences of the float64 row blocks' objective."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    F = np.where(rng.random((300, 1)) < 0.5, -1.0, 1.0) if loss == "margin" else rng.normal(size=(300, 1))
+    problem = LabelProblem(Kernel("rbf", 0.4), X, F, [(None, np.arange(1))], 6, loss=loss, block_dtype=np.float64,
+                           learn_gamma=True, ridge=0.3, huber=huber)
+    theta = problem.pack(rng.normal(size=(6, 3)), 3.0 * rng.normal(size=(6, 1)), np.array([0.2]))
+    _, grad = problem.objective(theta)
+    h = 1e-6
+    numeric = np.array([(problem.objective(theta + h * e)[0] - problem.objective(theta - h * e)[0]) / (2 * h)
+                        for e in np.eye(theta.size)])
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-7)
+
+
+def test_the_smoothed_hinge_is_linear_beyond_its_zone():
+    F = np.array([[1.0], [1.0], [-1.0]])
+    problem = LabelProblem(Kernel("rbf", 1.0), np.zeros((3, 1)), F, [(None, np.arange(1))], 1, loss="margin",
+                           block_dtype=np.float64, huber=1.0)
+    pred = np.array([[2.0], [0.5], [3.0]])             # violations u = 0, 0.5, 4
+    R = problem.residuals(pred)
+    np.testing.assert_allclose(R.ravel(), [0.0, 0.5, -1.0])
+    # 1/2 u^2 inside the zone, u - 1/2 beyond: 0 + 0.125 + 3.5
+    assert 0.5 * float((R ** 2).sum()) + problem.loss_beyond_residuals(pred) == pytest.approx(3.625)
+
+
+def test_a_few_vectors_from_the_labels_match_the_exact_svm_and_beat_nystroem(moons):
+    X, y, Xt, yt = moons
+    exact = SVC(C=1.0, gamma=1.0).fit(X, y)
+    reduced = ReducedSVC(n_vectors=15, C=1.0, gamma=1.0, random_state=0).fit(X, y)
+    nystroem = LandmarkSVC(budget=15, C=1.0, gamma=1.0, random_state=0).fit(X, y)
+    assert reduced.expansion_.n_support == 15 and reduced.fit_status_ == 0
+    assert exact.expansion_.n_support > 300
+    assert reduced.score(Xt, yt) >= exact.score(Xt, yt) - 0.01
+    assert reduced.score(Xt, yt) > nystroem.score(Xt, yt)
+
+
+def test_many_classes_one_output_each_and_the_model_round_trips(tmp_path):
+    X, y = make_classification(n_samples=1500, n_features=6, n_informative=4, n_classes=3, n_clusters_per_class=1,
+                               random_state=3)
+    model = ReducedSVC(n_vectors=20, random_state=0).fit(X[:1000], y[:1000])
+    assert model.multiclass_ == "ovr" and model.decision_function(X[1000:]).shape == (500, 3)
+    assert model.score(X[1000:], y[1000:]) >= SVC().fit(X[:1000], y[:1000]).score(X[1000:], y[1000:]) - 0.03
+    io.save_model(model, tmp_path / "m.npz")
+    np.testing.assert_array_equal(io.load_model(tmp_path / "m.npz").predict(X[1000:]), model.predict(X[1000:]))
+
+
+def test_a_binary_model_is_a_libsvm_file(tmp_path, moons):
+    X, y, Xt, _ = moons
+    model = ReducedSVC(n_vectors=10, gamma=1.0, random_state=0).fit(X, y)
+    io.save_libsvm_model(model, tmp_path / "m.model")
+    np.testing.assert_array_equal(io.load_libsvm_model(tmp_path / "m.model").predict(Xt), model.predict(Xt))
+
+
+def test_regression_on_the_squared_error_beats_nystroem_ridge_at_the_same_size():
+    X, z = make_friedman1(n_samples=3000, noise=0.3, random_state=0)
+    reduced = ReducedSVR(n_vectors=30, C=100.0, gamma=0.1, random_state=0).fit(X[:2000], z[:2000])
+    ridge = LandmarkSVR(budget=30, C=100.0, gamma=0.1, random_state=0).fit(X[:2000], z[:2000])
+    assert reduced.score(X[2000:], z[2000:]) > max(ridge.score(X[2000:], z[2000:]), 0.85)
+
+
+def test_phases_double_the_rows_and_halve_the_iterations_left():
+    model = ReducedSVC(max_iter=300, subsample=25000)
+    assert model._phases(200000) == [(25000, 150), (50000, 75), (100000, 37), (200000, 38)]
+    assert model._phases(20000) == [(20000, 300)]
+    assert ReducedSVC(max_iter=10, subsample=None)._phases(10**6) == [(10**6, 10)]
+
+
+def test_a_time_limit_keeps_the_model_as_it_stands_and_says_so(moons):
+    X, y, Xt, yt = moons
+    model = ReducedSVC(n_vectors=10, gamma=1.0, max_seconds=1e-9, random_state=0).fit(X, y)
+    assert model.fit_status_ == 1 and model.n_iter_ <= 1
+    assert model.score(Xt, yt) > 0.8                 # the start: k-means++ centres and their ridge fit
+
+
+def test_a_warm_start_grows_the_previous_model(moons):
+    X, y, Xt, yt = moons
+    model = ReducedSVC(n_vectors=8, gamma=1.0, random_state=0).fit(X, y)
+    small = model.expansion_
+    model.set_params(n_vectors=16, warm_start=True, max_iter=1)
+    model.fit(X, y)
+    assert model.expansion_.n_support == 16
+    # one iteration from the previous vectors (new ones at zero coefficients) keeps its accuracy
+    first = np.asarray(model.expansion_.support_vectors[:8])
+    assert np.abs(first - np.asarray(small.support_vectors)).max() < 0.5
+    assert model.score(Xt, yt) > 0.9
+
+
+@pytest.mark.parametrize("params, message", [(dict(n_vectors=0), "n_vectors"), (dict(C=-1.0), "C"),
+                                             (dict(learn_gamma="yes"), "learn_gamma"),
+                                             (dict(max_seconds=0), "max_seconds")])
+def test_bad_parameters_are_named(moons, params, message):
+    X, y, _, _ = moons
+    with pytest.raises(ValueError, match=message):
+        ReducedSVC(**params).fit(X, y)
+
+
+def test_bad_data_is_named(moons):
+    X, y, _, _ = moons
+    holed = X.copy()
+    holed[3, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        ReducedSVC(n_vectors=5).fit(holed, y)
+    with pytest.raises(ValueError, match="class"):
+        ReducedSVC(n_vectors=5).fit(X[:50], np.zeros(50))
