@@ -820,3 +820,37 @@ def test_a_budget_size_between_a_miss_and_the_smallest_hit_is_tried_once(moons):
     log = _Log(False)
     assert refine_budget_size(candidates, reference_correct, X, y, Xv, yv, 0.01, time_limit=0.1, log=log) is None
     assert "not trained" in log.steps[-1].choice and "over the time left" in log.steps[-1].reason
+
+
+def test_a_stage_that_fails_after_the_choice_leaves_the_model_the_job_holds(moons, monkeypatch):
+    """The confirming folds and the refit fail (an error, not Ctrl-C): the job returns the model the
+    validation part accepted, and the log names each failed stage and its error."""
+    from leansvm.job import classification
+
+    def fails(*args, **kwargs):
+        raise MemoryError("no room for the folds' kernel rows")
+
+    X, y, Xt, yt = moons        # a drop of 10 points: the validation part accepts a compressed model
+    expected = fit_lean(X, y, X_test=Xt, y_test=yt, max_accuracy_drop=0.1, confirm=False, refit=False, **GRID)
+    monkeypatch.setattr(classification, "confirm_choice", fails)
+    monkeypatch.setattr(classification, "refit_on_all_rows", fails)
+    result = fit_lean(X, y, X_test=Xt, y_test=yt, max_accuracy_drop=0.1, **GRID)
+    assert result.final is result.chosen and result.chosen.kind != "exact"
+    assert (result.chosen.name, result.chosen.n_support) == (expected.chosen.name, expected.chosen.n_support)
+    failed = {s.stage: s for s in result.steps if s.choice.startswith("failed")}
+    assert set(failed) == {"confirm", "refit"}
+    assert "no room for the folds' kernel rows" in failed["confirm"].reason
+    assert f"keeps {result.chosen.name}" in failed["confirm"].reason
+    assert result.model.predict(Xt).shape == yt.shape
+
+
+def test_ctrl_c_is_not_a_failure_the_job_keeps_going_past(moons, monkeypatch):
+    from leansvm.job import classification
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(classification, "confirm_choice", interrupted)
+    X, y, Xt, yt = moons
+    with pytest.raises(KeyboardInterrupt):
+        fit_lean(X, y, max_accuracy_drop=0.03, progress=False, verbose=False, **GRID)

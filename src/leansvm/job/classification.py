@@ -56,7 +56,8 @@ from leansvm.job.choice import choose_model, confirm_choice, estimate_drops, ref
 from leansvm.job.deadline import Deadline, release_unaffordable_shares, say_bound_after_exact
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
-from leansvm.job.helpers import _accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices
+from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices,
+                                 keep_on_failure)
 from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, screening_along_path,
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
@@ -337,14 +338,15 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                                               route == "budget", random_state, log)
             chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             if confirm and route == "exact":
-                chosen = confirm_choice(candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
-                                        compression_points, deadline.allowance("confirm"), random_state,
-                                        class_weight, log)
+                chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_choice(
+                    candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence, compression_points,
+                    deadline.allowance("confirm"), random_state, class_weight, log))
             final = None
             # a budget model is refit on all rows on either route: it needs no exact solve
             if refit and (route == "exact" or chosen.kind == "budget"):
-                final = refit_on_all_rows(chosen, X, y, C, gamma, compression_points, deadline.allowance("refit"),
-                                          random_state, log, n_fit=X_fit.shape[0], class_weight=class_weight)
+                final = keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
+                    chosen, X, y, C, gamma, compression_points, deadline.allowance("refit"), random_state, log,
+                    n_fit=X_fit.shape[0], class_weight=class_weight))
                 if final is not None:
                     candidates.append(final)
             elif refit:

@@ -13,6 +13,18 @@ from sklearn.model_selection import train_test_split
 from leansvm.core.clock import work_time
 
 
+def keep_on_failure(stage: str, held, log, run):
+    """``run()``, or ``held`` when it raises: once the validation part has accepted a model, a later stage
+    that fails (the confirming folds, the refit: out of memory, a solver's error) leaves the job with
+    what it holds, and the log says which stage failed and why. Ctrl-C is no failure: it stops the job."""
+    try:
+        return run()
+    except Exception as exc:
+        kept = f"the job keeps {held.name}" if hasattr(held, "name") else "the chosen model is returned as validated"
+        log.step(stage, f"failed ({type(exc).__name__})", f"{exc}; {kept}")
+        return held
+
+
 def _optional(name):
     """``leansvm.<name>`` when that part of the library has landed, else None."""
     import leansvm

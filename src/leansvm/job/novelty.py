@@ -31,6 +31,7 @@ from leansvm import io
 from leansvm.job.candidates import pass_work
 from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bound
+from leansvm.job.helpers import keep_on_failure
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
@@ -135,11 +136,12 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
              f"{100 * chosen.error_bound:.2f} %)",
              f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")
     if "confirm" not in deadline.skipped:
-        chosen = confirm_on_folds(
+        chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
             candidates, exact, X, None, folds, make_exact,
             lambda c: share_bound(differ[id(c)], confidence, len(folds)) <= max_disagreement,
-            disagreement_judge(max_disagreement, confidence, log), deadline.allowance("confirm"), random_state, log)
-    refit = refit_on_all_rows(chosen, exact, X, None, X_fit.shape[0], deadline, log, random_state) if refit else None
+            disagreement_judge(max_disagreement, confidence, log), deadline.allowance("confirm"), random_state, log))
+    refit = keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
+        chosen, exact, X, None, X_fit.shape[0], deadline, log, random_state)) if refit else None
     final = refit or chosen
     if X_test is not None:                                    # measured, never used for the choice
         reference_test = exact.model.predict(X_test)

@@ -41,7 +41,7 @@ from leansvm import io
 from leansvm.budget.landmarks import LandmarkSVR
 from leansvm.job.candidates import pass_work
 from leansvm.job.data import prepare_table, scale_features, validation_folds
-from leansvm.job.helpers import _subsample
+from leansvm.job.helpers import _subsample, keep_on_failure
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, rmse_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
@@ -188,12 +188,13 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              f"{'exact' if reference is exact else 'reference'} model's, is within {100 * max_error_increase:g} % "
              f"of its {reference.validation_error:.4g}")
     if "confirm" not in deadline.skipped:
-        chosen = confirm_on_folds(
+        chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
             candidates, exact, X, y, folds, make_exact,
             lambda c: rmse_bound(reference_errors, errors[id(c)], confidence, len(folds)) <= limit,
             rmse_judge(y, folds, max_error_increase, confidence, log), deadline.allowance("confirm"),
-            random_state, log)
-    refit = refit_on_all_rows(chosen, exact, X, y, X_fit.shape[0], deadline, log, random_state) if refit else None
+            random_state, log))
+    refit = keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
+        chosen, exact, X, y, X_fit.shape[0], deadline, log, random_state)) if refit else None
     final = refit or chosen
     if X_test is not None and y_test is not None:             # measured, never used for the choice
         for c in candidates + ([refit] if refit is not None else []):
