@@ -123,3 +123,13 @@ def test_bad_data_is_named(moons):
         ReducedSVC(n_vectors=5).fit(holed, y)
     with pytest.raises(ValueError, match="class"):
         ReducedSVC(n_vectors=5).fit(X[:50], np.zeros(50))
+
+
+def test_a_learned_gamma_stays_within_its_factor_of_the_start():
+    """Data a linear model separates pulls gamma towards 0 (a nearly linear kernel, whose columns then
+    differ by float32's rounding): it stops at the start's gamma / GAMMA_FACTOR."""
+    from leansvm.reduced.reduced_svm import GAMMA_FACTOR
+    X, y = make_classification(n_samples=1500, n_features=20, n_informative=20, n_redundant=0, class_sep=4.0,
+                               random_state=0)
+    model = ReducedSVC(n_vectors=20, gamma=0.05, max_iter=600, random_state=0).fit(X, y)
+    assert model.expansion_.kernel.gamma == pytest.approx(0.05 / GAMMA_FACTOR, rel=1e-9)     # at the bound

@@ -539,7 +539,8 @@ def fit_reduced(estimator, X, y=None, *, label=None, client=None):
     from leansvm.core.kernels import Kernel
     from leansvm.core.threads import one_blas_thread
     from leansvm.progress import Progress
-    from leansvm.reduced.reduced_svm import HUBER, ReducedSVC, block_problem, label_targets, random_rows, start_rows
+    from leansvm.reduced.reduced_svm import (GAMMA_FACTOR, HUBER, ReducedSVC, block_problem, label_targets, random_rows,
+                                             start_rows)
 
     _require_dask()
     client = get_client(client)
@@ -581,7 +582,8 @@ def fit_reduced(estimator, X, y=None, *, label=None, client=None):
         with warnings.catch_warnings(), one_blas_thread():
             warnings.simplefilter("ignore", ConvergenceWarning)
             Z, B, c, res = optimise_vectors(problem, Z, B, c, max_iter=estimator.max_iter, tol=estimator.tol,
-                                            callback=step)
+                                            callback=step, gamma_range=(kernel.gamma / GAMMA_FACTOR,
+                                                                        kernel.gamma * GAMMA_FACTOR))
         stopped = estimator.max_seconds is not None and time.perf_counter() - started > estimator.max_seconds
     if classifier:
         estimator.classes_, estimator.multiclass_ = classes, "ovr"

@@ -609,7 +609,7 @@ GAMMA_FACTOR_BOUND = 1e3
 
 def optimise_vectors(problem: GradientProblem, Z0, B0, c0, max_iter: int = 100, tol: float = 1e-9,
                      callback=None, monitor=None, n_validation: int = 0, check_every: int = 10,
-                     patience: int | None = None):
+                     patience: int | None = None, gamma_range: tuple | None = None):
     """L-BFGS-B on eq. 10 from (Z0, B0, c0); returns (Z, B, c, scipy result).
 
     Validation-based choice of the iterate (beyond the paper): ``monitor(Z, B, c, kernel)``
@@ -624,14 +624,16 @@ def optimise_vectors(problem: GradientProblem, Z0, B0, c0, max_iter: int = 100, 
     best agreement has not improved for that many iterations.
     ``res.best_iteration`` / ``res.best_score`` describe the iterate returned.
     ``res.kernel``: the kernel of the returned iterate (its gamma learned when
-    ``problem.learn_gamma``, within ``GAMMA_FACTOR_BOUND`` of the start either way). Warns
+    ``problem.learn_gamma``, within ``GAMMA_FACTOR_BOUND`` of the start either way, or within
+    ``gamma_range`` = (lowest, highest) when given). Warns
     (``ConvergenceWarning``) when it stops at ``max_iter``.
     """
     theta0 = problem.pack(Z0, B0, c0)
     bounds = None
     if problem.learn_gamma:       # every parameter free but log(gamma)
         reach = np.log(GAMMA_FACTOR_BOUND)
-        bounds = [(None, None)] * (theta0.size - 1) + [(theta0[-1] - reach, theta0[-1] + reach)]
+        low, high = (theta0[-1] - reach, theta0[-1] + reach) if gamma_range is None else np.log(gamma_range)
+        bounds = [(None, None)] * (theta0.size - 1) + [(float(low), float(high))]
     kept = []             # [(agreement, iteration, theta)]: each beats every later one (decreasing agreement)
     state = {"iteration": 0, "best_iteration": 0}
 

@@ -33,7 +33,12 @@ subsamples: half the iterations on ``subsample`` rows, half the rest on twice as
 on every row. The vectors move far in the first iterations, and a subsample shows them where at a
 fraction of the cost. Measured on synth-200k (2,000 vectors, C = 1, gamma = 0.05 to start, 2 cores;
 the exact SVC: 34 s, 51,933 vectors, test 0.9305): 300 iterations on every row 85 s, test 0.9289;
-phases of 25,000, 50,000 and 200,000 rows (150, 100, 50 iterations) 31 s, test 0.9251.
+300 iterations over phases from 25,000 rows 33 s, test 0.9247; 600 of them 0.9288 in 43 s from 12,500
+rows. There the iterations count more than the vectors: with 600, 500 vectors tested 0.9311 (15 s)
+and 1,000 vectors 0.9341 (29 s), against 0.9224 and 0.9219 with 300. But where the free vectors have
+few rows per parameter they overfit: a9a (32,561 rows, 123 features) with 200 and 500 vectors
+tested 0.8504 and 0.8442 after 600 iterations against 0.8514 and 0.8515 after 300 (the exact SVC
+0.8511). So ``max_iter`` stays 300; the iteration count chosen on held-out rows is the next step.
 
 On a Dask cluster, ``leansvm.distributed.fit_reduced`` sums every iteration's objective over the
 workers' row blocks. Not here yet: the main job's use of it as a family, one-vs-one, and the
@@ -74,6 +79,14 @@ START_ROWS = 20000
 #: synth-200k, 2,000 vectors, 100 L-BFGS iterations on every row: objective 0.200 against 0.209
 #: from centres of all rows (the same test accuracy, 0.916)
 BAND = 0.3
+#: a learned gamma stays within this factor of the fit's starting gamma (``optimise_vectors``'s
+#: ``gamma_range``, the same for every phase). Unbounded, a9a's (0.008 to start) fell to 1.4e-5 with
+#: 200 vectors after 600 iterations, where the kernel columns differ by float32's rounding, and the
+#: model tested 0.61 with 500. A factor of 4 trapped moons (gamma 1.0, 10 vectors): L-BFGS-B's first
+#: step hit the bound 0.25 and the fit stayed there (training accuracy 0.86 against 0.953 unbounded,
+#: where gamma ends at 1.56); 16 gives the unbounded fit there, and where learning gamma helps it
+#: moved less than 2x (synth-200k 0.05 -> 0.089, magic 0.1 -> 0.15, a9a 0.008 -> 0.0104)
+GAMMA_FACTOR = 16.0
 #: the smoothed hinge's quadratic zone (``LabelProblem.huber``): linear beyond a violation of 1,
 #: i.e. on misclassified rows (synth-200k as above: 0.9167 against 0.9160 with the squared hinge)
 HUBER = 1.0
@@ -226,6 +239,7 @@ class _ReducedSVM:
         n = X.shape[0]
         blocks = [(None, np.arange(F.shape[1]))]
         started = time.perf_counter()
+        gamma_range = (kernel.gamma / GAMMA_FACTOR, kernel.gamma * GAMMA_FACTOR)
         done, stopped = 0, False
         with Progress(total=self.max_iter, desc=desc, unit="iteration", enabled=self.progress) as bar:
             for rows_wanted, iterations in self._phases(n):
@@ -245,7 +259,7 @@ class _ReducedSVM:
                 with warnings.catch_warnings(), one_blas_thread():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     Z, B, c, res = optimise_vectors(problem, Z, B, c, max_iter=iterations, tol=self.tol,
-                                                    callback=step)
+                                                    callback=step, gamma_range=gamma_range)
                 kernel = res.kernel
                 done += int(res.nit)
                 if self.max_seconds is not None and time.perf_counter() - started > self.max_seconds:
