@@ -480,8 +480,9 @@ def _sample_rows(Xb, yb, rows):
 
 def _block_problem(Xb, yb, targets, settings):
     """One row block's objective (its rows' sum / its rows), kept on the worker that holds the block."""
-    from leansvm.reduced.reduced_svm import block_problem
-    return block_problem(Xb, yb, targets, **settings)
+    from leansvm.reduced.reduced_svm import label_problem, label_targets
+    Xb = sp.csr_matrix(Xb, dtype=np.float64) if sp.issparse(Xb) else np.ascontiguousarray(Xb, dtype=np.float64)
+    return label_problem(Xb, label_targets(yb, targets), **settings)
 
 
 def _block_objective(problem, theta):
@@ -512,11 +513,7 @@ class SummedProblem:
             pieces = [_block_objective(p, theta) for p in self.parts]
         loss = sum(n * value for n, value, _ in pieces) / self.n_total
         grad = sum(n * g for n, _, g in pieces) / self.n_total
-        start = self.template.n_vectors * self.template.d
-        stop = start + int(self.template.mask.sum())
-        beta = theta[start:stop]
-        grad[start:stop] += self.ridge * beta
-        return loss + 0.5 * self.ridge * float(beta @ beta), grad
+        return self.template.with_ridge(theta, loss, grad, self.ridge)
 
 
 def fit_reduced(estimator, X, y=None, *, label=None, client=None):
@@ -529,18 +526,10 @@ def fit_reduced(estimator, X, y=None, *, label=None, client=None):
     (:class:`SummedProblem`): only theta and the gradients travel. Every iteration runs on every row
     (``subsample`` is not used: no phases). Without a ``distributed`` client the blocks are computed
     into this process and summed here."""
-    import time
-    import warnings
-
     import dask
-    from sklearn.exceptions import ConvergenceWarning
 
-    from leansvm.compression.cvm import block_dtype_for, optimise_vectors
     from leansvm.core.kernels import Kernel
-    from leansvm.core.threads import one_blas_thread
-    from leansvm.progress import Progress
-    from leansvm.reduced.reduced_svm import (GAMMA_FACTOR, HUBER, ReducedSVC, block_problem, label_targets, random_rows,
-                                             start_rows)
+    from leansvm.reduced.reduced_svm import ReducedSVC, label_problem, label_targets, random_rows, start_rows
 
     _require_dask()
     client = get_client(client)
@@ -564,28 +553,14 @@ def fit_reduced(estimator, X, y=None, *, label=None, client=None):
     kernel = Kernel("rbf", _resolve_gamma(estimator.gamma, stats, n_total, d))
     Fs = label_targets(ys, targets)
     Z, B, c, kernel = estimator._start(Xs, Fs, kernel, n_vectors, rng, near_boundary=classifier)
-    loss = "margin" if classifier else "squared"
-    settings = dict(kernel=kernel, n_vectors=n_vectors, loss=loss, block_dtype=block_dtype_for(B),
-                    learn_gamma=estimator.learn_gamma, huber=HUBER if classifier else None)
+    settings = estimator._settings(kernel, "margin" if classifier else "squared", B)
     made = [dask.delayed(_block_problem)(xb, yb, targets, settings) for xb, yb in pairs]
     parts = client.compute(made) if client is not None else list(dask.compute(*made))
-    template = block_problem(Xs[:1], ys[:1], targets, **settings)
-    problem = SummedProblem(template, parts, n_total, 1.0 / (float(estimator.C) * n_total), client)
-    started, stopped = time.perf_counter(), False
-    with Progress(total=estimator.max_iter, desc=f"{type(estimator).__name__} (Dask)", unit="iteration",
-                  enabled=estimator.progress) as bar:
-        def step(theta):
-            bar.update()
-            if estimator.max_seconds is not None and time.perf_counter() - started > estimator.max_seconds:
-                raise StopIteration
-
-        with warnings.catch_warnings(), one_blas_thread():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            Z, B, c, res = optimise_vectors(problem, Z, B, c, max_iter=estimator.max_iter, tol=estimator.tol,
-                                            callback=step, gamma_range=(kernel.gamma / GAMMA_FACTOR,
-                                                                        kernel.gamma * GAMMA_FACTOR))
-        stopped = estimator.max_seconds is not None and time.perf_counter() - started > estimator.max_seconds
+    problem = SummedProblem(label_problem(Xs[:1], Fs[:1], **settings), parts, n_total,
+                            1.0 / (float(estimator.C) * n_total), client)
+    Z, B, c, kernel, iterations, stopped = estimator._optimise(
+        [(estimator.max_iter, lambda B, kernel: problem)], kernel, Z, B, c, f"{type(estimator).__name__} (Dask)")
     if classifier:
         estimator.classes_, estimator.multiclass_ = classes, "ovr"
     estimator.n_features_in_ = d
-    return estimator._finish(Z, B, c, res.kernel, int(res.nit), stopped)
+    return estimator._finish(Z, B, c, kernel, iterations, stopped)

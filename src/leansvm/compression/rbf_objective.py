@@ -145,12 +145,10 @@ class BlockedRBF:
                 K = np.matmul(X_blk, Zt, out=K_rows[:n])              # <x, z>
                 rbf_transform_rows(K, self.x_norms[s:e], z_norms, gamma)      # k(x, z), in place
                 KB = K @ Bq32
-                if cols is None:
-                    R = prob.residuals(KB + c, slice(s, e))          # float64, n x p
-                    beyond = prob.loss_beyond_residuals(KB + c, slice(s, e))
-                else:
-                    R = prob.residuals(KB + c[cols], self.order[s:e], cols)
-                    beyond = prob.loss_beyond_residuals(KB + c[cols], self.order[s:e], cols)
+                at = (slice(s, e),) if cols is None else (self.order[s:e], cols)
+                pred = KB + (c if cols is None else c[cols])
+                R = prob.residuals(pred, *at)                        # float64, n x p
+                beyond = prob.loss_beyond_residuals(pred, *at)
                 if prob.weights is None:
                     loss += (0.5 * float(np.einsum("ij,ij->", R, R)) + beyond) / N
                 else:

@@ -120,12 +120,15 @@ class LabelProblem(GradientProblem):
         return self.huber * float(np.maximum(u - self.huber, 0.0).sum())
 
     def objective(self, theta):
-        loss, grad = super().objective(theta)
+        return self.with_ridge(theta, *super().objective(theta), self.ridge)
+
+    def with_ridge(self, theta, loss, grad, ridge):
+        """(loss + ridge / 2 ||beta||^2, its gradient) over the packed coefficients beta of theta."""
         start = self.n_vectors * self.d
         stop = start + int(self.mask.sum())
         beta = theta[start:stop]
-        grad[start:stop] += self.ridge * beta
-        return loss + 0.5 * self.ridge * float(beta @ beta), grad
+        grad[start:stop] += ridge * beta
+        return loss + 0.5 * ridge * float(beta @ beta), grad
 
 
 def label_targets(y, classes) -> np.ndarray:
@@ -139,11 +142,9 @@ def label_targets(y, classes) -> np.ndarray:
     return np.where(y[:, None] == np.asarray(classes)[None, :], 1.0, -1.0)
 
 
-def block_problem(X, y, classes, *, kernel, n_vectors, loss, block_dtype, learn_gamma, huber, ridge=0.0):
-    """The objective over rows X with labels or targets y (:func:`label_targets`): one whole fit's, or
+def label_problem(X, F, *, kernel, n_vectors, loss, block_dtype, learn_gamma, huber, ridge=0.0):
+    """The objective over rows X and their fitted outputs F (:func:`label_targets`): one fit's phase, or
     one row block's on a Dask worker (``leansvm.distributed.fit_reduced`` adds the ridge once)."""
-    F = label_targets(y, classes)
-    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.ascontiguousarray(X, dtype=np.float64)
     return LabelProblem(kernel, X, F, [(None, np.arange(F.shape[1]))], n_vectors, loss=loss, block_dtype=block_dtype,
                         learn_gamma=learn_gamma, ridge=ridge, huber=huber)
 
@@ -174,7 +175,22 @@ def random_rows(n: int, most: int, rng) -> np.ndarray:
 
 
 class _ReducedSVM:
-    """What the classifier and the regressor share: the start, the two phases of L-BFGS, the expansion."""
+    """What the classifier and the regressor share: the parameters, the start, the phases of L-BFGS, the
+    expansion."""
+
+    def __init__(self, n_vectors=500, C=1.0, gamma="scale", learn_gamma=True, max_iter=300, tol=1e-7,
+                 subsample=25000, max_seconds=None, warm_start=False, progress=None, random_state=None):
+        self.n_vectors = n_vectors
+        self.C = C
+        self.gamma = gamma
+        self.learn_gamma = learn_gamma
+        self.max_iter = max_iter
+        self.tol = tol
+        self.subsample = subsample
+        self.max_seconds = max_seconds
+        self.warm_start = warm_start
+        self.progress = progress
+        self.random_state = random_state
 
     def _check_parameters(self, n_rows):
         check_positive_number("C", self.C)
@@ -234,20 +250,35 @@ class _ReducedSVM:
             left = max(left - iterations, 1)
         return phases
 
-    def _optimise(self, X, F, loss, kernel, Z, B, c, rng, desc):
-        """L-BFGS over the phases of :meth:`_phases`; returns (Z, B, c, kernel, iterations, stopped early)."""
+    def _settings(self, kernel, loss, B) -> dict:
+        """:func:`label_problem`'s arguments for coefficients like ``B`` (their float32 rounding decides
+        the row blocks' dtype)."""
+        return dict(kernel=kernel, n_vectors=B.shape[0], loss=loss, block_dtype=block_dtype_for(B),
+                    learn_gamma=self.learn_gamma, huber=HUBER if loss == "margin" else None)
+
+    def _phase_problems(self, X, F, loss, kernel, rng):
+        """[(iterations, problem for the current (B, kernel))] over the phases of :meth:`_phases`; each
+        phase's rows are drawn when it starts."""
         n = X.shape[0]
-        blocks = [(None, np.arange(F.shape[1]))]
+
+        def make(rows_wanted):
+            def problem(B, kernel):
+                rows = random_rows(n, rows_wanted, rng)
+                return label_problem(X[rows] if rows_wanted < n else X, F[rows], **self._settings(kernel, loss, B),
+                                     ridge=1.0 / (float(self.C) * len(rows)))
+            return problem
+
+        return [(iterations, make(rows_wanted)) for rows_wanted, iterations in self._phases(n)]
+
+    def _optimise(self, phases, kernel, Z, B, c, desc):
+        """L-BFGS over ``phases`` [(iterations, problem(B, kernel))], a learned gamma kept within
+        ``GAMMA_FACTOR`` of ``kernel``'s; returns (Z, B, c, kernel, iterations, stopped early)."""
         started = time.perf_counter()
         gamma_range = (kernel.gamma / GAMMA_FACTOR, kernel.gamma * GAMMA_FACTOR)
         done, stopped = 0, False
         with Progress(total=self.max_iter, desc=desc, unit="iteration", enabled=self.progress) as bar:
-            for rows_wanted, iterations in self._phases(n):
-                rows = random_rows(n, rows_wanted, rng)
-                problem = LabelProblem(kernel, X[rows] if rows_wanted < n else X, F[rows], blocks, Z.shape[0],
-                                       loss=loss, block_dtype=block_dtype_for(B), learn_gamma=self.learn_gamma,
-                                       ridge=1.0 / (float(self.C) * len(rows)),
-                                       huber=HUBER if loss == "margin" else None)
+            for iterations, make_problem in phases:
+                problem = make_problem(B, kernel)
 
                 def step(theta):
                     bar.update()
@@ -290,7 +321,7 @@ class ReducedSVC(_ReducedSVM, KernelClassifierMixin, BaseEstimator):
     gamma : {'scale', 'auto'} or float, default='scale'
         The RBF kernel's width to start from (choose it as for ``SVC``).
     learn_gamma : bool, default=True
-        Optimise log(gamma) with the vectors (within a factor 1,000 of the start): fewer vectors want
+        Optimise log(gamma) with the vectors (within ``GAMMA_FACTOR``, 16, of the start): fewer vectors want
         other widths (synth-200k, 2,000 vectors, 100 iterations: gamma 0.05 -> 0.071, test accuracy
         0.909 -> 0.916).
     max_iter : int, default=300
@@ -330,20 +361,6 @@ class ReducedSVC(_ReducedSVM, KernelClassifierMixin, BaseEstimator):
     (10, True)
     """
 
-    def __init__(self, n_vectors=500, C=1.0, gamma="scale", learn_gamma=True, max_iter=300, tol=1e-7,
-                 subsample=25000, max_seconds=None, warm_start=False, progress=None, random_state=None):
-        self.n_vectors = n_vectors
-        self.C = C
-        self.gamma = gamma
-        self.learn_gamma = learn_gamma
-        self.max_iter = max_iter
-        self.tol = tol
-        self.subsample = subsample
-        self.max_seconds = max_seconds
-        self.warm_start = warm_start
-        self.progress = progress
-        self.random_state = random_state
-
     @fit_transaction
     def fit(self, X, y):
         X, classes, y_enc, _ = validate_training_data(self, X, y)
@@ -352,7 +369,8 @@ class ReducedSVC(_ReducedSVM, KernelClassifierMixin, BaseEstimator):
         kernel = Kernel("rbf", resolve_gamma(self.gamma, X))
         F = label_targets(y_enc, np.arange(len(classes)))
         Z, B, c, kernel = self._start(X, F, kernel, n_vectors, rng, near_boundary=True)
-        Z, B, c, kernel, iterations, stopped = self._optimise(X, F, "margin", kernel, Z, B, c, rng, "ReducedSVC")
+        Z, B, c, kernel, iterations, stopped = self._optimise(self._phase_problems(X, F, "margin", kernel, rng),
+                                                              kernel, Z, B, c, "ReducedSVC")
         self.classes_ = classes
         self.multiclass_ = "ovr"
         return self._finish(Z, B, c, kernel, iterations, stopped)
@@ -387,20 +405,6 @@ class ReducedSVR(_ReducedSVM, ExpansionAttributes, RegressorMixin, BaseEstimator
     True
     """
 
-    def __init__(self, n_vectors=500, C=1.0, gamma="scale", learn_gamma=True, max_iter=300, tol=1e-7,
-                 subsample=25000, max_seconds=None, warm_start=False, progress=None, random_state=None):
-        self.n_vectors = n_vectors
-        self.C = C
-        self.gamma = gamma
-        self.learn_gamma = learn_gamma
-        self.max_iter = max_iter
-        self.tol = tol
-        self.subsample = subsample
-        self.max_seconds = max_seconds
-        self.warm_start = warm_start
-        self.progress = progress
-        self.random_state = random_state
-
     @fit_transaction
     def fit(self, X, y):
         X, y = validate_regression_data(self, X, y)
@@ -409,7 +413,8 @@ class ReducedSVR(_ReducedSVM, ExpansionAttributes, RegressorMixin, BaseEstimator
         kernel = Kernel("rbf", resolve_gamma(self.gamma, X))
         F = label_targets(y, None)
         Z, B, c, kernel = self._start(X, F, kernel, n_vectors, rng, near_boundary=False)
-        Z, B, c, kernel, iterations, stopped = self._optimise(X, F, "squared", kernel, Z, B, c, rng, "ReducedSVR")
+        Z, B, c, kernel, iterations, stopped = self._optimise(self._phase_problems(X, F, "squared", kernel, rng),
+                                                              kernel, Z, B, c, "ReducedSVR")
         return self._finish(Z, B, c, kernel, iterations, stopped)
 
     def predict(self, X):
