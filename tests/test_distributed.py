@@ -369,3 +369,10 @@ def test_a_reduced_model_without_a_client_sums_the_blocks_here():
     spread = ld.fit_reduced(make(), da.from_array(X, chunks=200), da.from_array(y, chunks=200), client=False)
     np.testing.assert_allclose(spread.decision_function(X), make().fit(X, y).decision_function(X),
                                rtol=1e-3, atol=1e-3)
+
+
+def test_a_reduced_model_over_the_workers_names_a_single_class(client):
+    X, _ = problem(2, n=200, seed=7)
+    with pytest.raises(ValueError, match="at least two classes"):
+        ld.fit_reduced(leansvm.ReducedSVC(n_vectors=5), da.from_array(X, chunks=100), da.zeros(200, chunks=100),
+                       client=client)
