@@ -126,7 +126,8 @@ def test_compression_search_respects_its_time_limit(moons_result):
 
 def test_each_stage_states_its_choice_and_fallbacks_are_honest(moons_result):
     stages = [s.stage for s in moons_result.steps]
-    for stage in ("data", "split", "select", "route", "train", "budget", "compress", "choose", "refit", "measure"):
+    for stage in ("data", "split", "select", "route", "train", "budget", "reduced", "compress", "choose", "refit",
+                  "measure"):
         assert stage in stages
     by_stage = {s.stage: s for s in moons_result.steps}
     # a fallback is recorded exactly when the intended component is missing
@@ -389,8 +390,9 @@ def test_budget_route_when_exact_training_exceeds_the_budget(moons):
     assert r.route == "budget"
     exact = [c for c in r.candidates if c.kind == "exact"]
     assert len(exact) == 1 and exact[0].name.startswith("exact SVC (")  # on a subsample
-    # budget models on all rows: each family's first one at least, whose timing fit took every row
-    assert {c.name.split()[0] for c in r.candidates if c.kind == "budget"} == {"BSGD", "Nystroem"}
+    # budget models on all rows: each family's first one at least, whose timing fit took every row; and
+    # ReducedSVC's first size, stopped by the time left (the model as far as it got)
+    assert {c.name.split()[0] for c in r.candidates if c.kind == "budget"} == {"BSGD", "Nystroem", "ReducedSVC"}
     # its sizes: fractions of the subsample's exact model and the fixed ones below the rows
     from leansvm.job.candidates import budget_route_sizes
     sizes = budget_route_sizes(exact[0].n_support, 280, GRID["size_fractions"])
@@ -571,6 +573,42 @@ def test_default_search_is_the_wide_search_with_balanced_class_weights(tmp_path)
     dump_svmlight_file(X, y.astype(int), str(data), zero_based=False)
     assert cli.main(["fit", str(data), "-o", str(tmp_path / "m.txt"), "--class-weight", "balanced", "-q"]) == 0
     assert (tmp_path / "m.txt").exists()
+
+
+def test_the_reduced_family_doubles_from_the_small_end_and_bounds_compression(moons_result):
+    """ReducedSVC from the labels at doubling sizes, stopping at the first that qualifies; compression
+    then tries only sizes below the smallest qualifying model."""
+    r = moons_result
+    reduced = [c for c in r.candidates if c.name.startswith("ReducedSVC")]
+    assert reduced and all(c.kind == "budget" and c.drop is not None for c in reduced)
+    sizes = [c.n_support for c in reduced]
+    assert sizes == [sizes[0] * 2 ** i for i in range(len(sizes))]
+    assert not any(c.drop.within(r.max_accuracy_drop) for c in reduced[:-1])
+    qualified = [c.n_support for c in r.candidates if c.kind in ("budget", "compressed") and c.drop is not None
+                 and c.drop.folds == 1 and c.drop.within(r.max_accuracy_drop)]
+    step = next(s for s in r.steps if s.stage == "reduced")
+    assert "sizes tried " + ", ".join(map(str, sizes)) in step.reason
+    compressed = [c.n_support for c in r.candidates if c.kind == "compressed"]
+    assert all(n < min(qualified) for n in compressed if reduced[-1].drop.within(r.max_accuracy_drop))
+
+
+def test_the_reduced_family_is_left_out_with_class_weights_and_says_why(moons):
+    from leansvm.job.candidates import train_exact
+    from leansvm.job.estimates import correct
+    from leansvm.job.records import _Log
+    from leansvm.job.reduced import reduced_sizes, train_reduced_models
+
+    X, y, Xt, yt = moons
+    exact = train_exact(X, y, 10.0, 0.5)
+    log = _Log(False)
+    assert train_reduced_models(exact, correct(exact.model.predict(Xt), yt), X, y, Xt, yt, 10.0, 0.5, 0.01,
+                                class_weight="balanced", log=log) == []
+    assert log.steps[-1].stage == "reduced" and "class weights" in log.steps[-1].reason
+    assert reduced_sizes(1000, 2) == [10, 20, 40, 80, 160, 320, 640]
+    assert reduced_sizes(40000, 2, below=1000) == [400, 800]
+    assert reduced_sizes(10**6, 2) == [1250, 2500, 5000]              # a quarter of MAX_VECTORS at most to start
+    assert reduced_sizes(100000, 26) == [1000, 2000, 4000]          # at most MAX_VECTORS
+    assert reduced_sizes(8, 2) == []
 
 
 def test_compression_tries_no_size_at_or_above_a_model_that_already_qualifies(moons):

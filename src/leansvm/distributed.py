@@ -478,11 +478,31 @@ def _sample_rows(Xb, yb, rows):
     return Xb[rows], np.asarray(yb)[rows]
 
 
-def _block_problem(Xb, yb, targets, settings):
-    """One row block's objective (its rows' sum / its rows), kept on the worker that holds the block."""
+def _block_problem(Xb, yb, targets, settings, held):
+    """One row block's objective (its rows' sum / its rows) without its ``held`` rows (held out to choose
+    the iterate), kept on the worker that holds the block."""
     from leansvm.reduced.reduced_svm import label_problem, label_targets
     Xb = sp.csr_matrix(Xb, dtype=np.float64) if sp.issparse(Xb) else np.ascontiguousarray(Xb, dtype=np.float64)
+    keep = np.setdiff1d(np.arange(Xb.shape[0]), held)
+    yb = np.asarray(yb)
+    if keep.size < Xb.shape[0]:
+        Xb, yb = Xb[keep], yb[keep]
     return label_problem(Xb, label_targets(yb, targets), **settings)
+
+
+def _rows_per_block(rows, ends) -> list:
+    """Sorted global ``rows`` split by the blocks that end at ``ends`` (cumulative), as local indices."""
+    starts = np.concatenate([[0], ends[:-1]])
+    picks = np.split(rows, np.searchsorted(rows, ends[:-1]))
+    return [p - s for p, s in zip(picks, starts)]
+
+
+def _gather_rows(client, pairs, ends, rows):
+    """(X, y) of the sorted global ``rows``, gathered from the blocks (``pairs``) that hold them, dense."""
+    import dask
+    sample = _compute(client, *[dask.delayed(_sample_rows)(xb, yb, mine)
+                                for (xb, yb), mine in zip(pairs, _rows_per_block(rows, ends))])
+    return np.vstack([a for a, _ in sample]), np.concatenate([b for _, b in sample])
 
 
 def _block_objective(problem, theta):
@@ -524,12 +544,14 @@ def fit_reduced(estimator, X, y=None, *, label=None, client=None):
     the blocks that hold them. Then each block's objective is built
     once on the worker that holds the block and every L-BFGS iteration is summed over them
     (:class:`SummedProblem`): only theta and the gradients travel. Every iteration runs on every row
-    (``subsample`` is not used: no phases). Without a ``distributed`` client the blocks are computed
-    into this process and summed here."""
+    (``subsample`` is not used: no phases). With ``early_stopping`` the in-memory fit's held-out rows are
+    gathered here, left out of the blocks' sums, and choose the iterate as in memory. Without a
+    ``distributed`` client the blocks are computed into this process and summed here."""
     import dask
 
     from leansvm.core.kernels import Kernel
-    from leansvm.reduced.reduced_svm import ReducedSVC, label_problem, label_targets, random_rows, start_rows
+    from leansvm.reduced.reduced_svm import (ReducedSVC, held_out_score, label_problem, label_targets, random_rows,
+                                             start_rows)
 
     _require_dask()
     client = get_client(client)
@@ -542,24 +564,28 @@ def fit_reduced(estimator, X, y=None, *, label=None, client=None):
         raise ValueError(f"{type(estimator).__name__} needs at least two classes, got {len(classes)}")
     n_vectors = estimator._check_parameters(n_total)
     rng = check_random_state(estimator.random_state)
-    # the in-memory fit's sample of rows (the same draw), gathered from the blocks that hold them
-    rows = random_rows(n_total, start_rows(n_vectors), rng)
     ends = np.cumsum([s[0] for s in stats])
-    picks = np.split(rows, np.searchsorted(rows, ends[:-1]))
-    picks = [p - (e - s[0]) for p, e, s in zip(picks, ends, stats)]
-    sample = _compute(client, *[dask.delayed(_sample_rows)(xb, yb, mine) for (xb, yb), mine in zip(pairs, picks)])
-    Xs, ys = np.vstack([a for a, _ in sample]), np.concatenate([b for _, b in sample])
     targets = classes if classifier else None
+    # the in-memory fit's draws: its held-out rows (early_stopping), then its start's sample of the
+    # training rows, each gathered from the blocks that hold them
+    train, held = estimator._held_out(n_total, rng)
+    n_vectors = min(n_vectors, train.size)
+    Xs, ys = _gather_rows(client, pairs, ends, train[random_rows(train.size, start_rows(n_vectors), rng)])
+    monitor = None
+    if held is not None:
+        Xh, yh = _gather_rows(client, pairs, ends, held)
+        monitor = (held_out_score(Xh, label_targets(yh, targets), classifier), held.size, 0.0)
     kernel = Kernel("rbf", _resolve_gamma(estimator.gamma, stats, n_total, d))
     Fs = label_targets(ys, targets)
     Z, B, c, kernel = estimator._start(Xs, Fs, kernel, n_vectors, rng, near_boundary=classifier)
     settings = estimator._settings(kernel, "margin" if classifier else "squared", B)
-    made = [dask.delayed(_block_problem)(xb, yb, targets, settings) for xb, yb in pairs]
+    made = [dask.delayed(_block_problem)(xb, yb, targets, settings, mine)
+            for (xb, yb), mine in zip(pairs, _rows_per_block(held if held is not None else np.arange(0), ends))]
     parts = client.compute(made) if client is not None else list(dask.compute(*made))
-    problem = SummedProblem(label_problem(Xs[:1], Fs[:1], **settings), parts, n_total,
-                            1.0 / (float(estimator.C) * n_total), client)
+    problem = SummedProblem(label_problem(Xs[:1], Fs[:1], **settings), parts, train.size,
+                            1.0 / (float(estimator.C) * train.size), client)
     Z, B, c, kernel, iterations, stopped = estimator._optimise(
-        [(estimator.max_iter, lambda B, kernel: problem)], kernel, Z, B, c, f"{type(estimator).__name__} (Dask)")
+        [lambda B, kernel: problem], kernel, Z, B, c, f"{type(estimator).__name__} (Dask)", monitor)
     if classifier:
         estimator.classes_, estimator.multiclass_ = classes, "ovr"
     estimator.n_features_in_ = d

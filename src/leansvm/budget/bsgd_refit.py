@@ -21,16 +21,21 @@ def kernel_inverse_sqrt(kernel, SV):
     return (vecs[:, ok] / np.sqrt(vals[ok])) @ vecs[:, ok].T
 
 
-def ridge_refit(kernel, SV, X, z, C, fit_intercept=True):
+def ridge_refit(kernel, SV, X, z, C, fit_intercept=True, on_coefficients=False):
     """(alpha, bias) of min_v,b 1/2 ||v||^2 + C sum_i (z_i - F_i v - b)^2 over the features
     F = K(X, SV) K_SV^(-1/2), with alpha = K_SV^(-1/2) v (the expansion's coefficients over ``SV``).
     ``z`` of shape (n, p) fits p outputs at once (alpha (B, p), bias (p,)).
+
+    ``on_coefficients``: min 1/(2C) ||alpha||^2 + 1/2 sum_i (z_i - K_i alpha - b)^2 instead, the ridge on
+    alpha itself (F = K(X, SV), I / C in the system below): where the vectors are free points close
+    together, K_SV is near singular and K_SV^(-1/2) v blows alpha up (moons, 150 vectors at gamma 2 and
+    C = 100: ||alpha||^2 = 7e8, beyond what float32 row blocks resolve).
 
     Closed form: with F and z centred (b unregularised), (Fc'Fc + I / (2C)) v = Fc'(z - mean z),
     b = mean z - mean(F) v. F'F, F'1 and F'z are summed over row blocks of X
     (:meth:`~leansvm.core.kernels.Kernel.blocks`), so memory stays at one block and the
     B x B system whatever the rows."""
-    inv_sqrt = kernel_inverse_sqrt(kernel, SV)
+    inv_sqrt = np.eye(SV.shape[0]) if on_coefficients else kernel_inverse_sqrt(kernel, SV)
     B = inv_sqrt.shape[0]
     z = np.asarray(z, dtype=np.float64)
     gram, f_sum, f_z = np.zeros((B, B)), np.zeros(B), np.zeros((B,) + z.shape[1:])
@@ -41,7 +46,7 @@ def ridge_refit(kernel, SV, X, z, C, fit_intercept=True):
         f_z += F.T @ z[start:stop]
     n = X.shape[0]
     mean_f, mean_z = (f_sum / n, z.mean(axis=0)) if fit_intercept else (np.zeros(B), np.zeros(z.shape[1:]))
-    lhs = gram - n * np.outer(mean_f, mean_f) + np.eye(B) / (2.0 * C)
+    lhs = gram - n * np.outer(mean_f, mean_f) + np.eye(B) / (C if on_coefficients else 2.0 * C)
     v = np.linalg.solve(lhs, f_z - n * np.multiply.outer(mean_f, mean_z))
     bias = mean_z - mean_f @ v
     return inv_sqrt @ v, (float(bias) if z.ndim == 1 else bias)

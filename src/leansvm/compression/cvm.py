@@ -609,7 +609,7 @@ GAMMA_FACTOR_BOUND = 1e3
 
 def optimise_vectors(problem: GradientProblem, Z0, B0, c0, max_iter: int = 100, tol: float = 1e-9,
                      callback=None, monitor=None, n_validation: int = 0, check_every: int = 10,
-                     patience: int | None = None, gamma_range: tuple | None = None):
+                     patience: int | None = None, gamma_range: tuple | None = None, slack: float | None = None):
     """L-BFGS-B on eq. 10 from (Z0, B0, c0); returns (Z, B, c, scipy result).
 
     Validation-based choice of the iterate (beyond the paper): ``monitor(Z, B, c, kernel)``
@@ -620,7 +620,8 @@ def optimise_vectors(problem: GradientProblem, Z0, B0, c0, max_iter: int = 100, 
     of the best agreement a (the one-standard-error rule, leaning towards more
     iterations, which lowered the test error in every measurement): the start,
     the LARS-SVM solution, is kept when it labels held-out points clearly
-    better than every later iterate. With ``patience``, L-BFGS stops when the
+    better than every later iterate (``slack``: that tolerance instead, for a score that is not a
+    share, 0 for the best iterate). With ``patience``, L-BFGS stops when the
     best agreement has not improved for that many iterations.
     ``res.best_iteration`` / ``res.best_score`` describe the iterate returned.
     ``res.kernel``: the kernel of the returned iterate (its gamma learned when
@@ -663,7 +664,8 @@ def optimise_vectors(problem: GradientProblem, Z0, B0, c0, max_iter: int = 100, 
         if state["iteration"] % check_every:
             check(res.x)
         top = kept[0][0]
-        slack = np.sqrt(top * (1.0 - top) / max(n_validation, 1))
+        if slack is None:
+            slack = np.sqrt(top * (1.0 - top) / max(n_validation, 1))
         res.best_score, res.best_iteration, theta = [e for e in kept if e[0] >= top - slack - 1e-12][-1]
     if res.status == 1:
         warnings.warn(f"gradient support vectors: L-BFGS stopped after max_iter={max_iter} iterations "

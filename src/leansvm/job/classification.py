@@ -62,6 +62,7 @@ from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, 
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
 from leansvm.job.records import LeanResult, Selection, _Log
+from leansvm.job.reduced import train_reduced_models
 from leansvm.job.report import accuracy_cell, drop_cell
 from leansvm.progress import default_progress, progress_enabled
 
@@ -168,34 +169,39 @@ def _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline, size_frac
                                          time_limit=deadline.allowance("budget")), exact
 
 
-def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop, confidence,
-                        compression_points, compression_limit, refine, random_state, log):
+def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, gamma, max_accuracy_drop, confidence,
+                        compression_points, deadline, refine, class_weight, random_state, log):
     """Stage 6: every candidate validated and its drop against ``reference`` estimated; with
     ``refine`` (the budget route) one more budget size between the smallest qualifying one and the
-    miss below it (:func:`refine_budget_size`); then compressed models of ``reference`` below the
-    smallest candidate that qualifies (:func:`compress_models`). Returns the models it adds.
+    miss below it (:func:`refine_budget_size`); ReducedSVC from the small end below the smallest
+    model that qualifies (:func:`train_reduced_models`); then compressed models of ``reference``
+    below the smallest model that qualifies by then (:func:`compress_models`). Returns the models it adds.
 
     Only the budget route refines: there the budget models are the main family, trained on every
     row while the exact model, and so compression, sees a subsample."""
-    start = time.perf_counter()
     for c in candidates:
         _validate(c, X_val, y_val)
     estimate_drops(candidates, reference, y_val, max_accuracy_drop, confidence)
     reference_correct = correct(reference.validation_predictions, y_val)
     added = []
+
+    def smallest_qualified():
+        return min((c.n_support for c in candidates + added
+                    if c is not reference and c.drop.within(max_accuracy_drop)), default=None)
+
     if refine:
         refined = refine_budget_size(candidates, reference_correct, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
-                                     confidence, compression_limit, log)
+                                     confidence, deadline.allowance("compress"), log)
         added += [refined] if refined is not None else []
-    if compression_limit is not None:
-        compression_limit = max(0.0, compression_limit - (time.perf_counter() - start))
+    added += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
+                                  max_accuracy_drop, confidence, deadline.allowance("reduced"),
+                                  below=smallest_qualified(), class_weight=class_weight, random_state=random_state,
+                                  log=log)
     # a compressed model is only worth trying below the smallest model that already qualifies
-    qualified = [c.n_support for c in candidates + added
-                 if c is not reference and c.drop.within(max_accuracy_drop)]
     return added + compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
-                                   min_points=compression_points, time_limit=compression_limit,
+                                   min_points=compression_points, time_limit=deadline.allowance("compress"),
                                    random_state=random_state, log=log, confidence=confidence,
-                                   below=min(qualified, default=None), reference_correct=reference_correct)
+                                   below=smallest_qualified(), reference_correct=reference_correct)
 
 
 def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight, libsvm_reference_model,
@@ -333,9 +339,9 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             release_unaffordable_shares(deadline, reference.fit_seconds,
                                         scaled_fit_seconds(reference.fit_seconds, X.shape[0], X_fit.shape[0]),
                                         f"the exact SVC on all {X.shape[0]} rows", log)
-            candidates += _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
-                                              confidence, compression_points, deadline.allowance("compress"),
-                                              route == "budget", random_state, log)
+            candidates += _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, gamma,
+                                              max_accuracy_drop, confidence, compression_points, deadline,
+                                              route == "budget", class_weight, random_state, log)
             chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             if confirm and route == "exact":
                 chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_choice(

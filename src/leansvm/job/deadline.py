@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 
 #: each stage's share of the budget, in the order the stages run
-SHARES = {"search": 0.10, "exact": 0.25, "budget": 0.10, "compress": 0.25, "confirm": 0.10, "refit": 0.15,
-          "measure": 0.05}
+SHARES = {"search": 0.10, "exact": 0.25, "budget": 0.10, "reduced": 0.10, "compress": 0.15, "confirm": 0.10,
+          "refit": 0.15, "measure": 0.05}
 
 
 #: stages that take at most their own share, even when earlier stages left time: what the exact

@@ -209,11 +209,13 @@ def compress_exact(exact_model, size, X, y, rng, random_state, compression_point
 def one_output_deadline(budget_seconds, confirm=True):
     """The time budget of a one-output job: :class:`~leansvm.job.deadline.Deadline` whose refit
     share goes to the candidates (the refit runs when time is left), and the confirming folds'
-    too when ``confirm`` is False."""
+    too when ``confirm`` is False; the reduced family's share goes to compression (these jobs do
+    not train it yet)."""
     from leansvm.job.deadline import Deadline
 
     deadline = Deadline(budget_seconds)
     deadline.skip("refit")
+    deadline.skip("reduced")
     if not confirm:
         deadline.skip("confirm")
     return deadline

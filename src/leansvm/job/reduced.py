@@ -1,0 +1,98 @@
+"""Stage 6a of the main job: the reduced family, a model of a chosen size trained from the labels on
+every training row (:class:`~leansvm.reduced.reduced_svm.ReducedSVC`, no exact teacher), at doubling
+sizes from the small end until one qualifies.
+
+It runs after the budget models and before compression, so a size it qualifies at bounds the
+compression sizes still worth trying (a compressed model is only chosen with fewer vectors). Each fit
+gets the time left in the stage's share as its ``max_seconds``, so the stage always ends with the
+model as far as it got, and no larger size is started when the last one's time, doubled, is over
+what is left. A candidate is kind 'budget': the refit on every row and the confirming folds train it
+again as they do a BSGD model (no exact solve).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, set_drop
+from leansvm.job.helpers import _QuietConvergence, _timed, _validate
+from leansvm.job.records import Candidate, _Log
+from leansvm.progress import default_progress
+
+#: the first size is this share of the reference's support vectors ...
+FIRST_FRACTION = 0.01
+#: ... at least this many vectors (and ``PER_CLASS`` per class beyond two classes) ...
+FIRST_MIN = 10
+PER_CLASS = 10
+#: ... and no size has more than this many (the scale goal: at most 5,000 vectors at 1M rows)
+MAX_VECTORS = 5000
+
+
+def reduced_sizes(n_support: int, n_classes: int, below: int | None = None) -> list[int]:
+    """Doubling sizes from ``FIRST_FRACTION`` of ``n_support`` (at least ``FIRST_MIN``, ``PER_CLASS`` per
+    class beyond two, at most a quarter of ``MAX_VECTORS``) while under ``n_support``, ``below`` (the
+    smallest qualifying model's size: a larger one could not be chosen) and ``MAX_VECTORS``."""
+    limit = min(n_support, MAX_VECTORS + 1, below if below is not None else n_support)
+    size = min(max(FIRST_MIN, int(round(FIRST_FRACTION * n_support)), PER_CLASS * n_classes if n_classes > 2 else 0),
+               MAX_VECTORS // 4)
+    sizes = []
+    while size < limit:
+        sizes.append(size)
+        size *= 2
+    return sizes
+
+
+def train_reduced_models(reference: Candidate, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
+                         max_accuracy_drop, confidence=DEFAULT_CONFIDENCE, time_limit=None, below=None,
+                         class_weight=None, random_state=0, log=None) -> list[Candidate]:
+    """ReducedSVC at :func:`reduced_sizes` of ``reference`` (the exact model), each validated and its drop
+    against ``reference`` estimated (``reference_correct``: whether it labels each validation row
+    right), until one is within ``max_accuracy_drop``, the next size (the last one's seconds, doubled)
+    would pass ``time_limit`` seconds, or the sizes end. Returns the models trained; the log says what
+    was tried and why it stopped, or why the family was left out."""
+    from leansvm import ReducedSVC
+
+    log = log or _Log(False)
+    n_classes = np.unique(np.asarray(y_fit)).size
+    if class_weight is not None:
+        log.step("reduced", "family left out", "ReducedSVC has no class weights; with class_weight the "
+                                               "exact, budget and compressed models are the candidates")
+        return []
+    sizes = reduced_sizes(reference.n_support, n_classes, below)
+    if not sizes:
+        log.step("reduced", "family left out", f"no size from {FIRST_MIN} vectors on is below "
+                                               f"{min(reference.n_support, below or reference.n_support)}, "
+                                               "the smallest model that already qualifies")
+        return []
+    start, out, stop = time.perf_counter(), [], None
+    for size in sizes:
+        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        if left is not None and out and 2 * out[-1].fit_seconds > left:
+            stop = f"stopped before {size} vectors: twice the last size's {out[-1].fit_seconds:.0f} s is over " \
+                   f"the {max(left, 0):.0f} s left of {time_limit:.0f} s"
+            break
+        estimator = ReducedSVC(n_vectors=size, C=C, gamma=gamma, max_seconds=left if left and left > 0 else None,
+                               progress=False, random_state=random_state)
+        with default_progress(False), _QuietConvergence():
+            model, seconds = _timed(estimator.fit, X_fit, y_fit)
+        c = _validate(Candidate(f"ReducedSVC B={size}", "budget", model, model.expansion_.n_support, seconds),
+                      X_val, y_val)
+        set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
+        out.append(c)
+        log.say(f"  ReducedSVC with {size} vectors ({model.n_iter_} iterations"
+                f"{', stopped by the time limit' if model.fit_status_ else ''}): validation accuracy "
+                f"{c.validation_accuracy:.4f} (target {c.required_accuracy:.4f}) [{seconds:.1f} s]")
+        if c.drop.within(max_accuracy_drop):
+            break
+    reached = [c for c in out if c.drop.within(max_accuracy_drop)]
+    log.step("reduced", (f"ReducedSVC reaches the target at {reached[0].n_support} vectors" if reached
+                         else "no ReducedSVC model reached the target"),
+             f"trained from the labels on every training row (no teacher), sizes tried "
+             f"{', '.join(str(c.n_support) for c in out)} (doubling from the small end until one qualifies)"
+             + (f"; {stop}" if stop else "")
+             + (f"; no size from {below} on: a model of {below} SV already qualifies"
+                if below is not None and below < min(reference.n_support, MAX_VECTORS + 1) else ""),
+             time.perf_counter() - start)
+    return out
