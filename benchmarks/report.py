@@ -227,7 +227,7 @@ def promise_section() -> str:
 
 #: the job's log stages, grouped into the columns of the stage-time table (the rest: 'other')
 STAGE_GROUPS = (("search", ("select", "screening")), ("exact fit", ("route", "train")),
-                ("budget models", ("budget", "refine")), ("compression", ("compress",)),
+                ("budget models", ("budget", "refine")), ("ReducedSVC", ("reduced",)), ("compression", ("compress",)),
                 ("confirming folds", ("confirm",)), ("refit", ("refit",)), ("measurements", ("reference", "measure")))
 
 
@@ -252,7 +252,8 @@ def stage_time_section() -> str:
            "made it), median over the seeds of each set, as multiples of the exact SVC's fit on every training "
            "row (the promise benchmark's runs above that recorded their stages; no time budget). 'search': the "
            "(C, gamma) search and the screening-rate path; 'exact fit': the route's timing fits and the exact "
-           "model; 'budget models': BSGD and Nystroem at each size; 'other': data, split, choice, assembling.", "",
+           "model; 'budget models': BSGD and Nystroem at each size; 'ReducedSVC': the family trained from the labels "
+           "(runs before it had none); 'other': data, split, choice, assembling.", "",
            "| set | runs | exact fit s | job x exact fit | " + " | ".join(columns) + " |",
            "|---|---|---|---|" + "---|" * len(columns)]
     for name in sorted({r["dataset"] for r in rows}):
@@ -494,15 +495,18 @@ def reduced_section() -> str:
     machine = data["machine"]
     out = ["## A small model trained from the labels", "",
            "`ReducedSVC(n_vectors=r)`: r free vectors and their coefficients learned by L-BFGS on the smoothed "
-           "hinge over every row (growing subsamples first), no exact model first; beside it Nystroem with r "
+           "hinge over every row (growing subsamples first), no exact model first, the iterate chosen on a tenth "
+           "of the rows held out; 'in the exact fit's time': the same stopped after the exact SVC's fit seconds "
+           "(`max_seconds`). Beside them Nystroem with r "
            "landmarks + `LinearSVC` (`LandmarkSVC`) and the exact `SVC`, all at the C and gamma of "
            f"`docs/datasets.md` (ReducedSVC learns gamma from there). Fit seconds on {machine['cpu_count']} cores "
            f"({machine.get('cpu_model', 'unknown')}), every method with every thread; 'vs exact': test accuracy "
            "minus the exact SVC's, in points.", "",
-           "| set | rows | method | vectors | fit s | test accuracy | vs exact |", "|---|---|---|---|---|---|---|"]
+           "| set | rows | method | vectors | fit s | L-BFGS iterations | test accuracy | vs exact |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in data["rows"]:
         out.append(f"| {r['set']} | {_n(r['n'])} | {r['method']} | {_n(r['vectors'])} | {r['seconds']:.1f} | "
-                   f"{r['test_acc']:.4f} | {r['vs_exact_points']:+.2f} |")
+                   f"{r.get('iterations') or '-'} | {r['test_acc']:.4f} | {r['vs_exact_points']:+.2f} |")
     out += ["", f"Reproduce: `python benchmarks/reduced/bench_reduced.py` (`{path.name}`)."]
     spread = latest("reduced-dask")
     if spread is not None:

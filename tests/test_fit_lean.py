@@ -611,6 +611,18 @@ def test_the_reduced_family_is_left_out_with_class_weights_and_says_why(moons):
     assert reduced_sizes(8, 2) == []
 
 
+def test_time_left_when_nothing_qualified_goes_to_the_next_reduced_size():
+    from leansvm.job.reduced import MAX_VECTORS, next_size_in_the_time_left
+
+    tried = [Candidate("ReducedSVC B=329", "budget", None, 329, 16.0)]
+    exact = Candidate("exact SVC", "exact", None, 32856, 23.0)
+    assert next_size_in_the_time_left(tried, exact, 38.0) == [658]
+    assert next_size_in_the_time_left(tried, exact, 0.0) == [] and next_size_in_the_time_left([], exact, 38.0) == []
+    assert next_size_in_the_time_left(tried, Candidate("exact SVC", "exact", None, 600, 1.0), 38.0) == []
+    big = [Candidate("ReducedSVC B=2600", "budget", None, 2600, 16.0)]
+    assert next_size_in_the_time_left(big, exact, 38.0) == ([5200] if 5200 <= MAX_VECTORS else [])
+
+
 def test_compression_tries_no_size_at_or_above_a_model_that_already_qualifies(moons):
     """``below``: sizes stop under the #SV of the smallest qualifying model (a larger compressed model
     could not be chosen); an unreachable target shows it."""

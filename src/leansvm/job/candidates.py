@@ -156,7 +156,7 @@ def train_like(candidate: Candidate, X, y, exact_model, min_points=None, random_
     if candidate.kind == "exact":
         return exact_model, 0.0
     if candidate.kind == "budget":
-        with default_progress(False):
+        with default_progress(False), _QuietConvergence():
             model = clone(candidate.model).fit(X, y)
         return model, time.perf_counter() - start
     if candidate.kind != "compressed":

@@ -62,7 +62,7 @@ from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, 
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
 from leansvm.job.records import LeanResult, Selection, _Log
-from leansvm.job.reduced import train_reduced_models
+from leansvm.job.reduced import next_size_in_the_time_left, train_reduced_models
 from leansvm.job.report import accuracy_cell, drop_cell
 from leansvm.progress import default_progress, progress_enabled
 
@@ -198,10 +198,21 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
                                   below=smallest_qualified(), class_weight=class_weight, random_state=random_state,
                                   log=log)
     # a compressed model is only worth trying below the smallest model that already qualifies
-    return added + compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
-                                   min_points=compression_points, time_limit=deadline.allowance("compress"),
-                                   random_state=random_state, log=log, confidence=confidence,
-                                   below=smallest_qualified(), reference_correct=reference_correct)
+    added += compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
+                             min_points=compression_points, time_limit=deadline.allowance("compress"),
+                             random_state=random_state, log=log, confidence=confidence,
+                             below=smallest_qualified(), reference_correct=reference_correct)
+    if smallest_qualified() is None and deadline.seconds is not None:
+        tried = [c for c in added if c.name.startswith("ReducedSVC")]
+        left = deadline.allowance("compress")
+        sizes = next_size_in_the_time_left(tried, reference, left)
+        if sizes and left >= tried[-1].fit_seconds:     # at least half the next size's iterations
+            added += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
+                                          max_accuracy_drop, confidence, left, class_weight=class_weight,
+                                          random_state=random_state, log=log, sizes=sizes,
+                                          why=f"the next size in the {left:.0f} s the budget has left: nothing "
+                                              "qualified and the stages stopped for lack of time")
+    return added
 
 
 def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight, libsvm_reference_model,
