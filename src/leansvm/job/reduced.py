@@ -75,7 +75,8 @@ def train_reduced_models(reference: Candidate, reference_correct, X_fit, y_fit, 
             stop = f"stopped before {size} vectors: twice the last size's {out[-1].fit_seconds:.0f} s is over " \
                    f"the {max(left, 0):.0f} s left of {time_limit:.0f} s"
             break
-        estimator = ReducedSVC(n_vectors=size, C=C, gamma=gamma, max_seconds=left if left and left > 0 else None,
+        # out of time already: the fit returns its start (k-means++ centres and their ridge fit)
+        estimator = ReducedSVC(n_vectors=size, C=C, gamma=gamma, max_seconds=None if left is None else max(left, 1e-3),
                                progress=False, random_state=random_state)
         with default_progress(False), _QuietConvergence():
             model, seconds = _timed(estimator.fit, X_fit, y_fit)
