@@ -102,7 +102,7 @@ STUDIES = ["budget/bench_bsgd_oracle.py", "screening/bench_screening_oracle.py",
            "exact/bench_thundersvm.py", "main_job/bench_fit.py", "main_job/bench_fit_regression.py", "main_job/bench_fit_novelty.py",
            "budget/bench_bsgd_regression.py", "budget/bench_bsgd_one_class.py", "compression/bench_compression_regression.py",
            "screening/bench_svr_path.py", "screening/bench_one_class_path.py", "screening/bench_linear_screening.py",
-           "compression/bench_compression_start.py", "budget/bench_landmark_svr.py"]
+           "compression/bench_compression_start.py", "budget/bench_landmark_svr.py", "deploy/bench_dask_worker_env.py"]
 CAPABILITIES += [Capability(Path(s).stem.removeprefix("bench_").replace("_", "-"), "studies",
                             "an ablation or oracle bound (see its docstring)", (s,)) for s in STUDIES]
 GROUPS = ("headline", "methods", "studies", "all")
