@@ -618,6 +618,7 @@ def test_time_left_when_nothing_qualified_goes_to_the_next_reduced_size():
     exact = Candidate("exact SVC", "exact", None, 32856, 23.0)
     assert next_size_in_the_time_left(tried, exact, 38.0) == [658]
     assert next_size_in_the_time_left(tried, exact, 0.0) == [] and next_size_in_the_time_left([], exact, 38.0) == []
+    assert next_size_in_the_time_left(tried, exact, 10.0) == []       # under the last size's 16 s
     assert next_size_in_the_time_left(tried, Candidate("exact SVC", "exact", None, 600, 1.0), 38.0) == []
     big = [Candidate("ReducedSVC B=2600", "budget", None, 2600, 16.0)]
     assert next_size_in_the_time_left(big, exact, 38.0) == ([5200] if 5200 <= MAX_VECTORS else [])

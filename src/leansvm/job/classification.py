@@ -62,7 +62,7 @@ from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, 
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
 from leansvm.job.records import LeanResult, Selection, _Log
-from leansvm.job.reduced import next_size_in_the_time_left, train_reduced_models
+from leansvm.job.reduced import next_size_in_the_time_left, reduced_family, train_reduced_models
 from leansvm.job.report import accuracy_cell, drop_cell
 from leansvm.progress import default_progress, progress_enabled
 
@@ -203,10 +203,9 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
                              random_state=random_state, log=log, confidence=confidence,
                              below=smallest_qualified(), reference_correct=reference_correct)
     if smallest_qualified() is None and deadline.seconds is not None:
-        tried = [c for c in added if c.name.startswith("ReducedSVC")]
         left = deadline.allowance("compress")
-        sizes = next_size_in_the_time_left(tried, reference, left)
-        if sizes and left >= tried[-1].fit_seconds:     # at least half the next size's iterations
+        sizes = next_size_in_the_time_left(reduced_family(added), reference, left)
+        if sizes:
             added += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
                                           max_accuracy_drop, confidence, left, class_weight=class_weight,
                                           random_state=random_state, log=log, sizes=sizes,

@@ -101,13 +101,21 @@ def train_reduced_models(reference: Candidate, reference_correct, X_fit, y_fit, 
     return out
 
 
+def reduced_family(candidates: list[Candidate]) -> list[Candidate]:
+    """The ReducedSVC models among ``candidates``, in the order they were trained."""
+    from leansvm import ReducedSVC
+    return [c for c in candidates if isinstance(c.model, ReducedSVC)]
+
+
 def next_size_in_the_time_left(tried: list[Candidate], reference: Candidate, time_left) -> list[int]:
-    """[the next doubling size] of the reduced family after its stage and compression both stopped short
-    of the target for lack of time, where ``time_left`` (seconds) remains: a ReducedSVC fit stops at
-    its time limit with the model as far as it got, so the time is spent on the family's next size
-    rather than left unused (synth-200k at 120 s: 329 vectors missed the target by 0.03 points, the
-    stages' own shares were spent, and the job ended after 76 s). [] where there is nothing to try."""
-    if not tried or time_left is None or time_left <= 0:
+    """[the next doubling size] of the reduced family (``tried``: its models, the last the largest) after
+    its stage and compression both stopped short of the target for lack of time, where ``time_left``
+    (seconds) remains and is at least the last size's fit time (so the next size, twice the work per
+    iteration, gets at least half its iterations): a ReducedSVC fit stops at its time limit with the
+    model as far as it got, so the time is spent on the family's next size rather than left unused
+    (synth-200k at 120 s: 329 vectors missed the target by 0.03 points, the stages' own shares were
+    spent, and the job ended after 76 s). [] where there is nothing to try."""
+    if not tried or time_left is None or time_left <= 0 or time_left < tried[-1].fit_seconds:
         return []
-    size = 2 * max(c.n_support for c in tried)
+    size = 2 * tried[-1].n_support
     return [size] if size < min(reference.n_support, MAX_VECTORS + 1) else []
