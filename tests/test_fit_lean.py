@@ -611,6 +611,36 @@ def test_the_reduced_family_is_left_out_with_class_weights_and_says_why(moons):
     assert reduced_sizes(8, 2) == []
 
 
+def test_a_reduced_model_stopped_by_its_time_limit_is_trained_on_in_the_time_left():
+    """The teacher-free split's one size: where the time stopped it and time is left, the same model is
+    trained on from where it stopped (no new start), validated as a candidate of its own, and its
+    parameters are those of one fit of the whole time (what a refit repeats)."""
+    from leansvm import SVC, ReducedSVC
+    from leansvm.job.estimates import correct
+    from leansvm.job.records import _Log
+    from leansvm.job.reduced import continue_in_the_time_left
+
+    X, y = make_moons(3000, noise=0.25, random_state=0)
+    X_fit, y_fit, X_val, y_val = X[:2400], y[:2400], X[2400:], y[2400:]
+    short = ReducedSVC(n_vectors=12, gamma=1.0, max_seconds=1e-9, subsample=500, random_state=0).fit(X_fit, y_fit)
+    assert short.fit_status_ == 1                                       # stopped at its start
+    last = Candidate("ReducedSVC B=12", "budget", short, 12, 0.05)
+    reference_correct = correct(SVC(gamma=1.0).fit(X_fit, y_fit).predict(X_val), y_val)
+    log = _Log(False)
+    [more] = continue_in_the_time_left(last, reference_correct, X_fit, y_fit, X_val, y_val, 0.005, 0.95, 2.0, log)
+    assert more.model is not short and more.n_support == 12 and more.model.n_iter_ > 0
+    assert not np.allclose(more.model.expansion_.support_vectors, short.expansion_.support_vectors)
+    assert more.validation_accuracy >= short.score(X_val, y_val) - 0.01
+    assert more.model.get_params()["warm_start"] is False and more.model.get_params()["subsample"] == 500
+    assert more.model.get_params()["max_seconds"] == pytest.approx(1e-9 + more.fit_seconds - 0.05)
+    assert log.steps[-1].stage == "reduced" and "trained on" in log.steps[-1].choice
+    finished = Candidate("ReducedSVC B=12", "budget", ReducedSVC(n_vectors=12).fit(X_fit[:300], y_fit[:300]), 12, 1.0)
+    assert continue_in_the_time_left(finished, reference_correct, X_fit, y_fit, X_val, y_val, 0.005, 0.95, 2.0,
+                                     log) == []                         # it ended on its own: nothing to go on with
+    assert continue_in_the_time_left(last, reference_correct, X_fit, y_fit, X_val, y_val, 0.005, 0.95, 0.5,
+                                     log) == []                         # under a second left
+
+
 def test_time_left_when_nothing_qualified_goes_to_the_next_reduced_size():
     from leansvm.job.reduced import MAX_VECTORS, next_size_in_the_time_left
 
@@ -733,6 +763,25 @@ def test_the_budget_is_shared_out_among_the_stages(monkeypatch):
     skipping.skip("confirm")                                 # a stage that will not run holds nothing back
     assert skipping.allowance("exact") == pytest.approx(1000 * (0.10 + 0.25))  # ... its share is compression's,
     assert skipping.allowance("compress") == pytest.approx(1000 * (1 - module.SHARES["refit"] - module.SHARES["measure"]))
+
+
+def test_the_teacher_free_split_gives_the_reduced_family_most_of_the_budget():
+    """Where the exact fit on every row is out of the budget's reach, the exact stage gets less and the
+    reduced family most, for one size trained until the time or the held-out rows end it."""
+    from leansvm.job import deadline as module
+    from leansvm.job.reduced import TEACHER_FREE_VECTORS, teacher_free_size
+
+    usual, free = module.Deadline(600), module.Deadline(600)
+    free.teacher_free()
+    assert free.without_teacher and not usual.without_teacher
+    assert sum(free.shares.values()) == pytest.approx(1.0) and list(free.shares) == list(module.SHARES)
+    assert free.allowance("exact") < usual.allowance("exact")
+    assert free.shares["reduced"] > max(v for k, v in free.shares.items() if k != "reduced")
+    reference = Candidate("exact", "exact", None, 75000, 90.0)
+    one = teacher_free_size(reference)
+    assert one["sizes"] == [TEACHER_FREE_VECTORS] and one["max_iter"] > 10000
+    assert teacher_free_size(reference, below=TEACHER_FREE_VECTORS) is None      # a model that small qualified
+    assert teacher_free_size(Candidate("exact", "exact", None, 800, 1.0))["sizes"] == [800]
 
 
 def test_shares_a_stage_cannot_use_pass_to_compression():

@@ -104,6 +104,34 @@ def test_each_phase_gets_half_the_iterations_left_and_passes_on_what_it_leaves(m
     assert model.n_iter_ == 15
 
 
+def test_under_a_time_limit_every_phase_runs(monkeypatch):
+    """Each phase but the last stops at half the time left, so the last phases (the most rows) are
+    reached; before, the first phase ran until the time was spent."""
+    import time as clock
+    from types import SimpleNamespace
+
+    import leansvm.reduced.reduced_svm as module
+    phases = []
+
+    def slow(problem, Z, B, c, max_iter, callback, **kwargs):    # an iteration of 10 ms until told to stop
+        phases.append(problem.N)
+        res = SimpleNamespace(kernel=Kernel("rbf", 1.0), nit=0, best_score=None, status=0, fun=0.0)
+        try:
+            while res.nit < max_iter:
+                clock.sleep(0.01)
+                res.nit += 1
+                callback(None)
+        except StopIteration:
+            pass
+        return Z, B, c, res
+
+    monkeypatch.setattr(module, "optimise_vectors", slow)
+    X, y = make_moons(n_samples=4000, noise=0.25, random_state=0)
+    model = ReducedSVC(n_vectors=6, gamma=1.0, max_iter=10**6, subsample=1000, early_stopping=False,
+                       max_seconds=0.6, random_state=0).fit(X, y)
+    assert phases == [1000, 2000, 4000] and model.fit_status_ == 1
+
+
 def test_held_out_rows_stop_a_fit_that_would_overfit():
     """150 free vectors on 1,800 noisy rows at C = 100: L-BFGS run to its end fits the noise; the iterate
     chosen on the held-out rows' loss tests better (3 points on this draw, 1.1-3.2 over four draws)."""

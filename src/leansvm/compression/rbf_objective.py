@@ -106,6 +106,20 @@ class BlockedRBF:
         self.x_norms64 = np.asarray(norms, dtype=np.float64)
         self.x_norms = self.x_norms64.astype(self.dtype)
 
+    def _buffer(self, key, shape, zero=False):
+        """A work array of ``shape`` (this object's dtype) kept for the next evaluation under ``key`` (the
+        row range and role: one per thread). Made once, not at every evaluation: a Dask worker's
+        nanny sets ``MALLOC_TRIM_THRESHOLD_``, which stops glibc from keeping freed blocks for reuse,
+        so arrays made anew at every evaluation were fresh pages there (one objective of 1,000 vectors
+        on 100,000 rows: 0.073 s in a worker against 0.060 s in the client;
+        ``benchmarks/deploy/bench_dask_worker_env.py``). ``zero``: zeros when made (padding columns
+        that stay zero)."""
+        buffers = self.__dict__.setdefault("_buffers", {})
+        found = buffers.get(key)
+        if found is None or found.shape != shape:
+            found = buffers[key] = (np.zeros if zero else np.empty)(shape, dtype=self.dtype)
+        return found
+
     def _points(self, s, e):
         """Rows s:e of the fitting points (in this object's order), dense."""
         return self.X[s:e].toarray() if self.problem.sparse else self.X[s:e]
@@ -134,7 +148,7 @@ class BlockedRBF:
 
         def rows(a, b):
             loss, gB, XH, gc, x_term = 0.0, np.zeros((r, p)), np.zeros((r, d)), np.zeros(p), 0.0
-            K_rows = np.empty((min(n_rows, b - a), r), dtype=dtype)
+            K_rows = self._buffer(("K", a, b), (min(n_rows, b - a), r))
             right_of = {}                 # the one product's right-hand side for q outputs, reused
             for s, e, i in self._chunks(a, b, n_rows):
                 n = e - s
@@ -161,13 +175,15 @@ class BlockedRBF:
                     right = right_of.get(q)
                     if right is None:      # zero columns pad the width (PRODUCT_WIDTH_STEP)
                         width = -(-q * (d + 1) // PRODUCT_WIDTH_STEP) * PRODUCT_WIDTH_STEP
-                        right = right_of[q] = np.zeros((K_rows.shape[0], width), dtype=dtype)
+                        right = right_of[q] = (self._buffer(("right", a, b, q), (K_rows.shape[0], width), zero=True),
+                                               self._buffer(("product", a, b, q), (width, r)))
+                    right, product = right
                     right[:n, :q] = Rn
                     for k in range(q):
                         np.multiply(X_blk, Rn[:, k:k + 1], out=right[:n, q + k * d:q + (k + 1) * d])
                     # as ([.]' K)': OpenBLAS runs it 5-10 % faster than K' [.] (one core, 1,024 x 868:
                     # 0.84 against 1.01 ms; 2 cores, 200000x20x2000, median of 6: 0.66-0.70 against 0.73-0.74 s)
-                    M = (right[:n].T @ K).T
+                    M = np.matmul(right[:n].T, K, out=product).T
                     gB[:, out] += M[:, :q]
                     for k in range(q):
                         XH += Bq[:, k:k + 1] * M[:, q + k * d:q + (k + 1) * d]

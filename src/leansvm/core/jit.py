@@ -100,7 +100,7 @@ class _CompileNotice(event.Listener):
         from leansvm import progress
         with self._lock:
             first, self.told = not self.told, True
-        progress.note_compiling(True, self.message() if first else None)
+        progress.note_compiling(True, self.message(ev.data) if first else None)
 
     def on_end(self, ev):
         self._local.depth -= 1
@@ -109,12 +109,18 @@ class _CompileNotice(event.Listener):
             progress.note_compiling(False)
 
     @staticmethod
-    def message() -> str:
+    def message(data: dict | None = None) -> str:
+        """The notice; where the shipped code matches this machine, it names the function and the
+        argument types it lacked (``data``: the compile event's), for a report that adds them to the
+        build's signatures (:mod:`leansvm.precompile`)."""
         record = shipped_code()
         reason = mismatch(record)
         if reason is None:
-            return ("leansvm: compiling a solver for argument types the install did not compile "
-                    "(a few seconds, once; later runs load it)")
+            dispatcher, args = (data or {}).get("dispatcher"), (data or {}).get("args")
+            what = "" if dispatcher is None else \
+                f" ({dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}{tuple(args or ())})"
+            return ("leansvm: compiling a solver for argument types the install did not compile"
+                    f"{what} (a few seconds, once; later runs load it)")
         seconds = (record or {}).get("seconds") or DEFAULT_COMPILE_SECONDS
         return (f"leansvm: compiling the solvers for this machine, once: {reason}. The first fits "
                 f"take up to about {seconds:.0f} s longer; later runs load the compiled code.")

