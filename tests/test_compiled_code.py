@@ -65,6 +65,18 @@ def test_the_installed_package_holds_machine_code_for_this_machine(tmp_path, mon
 
 
 @needs_install
+def test_a_budget_fit_s_object_mode_glue_is_compiled_without_a_notice(tmp_path, monkeypatch):
+    """BSGD times its budget maintenance in ``with objmode()`` blocks; numba compiles their glue in every
+    process (it is never cached), quickly, and that is not a solver the install lacks."""
+    monkeypatch.setattr(jit.config, "CACHE_DIR", "")
+    code = COUNT_AND_FIT.replace("PREPARE", "").replace(
+        "leansvm.SVC().fit(X, y)", "leansvm.BSGDClassifier(budget=20, gamma=0.1, random_state=0).fit(X, y)")
+    compiled, stderr = _run(code, _fresh_user(tmp_path))
+    assert set(compiled) <= {"_sgd_pass"}          # at most the glue, named after its function
+    assert "compiling" not in stderr
+
+
+@needs_install
 def test_a_package_that_cannot_be_written_still_loads_its_machine_code(tmp_path):
     """numba skips a ``__pycache__`` it cannot write; ShippedCodeLocator copies the shipped files to the
     user's cache instead, and the fit loads them (the package is made 'unwritable' for the locator:
