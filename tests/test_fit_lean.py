@@ -784,6 +784,23 @@ def test_the_teacher_free_split_gives_the_reduced_family_most_of_the_budget():
     assert teacher_free_size(Candidate("exact", "exact", None, 800, 1.0))["sizes"] == [800]
 
 
+def test_the_route_takes_the_teacher_free_split_where_the_exact_fit_is_far_out_of_reach(monkeypatch, moons):
+    """Over half the budget for the exact fit on every row: the teacher-free shares, said in the log; less:
+    the usual ones; with class weights (the reduced family has none): the usual ones."""
+    from leansvm.job import classification as module
+    from leansvm.job.deadline import Deadline
+    from leansvm.job.records import _Log
+
+    X, y, _, _ = moons
+    for estimate, route, free, weights in ((400.0, "budget", True, None), (250.0, "budget", False, None),
+                                           (100.0, "exact", False, None), (400.0, "budget", False, "balanced")):
+        monkeypatch.setattr(module, "estimate_exact_seconds", lambda *a, e=estimate, **k: (e, 1.0, 1000, 1.7))
+        deadline, log = Deadline(600), _Log(False)
+        assert module._choose_route(X, y, 1.0, 0.5, deadline, weights, 0, log)[0] == route
+        assert deadline.without_teacher is free
+        assert ("without a teacher" in log.steps[-1].reason) is free
+
+
 def test_shares_a_stage_cannot_use_pass_to_compression():
     """One exact fit over the confirming share, or an exact refit on all rows over the refit share:
     those shares are no longer held back, so compression may use them; a fast exact fit keeps both."""
