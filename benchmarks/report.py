@@ -492,10 +492,14 @@ def first_run_section() -> str:
 def model_selection_section() -> str:
     """The whole main job against LIBSVM's grid.py (bench_model_selection.py): seconds, the choice, and the
     tuned exact models' test accuracy."""
-    path = latest("model-selection")
-    if path is None:
+    paths = sorted(RESULTS.glob("model-selection-*.json"))
+    if not paths:
         return ""
-    data = load(path)
+    rows = {}                      # each set's latest run: a run may cover some sets only
+    for path in paths:
+        for r in load(path)["rows"]:
+            rows[r["dataset"]] = (path, r)
+    data = load(paths[-1])
     out = ["## The main job against grid.py", "",
            "grid.py reproduced: scikit-learn `SVC` (LIBSVM, one thread) over its 110 cells (C 2^-5..2^15, gamma "
            "2^-15..2^3), 5-fold CV on every training row; where its cells ran past the minutes allowed the rest "
@@ -506,7 +510,7 @@ def model_selection_section() -> str:
            "| set | rows | grid.py s | leansvm fit s | x grid.py | search s | grid.py C, gamma | leansvm C, gamma "
            "| exact at grid.py's (test, #SV) | exact at leansvm's (test, #SV) | returned (test, #SV) |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in data["rows"]:
+    for _, r in rows.values():
         grid_s = f"{'>=' if r.get('grid_extrapolated') else ''}{r['grid_seconds']:.0f}"
         grid_choice = (f"{r['grid_C']:g}, {r['grid_gamma']:.3g}" if r.get("grid_C") is not None
                        else "not reached")
@@ -517,8 +521,9 @@ def model_selection_section() -> str:
                    f"{r['lean_C']:g}, {r['lean_gamma']:.3g} | {grid_exact} | "
                    f"{r['lean_exact_acc']:.4f}, {_n(r['lean_exact_sv'])} | {r['returned_acc']:.4f}, "
                    f"{_n(r['returned_sv'])} |")
+    files = ", ".join(sorted({f"`{path.name}`" for path, _ in rows.values()}))
     out += ["", f"Reproduce: `python benchmarks/main_job/bench_model_selection.py --datasets <sets> --grid-minutes <m>` "
-            f"(`{path.name}`)."]
+            f"(files {files})."]
     return "\n".join(out)
 
 
