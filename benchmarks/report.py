@@ -520,7 +520,7 @@ def model_selection_section() -> str:
                    f"{r['grid_seconds'] / r['fit_seconds']:.1f} | {r['search_seconds']:.1f} | {grid_choice} | "
                    f"{r['lean_C']:g}, {r['lean_gamma']:.3g} | {grid_exact} | "
                    f"{r['lean_exact_acc']:.4f}, {_n(r['lean_exact_sv'])} | {r['returned_acc']:.4f}, "
-                   f"{_n(r['returned_sv'])} |")
+                   f"{_n(r['returned_sv'])}{' (' + r['returned'] + ')' if r.get('returned') else ''} |")
     files = ", ".join(sorted({f"`{path.name}`" for path, _ in rows.values()}))
     out += ["", f"Reproduce: `python benchmarks/main_job/bench_model_selection.py --datasets <sets> --grid-minutes <m>` "
             f"(files {files})."]
