@@ -1,4 +1,4 @@
-"""Why a Dask worker runs ReducedSVC's objective slower than the client: the nanny's environment.
+"""What a Dask nanny's environment costs ReducedSVC's objective on a worker, against the client.
 
     python benchmarks/deploy/bench_dask_worker_env.py
 

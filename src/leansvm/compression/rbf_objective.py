@@ -109,11 +109,12 @@ class BlockedRBF:
     def _buffer(self, key, shape, zero=False):
         """A work array of ``shape`` (this object's dtype) kept for the next evaluation under ``key`` (the
         row range and role: one per thread). Made once, not at every evaluation: a Dask worker's
-        nanny sets ``MALLOC_TRIM_THRESHOLD_``, which stops glibc from keeping freed blocks for reuse,
-        so arrays made anew at every evaluation were fresh pages there (one objective of 1,000 vectors
-        on 100,000 rows: 0.073 s in a worker against 0.060 s in the client;
-        ``benchmarks/deploy/bench_dask_worker_env.py``). ``zero``: zeros when made (padding columns
-        that stay zero)."""
+        nanny sets ``MALLOC_TRIM_THRESHOLD_``, which also fixes glibc's mmap threshold at 128 KB, so
+        the large arrays (a block's kernel rows: up to 4 MB) were fresh pages at every evaluation
+        there; the small ones are ``distributed._freed_memory_kept``'s. One objective of 1,000 vectors
+        on 100,000 rows under the trim setting alone, with both: 0.059-0.060 s (the client 0.058-0.061);
+        without these arrays kept: 0.067-0.068 s (``benchmarks/deploy/bench_dask_worker_env.py``).
+        ``zero``: zeros when made (padding columns that stay zero)."""
         buffers = self.__dict__.setdefault("_buffers", {})
         found = buffers.get(key)
         if found is None or found.shape != shape:

@@ -31,6 +31,7 @@ from pathlib import Path
 import numba
 from numba import njit  # noqa: F401  (re-exported: ``from leansvm.core.jit import njit``)
 from numba.core import caching, config, event
+from numba.core.dispatcher import ObjModeLiftedWith
 
 __all__ = ["njit", "shipped_code", "mismatch", "ShippedCodeLocator", "RECORD"]
 
@@ -82,7 +83,6 @@ def _is_ours(dispatcher) -> bool:
     blocks: numba compiles that glue in every process (it cannot be cached), in about 0.3 s (the
     first BSGDClassifier fit of a process: 0.39 s, the next 0.004 s); announced, it read as if the
     install lacked a solver."""
-    from numba.core.dispatcher import ObjModeLiftedWith
     module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
     return module.startswith("leansvm.") and not isinstance(dispatcher, ObjModeLiftedWith)
 

@@ -213,14 +213,12 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
                              min_points=compression_points, time_limit=deadline.allowance("compress"),
                              random_state=random_state, log=log, confidence=confidence,
                              below=smallest_qualified(), reference_correct=reference_correct)
-    if smallest_qualified() is None and deadline.seconds is not None and deadline.without_teacher:
-        family = reduced_family(added)
-        added += continue_in_the_time_left(family[-1] if family else None, reference_correct, X_fit, y_fit, X_val,
-                                           y_val, max_accuracy_drop, confidence, deadline.allowance("compress"), log)
-    elif smallest_qualified() is None and deadline.seconds is not None:
-        left = deadline.allowance("compress")
-        sizes = next_size_in_the_time_left(reduced_family(added), reference, left)
-        if sizes:
+    if smallest_qualified() is None and deadline.seconds is not None:
+        left, family = deadline.allowance("compress"), reduced_family(added)
+        if deadline.without_teacher:      # its one size trains on, rather than doubling
+            added += continue_in_the_time_left(family[-1] if family else None, reference_correct, X_fit, y_fit,
+                                               X_val, y_val, max_accuracy_drop, confidence, left, log)
+        elif sizes := next_size_in_the_time_left(family, reference, left):
             added += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
                                           max_accuracy_drop, confidence, left, class_weight=class_weight,
                                           random_state=random_state, log=log, sizes=sizes,

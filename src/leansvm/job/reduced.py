@@ -61,7 +61,7 @@ def teacher_free_size(reference: Candidate, below: int | None = None) -> dict | 
     if below is not None and size >= below:
         return None
     return dict(sizes=[size], max_iter=TEACHER_FREE_MAX_ITER,
-                why=f"one size for the whole share: the exact fit on every row is out of the budget's reach")
+                why="one size for the whole share: the exact fit on every row is out of the budget's reach")
 
 
 def train_reduced_models(reference: Candidate, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
