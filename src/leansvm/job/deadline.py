@@ -25,9 +25,14 @@ SHARES = {"search": 0.10, "exact": 0.25, "budget": 0.10, "reduced": 0.10, "compr
 #: against a target of 0.9459); alone, 2,500 vectors reach 0.9435 on test in 250 s and 0.9461 in 560 s.
 #: No confirming folds on this route, and a refit on every row does not fit: their shares are the
 #: family's (with 0.05 and 0.10 of them held back for compression, 2,500 vectors had 232 s and missed the
-#: target by 0.03 points, 0.9439 against 0.9442, and the job ended after 516 s). With these shares it
-#: had 284 s and qualified (0.9452 against 0.9445; test 0.9424), and the job took 582 s
-TEACHER_FREE_SHARES = {"search": 0.10, "exact": 0.15, "budget": 0.05, "reduced": 0.55, "compress": 0.05,
+#: target by 0.03 points, 0.9439 against 0.9442, and the job ended after 516 s). With 0.15 for the exact
+#: model and 0.55 for the family it had 284 s and qualified (validation 0.9452 against 0.9445; test
+#: 0.9424); with 0.10 and 0.60 and the refit's share passed to it, 340 s (validation 0.9458 against the
+#: exact model's 0.9482 on 306,495 rows, test 0.9428), the job 608 s. With the exact stage held to its
+#: share (the search's unused time goes on to the family) and the family's one size at 591 vectors
+#: (:func:`~leansvm.job.reduced.teacher_free_size`): 408 s, validation 0.9492 against the exact model's
+#: 0.9441 on 169,488 rows, test 0.9474 against 0.9496 for the exact SVC on 707,421 rows; the job 548 s
+TEACHER_FREE_SHARES = {"search": 0.10, "exact": 0.10, "budget": 0.05, "reduced": 0.60, "compress": 0.05,
                        "confirm": 0.00, "refit": 0.05, "measure": 0.05}
 #: ... from this share of the budget for the exact fit on every training row: synth-1M at 600 s (515-562 s
 #: estimated) and checker-1M (19,774 s) take it; synth-200k at 120 s (42 s) keeps the usual shares,
@@ -64,18 +69,24 @@ class Deadline:
         self.shares = dict(SHARES)
         self.without_teacher = False      # teacher_free() was called
         self.skipped = set()
+        self.heir = "compress"            # the stage a skipped stage's share goes to
+        self.capped = set(CAPPED)
         self.unbounded = frozenset()   # stages outside the bound that bound_after_exact sets
 
     def skip(self, stage) -> None:
-        """``stage`` will not run: its share goes to compression (the budget route has no
-        confirming folds, so compression gets their tenth of the budget); the stages before
-        compression still hold it back."""
+        """``stage`` will not run: its share goes to ``heir``, compression (the budget route has no
+        confirming folds, so compression gets their tenth of the budget), or the reduced family under
+        the teacher-free split; the stages before the heir still hold it back."""
         self.skipped.add(stage)
 
     def teacher_free(self) -> None:
-        """The exact fit on every row does not fit the budget by far: :data:`TEACHER_FREE_SHARES` from now."""
+        """The exact fit on every row does not fit the budget by far: :data:`TEACHER_FREE_SHARES` from now;
+        the shares of stages that will not run, and the time the search left, go to the reduced family,
+        the route to a small model, not to the exact model on a larger subsample."""
         self.shares = dict(TEACHER_FREE_SHARES)
         self.without_teacher = True
+        self.heir = "reduced"
+        self.capped.add("exact")
 
     def bound_after_exact(self, exact_seconds: float) -> float | None:
         """Without a budget: the budget models, compression and confirming folds get
@@ -110,19 +121,19 @@ class Deadline:
     def allowance(self, stage) -> float | None:
         """Seconds ``stage`` may take: what is left minus the shares of the stages after it (at
         least a tenth of its own share, so that a stage never gets nothing at all; at most its own
-        share for the CAPPED stages); None without a budget, and for the refit and the measurements
+        share for the ``capped`` stages); None without a budget, and for the refit and the measurements
         under the bound a job sets itself (:meth:`bound_after_exact`)."""
         if self.seconds is None or stage in self.unbounded:
             return None
         shares = self.shares
         stages = list(shares)
         after = stages[stages.index(stage) + 1:]
-        # a skipped stage's share goes to compression, not to whichever stage asks first (synth-1M:
-        # the confirming folds' minute went to the exact fit on a larger subsample, 294 s)
-        held = sum(shares[s] for s in after if s not in self.skipped or "compress" in after)
+        # a skipped stage's share goes to the heir, not to whichever stage asks first (synth-1M: the
+        # confirming folds' minute went to the exact fit on a larger subsample, 294 s)
+        held = sum(shares[s] for s in after if s not in self.skipped or self.heir in after)
         later = held * self.seconds
         allowed = max(self.remaining() - later, 0.1 * shares[stage] * self.seconds)
-        return min(allowed, shares[stage] * self.seconds) if stage in CAPPED else allowed
+        return min(allowed, shares[stage] * self.seconds) if stage in self.capped else allowed
 
 
 def say_bound_after_exact(deadline: Deadline, exact_seconds: float, log) -> None:
@@ -137,8 +148,8 @@ def say_bound_after_exact(deadline: Deadline, exact_seconds: float, log) -> None
 
 def release_unaffordable_shares(deadline: Deadline, exact_seconds: float, refit_seconds: float | None, refit_what,
                                 log) -> None:
-    """Shares held back for stages that could not use them go to compression: the confirming folds'
-    when one exact fit (``exact_seconds``) is over their share, the refit's when its estimate
+    """Shares held back for stages that could not use them go to the deadline's heir (compression, or the
+    reduced family under the teacher-free split): the confirming folds' when one exact fit (``exact_seconds``) is over their share, the refit's when its estimate
     ``refit_seconds`` (of ``refit_what``; None: not estimated) is. On synth-200k with 300 s the
     exact fit took 73 s against a confirming share of 30 s, and compression stopped before its
     second size while 75 s stayed held back for those two stages. The stages still run if time is
@@ -154,5 +165,6 @@ def release_unaffordable_shares(deadline: Deadline, exact_seconds: float, refit_
         deadline.skip("refit")
         released.append(f"refit ({refit_what} is estimated at {refit_seconds:.0f} s)")
     if released:
-        log.say(f"  shares passed to compression, over their own share of {deadline.seconds:g} s: "
+        heir = "compression" if deadline.heir == "compress" else "the reduced family"
+        log.say(f"  shares passed to {heir}, over their own share of {deadline.seconds:g} s: "
                 + "; ".join(released))

@@ -145,3 +145,61 @@ def screening_along_path(X, y, C_min, C_max, gamma, n_C=10, random_state=0, log=
              f"one path with the Intersection Test at gamma = {gamma:g} on {X.shape[0]} samples" + quiet.note(),
              time.perf_counter() - start)
     return Cs, rate
+
+
+#: :func:`carry_C`: the C values tried at each size, as factors of the C carried so far ...
+CARRY_FACTORS = (0.25, 0.5, 1.0, 2.0)
+#: ... at sizes growing by this factor from the search's rows, up to half the rows the exact model fits on
+CARRY_GROWTH = 4
+#: ... each scored on at most this many validation rows
+CARRY_VALIDATION_ROWS = 20000
+
+
+def carry_C(X_fit, y_fit, X_val, y_val, C, gamma, search_rows, fit_rows, time_limit, class_weight=None,
+            random_state=0, log=None) -> float:
+    """C at the size it is used: the search chose C on ``search_rows`` rows, the exact model trains on
+    ``fit_rows``. With C sum_i loss_i + 1/2 ||w||^2, a C right for 4,000 rows regularises 50 times less
+    at 200,000. So at sizes ``CARRY_GROWTH`` times larger each (below ``fit_rows`` / 2), the exact SVC
+    is fitted at ``CARRY_FACTORS`` times the current C on a random subsample of the training rows and
+    scored on at most ``CARRY_VALIDATION_ROWS`` validation rows; the smallest C within one standard
+    error of the best accuracy (the paired difference's, row by row) is carried to the next size.
+    No size is started when the last one's time, scaled by the rows (n^2), would end past
+    ``time_limit`` seconds. Returns the C to fit with; the log says which C was carried and why."""
+    from leansvm.job.helpers import _same_labels, _subsample
+
+    log = log or _Log(False)
+    start, sizes, trail = time.perf_counter(), [], []
+    size = CARRY_GROWTH * int(search_rows)
+    while size <= fit_rows // 2:
+        sizes.append(size)
+        size *= CARRY_GROWTH
+    if not sizes or (time_limit is not None and time_limit <= 0):
+        return C
+    rows = np.random.default_rng(random_state).permutation(len(y_val))[:CARRY_VALIDATION_ROWS]
+    X_v, y_v = X_val[rows], np.asarray(y_val)[rows]
+    last_seconds, stopped = None, ""
+    for size in sizes:
+        if last_seconds is not None and time_limit is not None and \
+                time.perf_counter() - start + last_seconds * CARRY_GROWTH ** 2 > time_limit:
+            stopped = f"; stopped before {size} rows: the next size would pass the {time_limit:.0f} s left of " \
+                      "the search's share"
+            break
+        X_s, y_s = _subsample(X_fit, y_fit, size, random_state)
+        t0, scores = time.perf_counter(), []
+        for factor in CARRY_FACTORS:
+            with _QuietConvergence():
+                model = SVC(C=C * factor, gamma=gamma, class_weight=class_weight,
+                            random_state=random_state).fit(X_s, y_s)
+            scores.append(np.asarray(_same_labels(model.predict(X_v), y_v), dtype=float))
+        last_seconds = time.perf_counter() - t0
+        best = int(np.argmax([s.mean() for s in scores]))
+        within = [k for k, s in enumerate(scores)
+                  if s.mean() >= scores[best].mean() - np.std(scores[best] - s) / np.sqrt(len(y_v))]
+        C = C * CARRY_FACTORS[min(within)]
+        trail.append(f"{size} rows: C = {C:g} ({scores[best].mean():.4f} best)")
+    if trail:
+        log.step("carry", f"C = {C:g} for {fit_rows} rows",
+                 f"the search's C carried to the fit's size: the smallest C within one SE of the best validation "
+                 f"accuracy on {len(y_v)} rows among {', '.join(f'{f:g}' for f in CARRY_FACTORS)} x C, at "
+                 f"{'; '.join(trail)}{stopped}", time.perf_counter() - start)
+    return C

@@ -51,6 +51,12 @@ class Selection:
     screening: tuple | None = None   # (Cs, rate per C) along one screened path at the chosen gamma
     search: object = None            # the wide search's record (leansvm.paths.search.SearchResult), or None
     se: float = float("nan")         # standard error of the chosen cell's CV accuracy
+    carried_C: float | None = None   # C carried to the exact fit's rows (job.hyperparameters.carry_C), or None
+
+    @property
+    def fit_C(self) -> float:
+        """The C the job's models were trained with: the carried one, else the chosen one."""
+        return self.C if self.carried_C is None else self.carried_C
 
 
 @dataclass
@@ -99,6 +105,7 @@ class LeanResult:
     final: Candidate | None = None
     preprocessing: str | None = None    # what stage 1 did (a table's columns, or the scaling); None: nothing
     confidence: float = 0.95            # of the one-sided bound on each candidate's drop against the exact model
+    interrupted: BaseException | None = None   # the Ctrl-C that ended the job with the model it held
 
     def __post_init__(self):
         if self.final is None:

@@ -28,13 +28,8 @@ FIRST_MIN = 10
 PER_CLASS = 10
 #: ... and no size has more than this many (the scale goal: at most 5,000 vectors at 1M rows)
 MAX_VECTORS = 5000
-#: the one size trained under the teacher-free split, for its whole share: where the rows are too many
-#: for the exact fit, a ReducedSVC fit is bound by its iterations, not by its size. synth-1M (800,000
-#: rows, C = 1, gamma 0.2 to start, 2 cores): 2,500 vectors ran the default 1,000 iterations in 184 s
-#: (test 0.9393), 1,586 in 250 s (0.9435) and 2,407 in 560 s (0.9461); the doubling sizes from 1 %
-#: of the exact model's vectors gave 1,219 vectors 17 s and 2,438 vectors 172 s (validation 0.9425)
-TEACHER_FREE_VECTORS = 2500
-#: ... with ``max_iter`` this high (the time and the held-out rows end the fit)
+#: the teacher-free split trains its one size with ``max_iter`` this high (the time and the held-out
+#: rows end the fit)
 TEACHER_FREE_MAX_ITER = 100000
 
 
@@ -52,15 +47,19 @@ def reduced_sizes(n_support: int, n_classes: int, below: int | None = None) -> l
     return sizes
 
 
-def teacher_free_size(reference: Candidate, below: int | None = None) -> dict | None:
+def teacher_free_size(reference: Candidate, n_classes: int, below: int | None = None) -> dict | None:
     """Under the teacher-free split of the budget (:meth:`~leansvm.job.deadline.Deadline.teacher_free`):
-    :func:`train_reduced_models`' arguments for one size, ``TEACHER_FREE_VECTORS`` (at most the
-    reference's vectors, below ``below``), trained for the whole share (``max_iter`` out of the way:
-    the held-out rows and the time end it); None where that size is not below ``below``."""
-    size = min(TEACHER_FREE_VECTORS, reference.n_support)
-    if below is not None and size >= below:
+    :func:`train_reduced_models`' arguments for one size, the first of :func:`reduced_sizes`, trained for
+    the whole share (``max_iter`` out of the way: the held-out rows and the time end it); None where no
+    size is below ``below``. Where the rows are too many for the exact fit, a ReducedSVC fit is bound
+    by its iterations, not by its size, and fewer vectors run more of them. synth-1M (980,000 rows,
+    C = 1, gamma 0.2 to start, 2 cores, 340 s each): 625 vectors ran 4,555 iterations (test 0.9460),
+    900 vectors 3,289 (0.9462), 1,250 vectors 2,934 (0.9454) and 2,500 vectors 1,818 (0.9433); 2,500
+    vectors needed 560 s for 0.9461."""
+    sizes = reduced_sizes(reference.n_support, n_classes, below)
+    if not sizes:
         return None
-    return dict(sizes=[size], max_iter=TEACHER_FREE_MAX_ITER,
+    return dict(sizes=sizes[:1], max_iter=TEACHER_FREE_MAX_ITER,
                 why="one size for the whole share: the exact fit on every row is out of the budget's reach")
 
 

@@ -179,6 +179,17 @@ def start_rows(n_vectors: int) -> int:
     return max(START_ROWS, SAMPLE_PER_VECTOR * n_vectors)
 
 
+def phase_rows(n: int, subsample: int | None) -> list[int]:
+    """Rows of each phase of L-BFGS: ``subsample``, then twice as many each phase up to every row (n)."""
+    if subsample is None or n <= subsample:
+        return [n]
+    sizes, size = [], int(subsample)
+    while size < n:
+        sizes.append(size)
+        size *= 2
+    return sizes + [n]
+
+
 def random_rows(n: int, most: int, rng) -> np.ndarray:
     """``most`` of n row indices drawn at random, sorted (every row when n <= most: no draw)."""
     return np.arange(n) if n <= most else np.sort(rng.choice(n, most, replace=False))
@@ -267,14 +278,21 @@ class _ReducedSVM:
         return Z, B, np.atleast_1d(c), kernel
 
     def _phase_rows(self, n) -> list[int]:
-        """Rows of each phase: ``subsample``, then twice as many each phase up to every row (n)."""
-        if self.subsample is None or n <= self.subsample:
-            return [n]
-        sizes, size = [], int(self.subsample)
-        while size < n:
-            sizes.append(size)
-            size *= 2
-        return sizes + [n]
+        return phase_rows(n, self.subsample)
+
+    @classmethod
+    def fit_work(cls, n_vectors, n_rows) -> float:
+        """A fit's work up to a constant at the default parameters, for time estimates: vectors x the
+        rows of each phase x its iterations (half of those left, the last phase all of them; an
+        iteration's cost is linear in both). Held-out rows and early stopping make it an upper bound."""
+        defaults = cls()
+        left, work = defaults.max_iter, 0.0
+        phases = phase_rows(n_rows, defaults.subsample)
+        for i, rows in enumerate(phases):
+            iterations = left if i == len(phases) - 1 else max(left // 2, 1)
+            work += float(rows) * iterations
+            left -= iterations
+        return float(n_vectors) * work
 
     def _settings(self, kernel, loss, B) -> dict:
         """:func:`label_problem`'s arguments for coefficients like ``B`` (their float32 rounding decides
