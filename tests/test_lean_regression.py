@@ -39,10 +39,7 @@ def test_returns_the_fewest_vectors_within_the_allowed_increase(friedman):
     assert r.refit is not None and r.final is r.refit and r.refit.kind == r.chosen.kind
     assert r.refit.n_rows == X.shape[0] and r.refit.n_support <= r.chosen.n_support
     assert {c.kind for c in r.candidates} == {"exact", "compressed", "budget"}
-    assert {c.name.split()[0] for c in r.candidates if c.kind == "budget"} == {"BSGD", "Nystroem", "Reduced"}
-    reduced = [c for c in r.candidates if c.name.startswith("Reduced SVR")]
-    assert all(isinstance(c.model, leansvm.ReducedSVR) and c.model.expansion_.n_support == c.n_support
-               for c in reduced)
+    assert {c.name.split()[0] for c in r.candidates if c.kind == "budget"} == {"BSGD", "Nystroem"}
 
 
 def test_the_chosen_kind_and_size_is_trained_again_on_every_row(friedman, capsys):
@@ -282,21 +279,3 @@ def test_a_model_better_than_a_subsampled_exact_svr_becomes_the_reference():
     exact_again.validation_error = float(np.sqrt(np.mean(errors[id(strong)] ** 2)))
     errors[id(exact_again)] = errors[id(strong)]
     assert stronger_reference([exact_again, small], exact_again, errors, 0.95, log) is exact_again
-
-
-def test_the_reduced_family_s_work_grows_with_its_vectors_and_the_rows_of_its_phases():
-    """ReducedSVR.fit_work, the cheap candidates' time estimate: linear in the vectors; on rows past the
-    first phase's subsample, each phase (half the iterations left, twice the rows) costs about the
-    same, so 4 times the rows is 2 more phases, not 4 times the work; and the timing fit on a subsample
-    takes the family's size from ``n_vectors``."""
-    from leansvm.job.candidates import _timed_subsample
-
-    work = leansvm.ReducedSVR.fit_work
-    assert work(200, 10000) == pytest.approx(2 * work(100, 10000)) == pytest.approx(200 * 10000 * 1000)
-    subsample = leansvm.ReducedSVR().subsample
-    one, four = work(100, 4 * subsample), work(100, 16 * subsample)
-    assert 1.2 < four / one < 2.0
-    X, z = make_friedman1(n_samples=300, n_features=5, random_state=0)
-    size, seconds, rows, model = _timed_subsample(leansvm.ReducedSVR(n_vectors=12, max_iter=20, random_state=0),
-                                                  X, z, 0)
-    assert (size, rows) == (12, 300) and seconds > 0 and model.expansion_.n_support == 12

@@ -170,19 +170,18 @@ def train_like(candidate: Candidate, X, y, exact_model, min_points=None, random_
 
 
 def _timed_subsample(estimator, X, y, random_state):
-    """(size, seconds, rows, model) of ``estimator`` (of ``budget`` or ``n_vectors`` vectors) fitted on a
-    stratified subsample of 10 rows per vector (at least 5,000): the first model of a family is timed
-    small before it is trained on every row (synth-200k: BSGD B = 790 took 100 s unchecked, against a
-    30-s share). ``model``: the fitted copy when the subsample is every row (the fit on every row
-    itself, which the caller keeps instead of repeating it), else None."""
+    """(budget, seconds, rows, model) of ``estimator`` fitted on a stratified subsample of 10 rows
+    per budget vector (at least 5,000): the first model of a family is timed small before it is
+    trained on every row (synth-200k: BSGD B = 790 took 100 s unchecked, against a 30-s share).
+    ``model``: the fitted copy when the subsample is every row (the fit on every row itself, which
+    the caller keeps instead of repeating it), else None."""
     from sklearn.base import clone
 
-    size = estimator.budget if hasattr(estimator, "budget") else estimator.n_vectors
-    rows = int(min(X.shape[0], max(5000, 10 * size)))
+    rows = int(min(X.shape[0], max(5000, 10 * estimator.budget)))
     X_sub, y_sub = _subsample(X, y, rows, random_state)
     with default_progress(False):
         model, seconds = _timed(clone(estimator).fit, X_sub, y_sub)
-    return size, seconds, X_sub.shape[0], model if X_sub.shape[0] == X.shape[0] else None
+    return estimator.budget, seconds, X_sub.shape[0], model if X_sub.shape[0] == X.shape[0] else None
 
 
 def pass_work(budget, rows) -> float:

@@ -17,10 +17,9 @@ Stages, as the classification job's (:mod:`leansvm.job.classification`), each on
    :mod:`leansvm.job.deadline`, as the classification job's budget route);
 4. cheap candidates at ``size_fractions`` of its support vectors: ``leansvm.compress`` fitted at
    the training rows (an SVR's support vectors leave out the samples inside the tube),
-   :class:`leansvm.BSGDRegressor` with that budget, Nystroem landmarks + ridge regression
+   :class:`leansvm.BSGDRegressor` with that budget and Nystroem landmarks + ridge regression
    (:class:`~leansvm.budget.landmarks.LandmarkSVR`: the job's choice on friedman1-1M, below the
-   exact SVR there) and :class:`leansvm.ReducedSVR` (vectors and coefficients learned from the
-   targets on every row, no teacher), cheapest first while the time budget lasts;
+   exact SVR there), growing sizes while the time budget lasts;
 5. the choice: the fewest vectors whose RMSE has a one-sided ``confidence`` bound at most
    (1 + ``max_error_increase``) x the exact model's, paired row by row on the validation part and
    then pooled over the other folds (``confirm``: both models trained again without each); the
@@ -40,7 +39,6 @@ import numpy as np
 
 from leansvm import io
 from leansvm.budget.landmarks import LandmarkSVR
-from leansvm.reduced.reduced_svm import ReducedSVR
 from leansvm.job.candidates import pass_work
 from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.helpers import _subsample, keep_on_failure
@@ -169,9 +167,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     families = [("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=C, gamma=gamma, epsilon=eps,
                                                             random_state=random_state), pass_work),
                 ("Nystroem", lambda size: LandmarkSVR(budget=size, C=C, gamma=gamma, random_state=random_state),
-                 LandmarkSVR.fit_work),
-                ("Reduced", lambda size: ReducedSVR(n_vectors=size, C=C, gamma=gamma, progress=False,
-                                                    random_state=random_state), ReducedSVR.fit_work)]
+                 LandmarkSVR.fit_work)]
     candidates = [exact] + cheap_candidates(exact, families, X_fit, y_fit,
                                             candidate_sizes(exact.n_support, size_fractions), random_state, "SVR",
                                             time_limit=deadline.allowance("compress"), log=log)

@@ -280,20 +280,6 @@ class _ReducedSVM:
     def _phase_rows(self, n) -> list[int]:
         return phase_rows(n, self.subsample)
 
-    @classmethod
-    def fit_work(cls, n_vectors, n_rows) -> float:
-        """A fit's work up to a constant at the default parameters, for time estimates: vectors x the
-        rows of each phase x its iterations (half of those left, the last phase all of them; an
-        iteration's cost is linear in both). Held-out rows and early stopping make it an upper bound."""
-        defaults = cls()
-        left, work = defaults.max_iter, 0.0
-        phases = phase_rows(n_rows, defaults.subsample)
-        for i, rows in enumerate(phases):
-            iterations = left if i == len(phases) - 1 else max(left // 2, 1)
-            work += float(rows) * iterations
-            left -= iterations
-        return float(n_vectors) * work
-
     def _settings(self, kernel, loss, B) -> dict:
         """:func:`label_problem`'s arguments for coefficients like ``B`` (their float32 rounding decides
         the row blocks' dtype)."""
