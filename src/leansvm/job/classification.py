@@ -10,14 +10,16 @@ order by :func:`fit_lean` (each readable on one screen):
 3. :func:`_choose_hyperparameters` -- (C, gamma) by :func:`search_hyperparameters`, 5-fold
    cross-validation over grid.py's ranges (:mod:`leansvm.paths.search`: warm-started C paths,
    coarse-to-fine gamma, successive halving over subsamples, edges that extend); a grid the
-   caller gives goes to :func:`select_hyperparameters` (screened paths of ``leansvm.SVCCV``).
+   caller gives goes to :func:`select_hyperparameters` (screened paths of ``leansvm.SVCCV``);
+   the wide search's C is then carried to the training rows' size (:func:`carry_C`).
 4. :func:`_choose_route`           -- exact or budget training, from :func:`estimate_exact_seconds`
    (two timed subsamples, t ~ n^p, p in [1.5, 3]) against its share of the time budget.
 5. :func:`_train_candidates`       -- :func:`train_exact` (on a subsample on the budget route) and
    :func:`train_budget_models` (``BSGDClassifier`` and Nystroem + LinearSVC at fractions of the
    exact model's size; on the budget route also at :func:`budget_route_sizes`).
 6. :func:`_compress_reference`     -- on the budget route one more budget size between a miss and
-   the smallest qualifying one (:func:`refine_budget_size`); :func:`compress_models`:
+   the smallest qualifying one (:func:`refine_budget_size`); ReducedSVC from the labels
+   (:func:`train_reduced_models`); :func:`compress_models`:
    ``leansvm.compress`` of the exact model at doubling sizes until one is within the drop on the
    validation part.
 7. :func:`choose_model`            -- the model with the fewest support vectors whose accuracy drop
@@ -35,7 +37,8 @@ order by :func:`fit_lean` (each readable on one screen):
 
 Every stage appends a :class:`Step` (what it chose, why, how long, and a
 ``fallback`` note when an intended method was not available): the log that
-``verbose=True`` prints and the HTML report (:mod:`leansvm.job.report`) shows.
+``verbose=True`` prints and the HTML report (:mod:`leansvm.job.report`) shows. A Ctrl-C once a
+model cheaper than the exact one was accepted ends the job with that model (:func:`_held_model`).
 """
 
 from __future__ import annotations
@@ -339,8 +342,10 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     -------
     LeanResult
         ``model`` (the returned estimator), ``chosen``, ``final``, every candidate with its drop
-        estimate, the selection, the steps. Ctrl-C stops it with a line naming the last finished
-        step; ``KeyboardInterrupt`` propagates.
+        estimate, the selection, the steps. Ctrl-C before any model cheaper than the exact one was
+        accepted stops it with a line naming the last finished step (``KeyboardInterrupt``
+        propagates); after, it returns the cheapest model accepted so far, as validated, with the
+        interrupt in ``interrupted``.
     """
     log = _Log(verbose)
     start = time.perf_counter()
