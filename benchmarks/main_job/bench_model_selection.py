@@ -121,7 +121,7 @@ def one(name, minutes, verbose=False, budget_seconds=None):
                       budget_seconds=budget_seconds)
     row["fit_seconds"] = time.perf_counter() - start
     sel = result.selection
-    row.update(lean_C=sel.C, lean_gamma=sel.gamma, lean_cv=sel.search.accuracy, lean_se=sel.se,
+    row.update(lean_C=sel.fit_C, lean_search_C=sel.C, lean_gamma=sel.gamma, lean_cv=sel.search.accuracy, lean_se=sel.se,
                search_seconds=sel.search.seconds, search_rows=sel.n_samples, extended=len(sel.search.extended),
                returned_acc=float(np.mean(result.model.predict(Xt) == yt)), returned_sv=result.final.n_support,
                returned=result.final.name)

@@ -29,14 +29,26 @@ def estimate_drops(candidates, reference: Candidate, y_val, max_accuracy_drop, c
     reference.required_accuracy = reference.validation_accuracy
 
 
+def eligible_models(candidates, reference: Candidate, max_accuracy_drop) -> list[Candidate]:
+    """``reference`` and every candidate whose drop estimate (as it stands) is within ``max_accuracy_drop``."""
+    return [reference] + [c for c in candidates if c is not reference and getattr(c, "drop", None) is not None
+                          and c.drop.within(max_accuracy_drop)]
+
+
+def fewest_vectors(eligible) -> Candidate:
+    """The rule's pick among ``eligible``: fewest support vectors, then the lowest drop bound (the
+    reference's counts as 0)."""
+    return min(eligible, key=lambda c: (c.n_support, c.drop.upper if c.drop is not None else 0.0))
+
+
 def choose_model(candidates, reference: Candidate, y_val, max_accuracy_drop, confidence=DEFAULT_CONFIDENCE,
                  log=None) -> Candidate:
     """The candidate with the fewest support vectors whose drop against ``reference`` has its
     ``confidence`` bound within ``max_accuracy_drop`` on the validation part (the reference
     itself when none has)."""
     estimate_drops(candidates, reference, y_val, max_accuracy_drop, confidence)
-    eligible = [reference] + [c for c in candidates if c.drop is not None and c.drop.within(max_accuracy_drop)]
-    chosen = min(eligible, key=lambda c: (c.n_support, c.drop.upper if c.drop is not None else 0.0))
+    eligible = eligible_models(candidates, reference, max_accuracy_drop)
+    chosen = fewest_vectors(eligible)
     if log is not None:
         detail = f"; its drop {chosen.drop.describe()}" if chosen.drop is not None else ""
         log.step("choose", f"{chosen.name} ({chosen.n_support} SV, validation accuracy "

@@ -55,7 +55,8 @@ from leansvm.core.kernels import resolve_gamma
 from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_models,
                                     estimate_exact_seconds, estimate_fit_seconds, refine_budget_size,
                                     rows_within, scaled_fit_seconds, train_budget_models, train_exact)
-from leansvm.job.choice import choose_model, confirm_choice, estimate_drops, refit_on_all_rows
+from leansvm.job.choice import (choose_model, confirm_choice, eligible_models, estimate_drops, fewest_vectors,
+                               refit_on_all_rows)
 from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
@@ -183,14 +184,14 @@ def _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline, size_frac
 
 
 def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, gamma, max_accuracy_drop, confidence,
-                        compression_points, deadline, refine, class_weight, random_state, log, added):
+                        compression_points, deadline, refine, class_weight, random_state, log):
     """Stage 6: every candidate validated and its drop against ``reference`` estimated; with
     ``refine`` (the budget route) one more budget size between the smallest qualifying one and the
     miss below it (:func:`refine_budget_size`); ReducedSVC from the small end below the smallest
     model that qualifies (:func:`train_reduced_models`); then compressed models of ``reference``
-    below the smallest model that qualifies by then (:func:`compress_models`). Adds the models to
-    ``added`` as each family ends (what a Ctrl-C finds there is the job's held model,
-    :func:`_held_model`) and returns it.
+    below the smallest model that qualifies by then (:func:`compress_models`). Adds the models it
+    trains to ``candidates`` as each family ends, so that a Ctrl-C finds them there (the job's held
+    model, :func:`_held_model`).
 
     Only the budget route refines: there the budget models are the main family, trained on every
     row while the exact model, and so compression, sees a subsample."""
@@ -200,36 +201,35 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
     reference_correct = correct(reference.validation_predictions, y_val)
 
     def smallest_qualified():
-        return min((c.n_support for c in candidates + added
+        return min((c.n_support for c in candidates
                     if c is not reference and c.drop.within(max_accuracy_drop)), default=None)
 
     if refine:
         refined = refine_budget_size(candidates, reference_correct, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
                                      confidence, deadline.allowance("compress"), log)
-        added += [refined] if refined is not None else []
+        candidates += [refined] if refined is not None else []
     n_classes = np.unique(np.asarray(y_fit)).size
     one_size = teacher_free_size(reference, n_classes, smallest_qualified()) if deadline.without_teacher else None
-    added += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
-                                  max_accuracy_drop, confidence, deadline.allowance("reduced"),
-                                  below=smallest_qualified(), class_weight=class_weight, random_state=random_state,
-                                  log=log, **({} if one_size is None else one_size))
+    candidates += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
+                                       max_accuracy_drop, confidence, deadline.allowance("reduced"),
+                                       below=smallest_qualified(), class_weight=class_weight,
+                                       random_state=random_state, log=log, **({} if one_size is None else one_size))
     # a compressed model is only worth trying below the smallest model that already qualifies
-    added += compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
-                             min_points=compression_points, time_limit=deadline.allowance("compress"),
-                             random_state=random_state, log=log, confidence=confidence,
-                             below=smallest_qualified(), reference_correct=reference_correct)
+    candidates += compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
+                                  min_points=compression_points, time_limit=deadline.allowance("compress"),
+                                  random_state=random_state, log=log, confidence=confidence,
+                                  below=smallest_qualified(), reference_correct=reference_correct)
     if smallest_qualified() is None and deadline.seconds is not None:
-        left, family = deadline.allowance("compress"), reduced_family(added)
+        left, family = deadline.allowance("compress"), reduced_family(candidates)
         if deadline.without_teacher:      # its one size trains on, rather than doubling
-            added += continue_in_the_time_left(family[-1] if family else None, reference_correct, X_fit, y_fit,
-                                               X_val, y_val, max_accuracy_drop, confidence, left, log)
+            candidates += continue_in_the_time_left(family[-1] if family else None, reference_correct, X_fit,
+                                                    y_fit, X_val, y_val, max_accuracy_drop, confidence, left, log)
         elif sizes := next_size_in_the_time_left(family, reference, left):
-            added += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
-                                          max_accuracy_drop, confidence, left, class_weight=class_weight,
-                                          random_state=random_state, log=log, sizes=sizes,
-                                          why=f"the next size in the {left:.0f} s the budget has left: nothing "
-                                              "qualified and the stages stopped for lack of time")
-    return added
+            candidates += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
+                                               max_accuracy_drop, confidence, left, class_weight=class_weight,
+                                               random_state=random_state, log=log, sizes=sizes,
+                                               why=f"the next size in the {left:.0f} s the budget has left: "
+                                                   "nothing qualified and the stages stopped for lack of time")
 
 
 def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight, libsvm_reference_model,
@@ -350,7 +350,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     log = _Log(verbose)
     start = time.perf_counter()
     deadline = Deadline(budget_seconds)
-    candidates, added, reference, selection, route, summary, preprocessor = [], [], None, None, None, None, None
+    candidates, reference, selection, route, summary, preprocessor = [], None, None, None, None, None
     try:
         with default_progress(progress_enabled(True if progress is None and verbose else progress)):
             X, y, X_test, y_test, preprocessor, summary = _prepare_data(
@@ -375,10 +375,9 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             release_unaffordable_shares(deadline, reference.fit_seconds,
                                         scaled_fit_seconds(reference.fit_seconds, X.shape[0], X_fit.shape[0]),
                                         f"the exact SVC on all {X.shape[0]} rows", log)
-            candidates += _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, gamma,
-                                              max_accuracy_drop, confidence, compression_points, deadline,
-                                              route == "budget", class_weight, random_state, log, added)
-            added = []
+            _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, gamma, max_accuracy_drop,
+                                confidence, compression_points, deadline, route == "budget", class_weight,
+                                random_state, log)
             chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             if confirm and route == "exact":
                 chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_choice(
@@ -414,7 +413,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     except KeyboardInterrupt as exc:
         last = log.steps[-1].stage if log.steps else "none"
         where = f"leansvm fit after {time.perf_counter() - start:.0f} s, last finished step: {last}"
-        held = _held_model(candidates + added, reference, max_accuracy_drop)
+        held = _held_model(candidates, reference, max_accuracy_drop)
         if interrupts.active():                # the command prints it on its one line
             interrupts.add_context(exc, where)
         else:
@@ -427,7 +426,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                  "Ctrl-C after a cheaper model than the exact one was accepted: the job returns the cheapest model "
                  "accepted so far; the stages after it did not run")
         model = held.model if preprocessor is None else io.with_preprocessing(preprocessor, held.model)
-        return LeanResult(model, held, candidates + added, selection, route, log.steps, summary, max_accuracy_drop,
+        return LeanResult(model, held, candidates, selection, route, log.steps, summary, max_accuracy_drop,
                           classes=np.unique(y), seconds=time.perf_counter() - start, final=held,
                           preprocessing=None if preprocessor is None else preprocessor.describe(),
                           confidence=confidence, interrupted=exc)
@@ -439,9 +438,8 @@ def _held_model(candidates, reference, max_accuracy_drop):
     reference; None before any such model (then the interrupt stops the job)."""
     if reference is None:
         return None
-    accepted = [c for c in candidates if c is not reference and getattr(c, "drop", None) is not None
-                and c.drop.within(max_accuracy_drop) and c.n_support < reference.n_support]
-    return min(accepted, key=lambda c: (c.n_support, c.drop.upper), default=None)
+    held = fewest_vectors(eligible_models(candidates, reference, max_accuracy_drop))
+    return held if held.n_support < reference.n_support else None
 
 
 def format_table(result: LeanResult) -> str:

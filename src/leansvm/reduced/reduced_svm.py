@@ -179,17 +179,6 @@ def start_rows(n_vectors: int) -> int:
     return max(START_ROWS, SAMPLE_PER_VECTOR * n_vectors)
 
 
-def phase_rows(n: int, subsample: int | None) -> list[int]:
-    """Rows of each phase of L-BFGS: ``subsample``, then twice as many each phase up to every row (n)."""
-    if subsample is None or n <= subsample:
-        return [n]
-    sizes, size = [], int(subsample)
-    while size < n:
-        sizes.append(size)
-        size *= 2
-    return sizes + [n]
-
-
 def random_rows(n: int, most: int, rng) -> np.ndarray:
     """``most`` of n row indices drawn at random, sorted (every row when n <= most: no draw)."""
     return np.arange(n) if n <= most else np.sort(rng.choice(n, most, replace=False))
@@ -278,7 +267,14 @@ class _ReducedSVM:
         return Z, B, np.atleast_1d(c), kernel
 
     def _phase_rows(self, n) -> list[int]:
-        return phase_rows(n, self.subsample)
+        """Rows of each phase: ``subsample``, then twice as many each phase up to every row (n)."""
+        if self.subsample is None or n <= self.subsample:
+            return [n]
+        sizes, size = [], int(self.subsample)
+        while size < n:
+            sizes.append(size)
+            size *= 2
+        return sizes + [n]
 
     def _settings(self, kernel, loss, B) -> dict:
         """:func:`label_problem`'s arguments for coefficients like ``B`` (their float32 rounding decides
