@@ -646,12 +646,35 @@ def test_time_left_when_nothing_qualified_goes_to_the_next_reduced_size():
 
     tried = [Candidate("ReducedSVC B=329", "budget", None, 329, 16.0)]
     exact = Candidate("exact SVC", "exact", None, 32856, 23.0)
-    assert next_size_in_the_time_left(tried, exact, 38.0) == [658]
-    assert next_size_in_the_time_left(tried, exact, 0.0) == [] and next_size_in_the_time_left([], exact, 38.0) == []
-    assert next_size_in_the_time_left(tried, exact, 10.0) == []       # under the last size's 16 s
-    assert next_size_in_the_time_left(tried, Candidate("exact SVC", "exact", None, 600, 1.0), 38.0) == []
+    assert next_size_in_the_time_left(tried, exact, 38.0, 0.5) == [658]
+    assert next_size_in_the_time_left(tried, exact, 0.0, 0.5) == []
+    assert next_size_in_the_time_left([], exact, 38.0, 0.5) == []
+    assert next_size_in_the_time_left(tried, exact, 10.0, 0.5) == []       # under the last size's 16 s
+    assert next_size_in_the_time_left(tried, Candidate("exact SVC", "exact", None, 600, 1.0), 38.0, 0.5) == []
     big = [Candidate("ReducedSVC B=2600", "budget", None, 2600, 16.0)]
-    assert next_size_in_the_time_left(big, exact, 38.0) == ([5200] if 5200 <= MAX_VECTORS else [])
+    assert next_size_in_the_time_left(big, exact, 38.0, 0.5) == ([5200] if 5200 <= MAX_VECTORS else [])
+
+
+def _missed(sizes, misses, required=0.97):
+    return [Candidate(f"ReducedSVC B={n}", "budget", None, n, 1.0, validation_accuracy=required - m,
+                      required_accuracy=required) for n, m in zip(sizes, misses)]
+
+
+def test_the_reduced_family_stops_doubling_where_its_misses_shrink_too_slowly():
+    """splice's measured misses (points) at 30-240 vectors against a 1,882-vector exact model: out of
+    reach, so neither the stage nor the time left trains 480; a curve still closing fast, or one
+    still near the majority class's accuracy, goes on."""
+    from leansvm.job.reduced import next_size_in_the_time_left, out_of_reach
+
+    splice = _missed([30, 60, 120, 240], [0.0187, 0.0118, 0.0149, 0.0266])
+    exact = Candidate("exact SVC", "exact", None, 1882, 0.1)
+    assert out_of_reach(splice, 1882, majority=0.52)
+    assert next_size_in_the_time_left(splice, exact, 200.0, 0.52) == []
+    assert not out_of_reach(splice[:2], 1882, majority=0.52)                      # two sizes: no rate yet
+    closing = _missed([30, 60, 120, 240], [0.04, 0.03, 0.02, 0.01])
+    assert not out_of_reach(closing, 1882, majority=0.52)
+    assert next_size_in_the_time_left(closing, exact, 200.0, 0.52) == [480]
+    assert not out_of_reach(splice, 1882, majority=0.96)                          # near chance: not yet rising
 
 
 def test_compression_tries_no_size_at_or_above_a_model_that_already_qualifies(moons):
@@ -700,11 +723,11 @@ def test_multiclass_compressions_get_the_shorter_iteration_bounds():
 
 
 def test_the_size_search_stops_when_its_misses_stop_shrinking():
-    """compression_out_of_reach on sequences measured by ``leansvm fit``: magic's misses (required minus
+    """doubling_out_of_reach on sequences measured by ``leansvm fit``: magic's misses (required minus
     validation accuracy) stayed about a point over 39, 78, 156 vectors, with 389 the largest size: the
     search stops; page-blocks0's dipped at 20 vectors (one poor compression) and reached the target at 160:
     it goes on at every size; a curve still at chance level goes on however flat."""
-    from leansvm.job.candidates import compression_out_of_reach as out_of_reach
+    from leansvm.job.candidates import doubling_out_of_reach as out_of_reach
 
     magic = ([39, 78, 156], [0.877 - 0.8663, 0.8767 - 0.8673, 0.8768 - 0.8656])
     assert not out_of_reach(magic[0][:2], magic[1][:2], 389, 0.877 - 0.65)      # two sizes: no trend yet
@@ -735,7 +758,7 @@ def test_an_unreachable_target_stops_the_size_search_after_three_sizes(moons):
 def test_the_size_search_rule_needs_sizes_that_grew():
     """Compressed models can come back smaller than asked (vectors that merge): without growth over the
     last two sizes there is no rate to extrapolate, and the search goes on."""
-    from leansvm.job.candidates import compression_out_of_reach as out_of_reach
+    from leansvm.job.candidates import doubling_out_of_reach as out_of_reach
 
     assert not out_of_reach([20, 20, 20], [0.01, 0.01, 0.01], 1000, 0.4)
     assert out_of_reach([20, 40, 80], [0.01, 0.01, 0.01], 1000, 0.4)

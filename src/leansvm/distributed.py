@@ -36,6 +36,7 @@ import copy
 import ctypes
 import os
 import sys
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -587,6 +588,7 @@ def fit_reduced(estimator, X, y=None, *, label=None, client=None):
 
     _require_dask()
     client = get_client(client)
+    started = time.perf_counter()
     pairs, d = _training_blocks(X, y, label)
     stats = _compute(client, *[dask.delayed(_block_stats)(xb, yb) for xb, yb in pairs])
     n_total = int(sum(s[0] for s in stats))
@@ -617,7 +619,7 @@ def fit_reduced(estimator, X, y=None, *, label=None, client=None):
     problem = SummedProblem(label_problem(Xs[:1], Fs[:1], **settings), parts, train.size,
                             1.0 / (float(estimator.C) * train.size), client)
     Z, B, c, kernel, iterations, stopped = estimator._optimise(
-        [lambda B, kernel: problem], kernel, Z, B, c, f"{type(estimator).__name__} (Dask)", monitor)
+        [lambda B, kernel: problem], kernel, Z, B, c, f"{type(estimator).__name__} (Dask)", monitor, started)
     if classifier:
         estimator.classes_, estimator.multiclass_ = classes, "ovr"
     estimator.n_features_in_ = d

@@ -301,8 +301,14 @@ def refine_budget_size(candidates, reference_correct, X, y, X_val, y_val, max_ac
     return c
 
 
-def compression_out_of_reach(sizes, misses, limit, chance_miss) -> bool:
-    """Whether the doubling size search stops short: no size under ``limit`` is expected to reach the target.
+def majority_share(y) -> float:
+    """The share of the most frequent label in ``y``: the accuracy of predicting it everywhere."""
+    return float(np.max(np.unique(np.asarray(y), return_counts=True)[1]) / max(len(y), 1))
+
+
+def doubling_out_of_reach(sizes, misses, limit, chance_miss) -> bool:
+    """Whether a doubling size search (compression's, the reduced family's) stops short: no size under
+    ``limit`` is expected to reach the target.
 
     ``misses``: required minus validation accuracy of each size tried (``sizes``, doubling), all > 0.
     With m_k the smallest miss up to size s_k, the last two doublings closed it by
@@ -335,7 +341,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
 
     Sizes double from ``first_fraction`` of the reference's #SV until one
     reaches the target, or until the misses shrink too slowly for any size under
-    the limit to reach it (:func:`compression_out_of_reach`); then one more size,
+    the limit to reach it (:func:`doubling_out_of_reach`); then one more size,
     the geometric mean of the last miss and the hit, refines it. Every compressed model is fitted to the
     reference's outputs on training points ``X_fit`` (never on the validation
     part, which only measures), so each tried size is an honest point of the
@@ -402,7 +408,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
         return time_limit is not None and time.perf_counter() - start + next_cost > time_limit
 
     n_classes = np.unique(np.asarray(y_fit)).size
-    majority = np.max(np.unique(np.asarray(y_val), return_counts=True)[1]) / max(len(y_val), 1)
+    majority = majority_share(y_val)
     size = max(5, int(round(first_fraction * m)), per_class * n_classes if n_classes > 2 else 0)
     miss, hit, stopped, out_of_reach = None, None, False, False
     missed = []                          # (size, required - validation accuracy) of each doubling
@@ -422,7 +428,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
             if size < limit and out_of_time(growth * (c.fit_seconds if c is not None else 0.0)):
                 stopped = True
                 break
-            if size < limit and c is not None and compression_out_of_reach(
+            if size < limit and c is not None and doubling_out_of_reach(
                     [s for s, _ in missed], [g for _, g in missed], limit, c.required_accuracy - majority):
                 out_of_reach = True
                 break

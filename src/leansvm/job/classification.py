@@ -54,7 +54,8 @@ from leansvm import interrupts, io
 from leansvm.core.kernels import resolve_gamma
 from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_models,
                                     estimate_exact_seconds, estimate_fit_seconds, refine_budget_size,
-                                    rows_within, scaled_fit_seconds, train_budget_models, train_exact)
+                                    majority_share, rows_within, scaled_fit_seconds, train_budget_models,
+                                    train_exact)
 from leansvm.job.choice import (choose_model, confirm_choice, eligible_models, estimate_drops, fewest_vectors,
                                refit_on_all_rows)
 from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
@@ -224,7 +225,7 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
         if deadline.without_teacher:      # its one size trains on, rather than doubling
             candidates += continue_in_the_time_left(family[-1] if family else None, reference_correct, X_fit,
                                                     y_fit, X_val, y_val, max_accuracy_drop, confidence, left, log)
-        elif sizes := next_size_in_the_time_left(family, reference, left):
+        elif sizes := next_size_in_the_time_left(family, reference, left, majority_share(y_val)):
             candidates += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
                                                max_accuracy_drop, confidence, left, class_weight=class_weight,
                                                random_state=random_state, log=log, sizes=sizes,
