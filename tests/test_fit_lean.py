@@ -271,6 +271,29 @@ def test_choose_model_takes_the_smallest_whose_drop_bound_is_within():
     assert lucky.drop.mean == pytest.approx(-0.1) and near.drop.mean == pytest.approx(0.0025)
 
 
+def test_a_candidate_surely_better_than_a_subsample_exact_model_becomes_the_reference():
+    """The budget route: the exact SVC right on 340 of 400 rows; 'strong' right on 380 (every row the
+    exact one has, and 40 more): its drop -10 points, bound far below 0, so it is the reference.
+    'copy' labels as the exact model: within 1 point of it (bound 0.58 points), 10 points under 'strong', so it no
+    longer qualifies. A candidate only slightly ahead (one row) leaves the exact model the reference."""
+    from leansvm.job.choice import stronger_reference
+    from leansvm.job.records import _Log
+
+    y = np.ones(400, int)
+    exact_pred = np.r_[np.ones(340, int), np.zeros(60, int)]
+    exact = _paired("exact", 1000, exact_pred, y, kind="exact")
+    strong = _paired("strong", 300, np.r_[np.ones(380, int), np.zeros(20, int)], y)
+    copy = _paired("copy", 20, exact_pred.copy(), y)
+    assert choose_model([exact, strong, copy], exact, y, 0.01).name == "copy"
+    log = _Log(False)
+    reference = stronger_reference([exact, strong, copy], exact, y, 0.01, log=log)
+    assert reference is strong and log.steps[-1].stage == "reference" and "strong" in log.steps[-1].choice
+    assert choose_model([exact, strong, copy], reference, y, 0.01).name == "strong"
+    assert copy.drop.mean == pytest.approx(0.10) and exact.drop.mean == pytest.approx(0.10)
+    slightly = _paired("slightly", 300, np.r_[np.ones(341, int), np.zeros(59, int)], y)
+    assert stronger_reference([exact, slightly, copy], exact, y, 0.01) is exact
+
+
 def test_a_candidate_lucky_on_one_hold_out_is_refused(monkeypatch):
     """The planted case: on a small hold-out a budget model looks as good as the exact one, while it is
     worse on the other folds. One hold-out accepts it; the folds pooled by confirm_choice refuse it."""

@@ -57,7 +57,7 @@ from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, 
                                     majority_share, rows_within, scaled_fit_seconds, train_budget_models,
                                     train_exact)
 from leansvm.job.choice import (choose_model, confirm_choice, eligible_models, estimate_drops, fewest_vectors,
-                               refit_on_all_rows)
+                                refit_on_all_rows, stronger_reference)
 from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
@@ -379,6 +379,8 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, gamma, max_accuracy_drop,
                                 confidence, compression_points, deadline, route == "budget", class_weight,
                                 random_state, log)
+            if route == "budget":
+                reference = stronger_reference(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             if confirm and route == "exact":
                 chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_choice(
@@ -445,7 +447,8 @@ def _held_model(candidates, reference, max_accuracy_drop):
 
 def format_table(result: LeanResult) -> str:
     """The final table: model, #SV, validation / test accuracy, prediction cost vs LIBSVM."""
-    rows = [("model", "#SV", "val acc", "drop vs exact (bound)", "test acc", "ms/1000 pred", "speed vs LIBSVM")]
+    rows = [("model", "#SV", "val acc", f"drop vs {result.reference_name()} (bound)", "test acc", "ms/1000 pred",
+             "speed vs LIBSVM")]
     lib = result.libsvm_seconds_per_1000
     for c in sorted(result.candidates, key=lambda c: (c.kind != "exact", c.kind == "refit", c.n_support)):
         mark = " *" if c is result.chosen else (" **" if c is result.final else "")

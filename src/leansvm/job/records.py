@@ -114,6 +114,12 @@ class LeanResult:
     def stage_seconds(self) -> dict:
         return stage_seconds(self.steps, self.seconds)
 
+    def reference_name(self) -> str:
+        """What the drops are against: 'exact', or the candidate the 'reference' step names (more accurate
+        than an exact SVC that had only a subsample: :func:`~leansvm.job.choice.stronger_reference`)."""
+        named = [s for s in self.steps if s.stage == "reference"]
+        return named[-1].choice.split(" (")[0] if named else "exact"
+
 
 def stage_seconds(steps, seconds: float) -> dict:
     """{stage: wall seconds} of a job that took ``seconds``: each step's ``elapsed`` summed per stage (a
