@@ -279,3 +279,34 @@ def test_a_model_better_than_a_subsampled_exact_svr_becomes_the_reference():
     exact_again.validation_error = float(np.sqrt(np.mean(errors[id(strong)] ** 2)))
     errors[id(exact_again)] = errors[id(strong)]
     assert stronger_reference([exact_again, small], exact_again, errors, 0.95, log) is exact_again
+
+
+def test_ctrl_c_after_the_choice_returns_the_chosen_model_and_the_command_writes_it(friedman, monkeypatch, tmp_path,
+                                                                                   capsys):
+    """A Ctrl-C during the confirming folds, once the validation part chose a model with fewer vectors
+    than the exact SVR: the job returns that model as validated (``interrupted`` set, a log step), and
+    `leansvm fit` writes it and exits with 130 on one message line. Before the choice it stops the job."""
+    from leansvm.job import regression
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    X, z, Xt, zt = friedman
+    monkeypatch.setattr(regression, "confirm_on_folds", interrupted)
+    r = fit_lean_regression(X, z, X_test=Xt, y_test=zt, max_error_increase=0.05, **SMALL)
+    exact = next(c for c in r.candidates if c.kind == "exact")
+    assert isinstance(r.interrupted, KeyboardInterrupt) and r.refit is None and r.final is r.chosen
+    assert r.chosen.n_support < exact.n_support and r.chosen.error_bound <= 1.05 * r.chosen.reference_error
+    assert r.steps[-1].stage == "interrupted" and r.chosen.name in r.steps[-1].choice
+    assert r.model.named_steps["svm"] is r.chosen.model                  # the raw columns' scaling, then it
+    assert "returning " + r.chosen.name in capsys.readouterr().err
+    data, model = tmp_path / "reg.txt", tmp_path / "reg.model"
+    dump_svmlight_file(X[:600], z[:600], str(data), zero_based=False)
+    assert main(["fit", str(data), "-o", str(model), "--max-error-increase", "5", "--C-grid", "1", "10",
+                 "--quiet"]) == 130
+    line = [s for s in capsys.readouterr().err.splitlines() if s.startswith("leansvm: interrupted (Ctrl-C)")]
+    assert len(line) == 1 and f"to {model}" in line[0] and "the model chosen before it" in line[0]
+    assert isinstance(leansvm.io.load_libsvm_model(model), leansvm.SVR)
+    monkeypatch.setattr(regression, "cheap_candidates", interrupted)           # before the choice
+    with pytest.raises(KeyboardInterrupt):
+        fit_lean_regression(X, z, max_error_increase=0.05, **SMALL)

@@ -166,6 +166,10 @@ def _finish_one_output(args, result, described) -> int:
     from leansvm.job.one_output import format_one_output_table
 
     save_any_model(result.model, args.model)
+    if result.interrupted is not None:   # Ctrl-C after a cheaper model was chosen: that model, status 130
+        interrupts.add_context(result.interrupted, f"wrote {result.final.name} ({result.final.n_support} vectors), "
+                                                   f"the model chosen before it, to {args.model}")
+        raise result.interrupted
     if args.report:
         from leansvm.job.report_one_output import write_one_output_report
         write_one_output_report(result, args.report, title=f"leansvm fit: {described}")

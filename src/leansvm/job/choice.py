@@ -57,7 +57,8 @@ def stronger_reference(candidates, exact: Candidate, y_val, max_accuracy_drop, c
     reference = min(better, key=lambda c: c.drop.upper)
     if log is not None:
         log.step("reference", f"{reference.name} (validation accuracy {reference.validation_accuracy:.4f})",
-                 f"the exact SVC had a subsample of the fit rows (validation accuracy {exact.validation_accuracy:.4f}); "
+                 f"the exact SVC had a subsample of the fit rows (validation accuracy "
+                 f"{exact.validation_accuracy:.4f}); "
                  f"this model is more accurate at {100 * confidence:g} % confidence (its drop "
                  f"{reference.drop.describe()}), so the candidates are judged against it")
     return reference

@@ -50,7 +50,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from leansvm import interrupts, io
+from leansvm import io
 from leansvm.core.kernels import resolve_gamma
 from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_models,
                                     estimate_exact_seconds, estimate_fit_seconds, refine_budget_size,
@@ -62,7 +62,7 @@ from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordab
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
 from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices,
-                                 keep_on_failure)
+                                 hold_on_interrupt, keep_on_failure)
 from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, carry_C, screening_along_path,
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
@@ -414,20 +414,10 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                               np.unique(y), time.perf_counter() - start, final,
                               None if preprocessor is None else preprocessor.describe(), confidence)
     except KeyboardInterrupt as exc:
-        last = log.steps[-1].stage if log.steps else "none"
-        where = f"leansvm fit after {time.perf_counter() - start:.0f} s, last finished step: {last}"
         held = _held_model(candidates, reference, max_accuracy_drop)
-        if interrupts.active():                # the command prints it on its one line
-            interrupts.add_context(exc, where)
-        else:
-            print(f"leansvm fit: interrupted (Ctrl-C) after {time.perf_counter() - start:.0f} s; "
-                  f"last finished step: {last}" + (f"; returning {held.name}, the cheapest model accepted so far"
-                                                   if held is not None else ""), file=sys.stderr, flush=True)
+        hold_on_interrupt(exc, start, log, held)
         if held is None:
             raise
-        log.step("interrupted", f"{held.name} returned as validated",
-                 "Ctrl-C after a cheaper model than the exact one was accepted: the job returns the cheapest model "
-                 "accepted so far; the stages after it did not run")
         model = held.model if preprocessor is None else io.with_preprocessing(preprocessor, held.model)
         return LeanResult(model, held, candidates, selection, route, log.steps, summary, max_accuracy_drop,
                           classes=np.unique(y), seconds=time.perf_counter() - start, final=held,

@@ -25,6 +25,30 @@ def keep_on_failure(stage: str, held, log, run):
         return held
 
 
+def hold_on_interrupt(exc, started, log, held):
+    """A Ctrl-C during the job (``started``: its start on ``time.perf_counter``'s clock): says where it
+    stopped (on the command's one line where the command runs, else on stderr) and, where ``held`` (the
+    cheapest model accepted so far) is not None, logs that it is returned as validated; the caller
+    raises ``exc`` where ``held`` is None."""
+    import sys
+    import time
+
+    from leansvm import interrupts
+
+    last = log.steps[-1].stage if log.steps else "none"
+    seconds = time.perf_counter() - started
+    if interrupts.active():                # the command prints it on its one line
+        interrupts.add_context(exc, f"leansvm fit after {seconds:.0f} s, last finished step: {last}")
+    else:
+        print(f"leansvm fit: interrupted (Ctrl-C) after {seconds:.0f} s; last finished step: {last}"
+              + (f"; returning {held.name}, the cheapest model accepted so far" if held is not None else ""),
+              file=sys.stderr, flush=True)
+    if held is not None:
+        log.step("interrupted", f"{held.name} returned as validated",
+                 "Ctrl-C after a cheaper model than the exact one was accepted: the job returns the cheapest model "
+                 "accepted so far; the stages after it did not run")
+
+
 def _optional(name):
     """``leansvm.<name>`` when that part of the library has landed, else None."""
     import leansvm

@@ -34,9 +34,9 @@ from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bo
 from leansvm.job.helpers import keep_on_failure
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
-from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, candidate_sizes,
+from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, after_the_choice, candidate_sizes,
                                      cheap_candidates, choose_fewest, confirm_on_folds, one_output_deadline,
-                                     refit_on_all_rows, summarize, train_exact_model)
+                                     interrupted_result, refit_on_all_rows, summarize, train_exact_model)
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
 #: would flag half the normal data)
@@ -135,13 +135,24 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
              f"of the validation rows otherwise than the exact model ({100 * confidence:g} % bound "
              f"{100 * chosen.error_bound:.2f} %)",
              f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")
-    if "confirm" not in deadline.skipped:
-        chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
-            candidates, exact, X, None, folds, make_exact,
-            lambda c: share_bound(differ[id(c)], confidence, len(folds)) <= max_disagreement,
-            disagreement_judge(max_disagreement, confidence, log), deadline.allowance("confirm"), random_state, log))
-    refit = keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
-        chosen, exact, X, None, X_fit.shape[0], deadline, log, random_state)) if refit else None
+
+    def confirm_and_refit():
+        confirmed = chosen
+        if "confirm" not in deadline.skipped:
+            confirmed = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
+                candidates, exact, X, None, folds, make_exact,
+                lambda c: share_bound(differ[id(c)], confidence, len(folds)) <= max_disagreement,
+                disagreement_judge(max_disagreement, confidence, log), deadline.allowance("confirm"), random_state,
+                log))
+        return confirmed, keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
+            confirmed, exact, X, None, X_fit.shape[0], deadline, log, random_state)) if refit else None
+
+    allowed = f"labels differing from the exact model's on at most {100 * max_disagreement:g} % of the validation rows"
+    summary = summarize(X, X_test, X_val.shape[0])
+    chosen, refit, interrupted = after_the_choice(confirm_and_refit, chosen, exact, start, log)
+    if interrupted is not None:
+        return interrupted_result("novelty", "disagreement", preprocessor, chosen, candidates,
+                                  {"nu": nu, "gamma": gamma}, max_disagreement, allowed, log, start, summary, interrupted)
     final = refit or chosen
     if X_test is not None:                                    # measured, never used for the choice
         reference_test = exact.model.predict(X_test)
@@ -155,9 +166,8 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
     model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
     return OneOutputResult(
-        "novelty", "disagreement", model, chosen, candidates, {"nu": nu, "gamma": gamma}, max_disagreement,
-        f"labels differing from the exact model's on at most {100 * max_disagreement:g} % of the validation rows",
-        log.steps, time.perf_counter() - start, summarize(X, X_test, X_val.shape[0]),
+        "novelty", "disagreement", model, chosen, candidates, {"nu": nu, "gamma": gamma}, max_disagreement, allowed,
+        log.steps, time.perf_counter() - start, summary,
         {"part": measured, "labels": None if measured != "test" or y_test is None else np.asarray(y_test, float),
          "exact": exact.model.decision_function(X_eval), "chosen": final.model.decision_function(X_eval)},
         None, None if preprocessor is None else preprocessor.describe(), refit)

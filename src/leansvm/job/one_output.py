@@ -26,6 +26,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
+from leansvm.job.helpers import hold_on_interrupt
 from leansvm.job.records import stage_seconds
 
 #: L-BFGS iterations of each compressed candidate (compress's default scales to 3,000 at small
@@ -91,6 +92,8 @@ class OneOutputResult:
     preprocessing: str | None = None
     #: the chosen kind and size trained again on every row (:func:`refit_on_all_rows`), or None
     refit: OneOutputCandidate | None = None
+    #: the Ctrl-C that ended the job with the chosen model as validated (:func:`after_the_choice`)
+    interrupted: BaseException | None = None
 
     #: the classification report's prediction-cost plot reads this: no LIBSVM reference is timed here
     libsvm_seconds_per_1000 = None
@@ -106,6 +109,33 @@ class OneOutputResult:
 
     def stage_seconds(self) -> dict:
         return stage_seconds(self.steps, self.seconds)
+
+
+def after_the_choice(stages, chosen: OneOutputCandidate, exact: OneOutputCandidate, started, log):
+    """(chosen, refit, None) from ``stages()`` (the confirming folds and the refit: (chosen, refit)); a
+    Ctrl-C during them, where the validation part chose a model with fewer vectors than the exact one,
+    gives (that model as validated, None, the interrupt), as the classification job does (the log's
+    ``interrupted`` step); before such a choice the interrupt stops the job."""
+    try:
+        return (*stages(), None)
+    except KeyboardInterrupt as exc:
+        held = chosen if chosen is not exact and chosen.n_support < exact.n_support else None
+        hold_on_interrupt(exc, started, log, held)
+        if held is None:
+            raise
+        return held, None, exc
+
+
+def interrupted_result(task, error_name, preprocessor, chosen, candidates, params, limit, allowed, log, started,
+                       summary, interrupted) -> OneOutputResult:
+    """The result of a job :func:`after_the_choice` ended: ``chosen`` as validated, nothing measured."""
+    from leansvm import io
+
+    model = chosen.model if preprocessor is None else io.with_preprocessing(preprocessor, chosen.model)
+    return OneOutputResult(task, error_name, model, chosen, candidates, params, limit, allowed, log.steps,
+                           time.perf_counter() - started, summary,
+                           preprocessing=None if preprocessor is None else preprocessor.describe(),
+                           interrupted=interrupted)
 
 
 def candidate_sizes(n_support, size_fractions) -> list[int]:
