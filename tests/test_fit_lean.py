@@ -1092,3 +1092,20 @@ def test_the_command_writes_the_held_model_on_ctrl_c_and_exits_130(moons, monkey
     assert len(line) == 1 and f"to {model}" in line[0] and "the cheapest model accepted before it" in line[0]
     written = leansvm.io.load_libsvm_model(model)
     assert written.predict(X).shape == y.shape and written.expansion_.n_support < 100
+
+
+def test_the_search_says_when_it_found_no_signal_beyond_the_class_shares():
+    """Labels drawn independently of the features (about 70 / 30): the wide search's best CV accuracy is the
+    majority share within its standard error, and the log says so; on moons it does not."""
+    from leansvm.job.hyperparameters import search_hyperparameters
+    from leansvm.job.records import _Log
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(600, 3)), (rng.uniform(size=600) < 0.3).astype(int)
+    log = _Log(False)
+    search_hyperparameters(X, y, max_rows=600, log=log)
+    share = max(np.mean(y), 1 - np.mean(y))
+    assert f"no better than predicting the majority class ({share:.4f}" in log.steps[-1].reason
+    X, y = make_moons(600, noise=0.2, random_state=0)
+    search_hyperparameters(X, y, max_rows=600, log=log)
+    assert "majority class" not in log.steps[-1].reason

@@ -103,6 +103,10 @@ def search_hyperparameters(X, y, max_rows=4000, n_folds=5, one_se=0.0, class_wei
     moved += f"; edges moved inside the range: {', '.join(found.edges_moved)}" if found.edges_moved else ""
     moved += f"; {found.stopped}" if found.stopped else ""
     rule = f"; the fewest SV within {one_se:g} SE of the best" if one_se else ""
+    majority = float(np.max(np.unique(np.asarray(y), return_counts=True)[1]) / len(y))
+    if found.accuracy <= majority + found.se:
+        moved += (f"; NOTE: no better than predicting the majority class ({majority:.4f} of the rows) by its "
+                  f"standard error: on these rows the RBF SVM found no signal beyond the class shares")
     log.step("select", f"C = {found.C:.4g}, gamma = {found.gamma:.4g}",
              f"{n_folds}-fold CV accuracy {found.accuracy:.4f} +- {found.se:.4f} (SE) on {rows} rows; "
              f"C 2^-5..2^15, gamma 2^-12..2^6 x scale ({method}){rule}{moved}" + quiet.note(),
