@@ -288,7 +288,7 @@ def test_a_candidate_surely_better_than_a_subsample_exact_model_becomes_the_refe
     log = _Log(False)
     reference = stronger_reference([exact, strong, copy], exact, y, 0.01, log=log)
     assert reference is strong and log.steps[-1].stage == "reference" and "strong" in log.steps[-1].choice
-    assert choose_model([exact, strong, copy], reference, y, 0.01).name == "strong"
+    assert choose_model([exact, strong, copy], reference, y, 0.01).name == "strong" and strong.drop is None
     assert copy.drop.mean == pytest.approx(0.10) and exact.drop.mean == pytest.approx(0.10)
     slightly = _paired("slightly", 300, np.r_[np.ones(341, int), np.zeros(59, int)], y)
     assert stronger_reference([exact, slightly, copy], exact, y, 0.01) is exact

@@ -21,12 +21,13 @@ from leansvm.job.records import Candidate, _Log
 
 def estimate_drops(candidates, reference: Candidate, y_val, max_accuracy_drop, confidence=DEFAULT_CONFIDENCE):
     """Set every validated candidate's :class:`~leansvm.job.estimates.DropEstimate` against
-    ``reference`` (the exact model) on the validation part, and the accuracy it had to reach."""
+    ``reference`` (the exact model, or :func:`stronger_reference`'s) on the validation part, and the
+    accuracy it had to reach; the reference has none (an estimate against another model would be stale)."""
     reference_correct = correct(reference.validation_predictions, y_val)
     for c in candidates:
         if c is not reference and c.validation_predictions is not None:
             set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
-    reference.required_accuracy = reference.validation_accuracy
+    reference.required_accuracy, reference.drop = reference.validation_accuracy, None
 
 
 def eligible_models(candidates, reference: Candidate, max_accuracy_drop) -> list[Candidate]:
