@@ -226,7 +226,7 @@ def promise_section() -> str:
 
 
 #: the job's log stages, grouped into the columns of the stage-time table (the rest: 'other')
-STAGE_GROUPS = (("search", ("select", "screening")), ("exact fit", ("route", "train")),
+STAGE_GROUPS = (("search", ("select", "screening", "carry")), ("exact fit", ("route", "train")),
                 ("budget models", ("budget", "refine")), ("ReducedSVC", ("reduced",)), ("compression", ("compress",)),
                 ("confirming folds", ("confirm",)), ("refit", ("refit",)), ("measurements", ("reference", "measure")))
 
@@ -264,6 +264,23 @@ def stage_time_section() -> str:
         out.append(f"| {name} | {len(mine)} | {fit:.3f} | "
                    f"{median([r['wall_seconds'] / r['exact_fit_seconds'] for r in mine]):.0f} | " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+def scale_stage_lines() -> list:
+    """The scale runs' stage times (the runs that recorded them): seconds of each stage group and
+    their share of the budget, one row per (set, budget)."""
+    rows = [row for _, _, row in scale_runs().values() if row.get("stage_seconds")]
+    if not rows:
+        return []
+    columns = [name for name, _ in STAGE_GROUPS] + ["other"]
+    out = ["", "Where the time went in the scale runs that recorded their stages: seconds of each stage (as "
+               "above), the budget's share in brackets.", "",
+           "| set | budget s | took s | " + " | ".join(columns) + " |", "|---|---|---|" + "---|" * len(columns)]
+    for r in sorted(rows, key=lambda r: (r["dataset"], r["budget_seconds"])):
+        groups, budget = _stage_groups(r), r["budget_seconds"]
+        cells = [f"{groups[c]:.0f} ({100 * groups[c] / budget:.0f} %)" for c in columns]
+        out.append(f"| {r['dataset']} | {budget:g} | {r['seconds']:.0f} | " + " | ".join(cells) + " |")
+    return out
 
 
 def _multiples_sentence(rows) -> str:
@@ -416,7 +433,7 @@ def scale_section() -> str:
     out += ["", "Reproduce: `python benchmarks/main_job/bench_main_job_scale.py --datasets <set> --budget-seconds <s> "
             "--no-peer --intelex-minutes 0 --reference-seconds 600`, then the peers beside it: "
             "`python benchmarks/main_job/bench_main_job_scale.py --peer-for <file>` (files " + ", ".join(sorted({f"`{p.name}`" for p, _, _ in runs.values()})) + ")."]
-    return "\n".join(out)
+    return "\n".join(out + scale_stage_lines())
 
 
 def compression_section() -> str:

@@ -56,7 +56,8 @@ def _fit_child(name, budget, queue):
     subsample = re.search(r"\((\d+) of \d+ (?:samples|rows)\)", exact.name)
     row.update(exact_name=exact.name, exact_n_sv=int(exact.n_support), exact_fit_seconds=exact.fit_seconds,
                exact_rows=int(subsample.group(1)) if subsample else None,
-               steps=[f"[{s.stage}] {s.choice} -- {s.reason}" for s in result.steps])
+               steps=[f"[{s.stage}] {s.choice} -- {s.reason}" for s in result.steps],
+               stage_seconds=result.stage_seconds())
     if regression:
         row.update(returned_test_rmse=final.test_error, exact_test_rmse=exact.test_error, params=result.params)
     else:
