@@ -292,6 +292,14 @@ def test_a_candidate_surely_better_than_a_subsample_exact_model_becomes_the_refe
     assert copy.drop.mean == pytest.approx(0.10) and exact.drop.mean == pytest.approx(0.10)
     slightly = _paired("slightly", 300, np.r_[np.ones(341, int), np.zeros(59, int)], y)
     assert stronger_reference([exact, slightly, copy], exact, y, 0.01) is exact
+    # the table, report and plot name what the drops are against
+    from leansvm.job.records import LeanResult
+    result = LeanResult(None, strong, [exact, strong, copy], None, "budget", log.steps, {}, 0.01)
+    assert result.reference_name() == "exact"
+    result.reference = strong
+    assert result.reference_name() == "strong"
+    result.reference = exact
+    assert result.reference_name() == "exact"
 
 
 def test_a_candidate_lucky_on_one_hold_out_is_refused(monkeypatch):

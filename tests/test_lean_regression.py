@@ -286,13 +286,13 @@ def test_ctrl_c_after_the_choice_returns_the_chosen_model_and_the_command_writes
     """A Ctrl-C during the confirming folds, once the validation part chose a model with fewer vectors
     than the exact SVR: the job returns that model as validated (``interrupted`` set, a log step), and
     `leansvm fit` writes it and exits with 130 on one message line. Before the choice it stops the job."""
-    from leansvm.job import regression
+    from leansvm.job import regression, one_output
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     X, z, Xt, zt = friedman
-    monkeypatch.setattr(regression, "confirm_on_folds", interrupted)
+    monkeypatch.setattr(one_output, "confirm_on_folds", interrupted)
     r = fit_lean_regression(X, z, X_test=Xt, y_test=zt, max_error_increase=0.05, **SMALL)
     exact = next(c for c in r.candidates if c.kind == "exact")
     assert isinstance(r.interrupted, KeyboardInterrupt) and r.refit is None and r.final is r.chosen

@@ -12,7 +12,7 @@ from leansvm.compression.cvm import reuse_eigendecompositions
 from leansvm.exact.svc import SVC
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, set_drop
 from leansvm.job.helpers import (_QuietConvergence, _int32_indices, _optional, _subsample, _timed,
-                                 _validate)
+                                 _validate, majority_share)
 from leansvm.job.records import Candidate, _Log
 from leansvm.progress import Progress, default_progress
 
@@ -299,11 +299,6 @@ def refine_budget_size(candidates, reference_correct, X, y, X_val, y_val, max_ac
     log.step("refine", f"{name}: {'qualifies' if c.drop.within(max_accuracy_drop) else 'misses'}, "
                        f"validation accuracy {c.validation_accuracy:.4f}", why, seconds)
     return c
-
-
-def majority_share(y) -> float:
-    """The share of the most frequent label in ``y``: the accuracy of predicting it everywhere."""
-    return float(np.max(np.unique(np.asarray(y), return_counts=True)[1]) / max(len(y), 1))
 
 
 def doubling_out_of_reach(sizes, misses, limit, chance_miss) -> bool:

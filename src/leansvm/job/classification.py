@@ -54,15 +54,14 @@ from leansvm import io
 from leansvm.core.kernels import resolve_gamma
 from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_models,
                                     estimate_exact_seconds, estimate_fit_seconds, refine_budget_size,
-                                    majority_share, rows_within, scaled_fit_seconds, train_budget_models,
-                                    train_exact)
+                                    rows_within, scaled_fit_seconds, train_budget_models, train_exact)
 from leansvm.job.choice import (choose_model, confirm_choice, eligible_models, estimate_drops, fewest_vectors,
                                 refit_on_all_rows, stronger_reference)
 from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
 from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices,
-                                 hold_on_interrupt, keep_on_failure)
+                                 hold_on_interrupt, keep_on_failure, majority_share)
 from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, carry_C, screening_along_path,
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
@@ -412,7 +411,8 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             return LeanResult(model, chosen, candidates, selection, route, log.steps, summary,
                               max_accuracy_drop, *libsvm, data_2d,
                               np.unique(y), time.perf_counter() - start, final,
-                              None if preprocessor is None else preprocessor.describe(), confidence)
+                              None if preprocessor is None else preprocessor.describe(), confidence,
+                              reference=reference)
     except KeyboardInterrupt as exc:
         held = _held_model(candidates, reference, max_accuracy_drop)
         hold_on_interrupt(exc, start, log, held)
@@ -422,7 +422,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
         return LeanResult(model, held, candidates, selection, route, log.steps, summary, max_accuracy_drop,
                           classes=np.unique(y), seconds=time.perf_counter() - start, final=held,
                           preprocessing=None if preprocessor is None else preprocessor.describe(),
-                          confidence=confidence, interrupted=exc)
+                          confidence=confidence, interrupted=exc, reference=reference)
 
 
 def _held_model(candidates, reference, max_accuracy_drop):

@@ -3,6 +3,8 @@ warnings collected instead of printed mid-progress."""
 
 from __future__ import annotations
 
+import sys
+import time
 import warnings
 
 import numpy as np
@@ -10,6 +12,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
+from leansvm import interrupts
 from leansvm.core.clock import work_time
 
 
@@ -30,11 +33,6 @@ def hold_on_interrupt(exc, started, log, held):
     stopped (on the command's one line where the command runs, else on stderr) and, where ``held`` (the
     cheapest model accepted so far) is not None, logs that it is returned as validated; the caller
     raises ``exc`` where ``held`` is None."""
-    import sys
-    import time
-
-    from leansvm import interrupts
-
     last = log.steps[-1].stage if log.steps else "none"
     seconds = time.perf_counter() - started
     if interrupts.active():                # the command prints it on its one line
@@ -47,6 +45,11 @@ def hold_on_interrupt(exc, started, log, held):
         log.step("interrupted", f"{held.name} returned as validated",
                  "Ctrl-C after a cheaper model than the exact one was accepted: the job returns the cheapest model "
                  "accepted so far; the stages after it did not run")
+
+
+def majority_share(y) -> float:
+    """The share of the most frequent label in ``y``: the accuracy of predicting it everywhere."""
+    return float(np.max(np.unique(np.asarray(y), return_counts=True)[1]) / max(len(y), 1))
 
 
 def _optional(name):

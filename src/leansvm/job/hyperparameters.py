@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from leansvm.exact.svc import SVC
-from leansvm.job.helpers import _QuietConvergence, _accuracy, _optional
+from leansvm.job.helpers import _QuietConvergence, _accuracy, _optional, majority_share
 from leansvm.job.records import Selection, _Log
 from leansvm.progress import Progress
 
@@ -103,7 +103,7 @@ def search_hyperparameters(X, y, max_rows=4000, n_folds=5, one_se=0.0, class_wei
     moved += f"; edges moved inside the range: {', '.join(found.edges_moved)}" if found.edges_moved else ""
     moved += f"; {found.stopped}" if found.stopped else ""
     rule = f"; the fewest SV within {one_se:g} SE of the best" if one_se else ""
-    majority = float(np.max(np.unique(np.asarray(y), return_counts=True)[1]) / len(y))
+    majority = majority_share(y)
     if found.accuracy <= majority + found.se:
         moved += (f"; NOTE: no better than predicting the majority class ({majority:.4f} of the rows) by its "
                   f"standard error: on these rows the RBF SVM found no signal beyond the class shares")

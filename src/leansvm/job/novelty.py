@@ -31,12 +31,11 @@ from leansvm import io
 from leansvm.job.candidates import pass_work
 from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bound
-from leansvm.job.helpers import keep_on_failure
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, after_the_choice, candidate_sizes,
-                                     cheap_candidates, choose_fewest, confirm_on_folds, one_output_deadline,
-                                     interrupted_result, refit_on_all_rows, summarize, train_exact_model)
+                                     cheap_candidates, choose_fewest, confirm_then_refit, interrupted_result,
+                                     one_output_deadline, summarize, train_exact_model)
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
 #: would flag half the normal data)
@@ -135,21 +134,13 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
              f"of the validation rows otherwise than the exact model ({100 * confidence:g} % bound "
              f"{100 * chosen.error_bound:.2f} %)",
              f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")
-
-    def confirm_and_refit():
-        confirmed = chosen
-        if "confirm" not in deadline.skipped:
-            confirmed = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
-                candidates, exact, X, None, folds, make_exact,
-                lambda c: share_bound(differ[id(c)], confidence, len(folds)) <= max_disagreement,
-                disagreement_judge(max_disagreement, confidence, log), deadline.allowance("confirm"), random_state,
-                log))
-        return confirmed, keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
-            confirmed, exact, X, None, X_fit.shape[0], deadline, log, random_state)) if refit else None
-
+    chosen, refit, interrupted = after_the_choice(lambda: confirm_then_refit(
+        chosen, candidates, exact, X, None, folds, make_exact,
+        lambda c: share_bound(differ[id(c)], confidence, len(folds)) <= max_disagreement,
+        disagreement_judge(max_disagreement, confidence, log), deadline, refit, X_fit.shape[0], random_state,
+        log), chosen, exact, start, log)
     allowed = f"labels differing from the exact model's on at most {100 * max_disagreement:g} % of the validation rows"
     summary = summarize(X, X_test, X_val.shape[0])
-    chosen, refit, interrupted = after_the_choice(confirm_and_refit, chosen, exact, start, log)
     if interrupted is not None:
         return interrupted_result("novelty", "disagreement", preprocessor, chosen, candidates,
                                   {"nu": nu, "gamma": gamma}, max_disagreement, allowed, log, start, summary, interrupted)

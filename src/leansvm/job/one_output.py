@@ -26,7 +26,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
-from leansvm.job.helpers import hold_on_interrupt
+from leansvm.job.helpers import hold_on_interrupt, keep_on_failure
 from leansvm.job.records import stage_seconds
 
 #: L-BFGS iterations of each compressed candidate (compress's default scales to 3,000 at small
@@ -109,6 +109,21 @@ class OneOutputResult:
 
     def stage_seconds(self) -> dict:
         return stage_seconds(self.steps, self.seconds)
+
+
+def confirm_then_refit(chosen, candidates, exact, X, y, folds, make_exact, promising, judge, deadline, refit,
+                       n_fit, random_state, log):
+    """(chosen, refit): :func:`confirm_on_folds` unless the deadline skipped it (``promising``, ``judge``:
+    the job's rule on the folds), then, with ``refit``, :func:`refit_on_all_rows` of the confirmed model
+    (else None); a stage that fails keeps what the job holds (``keep_on_failure``). ``y``: targets, or
+    None for one-class models."""
+    confirmed = chosen
+    if "confirm" not in deadline.skipped:
+        confirmed = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
+            candidates, exact, X, y, folds, make_exact, promising, judge, deadline.allowance("confirm"),
+            random_state, log))
+    return confirmed, keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
+        confirmed, exact, X, y, n_fit, deadline, log, random_state)) if refit else None
 
 
 def after_the_choice(stages, chosen: OneOutputCandidate, exact: OneOutputCandidate, started, log):

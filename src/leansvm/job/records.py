@@ -106,6 +106,9 @@ class LeanResult:
     preprocessing: str | None = None    # what stage 1 did (a table's columns, or the scaling); None: nothing
     confidence: float = 0.95            # of the one-sided bound on each candidate's drop against the exact model
     interrupted: BaseException | None = None   # the Ctrl-C that ended the job with the model it held
+    #: the model the drops are against: the exact one, or a candidate more accurate than an exact SVC
+    #: that had only a subsample (:func:`~leansvm.job.choice.stronger_reference`); None: not known yet
+    reference: Candidate | None = None
 
     def __post_init__(self):
         if self.final is None:
@@ -115,10 +118,8 @@ class LeanResult:
         return stage_seconds(self.steps, self.seconds)
 
     def reference_name(self) -> str:
-        """What the drops are against: 'exact', or the candidate the 'reference' step names (more accurate
-        than an exact SVC that had only a subsample: :func:`~leansvm.job.choice.stronger_reference`)."""
-        named = [s for s in self.steps if s.stage == "reference"]
-        return named[-1].choice.split(" (")[0] if named else "exact"
+        """What the drops are against: 'exact', or the name of :attr:`reference` where it is a candidate."""
+        return "exact" if self.reference is None or self.reference.kind == "exact" else self.reference.name
 
 
 def stage_seconds(steps, seconds: float) -> dict:

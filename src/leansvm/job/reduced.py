@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from leansvm.job.candidates import doubling_out_of_reach, majority_share
+from leansvm.job.candidates import doubling_out_of_reach
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, set_drop
-from leansvm.job.helpers import _QuietConvergence, _timed, _validate
+from leansvm.job.helpers import _QuietConvergence, _timed, _validate, majority_share
 from leansvm.job.records import Candidate, _Log
 from leansvm.progress import default_progress
 
@@ -34,11 +34,17 @@ MAX_VECTORS = 5000
 TEACHER_FREE_MAX_ITER = 100000
 
 
+def size_limit(n_support: int, below: int | None = None) -> int:
+    """The family's sizes stay under this: the reference's ``n_support``, ``below`` (the smallest
+    qualifying model's size) and ``MAX_VECTORS`` + 1."""
+    return min(n_support, MAX_VECTORS + 1, n_support if below is None else below)
+
+
 def reduced_sizes(n_support: int, n_classes: int, below: int | None = None) -> list[int]:
     """Doubling sizes from ``FIRST_FRACTION`` of ``n_support`` (at least ``FIRST_MIN``, ``PER_CLASS`` per
     class beyond two, at most a quarter of ``MAX_VECTORS``) while under ``n_support``, ``below`` (the
     smallest qualifying model's size: a larger one could not be chosen) and ``MAX_VECTORS``."""
-    limit = min(n_support, MAX_VECTORS + 1, below if below is not None else n_support)
+    limit = size_limit(n_support, below)
     size = min(max(FIRST_MIN, int(round(FIRST_FRACTION * n_support)), PER_CLASS * n_classes if n_classes > 2 else 0),
                MAX_VECTORS // 4)
     sizes = []
@@ -90,7 +96,7 @@ def train_reduced_models(reference: Candidate, reference_correct, X_fit, y_fit, 
                                                "the smallest model that already qualifies")
         return []
     start, out, stop = time.perf_counter(), [], None
-    limit, majority = min(reference.n_support, below or reference.n_support, MAX_VECTORS + 1), majority_share(y_val)
+    limit, majority = size_limit(reference.n_support, below), majority_share(y_val)
     for size in sizes:
         if out_of_reach(out, limit, majority):
             stop = f"stopped before {size} vectors: the smallest miss of the target, " \
@@ -124,7 +130,7 @@ def train_reduced_models(reference: Candidate, reference_correct, X_fit, y_fit, 
              f"{', '.join(str(c.n_support) for c in out)} ({why})"
              + (f"; {stop}" if stop else "")
              + (f"; no size from {below} on: a model of {below} SV already qualifies"
-                if below is not None and below < min(reference.n_support, MAX_VECTORS + 1) else ""),
+                if below is not None and below < size_limit(reference.n_support) else ""),
              time.perf_counter() - start)
     return out
 
@@ -190,7 +196,8 @@ def next_size_in_the_time_left(tried: list[Candidate], reference: Candidate, tim
     part's majority share)."""
     if not tried or time_left is None or time_left <= 0 or time_left < tried[-1].fit_seconds:
         return []
-    if out_of_reach(tried, min(reference.n_support, MAX_VECTORS + 1), majority):
+    limit = size_limit(reference.n_support)
+    if out_of_reach(tried, limit, majority):
         return []
     size = 2 * tried[-1].n_support
-    return [size] if size < min(reference.n_support, MAX_VECTORS + 1) else []
+    return [size] if size < limit else []

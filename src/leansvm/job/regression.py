@@ -41,13 +41,13 @@ from leansvm import io
 from leansvm.budget.landmarks import LandmarkSVR
 from leansvm.job.candidates import pass_work
 from leansvm.job.data import prepare_table, scale_features, validation_folds
-from leansvm.job.helpers import _subsample, keep_on_failure
+from leansvm.job.helpers import _subsample
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, rmse_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import _Log
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, after_the_choice, candidate_sizes,
-                                     cheap_candidates, choose_fewest, confirm_on_folds, one_output_deadline,
-                                     interrupted_result, refit_on_all_rows, summarize, train_exact_model)
+                                     cheap_candidates, choose_fewest, confirm_then_refit, interrupted_result,
+                                     one_output_deadline, summarize, train_exact_model)
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
 DEFAULT_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -187,24 +187,17 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              f"the fewest vectors whose RMSE bound, from squared errors paired row by row with the "
              f"{'exact' if reference is exact else 'reference'} model's, is within {100 * max_error_increase:g} % "
              f"of its {reference.validation_error:.4g}")
-
-    def confirm_and_refit():
-        confirmed = chosen
-        if "confirm" not in deadline.skipped:
-            confirmed = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
-                candidates, exact, X, y, folds, make_exact,
-                lambda c: rmse_bound(reference_errors, errors[id(c)], confidence, len(folds)) <= limit,
-                rmse_judge(y, folds, max_error_increase, confidence, log), deadline.allowance("confirm"),
-                random_state, log))
-        return confirmed, keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
-            confirmed, exact, X, y, X_fit.shape[0], deadline, log, random_state)) if refit else None
-
-    chosen, refit, interrupted = after_the_choice(confirm_and_refit, chosen, exact, start, log)
+    chosen, refit, interrupted = after_the_choice(lambda: confirm_then_refit(
+        chosen, candidates, exact, X, y, folds, make_exact,
+        lambda c: rmse_bound(reference_errors, errors[id(c)], confidence, len(folds)) <= limit,
+        rmse_judge(y, folds, max_error_increase, confidence, log), deadline, refit, X_fit.shape[0], random_state,
+        log), chosen, exact, start, log)
+    params, allowed = {"C": C, "gamma": gamma, "epsilon": eps}, \
+        f"validation RMSE within {100 * max_error_increase:g} % of the exact SVR's"
+    summary = summarize(X, X_test, X_val.shape[0])
     if interrupted is not None:
-        return interrupted_result("regression", "RMSE", preprocessor, chosen, candidates,
-                                  {"C": C, "gamma": gamma, "epsilon": eps}, limit,
-                                  f"validation RMSE within {100 * max_error_increase:g} % of the exact SVR's", log,
-                                  start, summarize(X, X_test, X_val.shape[0]), interrupted)
+        return interrupted_result("regression", "RMSE", preprocessor, chosen, candidates, params, limit, allowed, log,
+                                  start, summary, interrupted)
     final = refit or chosen
     if X_test is not None and y_test is not None:             # measured, never used for the choice
         for c in candidates + ([refit] if refit is not None else []):
@@ -214,8 +207,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
     model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
     return OneOutputResult(
-        "regression", "RMSE", model, chosen, candidates, {"C": C, "gamma": gamma, "epsilon": eps}, limit,
-        f"validation RMSE within {100 * max_error_increase:g} % of the exact SVR's", log.steps,
-        time.perf_counter() - start, summarize(X, X_test, X_val.shape[0]),
+        "regression", "RMSE", model, chosen, candidates, params, limit, allowed, log.steps,
+        time.perf_counter() - start, summary,
         {"part": measured, "y": y_eval, "exact": exact.model.predict(X_eval), "chosen": final.model.predict(X_eval)},
         cv.cv_results_, None if preprocessor is None else preprocessor.describe(), refit)

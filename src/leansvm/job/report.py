@@ -145,12 +145,11 @@ def plot_accuracy_vs_size(result) -> str:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     plot_by_kind(ax, result.candidates, "validation_accuracy", "test_accuracy")
-    against = result.reference_name()
-    named = [c.validation_accuracy for c in result.candidates
-             if (c.kind == "exact" if against == "exact" else c.name == against)]
-    reference = named[0] if named else np.nanmax([c.validation_accuracy for c in result.candidates])
+    exact = [c.validation_accuracy for c in result.candidates if c.kind == "exact"]
+    reference = result.reference.validation_accuracy if result.reference is not None else \
+        exact[0] if exact else np.nanmax([c.validation_accuracy for c in result.candidates])
     ax.axhline(reference - result.max_accuracy_drop, color="grey", linestyle=":",
-               label=f"{against} - {100 * result.max_accuracy_drop:g} points")
+               label=f"{result.reference_name()} - {100 * result.max_accuracy_drop:g} points")
     ax.scatter([result.chosen.n_support], [result.chosen.validation_accuracy], s=250, facecolors="none",
                edgecolors="red", linewidths=2, label="chosen", zorder=5)
     if result.libsvm_n_support and result.libsvm_test_accuracy is not None:
