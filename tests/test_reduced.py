@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import make_classification, make_friedman1, make_moons
 
 from leansvm import SVC, ReducedSVC, ReducedSVR, io
@@ -81,9 +82,88 @@ def test_regression_on_the_squared_error_beats_nystroem_ridge_at_the_same_size()
 
 
 def test_phases_double_the_rows():
-    assert ReducedSVC(subsample=25000)._phase_rows(200000) == [25000, 50000, 100000, 200000]
+    assert ReducedSVC(subsample=25000, newton_steps=0)._phase_rows(200000) == [25000, 50000, 100000, 200000]
+    assert ReducedSVC(subsample=25000)._phase_rows(200000) == [25000, 50000]      # Newton fits every row
+    assert ReducedSVC(subsample=25000)._phase_rows(40000) == [25000, 40000]
     assert ReducedSVC(subsample=25000)._phase_rows(20000) == [20000]
     assert ReducedSVC(subsample=None)._phase_rows(10**6) == [10**6]
+
+
+@pytest.mark.parametrize("huber", [1.0, None])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_newton_sums_are_the_kernel_s_over_the_quadratic_zone(huber, dtype):
+    from leansvm.reduced.newton import KernelRows
+    rng = np.random.RandomState(0)
+    X, Z = rng.randn(3000, 5), rng.randn(40, 5)
+    F = np.sign(rng.randn(3000, 3)) if huber else rng.randn(3000, 1)
+    B, c = 0.3 * rng.randn(40, F.shape[1]), 0.1 * rng.randn(F.shape[1])
+    sums = KernelRows(sp.csr_matrix(X) if dtype == np.float32 else X, F, huber, dtype).sums(Z, B, c, 0.3)
+    K = Kernel("rbf", 0.3)(X, Z)
+    O = K @ B + c
+    U = 1 - F * O if huber else F - O
+    quad = (U > 0) & (U <= 1) if huber else np.ones(U.shape, dtype=bool)
+    beyond = U > 1 if huber else ~quad
+    loss = np.where(quad, 0.5 * U ** 2, 0) + np.where(beyond, U - 0.5, 0)
+    tol = dict(rtol=1e-5, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-10)
+    np.testing.assert_allclose(sums.loss, loss.sum(axis=0), **tol)
+    np.testing.assert_array_equal(sums.active, quad.sum(axis=0))
+    for j in range(F.shape[1]):
+        KA = K[quad[:, j]]
+        np.testing.assert_allclose(sums.gram[j], KA.T @ KA, **tol)
+        np.testing.assert_allclose(sums.ones[j], KA.sum(axis=0), **tol)
+        np.testing.assert_allclose(sums.rhs[j], K.T @ (F[:, j] * (quad[:, j] + beyond[:, j])), **tol)
+
+
+def test_newton_steps_reach_the_minimiser_of_the_coefficients_with_the_vectors_fixed():
+    """From zero, the steps land where the gradient of 1/(2C)||beta||^2 + sum_i h(u_i) is zero, and the
+    objective falls at every step; L-BFGS-B on the same objective agrees."""
+    from scipy.optimize import minimize
+
+    from leansvm.reduced.newton import KernelRows, newton_coefficients
+    X, y = make_moons(n_samples=800, noise=0.3, random_state=1)
+    F = np.where(y == 1, 1.0, -1.0)[:, None]
+    Z, C, kernel = X[::40], 10.0, Kernel("rbf", 1.0)
+    rows = KernelRows(X, F, 1.0, np.float64)
+    sums = lambda B, c, system: rows.sums(Z, B, c, kernel.gamma, system)  # noqa: E731
+    B, c, steps = newton_coefficients(sums, np.zeros((20, 1)), np.zeros(1), C, 30, tol=1e-12)
+    K = kernel(X, Z)
+
+    def objective(w):
+        u = 1 - F[:, 0] * (K @ w[:-1] + w[-1])
+        h = np.where(u > 1, u - 0.5, np.where(u > 0, 0.5 * u ** 2, 0))
+        g = np.where(u > 1, 1.0, np.maximum(u, 0)) * -F[:, 0]
+        return h.sum() + 0.5 / C * w[:-1] @ w[:-1], np.append(K.T @ g + w[:-1] / C, g.sum())
+
+    w = np.append(B[:, 0], c)
+    assert 1 < steps < 30
+    assert np.abs(objective(w)[1]).max() < 1e-6
+    best = minimize(objective, np.zeros(21), jac=True, method="L-BFGS-B", options=dict(maxiter=5000, gtol=1e-10))
+    assert objective(w)[0] <= best.fun + 1e-9
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_newton_steps_are_kept_only_where_they_lower_the_held_out_loss(monkeypatch, moons):
+    """After L-BFGS on subsamples the steps refit the coefficients on every row; the held-out loss
+    decides: kept where it falls (coefficients learned on 500 of 4,500 rows), dropped where the
+    iterate L-BFGS chose on it was better (every row in one phase)."""
+    import leansvm.reduced.reduced_svm as module
+    real, seen = module._ReducedSVM._newton, []
+
+    def recorded(self, *args):
+        before = self.validation_score_
+        out = real(self, *args)
+        seen.append((before, self.validation_score_, self.newton_steps_))
+        return out
+
+    monkeypatch.setattr(module._ReducedSVM, "_newton", recorded)
+    X, y = make_moons(n_samples=5000, noise=0.3, random_state=2)
+    ReducedSVC(n_vectors=30, gamma=1.0, C=10.0, subsample=500, max_iter=40, random_state=0,
+               progress=False).fit(X, y)
+    Xm, ym = moons[:2]
+    ReducedSVC(n_vectors=20, gamma=1.0, random_state=0, progress=False).fit(Xm, ym)
+    (before, after, steps), (before_m, after_m, steps_m) = seen
+    assert steps >= 1 and after > before
+    assert steps_m == 0 and after_m == before_m
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -99,7 +179,7 @@ def test_each_phase_gets_half_the_iterations_left_and_passes_on_what_it_leaves(m
     monkeypatch.setattr(module, "optimise_vectors", recorded)
     X, y = make_moons(n_samples=4000, noise=0.25, random_state=0)
     model = ReducedSVC(n_vectors=6, gamma=1.0, max_iter=100, subsample=1000, early_stopping=False,
-                       random_state=0).fit(X, y)
+                       newton_steps=0, random_state=0).fit(X, y)
     assert given == [50, 47, 90]                      # 1,000, 2,000, 4,000 rows: half of 100 - 5 k, then the rest
     assert model.n_iter_ == 15
 
@@ -128,7 +208,7 @@ def test_under_a_time_limit_every_phase_runs(monkeypatch):
     monkeypatch.setattr(module, "optimise_vectors", slow)
     X, y = make_moons(n_samples=4000, noise=0.25, random_state=0)
     model = ReducedSVC(n_vectors=6, gamma=1.0, max_iter=10**6, subsample=1000, early_stopping=False,
-                       max_seconds=0.6, random_state=0).fit(X, y)
+                       max_seconds=0.6, newton_steps=0, random_state=0).fit(X, y)
     assert phases == [1000, 2000, 4000] and model.fit_status_ == 1
 
 

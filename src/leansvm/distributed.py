@@ -547,6 +547,15 @@ def _block_objective(problem, theta):
     return problem.N, loss, grad
 
 
+def _block_coefficient_sums(problem, Z, B, c, gamma, system):
+    """One block's sums for the Newton steps on the coefficients (``leansvm.reduced.newton``), one BLAS
+    thread per leansvm thread as in memory."""
+    from leansvm.compression.cvm import block_dtype_for
+    from leansvm.reduced.newton import KernelRows
+    with _freed_memory_kept():
+        return KernelRows(problem.X, problem.F, problem.huber, block_dtype_for(B)).sums(Z, B, c, gamma, system)
+
+
 class SummedProblem:
     """The objective of a reduced model summed over row blocks held by Dask workers: each block's problem
     stays where it was built; an evaluation sends theta (r (d + p) + p numbers) and gets back each block's
@@ -567,6 +576,20 @@ class SummedProblem:
         loss = sum(n * value for n, value, _ in pieces) / self.n_total
         grad = sum(n * g for n, _, g in pieces) / self.n_total
         return self.template.with_ridge(theta, loss, grad, self.ridge)
+
+    def coefficient_sums(self, Z, kernel):
+        """sums(B, c, system) for the Newton steps on the coefficients with Z and ``kernel`` fixed
+        (``leansvm.reduced.newton.newton_coefficients``), summed over the blocks: each block returns
+        p r^2 + O(p r) numbers."""
+        def sums(B, c, system):
+            args = (Z, B, c, kernel.gamma, system)
+            if self.client is not None:
+                pieces = self.client.gather([self.client.submit(_block_coefficient_sums, p, *args, pure=False)
+                                             for p in self.parts])
+            else:
+                pieces = [_block_coefficient_sums(p, *args) for p in self.parts]
+            return sum(pieces[1:], pieces[0])
+        return sums
 
 
 def fit_reduced(estimator, X, y=None, *, label=None, client=None):
@@ -620,6 +643,7 @@ def fit_reduced(estimator, X, y=None, *, label=None, client=None):
                             1.0 / (float(estimator.C) * train.size), client)
     Z, B, c, kernel, iterations, stopped = estimator._optimise(
         [lambda B, kernel: problem], kernel, Z, B, c, f"{type(estimator).__name__} (Dask)", monitor, started)
+    B, c = estimator._newton(problem.coefficient_sums(Z, kernel), Z, B, c, kernel, monitor, started)
     if classifier:
         estimator.classes_, estimator.multiclass_ = classes, "ovr"
     estimator.n_features_in_ = d
