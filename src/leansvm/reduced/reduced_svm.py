@@ -29,9 +29,12 @@ Start: the vectors are k-means++ centres (scikit-learn's ``kmeans_plusplus``) of
 ``SAMPLE_PER_VECTOR`` rows per vector (classification: of the rows near a pilot model's boundary),
 the coefficients the same objective's ridge fit under the squared loss for those vectors over at most
 ``START_ROWS`` rows (a closed form). L-BFGS then runs over growing random subsamples: half the
-iterations on ``subsample`` rows, half of those left on twice as many, ..., the rest on every row.
-The vectors move far in the first iterations, and a subsample shows them where at a fraction of the
-cost.
+iterations on ``subsample`` rows, half of those left on twice as many, ..., the rest on every row
+(under ``max_seconds``, the phases too short to help are dropped: ``MIN_PHASE_ITERATIONS``). The vectors
+move far in the first iterations, and a
+subsample shows them where at a fraction of the cost. Last, with the vectors fixed, Newton steps fit
+the coefficients on every training row (:mod:`leansvm.reduced.newton`), kept where they lower the
+held-out loss.
 
 How many iterations: ``early_stopping`` (the default) holds out ``validation_fraction`` of the rows
 (at most ``HELD_OUT_ROWS``), scores the held-out loss every ``CHECK_EVERY`` iterations, and keeps the
@@ -105,11 +108,15 @@ CHECK_EVERY = 10
 NEWTON_STEPS = 3
 #: under ``max_seconds``, the share of it kept from L-BFGS for the Newton steps
 NEWTON_SHARE = 0.15
-#: with Newton steps, L-BFGS runs this many phases of growing subsamples (``subsample`` rows, then twice
-#: as many) and the steps fit the coefficients on every row: synth-200k (2,000 vectors, 30 s, the exact
-#: SVC 0.9305) tested 0.9300, 0.9304, 0.9287 and 0.9276 after 1, 2, 3 and all 4 phases (1,000 vectors:
-#: 0.9332 after 2, 0.9316 after 4; no Newton steps: 0.9252 and 0.9313)
-PHASES_BEFORE_NEWTON = 2
+#: under ``max_seconds`` with Newton steps, a phase is run only where it is forecast (the previous phase's seconds per
+#: iteration times its rows' growth) to get this many iterations in half the time left; else the phase
+#: before it is the last and gets that time. Then the Newton steps fit the coefficients on every row.
+#: synth-200k (2,000 vectors in 30 s, the exact SVC 0.9305): L-BFGS on the first 1, 2, 3 and all 4
+#: phases (25,000 to 180,000 rows), then the steps, tested 0.9300, 0.9304, 0.9287 and 0.9276 (1,000
+#: vectors: 0.9332 after 2 phases, 0.9316 after 4; no steps: 0.9252 and 0.9313); run to the end without
+#: a time limit, the phases on every row helped (500 and 1,000 vectors: 0.9316 and 0.9344 after 2
+#: phases and the steps, 0.9368 and 0.9391 after all 4 and none)
+MIN_PHASE_ITERATIONS = 100
 
 
 @dataclass
@@ -288,17 +295,14 @@ class _ReducedSVM:
         return Z, B, np.atleast_1d(c), kernel
 
     def _phase_rows(self, n) -> list[int]:
-        """Rows of each phase: ``subsample``, then twice as many each phase up to every row (n); with
-        Newton steps to follow, the first ``PHASES_BEFORE_NEWTON`` of them (the steps fit the
-        coefficients on every row)."""
+        """Rows of each phase: ``subsample``, then twice as many each phase up to every row (n)."""
         if self.subsample is None or n <= self.subsample:
             return [n]
         sizes, size = [], int(self.subsample)
         while size < n:
             sizes.append(size)
             size *= 2
-        sizes.append(n)
-        return sizes[:PHASES_BEFORE_NEWTON] if self.newton_steps else sizes
+        return sizes + [n]
 
     def _settings(self, kernel, loss, B) -> dict:
         """:func:`label_problem`'s arguments for coefficients like ``B`` (their float32 rounding decides
@@ -307,8 +311,8 @@ class _ReducedSVM:
                     learn_gamma=self.learn_gamma, huber=HUBER if loss == "margin" else None)
 
     def _phase_problems(self, X, F, loss, kernel, rng):
-        """[problem(B, kernel) of each phase of :meth:`_phase_rows`]; each phase's rows are drawn when it
-        starts."""
+        """([problem(B, kernel) of each phase of :meth:`_phase_rows`], those rows); each phase's rows are
+        drawn when it starts."""
         n = X.shape[0]
 
         def make(rows_wanted):
@@ -318,7 +322,7 @@ class _ReducedSVM:
                                      ridge=1.0 / (float(self.C) * len(rows)))
             return problem
 
-        return [make(rows_wanted) for rows_wanted in self._phase_rows(n)]
+        return [make(rows_wanted) for rows_wanted in self._phase_rows(n)], self._phase_rows(n)
 
     def _held_out(self, n, rng):
         """(training rows, held-out rows) of n: with ``early_stopping`` a random ``validation_fraction`` of
@@ -340,11 +344,12 @@ class _ReducedSVM:
         score = held_out_score(_dense(X[held]), F[held], classification)
         return X[train], F[train], (score, held.size, 0.0)
 
-    def _optimise(self, phases, kernel, Z, B, c, desc, monitor=None, started=None):
+    def _optimise(self, phases, kernel, Z, B, c, desc, monitor=None, started=None, phase_rows=None):
         """L-BFGS over ``phases`` [problem(B, kernel)], each phase given half the iterations of
         ``max_iter`` not yet run (the last all of them: what a phase left unused passes on), a learned
         gamma kept within ``GAMMA_FACTOR`` of ``kernel``'s; returns (Z, B, c, kernel, iterations, stopped
-        early).
+        early). ``phase_rows``: each phase's rows, for ``max_seconds`` to drop the phases that would run
+        fewer than ``MIN_PHASE_ITERATIONS`` iterations.
 
         ``monitor`` = (score(Z, B, c, kernel), held-out rows, slack or None): each phase returns its
         iterate chosen on the held-out score (``optimise_vectors``: checked every ``CHECK_EVERY``
@@ -358,9 +363,10 @@ class _ReducedSVM:
         watch = {} if monitor is None else dict(monitor=monitor[0], n_validation=monitor[1], slack=monitor[2],
                                                 check_every=CHECK_EVERY, patience=int(self.n_iter_no_change))
         with Progress(total=self.max_iter, desc=desc, unit="iteration", enabled=self.progress) as bar:
+            per_iteration = None
             for i, make_problem in enumerate(phases):
                 left = max(int(self.max_iter) - done, 1)
-                last = i == len(phases) - 1
+                last = i == len(phases) - 1 or self._next_phase_too_short(started, per_iteration, phase_rows, i)
                 iterations = left if last else max(left // 2, 1)
                 ends = self._phase_end(started, last)
                 problem = make_problem(B, kernel)
@@ -373,20 +379,35 @@ class _ReducedSVM:
 
                 # the row blocks are split over leansvm's threads, each running one BLAS thread;
                 # a phase ends at its share of max_iter by design (the warning below is the fit's)
+                phase_started = time.perf_counter()
                 with warnings.catch_warnings(), one_blas_thread():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     Z, B, c, res = optimise_vectors(problem, Z, B, c, max_iter=iterations, tol=ftol,
                                                     callback=step, gamma_range=gamma_range, **watch)
                 kernel = res.kernel
                 done += int(res.nit)
+                per_iteration = (time.perf_counter() - phase_started) / max(int(res.nit), 1)
                 self.validation_score_ = res.best_score
                 if self.max_seconds is not None and time.perf_counter() - started > self._lbfgs_seconds():
                     stopped = True
+                    break
+                if last:
                     break
         if not stopped and res.status == 1:
             warnings.warn(f"{desc}: L-BFGS used all max_iter={self.max_iter} iterations (objective {res.fun:.4g} "
                           f"on every row); raise max_iter for a closer fit", ConvergenceWarning, stacklevel=4)
         return Z, B, c, kernel, done, stopped
+
+    def _next_phase_too_short(self, started, per_iteration, phase_rows, i) -> bool:
+        """Under ``max_seconds`` and with Newton steps to follow: whether phase i + 1 is forecast to run fewer than ``MIN_PHASE_ITERATIONS``
+        iterations in half the L-BFGS time left (its seconds per iteration: phase i - 1's, ``per_iteration``,
+        times the growth of the rows), so that phase i is the last."""
+        if not self.newton_steps or self.max_seconds is None or per_iteration is None or phase_rows is None \
+                or i + 1 >= len(phase_rows):
+            return False
+        forecast = per_iteration * phase_rows[i + 1] / phase_rows[i - 1]
+        left = started + self._lbfgs_seconds() - time.perf_counter()
+        return forecast * MIN_PHASE_ITERATIONS > 0.5 * left
 
     def _relative_tol(self, problem, Z, B, c) -> float:
         """L-BFGS-B's ``ftol`` for ``tol`` as a relative decrease: scipy tests (f_k - f_k+1) /
@@ -480,6 +501,9 @@ class ReducedSVC(_ReducedSVM, KernelClassifierMixin, BaseEstimator):
         With ``early_stopping``, a phase ends after this many iterations without a lower held-out loss.
     subsample : int or None, default=25000
         Rows of the first phase (None: every row throughout).
+    newton_steps : int, default=3
+        Newton steps on the coefficients over every training row after L-BFGS, the vectors fixed
+        (:mod:`leansvm.reduced.newton`); kept only where they lower the held-out loss. 0: none.
     max_seconds : float or None, default=None
         Stop after about this many seconds (then ``fit_status_`` is 1); the model as it stands is kept.
         Each phase but the last stops at half the time left, so that every phase runs.
@@ -498,6 +522,8 @@ class ReducedSVC(_ReducedSVM, KernelClassifierMixin, BaseEstimator):
         The class labels; ``multiclass_`` is 'ovr' (one output per class for more than two).
     n_iter_ : int
         L-BFGS iterations run.
+    newton_steps_ : int
+        Newton steps kept (0 where none ran or the held-out loss rejected them).
     validation_score_ : float or None
         Minus the held-out rows' mean loss at the returned iterate (None without ``early_stopping``).
     fit_status_ : int
@@ -524,8 +550,9 @@ class ReducedSVC(_ReducedSVM, KernelClassifierMixin, BaseEstimator):
         X, F, monitor = self._split_off(X, F, rng, classification=True)
         n_vectors = min(n_vectors, X.shape[0])
         Z, B, c, kernel = self._start(X, F, kernel, n_vectors, rng, near_boundary=True)
-        Z, B, c, kernel, iterations, stopped = self._optimise(self._phase_problems(X, F, "margin", kernel, rng),
-                                                              kernel, Z, B, c, "ReducedSVC", monitor, started)
+        phases, phase_rows = self._phase_problems(X, F, "margin", kernel, rng)
+        Z, B, c, kernel, iterations, stopped = self._optimise(phases, kernel, Z, B, c, "ReducedSVC", monitor, started,
+                                                              phase_rows)
         B, c = self._newton(in_row_blocks(X, F, Z, B, kernel, HUBER), Z, B, c, kernel, monitor, started)
         self.classes_ = classes
         self.multiclass_ = "ovr"
@@ -539,8 +566,9 @@ class ReducedSVR(_ReducedSVM, ExpansionAttributes, RegressorMixin, BaseEstimator
 
     Parameters
     ----------
-    n_vectors, C, gamma, learn_gamma, max_iter, tol, subsample, max_seconds, warm_start, progress, random_state
-        As :class:`ReducedSVC`'s; C weighs the squared error against the ridge on the coefficients.
+    n_vectors, C, gamma, learn_gamma, max_iter, tol, subsample, newton_steps, max_seconds, warm_start, progress, random_state
+        As :class:`ReducedSVC`'s; C weighs the squared error against the ridge on the coefficients (with
+        the vectors fixed, one Newton step is the exact ridge solution).
     early_stopping, validation_fraction, n_iter_no_change
         As :class:`ReducedSVC`'s; the held-out loss is the squared error.
 
@@ -550,6 +578,8 @@ class ReducedSVR(_ReducedSVM, ExpansionAttributes, RegressorMixin, BaseEstimator
         The model (also as scikit-learn's ``support_vectors_``, ``dual_coef_``, ``intercept_``).
     n_iter_ : int
         L-BFGS iterations run.
+    newton_steps_ : int
+        As :class:`ReducedSVC`'s.
     validation_score_ : float or None
         Minus half the held-out rows' mean squared error at the returned iterate (None without
         ``early_stopping``).
@@ -577,8 +607,9 @@ class ReducedSVR(_ReducedSVM, ExpansionAttributes, RegressorMixin, BaseEstimator
         X, F, monitor = self._split_off(X, F, rng, classification=False)
         n_vectors = min(n_vectors, X.shape[0])
         Z, B, c, kernel = self._start(X, F, kernel, n_vectors, rng, near_boundary=False)
-        Z, B, c, kernel, iterations, stopped = self._optimise(self._phase_problems(X, F, "squared", kernel, rng),
-                                                              kernel, Z, B, c, "ReducedSVR", monitor, started)
+        phases, phase_rows = self._phase_problems(X, F, "squared", kernel, rng)
+        Z, B, c, kernel, iterations, stopped = self._optimise(phases, kernel, Z, B, c, "ReducedSVR", monitor, started,
+                                                              phase_rows)
         B, c = self._newton(in_row_blocks(X, F, Z, B, kernel, None), Z, B, c, kernel, monitor, started)
         return self._finish(Z, B, c, kernel, iterations, stopped)
 
