@@ -559,9 +559,11 @@ def reduced_section() -> str:
     machine = data["machine"]
     out = ["## A small model trained from the labels", "",
            "`ReducedSVC(n_vectors=r)`: r free vectors and their coefficients learned by L-BFGS on the smoothed "
-           "hinge over every row (growing subsamples first), no exact model first, the iterate chosen on a tenth "
-           "of the rows held out; 'in the exact fit's time': the same stopped after the exact SVC's fit seconds "
-           "(`max_seconds`). Beside them Nystroem with r "
+           "hinge over growing subsamples of the rows, then Newton steps on the coefficients over every row with "
+           "the vectors fixed, no exact model first, the iterate (and the steps) chosen on a tenth of the rows "
+           "held out; 'in the exact fit's time': the same stopped after the exact SVC's fit seconds "
+           "(`max_seconds`: the subsample phases that would run fewer than 100 iterations in it are dropped). "
+           "Beside them Nystroem with r "
            "landmarks + `LinearSVC` (`LandmarkSVC`) and the exact `SVC`, all at the C and gamma of "
            f"`docs/datasets.md` (ReducedSVC learns gamma from there). Fit seconds on {machine['cpu_count']} cores "
            f"({machine.get('cpu_model', 'unknown')}), every method with every thread; 'vs exact': test accuracy "
@@ -576,8 +578,8 @@ def reduced_section() -> str:
     if spread is not None:
         data = load(spread)
         out += ["", "Over Dask workers (`leansvm.distributed.fit_reduced`: each iteration's objective summed over the "
-                "workers' row blocks, only the parameters and gradients travel) against the same fit in memory, "
-                "both with every iteration on every row, from the same start; a `LocalCluster` of worker processes "
+                "workers' row blocks, only the parameters and gradients travel, then the Newton steps' sums) "
+                "against the same fit in memory, both with every iteration on every row, from the same start; a `LocalCluster` of worker processes "
                 f"sharing the machine's {data['machine']['cpu_count']} cores; the cluster's start and the data's "
                 "transfer not counted.", "",
                 "The two sum the same rows in other orders and L-BFGS amplifies the roundings (on synth-200k the "

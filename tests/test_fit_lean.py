@@ -1120,8 +1120,9 @@ def test_the_search_says_when_it_found_no_signal_beyond_the_class_shares():
 
 
 def test_after_the_folds_refute_every_accepted_model_compression_is_tried_one_size_up(monkeypatch):
-    """The confirming folds refute (here: made to) every model the validation part accepted; the job then
-    compresses the exact model at twice the largest compressed size tried and confirms that model alone."""
+    """The confirming folds refute (here: made to, once) every model the validation part accepted; the job
+    then compresses the exact model at twice the largest compressed size tried and confirms that model
+    alone (here the real folds: accepted, or refuted and the next size up)."""
     import leansvm.job.classification as job
     real, calls = job.confirm_choice, []
 
@@ -1132,10 +1133,10 @@ def test_after_the_folds_refute_every_accepted_model_compression_is_tried_one_si
     monkeypatch.setattr(job, "confirm_choice", refute_first)
     X, y = make_moons(n_samples=1500, noise=0.2, random_state=3)
     result = fit_lean(X, y, Cs=[1.0], gammas=[1.0], max_accuracy_drop=0.02, random_state=0)
-    assert len(calls) == 2
+    assert len(calls) >= 2
     tried = [c for c in calls[0] if c.kind == "compressed"]
     (new,) = calls[1]
     assert tried and new.kind == "compressed"
     assert new.n_support == 2 * max(c.n_support for c in tried)
-    assert result.chosen in (new, result.reference)
-    assert sum(step.stage == "compress" for step in result.steps) == 2
+    assert result.chosen in [c for (c,) in calls[1:]] + [result.reference]
+    assert sum(step.stage == "compress" for step in result.steps) == len(calls)

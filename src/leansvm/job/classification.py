@@ -232,31 +232,36 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
                                                    "nothing qualified and the stages stopped for lack of time")
 
 
-def _one_compressed_size_up(candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
-                            compression_points, time_limit, random_state, class_weight, log):
+def _compressed_sizes_up(candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
+                         compression_points, time_limit, random_state, class_weight, log):
     """After the confirming folds refuted every model the validation part had accepted: the compressed
-    model one doubling above the largest compressed one tried (while under the exact model's size),
-    validated, and confirmed on the folds on its own; ``reference`` where it is not accepted. Compression
-    stops at its first size that reaches the target on the validation part, so a refuted hit left no larger
-    compressed model: satimage seed 0 (120 vectors hit, refuted on the folds) and letter seed 1 returned
-    the exact model."""
-    compressed = [c for c in candidates if c.kind == "compressed"]
-    size = 2 * max((c.n_support for c in compressed), default=reference.n_support)
-    if size >= reference.n_support:
-        return reference
+    model one doubling above the largest compressed one tried, validated, and confirmed on the folds on
+    its own; again one doubling up while the validation part accepts and the folds refute, under the exact
+    model's size and within ``time_limit`` seconds. Returns the accepted model, or ``reference``.
+    Compression stops at its first size that reaches the target on the validation part, so a refuted hit
+    left no larger compressed model: satimage seed 0 (120 vectors accepted, refuted on the folds) and
+    letter seed 1 returned the exact model."""
     start = time.perf_counter()
     X_fit, y_fit, X_val, y_val = X[folds[0][0]], y[folds[0][0]], X[folds[0][1]], y[folds[0][1]]
-    log.say(f"  every model the validation part accepted was refuted: compression one size up, {size} vectors")
-    new = compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
-                          first_fraction=size / reference.n_support, time_limit=time_limit,
-                          random_state=random_state, log=log, confidence=confidence, min_points=compression_points,
-                          below=size + 1, reference_correct=correct(reference.validation_predictions, y_val))
-    candidates += new
-    if not new:
-        return reference
-    left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), 0.0)
-    return confirm_choice(new, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence, compression_points,
-                          left, random_state, class_weight, log)
+    reference_correct = correct(reference.validation_predictions, y_val)
+    while True:
+        size = 2 * max((c.n_support for c in candidates if c.kind == "compressed"), default=reference.n_support)
+        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        if size >= reference.n_support or (left is not None and left <= 0):
+            return reference
+        log.say(f"  every model the validation part accepted was refuted: compression one size up, {size} vectors")
+        new = compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
+                              first_fraction=size / reference.n_support, time_limit=left, random_state=random_state,
+                              log=log, confidence=confidence, min_points=compression_points, below=size + 1,
+                              reference_correct=reference_correct)
+        candidates += new
+        if not any(c.drop.within(max_accuracy_drop) for c in new):
+            return reference
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), 0.0)
+        chosen = confirm_choice(new, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
+                                compression_points, left, random_state, class_weight, log)
+        if chosen is not reference:
+            return chosen
 
 
 def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight, libsvm_reference_model,
@@ -414,7 +419,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                     candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence, compression_points,
                     deadline.allowance("confirm"), random_state, class_weight, log))
                 if validated and chosen is reference:
-                    chosen = keep_on_failure("confirm", chosen, log, lambda: _one_compressed_size_up(
+                    chosen = keep_on_failure("confirm", chosen, log, lambda: _compressed_sizes_up(
                         candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
                         compression_points, deadline.allowance("confirm"), random_state, class_weight, log))
             final = None
