@@ -390,6 +390,21 @@ def test_finalists_the_folds_could_not_reach_keep_their_hold_out_verdict(monkeyp
     assert "small on 3 folds, large on the validation part alone" in note and "short of 5" in note
 
 
+def test_a_second_confirmation_on_the_same_folds_reuses_their_exact_models():
+    from leansvm.job import choice
+    small, large = (Candidate(name, "compressed", None, n, 1.0) for name, n in (("small", 10), ("large", 20)))
+    trained, references = [], {}
+
+    def reference_on_fold(k):
+        trained.append(k)
+        return f"exact {k}", k
+
+    for finalists in ([small], [large]):
+        choice.pool_folds(finalists, 4, reference_on_fold, lambda c, k, model: (c.name, k),
+                          lambda c, ref, ev: False, 0.0, references=references)
+    assert trained == [0, 1, 2, 3] and sorted(references) == [0, 1, 2, 3]
+
+
 def test_fit_lean_infers_the_task_as_the_command_does():
     from leansvm.job.one_output import OneOutputResult
     from leansvm.job.records import LeanResult

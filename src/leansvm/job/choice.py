@@ -84,7 +84,7 @@ def choose_model(candidates, reference: Candidate, y_val, max_accuracy_drop, con
 
 
 def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, reference_seconds,
-               time_limit=None):
+               time_limit=None, references=None):
     """Try ``finalists`` (smallest first) on folds 0..``n_folds`` - 1 pooled, until ``judge`` accepts one.
 
     Fold 0 is the validation part the candidates were chosen on; on each other fold the reference
@@ -100,10 +100,13 @@ def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, 
     verdict of the rows it was chosen on: letter, 12,800 rows, seed 4: 520 compressed vectors
     failed on two folds and used the time, and 1,040 vectors, 0.06 points below the exact model on
     the hold-out with a bound of 0.24, were not judged, so the exact model was returned). A larger
-    finalist is tried only when a smaller one failed. Returns (accepted candidate or None,
-    [(candidate, folds it was judged on)] of those tried, out of time)."""
+    finalist is tried only when a smaller one failed. ``references``: {fold: (model, evidence)} of the
+    reference already trained, filled here (a later call on the same folds reuses them). Returns
+    (accepted candidate or None, [(candidate, folds it was judged on)] of those tried, out of time)."""
     start = time.perf_counter()
-    references = {0: reference_on_fold(0)}
+    references = {} if references is None else references
+    if 0 not in references:
+        references[0] = reference_on_fold(0)
     tried, out_of_time = [], False
 
     def over(extra):
@@ -130,7 +133,7 @@ def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, 
 
 def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_accuracy_drop,
                    confidence=DEFAULT_CONFIDENCE, min_points=None, time_limit=None, random_state=0,
-                   class_weight=None, log=None) -> Candidate:
+                   class_weight=None, log=None, fold_references=None) -> Candidate:
     """The smallest candidate whose drop, pooled over every fold of ``folds``, has its bound within the drop.
 
     ``folds``: (fit rows, held-out rows) index pairs over ``X``; the first is the validation part
@@ -142,8 +145,8 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
     have (se / sqrt(folds)). A candidate whose folds did not all fit in ``time_limit`` seconds is
     judged on the folds it has, and the later ones on the validation part alone. Returns the
     accepted candidate, or ``reference`` when none is; each tried candidate's ``drop`` becomes the
-    pooled estimate.
-    """
+    pooled estimate. ``fold_references``: the exact models of the folds, kept across calls on the same
+    folds (:func:`pool_folds`' ``references``)."""
     log = log or _Log(False)
     start = time.perf_counter()
     # the promising ones: their bound would be within the drop if the pooled folds kept the hold-out's
@@ -177,7 +180,7 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
         return c.drop.within(max_accuracy_drop)
 
     accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
-                                              reference.fit_seconds, time_limit)
+                                              reference.fit_seconds, time_limit, fold_references)
     chosen = accepted or reference
     log.step("confirm", f"{chosen.name} ({chosen.n_support} SV)",
              (f"its drop against the exact model, {chosen.drop.describe()}, is within "

@@ -233,11 +233,12 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
 
 
 def _compressed_sizes_up(candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
-                         compression_points, time_limit, random_state, class_weight, log):
+                         compression_points, time_limit, random_state, class_weight, log, fold_references=None):
     """After the confirming folds refuted every model the validation part had accepted: the compressed
     model one doubling above the largest compressed one tried, validated, and confirmed on the folds on
     its own; again one doubling up while the validation part accepts and the folds refute, under the exact
-    model's size and within ``time_limit`` seconds. Returns the accepted model, or ``reference``.
+    model's size and within ``time_limit`` seconds; the folds' exact models are the first confirmation's
+    (``fold_references``), not trained again. Returns the accepted model, or ``reference``.
     Compression stops at its first size that reaches the target on the validation part, so a refuted hit
     left no larger compressed model: satimage seed 0 (120 vectors accepted, refuted on the folds) and
     letter seed 1 returned the exact model."""
@@ -259,7 +260,7 @@ def _compressed_sizes_up(candidates, reference, X, y, folds, C, gamma, max_accur
             return reference
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), 0.0)
         chosen = confirm_choice(new, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
-                                compression_points, left, random_state, class_weight, log)
+                                compression_points, left, random_state, class_weight, log, fold_references)
         if chosen is not reference:
             return chosen
 
@@ -414,14 +415,15 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                 reference = stronger_reference(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             if confirm and route == "exact":
-                validated = chosen is not reference
+                validated, fold_references = chosen is not reference, {}
                 chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_choice(
                     candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence, compression_points,
-                    deadline.allowance("confirm"), random_state, class_weight, log))
+                    deadline.allowance("confirm"), random_state, class_weight, log, fold_references))
                 if validated and chosen is reference:
                     chosen = keep_on_failure("confirm", chosen, log, lambda: _compressed_sizes_up(
                         candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
-                        compression_points, deadline.allowance("confirm"), random_state, class_weight, log))
+                        compression_points, deadline.allowance("confirm"), random_state, class_weight, log,
+                        fold_references))
             final = None
             # a budget model is refit on all rows on either route: it needs no exact solve
             if refit and (route == "exact" or chosen.kind == "budget"):

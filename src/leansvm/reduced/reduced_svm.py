@@ -313,7 +313,7 @@ class _ReducedSVM:
     def _phase_problems(self, X, F, loss, kernel, rng):
         """([problem(B, kernel) of each phase of :meth:`_phase_rows`], those rows); each phase's rows are
         drawn when it starts."""
-        n = X.shape[0]
+        n, sizes = X.shape[0], self._phase_rows(X.shape[0])
 
         def make(rows_wanted):
             def problem(B, kernel):
@@ -322,7 +322,7 @@ class _ReducedSVM:
                                      ridge=1.0 / (float(self.C) * len(rows)))
             return problem
 
-        return [make(rows_wanted) for rows_wanted in self._phase_rows(n)], self._phase_rows(n)
+        return [make(rows_wanted) for rows_wanted in sizes], sizes
 
     def _held_out(self, n, rng):
         """(training rows, held-out rows) of n: with ``early_stopping`` a random ``validation_fraction`` of
@@ -399,9 +399,10 @@ class _ReducedSVM:
         return Z, B, c, kernel, done, stopped
 
     def _next_phase_too_short(self, started, per_iteration, phase_rows, i) -> bool:
-        """Under ``max_seconds`` and with Newton steps to follow: whether phase i + 1 is forecast to run fewer than ``MIN_PHASE_ITERATIONS``
-        iterations in half the L-BFGS time left (its seconds per iteration: phase i - 1's, ``per_iteration``,
-        times the growth of the rows), so that phase i is the last."""
+        """Under ``max_seconds`` and with Newton steps to follow: whether phase i + 1 is forecast to run
+        fewer than ``MIN_PHASE_ITERATIONS`` iterations in half the L-BFGS time left (its seconds per
+        iteration: phase i - 1's, ``per_iteration``, times the growth of the rows), so that phase i is the
+        last."""
         if not self.newton_steps or self.max_seconds is None or per_iteration is None or phase_rows is None \
                 or i + 1 >= len(phase_rows):
             return False
