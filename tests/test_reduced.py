@@ -265,7 +265,8 @@ def test_a_warm_start_grows_the_previous_model(moons):
                                              (dict(max_seconds=0), "max_seconds"),
                                              (dict(early_stopping=1), "early_stopping"),
                                              (dict(validation_fraction=1.0), "validation_fraction"),
-                                             (dict(n_iter_no_change=0), "n_iter_no_change")])
+                                             (dict(n_iter_no_change=0), "n_iter_no_change"),
+                                             (dict(newton_steps=-1), "newton_steps")])
 def test_bad_parameters_are_named(moons, params, message):
     X, y, _, _ = moons
     with pytest.raises(ValueError, match=message):
