@@ -376,10 +376,22 @@ def test_a_reduced_model_over_the_workers_holds_out_the_in_memory_fit_s_rows(cli
     np.testing.assert_allclose(spread.decision_function(X), local.decision_function(X), rtol=1e-3, atol=1e-3)
 
 
-def test_a_reduced_model_without_a_client_sums_the_blocks_here():
+def test_a_reduced_model_without_a_client_sums_the_blocks_here(client, monkeypatch):
+    """client=False: the blocks' problems are built and summed in this process, though a default client
+    (the module's) exists; the fit is the in-memory one to the optimiser's rounding."""
+    import os
+    built_in = []
+    block_problem = ld._block_problem
+
+    def recorded(*args):
+        built_in.append(os.getpid())       # a worker process would append to its own copy of the list
+        return block_problem(*args)
+
+    monkeypatch.setattr(ld, "_block_problem", recorded)
     X, y = problem(2, n=600, seed=6)
     make = lambda: leansvm.ReducedSVC(n_vectors=8, max_iter=10, subsample=None, random_state=0)  # noqa: E731
     spread = ld.fit_reduced(make(), da.from_array(X, chunks=200), da.from_array(y, chunks=200), client=False)
+    assert built_in == [os.getpid()] * 3
     np.testing.assert_allclose(spread.decision_function(X), make().fit(X, y).decision_function(X),
                                rtol=1e-3, atol=1e-3)
 

@@ -111,3 +111,47 @@ def test_n_jobs_zero_is_a_clear_error(multiclass_problem):
     X, y = multiclass_problem
     with pytest.raises(ValueError, match="n_jobs == 0"):
         leansvm.SVC(n_jobs=0).fit(X, y)
+
+
+
+def test_overlapping_one_blas_thread_blocks_restore_blas_once_the_last_ends(monkeypatch):
+    """Parallel jobs each hold one_blas_thread; the blocks overlap in time and end in any order. The
+    limit is set once, by the first block, and restored once, when the last ends: restoring per block
+    left BLAS at one thread for the rest of the process where the first block ended first (the second
+    restored the one thread it had found). threadpoolctl is replaced by a recorder: OpenBLAS itself
+    ignores a thread count set outside the main thread once its pool runs (threadpoolctl's README)."""
+    calls = []
+
+    class Limit:
+        def restore_original_limits(self):
+            calls.append("restore")
+
+    class Controller:
+        def limit(self, limits, user_api):
+            calls.append(("limit", limits, user_api))
+            return Limit()
+
+    monkeypatch.setattr(threads, "_controller", Controller)
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen = []
+
+    def first():
+        with threads.one_blas_thread():
+            first_in.set()
+            second_in.wait(10)
+        first_out.set()
+
+    def second():
+        first_in.wait(10)
+        with threads.one_blas_thread():
+            second_in.set()
+            first_out.wait(10)
+            seen.append((list(calls), threads.blas_is_single()))   # the first block has ended, this one is open
+
+    workers = [threading.Thread(target=first), threading.Thread(target=second)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert seen == [([("limit", 1, "blas")], True)]
+    assert calls == [("limit", 1, "blas"), "restore"] and not threads.blas_is_single()

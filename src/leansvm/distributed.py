@@ -320,7 +320,8 @@ def _compute(client, *things):
     if client is not None:
         return client.compute(list(things), sync=True)
     import dask
-    return list(dask.compute(*things))
+    # here, whatever default client exists: the caller sums the results in this process
+    return list(dask.compute(*things, scheduler="threads"))
 
 
 def _resolve_gamma(gamma, stats, n_total, d):
@@ -638,7 +639,7 @@ def fit_reduced(estimator, X, y=None, *, label=None, client=None):
     settings = estimator._settings(kernel, "margin" if classifier else "squared", B)
     made = [dask.delayed(_block_problem)(xb, yb, targets, settings, mine)
             for (xb, yb), mine in zip(pairs, _rows_per_block(held if held is not None else np.arange(0), ends))]
-    parts = client.compute(made) if client is not None else list(dask.compute(*made))
+    parts = client.compute(made) if client is not None else _compute(None, *made)
     problem = SummedProblem(label_problem(Xs[:1], Fs[:1], **settings), parts, train.size,
                             1.0 / (float(estimator.C) * train.size), client)
     Z, B, c, kernel, iterations, stopped = estimator._optimise(

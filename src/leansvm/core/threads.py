@@ -30,12 +30,13 @@ def _controller() -> ThreadpoolController:
 
 
 _single_blas = 0                     # depth of one_blas_thread blocks (any thread: parallel IRWLS jobs too)
+_single_blas_limit = None            # threadpoolctl's limiter of the outermost block, which restores BLAS
 _single_blas_lock = threading.Lock()
 
 
 @contextlib.contextmanager
 def one_blas_thread():
-    """A context manager limiting BLAS to one thread (restored on exit).
+    """A context manager limiting BLAS to one thread (restored when the last block open in any thread ends).
 
     Products of a few rows (IRWLS chunks, SMO rows, small kernel blocks) finish
     before BLAS threads have started; on a loaded 2-core machine threads only
@@ -43,16 +44,23 @@ def one_blas_thread():
     own threads in IRWLS's chunk loop: a9a 11.1 s against 5.2 s, magic 5.4 s against 1.2 s,
     ``benchmarks/exact/bench_irwls_threads.py``). Large products are split
     over leansvm's threads instead (:func:`blas_is_single`, ``kernels.inner_products``).
+
+    The limit is process-wide, so the blocks of parallel jobs share one: each block restoring what
+    it found would leave BLAS at one thread wherever two blocks overlap (the second finds one).
     """
-    global _single_blas
-    with _controller().limit(limits=1, user_api="blas"):
+    global _single_blas, _single_blas_limit
+    with _single_blas_lock:
+        if _single_blas == 0:
+            _single_blas_limit = _controller().limit(limits=1, user_api="blas")
+        _single_blas += 1
+    try:
+        yield
+    finally:
         with _single_blas_lock:
-            _single_blas += 1
-        try:
-            yield
-        finally:
-            with _single_blas_lock:
-                _single_blas -= 1
+            _single_blas -= 1
+            if _single_blas == 0:
+                _single_blas_limit.restore_original_limits()
+                _single_blas_limit = None
 
 
 def blas_is_single() -> bool:
