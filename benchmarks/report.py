@@ -266,6 +266,50 @@ def stage_time_section() -> str:
     return "\n".join(out)
 
 
+def search_cost_section() -> str:
+    """The (C, gamma) search alone against the exact fit (``bench_search.py``): per set and K, its seconds and
+    its last round's as multiples of the exact SVC's fit at the chosen cell on every training row."""
+    files = sorted(RESULTS.glob("search-*.json"))
+    rows = {}
+    for path in files:                                  # the newest run of each (set, K) wins
+        for r in load(path)["rows"]:
+            if "x_exact_fit" in r:
+                rows[(r["dataset"], r["folds"])] = (r, path.name)
+    if not rows:
+        return ""
+    out = ["## The search against the exact fit", "",
+           "`wide_search` (the main job's (C, gamma) search: grid.py's ranges, successive halving up to 4,000 rows) "
+           "on each set's standardised training part with K-fold CV, and the exact SVC at the cell it chose on "
+           "every training row, both on both cores in one warm process (median of the repeats). 'last round': "
+           "the search's final round alone, the few gammas and Cs left around the choice on the most rows, which a "
+           "search that knew where to look would still run to choose as finely. The main job's time goal of 30 "
+           "times the exact fit holds only where the search alone stays well under it.", "",
+           "| set | train rows | K | C | gamma | CV accuracy | search s | exact fit s | search x exact fit | "
+           "last round x exact fit | exact test acc |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (name, k), (r, _) in sorted(rows.items()):
+        out.append(f"| {name} | {r['n_train']:,} | {k} | {r['C']:.4g} | {r['gamma']:.4g} | {r['cv']:.4f} | "
+                   f"{r['seconds']:.2f} | {r['exact_fit_seconds']:.3f} | {r['x_exact_fit']:.0f} | "
+                   f"{r['last_round_x_exact_fit']:.0f} | {r['test_accuracy']:.4f} |")
+    by_k = {}
+    for (name, k), (r, _) in rows.items():
+        by_k.setdefault(k, []).append(r)
+    out += ["", "Medians over the sets: " + "; ".join(
+        f"K = {k}: the search {median([r['x_exact_fit'] for r in v]):.0f} times the exact fit, its last round "
+        f"{median([r['last_round_x_exact_fit'] for r in v]):.0f} times ({len(v)} sets)" for k, v in sorted(by_k.items())) + "."]
+    if 3 in by_k and 5 in by_k:
+        both = sorted({n for n, k in rows if k == 3} & {n for n, k in rows if k == 5})
+        change = {n: 100 * (rows[(n, 3)][0]["test_accuracy"] - rows[(n, 5)][0]["test_accuracy"]) for n in both}
+        worst = min(change, key=change.get)
+        out.append(f"3 folds instead of 5: the exact SVC at the chosen cell tests {median(list(change.values())):+.2f} "
+                   f"points (median over {len(both)} sets), from {change[worst]:+.2f} ({worst}) to "
+                   f"{max(change.values()):+.2f}.")
+    out += ["",
+            "Reproduce: `python benchmarks/main_job/bench_search.py --folds <K> --repeats <n>` (files "
+            + ", ".join(f"`{f}`" for f in sorted({f for _, f in rows.values()})) + ")."]
+    return "\n".join(out)
+
+
 def scale_stage_lines() -> list:
     """The scale runs' stage times (the runs that recorded them): seconds of each stage group and
     their share of the budget, one row per (set, budget)."""
@@ -858,7 +902,7 @@ def benchmarks_page() -> str:
         "section says which file it reads, on what machine and with how many threads, and how to reproduce "
         "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
         "of each method in detail are on its page under `docs/methods/`.",
-        exact_section(), cache_section(), first_run_section(), promise_section(), stage_time_section(),
+        exact_section(), cache_section(), first_run_section(), promise_section(), stage_time_section(), search_cost_section(),
         model_selection_section(), scale_section(),
         compression_section(), reduced_section(),
         screening_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),
