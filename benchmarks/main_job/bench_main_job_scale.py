@@ -63,9 +63,10 @@ def _fit_child(name, budget, queue):
     else:
         row.update(returned_test_acc=final.test_accuracy, exact_test_acc=exact.test_accuracy,
                    C=result.selection.fit_C, gamma=result.selection.gamma)
-    # every model the job trained, chosen or not (what each family reached in its share)
+    # every model the job trained, chosen or not (what each family reached in its share): accuracy, or RMSE
+    score = ("validation_error", "test_error") if regression else ("validation_accuracy", "test_accuracy")
     row["candidates"] = [{"name": c.name, "kind": c.kind, "n_sv": int(c.n_support), "fit_seconds": c.fit_seconds,
-                          "validation": c.validation_accuracy, "test": getattr(c, "test_accuracy", None)}
+                          "validation": getattr(c, score[0]), "test": getattr(c, score[1], None)}
                          for c in result.candidates]
     queue.put(row)
 
