@@ -148,6 +148,9 @@ def test_a_time_budget_fits_the_exact_svr_on_a_subsample_and_leaves_sizes_out(fr
     assert len(fits) == 1 and made[1].model is fits[0]
     assert said and all(f"{name} ({size})" in said[0] for name in ("compressed SVR", "BSGD SVR") for size in (10, 20))
     assert "(5)" not in said[0]
+    # the cheap models are a step of the log, so that the stage times show what they cost
+    assert [s.stage for s in log.steps] == ["candidates"]
+    assert log.steps[0].choice == "2 cheap models" and "4 left out for lack of time" in log.steps[0].reason
     with pytest.raises(ValueError, match="budget_seconds"):
         fit_lean_regression(X, z, budget_seconds=0, **SMALL)
 

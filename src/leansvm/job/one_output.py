@@ -227,10 +227,15 @@ def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, s
         last[k] = (size, seconds, n)
         made.append((entry, OneOutputCandidate(f"{family} ({size})", kind, model, int(model.expansion_.n_support),
                                               seconds)))
-    if todo and log is not None:
-        log.say(f"  left out for lack of time ({time_limit:.0f} s): "
-                + ", ".join(f"{plan[k][0]} ({size})" for size, k in sorted(todo)))
-    return [c for _, c in sorted(made, key=lambda pair: pair[0])]
+    made = [c for _, c in sorted(made, key=lambda pair: pair[0])]
+    if log is not None:
+        if todo:
+            log.say(f"  left out for lack of time ({time_limit:.0f} s): "
+                    + ", ".join(f"{plan[k][0]} ({size})" for size, k in sorted(todo)))
+        # a step of its own, so that the stage times show what the cheap models cost (else the next step's)
+        log.step("candidates", f"{len(made)} cheap models", ", ".join(c.name for c in made)
+                 + (f"; {len(todo)} left out for lack of time" if todo else ""), time.perf_counter() - start)
+    return made
 
 
 def compress_exact(exact_model, size, X, y, rng, random_state, compression_points=COMPRESSION_POINTS):
