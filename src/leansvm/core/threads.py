@@ -47,6 +47,9 @@ def one_blas_thread():
 
     The limit is process-wide, so the blocks of parallel jobs share one: each block restoring what
     it found would leave BLAS at one thread wherever two blocks overlap (the second finds one).
+    OpenBLAS ignores a thread count set outside the main thread once its own threads run
+    (threadpoolctl supports the main thread only), so the limit holds where the outermost block is
+    the main thread's, as :func:`run_parallel`'s is.
     """
     global _single_blas, _single_blas_limit
     with _single_blas_lock:
