@@ -401,3 +401,18 @@ def test_every_command_shows_every_default_and_an_example(capsys):
             if action.option_strings and action.dest not in ("help",):
                 formatted = sub._get_formatter()._get_help_string(action)
                 assert "(default: " in formatted, f"{name} {action.option_strings}"
+
+
+@pytest.mark.parametrize("command", ["train", "predict", "fit", "scale", "info"])
+def test_an_unknown_option_points_to_its_commands_help(command, capsys):
+    positional = {"train": ["data"], "predict": ["data", "model", "out"], "fit": ["data"], "scale": ["data"],
+                  "info": ["model"]}[command]
+    assert main([command, *positional, "--no-such-option"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"leansvm {command}: error: unrecognized arguments: --no-such-option "
+                   f"(see 'leansvm {command} --help')")
+
+
+def test_an_unknown_option_before_any_command_points_to_the_main_help(capsys):
+    assert main(["--no-such-option"]) == 2
+    assert "(see 'leansvm --help')" in capsys.readouterr().err

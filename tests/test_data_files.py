@@ -100,4 +100,33 @@ def test_a_corrupt_file_names_itself(tmp_path, capsys):
     data.write_text("1 1:0.5 2:x\n")
     assert main(["train", "-q", str(data), str(tmp_path / "m.model")]) == 1
     err = capsys.readouterr().err
-    assert f"{data}: not a valid svmlight/LIBSVM data file" in err
+    assert f"{data}:1: not a valid svmlight/LIBSVM data file: the value in '2:x' is not a number" in err
+
+
+@pytest.mark.parametrize("line, what", [
+    ("hello", "the label 'hello' is not a number"),
+    ("1 1:0.5 2", "'2' is not index:value"),
+    ("1 a:0.5", "the index in 'a:0.5' is not an integer"),
+    ("1 3:0.5 2:0.1", "the index in '2:0.1' is not above the one before it"),
+    ("1 -2:0.5", "the index in '-2:0.5' is out of range"),
+])
+def test_a_garbage_line_is_named_by_file_and_line(tmp_path, capsys, line, what):
+    data = tmp_path / "bad.svm"
+    data.write_text("# a comment line\n1 1:0.5 2:0.25\n\n-1 1:0.1\n" + line + "\n1 1:0.3\n")
+    assert main(["train", "-q", str(data), str(tmp_path / "m.model")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"leansvm: error: {data}:5: not a valid svmlight/LIBSVM data file: {what}"
+
+
+@pytest.mark.parametrize("line, what", [("-1 1:0.1 2:nan", "the value of index 2 is nan"),
+                                        ("-1 1:inf", "the value of index 1 is inf"),
+                                        ("nan 1:0.1", "the label is nan")])
+def test_a_nan_or_infinite_value_is_named_by_file_and_line(tmp_path, capsys, line, what):
+    data = tmp_path / "nan.svm"
+    data.write_text("1 1:0.5 2:0.25\n\n# comment\n-1 1:0.1\n" + line + "\n")
+    assert main(["train", "-q", str(data), str(tmp_path / "m.model")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"leansvm: error: {data}:5: {what}; NaN and infinite values cannot be")
+    assert "\n" not in err
+    with pytest.raises(ValueError, match=f"{data.name}:5: {what}"):
+        io.load_svmlight(data)

@@ -3,7 +3,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from leansvm.core.kernels import Kernel, KernelRowCache, resolve_gamma
+from leansvm.core.kernels import Kernel, KernelRowCache, resolve_gamma, squared_row_norms
 
 PARAMS = [
     ("linear", {}),
@@ -176,3 +176,32 @@ def test_a_full_row_cache_computes_missing_rows_in_bounded_blocks(monkeypatch):
         tracemalloc.stop()
     assert peak < 0.5 * 2**20
     np.testing.assert_allclose(cache.slab[slots], kernel.block(X[wanted], X), rtol=1e-5, atol=1e-6)
+
+
+def test_squared_row_norms_are_the_same_bits_for_every_form_of_the_same_rows():
+    """Each row's squares are added one by one in column order, so a zero entry adds nothing and
+    the dense, CSR (int32 and int64 indices, explicit zeros, duplicates to sum), float32, Fortran-order
+    and sliced forms give identical bits, on any instruction set (a SIMD sum would not)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1003, 37)) * 10.0 ** rng.integers(-3, 4, size=(1003, 1))
+    X[rng.random(X.shape) < 0.6] = 0.0
+    want = squared_row_norms(X)
+    exact = np.array([sum(v * v for v in row) for row in X.tolist()])      # Python's left-to-right sum
+    np.testing.assert_array_equal(want, exact)
+    csr = sp.csr_matrix(X)
+    csr64 = csr.copy()
+    csr64.indices, csr64.indptr = csr64.indices.astype(np.int64), csr64.indptr.astype(np.int64)
+    explicit_zero = csr.copy()
+    explicit_zero.data[::7] = 0.0
+    dense_zeroed = explicit_zero.toarray()
+    split = sp.csr_matrix((np.r_[csr.data[:1] / 2, csr.data[:1] / 2, csr.data[1:]],
+                           np.r_[csr.indices[:1], csr.indices[:1], csr.indices[1:]],
+                           np.r_[0, csr.indptr[1:] + 1]), shape=csr.shape)      # one entry as a duplicate pair
+    for form in (csr, csr64, sp.csc_matrix(X), sp.csr_array(X), np.asfortranarray(X)):
+        np.testing.assert_array_equal(squared_row_norms(form), want)
+    np.testing.assert_array_equal(squared_row_norms(explicit_zero), squared_row_norms(dense_zeroed))
+    np.testing.assert_array_equal(squared_row_norms(split)[1:], want[1:])
+    np.testing.assert_allclose(squared_row_norms(split)[0], want[0], rtol=1e-15)
+    np.testing.assert_array_equal(squared_row_norms(X[::2]), want[::2])
+    X32 = X.astype(np.float32)
+    np.testing.assert_array_equal(squared_row_norms(X32), squared_row_norms(sp.csr_matrix(X32)))

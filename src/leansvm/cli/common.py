@@ -44,6 +44,21 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
 
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, but an option no command knows is reported by the command it was given to,
+        pointing to that command's ``--help`` (argparse reports it at the top level)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._command_parser(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+    def _command_parser(self, parsed) -> argparse.ArgumentParser:
+        """The parser of the command ``parsed`` ran (this one where there is none)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return action.choices.get(getattr(parsed, action.dest, None), self)
+        return self
+
 
 def _expand_weight_options(argv: list[str]) -> list[str]:
     """LIBSVM's ``-w<label> <weight>`` (e.g. ``-w1 5``, ``-w-1 2``) -> ``--weight <label> <weight>``."""

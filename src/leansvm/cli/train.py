@@ -9,6 +9,7 @@ import time
 from leansvm import io
 from leansvm.core.kernels import LIBSVM_KERNEL_CODES
 from leansvm.preprocessing.tabular import is_table_file
+from leansvm.cli.svm_train_lines import svm_train_lines
 from leansvm.cli.common import (HelpFormatter, _add_table_options, _add_zero_based, _check_integer_labels, _class_weight,
                                 _kernel_name, _precomputed_rows, load_data, save_any_model, UsageError)
 
@@ -159,8 +160,10 @@ def run(args) -> int:
     elapsed = time.perf_counter() - start
     save_any_model(model, args.model)
     if not args.quiet:
-        _print_train_summary(io.split_preprocessing(model)[1], X, described, elapsed, args.model,
-                             _SVM_TYPES[args.svm_type][0])
+        fitted, svm_name = io.split_preprocessing(model)[1], _SVM_TYPES[args.svm_type][0]
+        if args.algorithm == "svc":                   # svm-train's own lines first, for scripts that parse them
+            print("\n".join(svm_train_lines(fitted, y, svm_name)))
+        _print_train_summary(fitted, X, described, elapsed, args.model, svm_name)
     return 0
 
 

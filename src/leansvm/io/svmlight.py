@@ -27,7 +27,7 @@ def load_svmlight(path, n_features: int | None = None, zero_based="auto", notes=
     ``zero_based=True`` for it. ``qid:`` fields (ranking data) are ignored.
     ``n_features`` fixes the number of columns (it must cover the file's
     largest index). Comments (``#``) and blank lines are skipped. Parse errors
-    raise ``ValueError`` naming the file. ``notes``, a list, receives one line
+    raise ``ValueError`` naming the file and line (``file:line: ...``), as does a NaN or infinite value. ``notes``, a list, receives one line
     for each thing the reader decided (0-based indices, ignored ``qid``).
     """
     from sklearn.datasets import load_svmlight_file
@@ -42,8 +42,12 @@ def load_svmlight(path, n_features: int | None = None, zero_based="auto", notes=
         if zero_based is False and "Invalid index 0" in str(exc):
             raise ValueError(f"{name}: feature index 0 in a file read as 1-based (zero_based=False); "
                              "read it as 0-based or 'auto'") from None
-        raise ValueError(f"{name}: not a valid svmlight/LIBSVM data file ({exc})") from None
+        line, what = _first_bad_line(name, zero_based)
+        if line is None:
+            raise ValueError(f"{name}: not a valid svmlight/LIBSVM data file ({exc})") from None
+        raise ValueError(f"{name}:{line}: not a valid svmlight/LIBSVM data file: {what}") from None
     X = sp.csr_matrix(X)
+    _check_finite(name, X, y)
     if zero_based is not False and X.nnz and (zero_based is True or X.indices.min() == 0):
         if notes is not None and zero_based == "auto":
             notes.append(f"{name}: feature index 0 found: {ZERO_BASED_NOTE} (index 0 is the first column)")
@@ -57,3 +61,76 @@ def load_svmlight(path, n_features: int | None = None, zero_based="auto", notes=
                              f"{X.shape[1]} columns")
         X = widen(X, n_features)
     return X, y
+
+
+# -- where a file is wrong: the lines are read again only after the fast reader refused the file ---
+def _data_lines(name):
+    """(line number, the line's bytes without its comment, stripped) of every line holding a row."""
+    with open(name, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            line = raw.split(b"#", 1)[0].strip()
+            if line:
+                yield number, line
+
+
+def _first_bad_line(name, zero_based) -> tuple[int | None, str | None]:
+    """(line number, what is wrong) of the first row the svmlight format refuses: a label that is no
+    number, a field not ``index:value``, an index that is no integer, negative, 0 in a 1-based file or
+    not above the one before it, a value that is no number. (None, None) where each line parses alone
+    (the fast reader's complaint is then about the file as a whole)."""
+    for number, line in _data_lines(name):
+        try:
+            fields = line.decode("ascii").split()
+        except UnicodeDecodeError:
+            return number, "a byte that is not ASCII text"
+        label, previous = fields[0], -1
+        try:
+            [float(part) for part in label.split(",")]
+        except ValueError:
+            return number, f"the label {label!r} is not a number"
+        for field in fields[1:]:
+            index, sep, value = field.partition(":")
+            if index == "qid":
+                continue
+            if not sep:
+                return number, f"{field!r} is not index:value"
+            try:
+                index = int(index)
+            except ValueError:
+                return number, f"the index in {field!r} is not an integer"
+            if index < 0 or (index == 0 and zero_based is False):
+                return number, f"the index in {field!r} is out of range"
+            if index <= previous:
+                return number, f"the index in {field!r} is not above the one before it"
+            previous = index
+            try:
+                float(value)
+            except ValueError:
+                return number, f"the value in {field!r} is not a number"
+    return None, None
+
+
+def _line_of_row(name, row: int) -> int | None:
+    """The line number of data row ``row`` (0-based; comments and blank lines are not rows)."""
+    for i, (number, _) in enumerate(_data_lines(name)):
+        if i == row:
+            return number
+    return None
+
+
+def _check_finite(name, X, y):
+    """A NaN or infinite label or value is an error naming its line: no kernel of it means anything."""
+    bad_values = np.flatnonzero(~np.isfinite(X.data))
+    bad_labels = np.flatnonzero(~np.isfinite(np.asarray(y, dtype=np.float64)))
+    if not bad_values.size and not bad_labels.size:
+        return
+    value_row = int(np.searchsorted(X.indptr, bad_values[0], side="right") - 1) if bad_values.size else None
+    if bad_labels.size and (value_row is None or bad_labels[0] <= value_row):
+        row = int(bad_labels[0])
+        what = f"the label is {y[row]}"
+    else:
+        row, entry = value_row, int(bad_values[0])
+        what = f"the value of index {int(X.indices[entry])} is {X.data[entry]}"
+    line = _line_of_row(name, row)
+    raise ValueError(f"{name}:{line}: {what}; NaN and infinite values cannot be "
+                     "trained on or predicted (remove the row or impute the value)")
