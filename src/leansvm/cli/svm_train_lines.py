@@ -43,11 +43,10 @@ def _classifier_lines(model, y, svm_type: str) -> list[str]:
     """One block per class pair, then ``Total nSV``."""
     from sklearn.utils.class_weight import compute_class_weight
 
-    from leansvm.io.libsvm import _libsvm_layout
-
     classes = model.classes_
     k = len(classes)
-    _, _, _, rho = _libsvm_layout(model)
+    intercept = np.asarray(model.expansion_.intercept, dtype=np.float64)
+    rho = intercept if k == 2 else -intercept          # the model file's (leansvm.io.libsvm's layout)
     coef = model.expansion_.coef
     starts = np.concatenate(([0], np.cumsum(model.n_support_)))
     rows = np.array([np.count_nonzero(np.asarray(y) == c) for c in classes])

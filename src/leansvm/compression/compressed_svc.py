@@ -122,13 +122,17 @@ PATIENCE_SHARE = 0.5
 MIN_PATIENCE = 100
 
 
-
-
 # -- compression ---------------------------------------------------------------------
+#: kept where none of n_sv, ratio, max_accuracy_drop is given: on 2,000 noisy moons and digits (SVC(), 75/25)
+#: 10 % tests as the full SVC; max_accuracy_drop=0.005 on the training rows lost 1.6 and 0.45 points
+DEFAULT_RATIO = 0.1
+
+
 def _check_size(n_sv, ratio, max_accuracy_drop, X, m):
-    given = [v is not None for v in (n_sv, ratio, max_accuracy_drop)]
-    if sum(given) != 1:
-        raise ValueError("give exactly one of n_sv, ratio and max_accuracy_drop")
+    if n_sv is None and ratio is None and max_accuracy_drop is None:
+        ratio = DEFAULT_RATIO
+    if sum(v is not None for v in (n_sv, ratio, max_accuracy_drop)) != 1:
+        raise ValueError("give at most one of n_sv, ratio and max_accuracy_drop")
     if n_sv is not None:
         if isinstance(n_sv, bool) or int(n_sv) != n_sv or n_sv < 1:
             raise ValueError(f"n_sv must be a positive integer, got {n_sv!r}")
@@ -488,7 +492,8 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
     estimator : estimator, optional
         The full model to train and compress (default ``leansvm.SVC()``).
     n_sv : int, optional
-        Number of vectors to keep (one of ``n_sv``, ``ratio``, ``max_accuracy_drop``).
+        Number of vectors to keep (at most one of ``n_sv``, ``ratio``, ``max_accuracy_drop``; none:
+        ``ratio`` = 0.1, ``DEFAULT_RATIO``).
     ratio : float, optional
         Fraction of the full model's support vectors to keep.
     max_accuracy_drop : float, optional
