@@ -494,9 +494,9 @@ def test_estimator_fit_and_params(binary):
 
 def test_bad_input(binary):
     model, X, y, *_ = binary
-    with pytest.raises(ValueError, match="exactly one"):
-        compress(model)
-    with pytest.raises(ValueError, match="exactly one"):
+    default = compress(model, random_state=0)        # no size given: DEFAULT_RATIO of the vectors
+    assert default.expansion_.n_support <= max(1, round(0.1 * model.expansion_.n_support))
+    with pytest.raises(ValueError, match="at most one"):
         compress(model, n_sv=3, ratio=0.1)
     with pytest.raises(ValueError, match="ratio"):
         compress(model, ratio=1.5)

@@ -386,8 +386,8 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     model : fitted SVC, NuSVC, SVR, NuSVR, OneClassSVM or any leansvm classifier
         The full model.
     n_sv : int, optional
-        Number of vectors to keep. Exactly one of ``n_sv``, ``ratio``, ``max_accuracy_drop``
-        (``max_error_increase`` for a regressor) sets the size.
+        Number of vectors to keep. At most one of ``n_sv``, ``ratio``, ``max_accuracy_drop``
+        (``max_error_increase`` for a regressor) sets the size; none: ``ratio`` = 0.1 (``DEFAULT_RATIO``).
     ratio : float, optional
         Fraction of the full model's support vectors to keep.
     max_accuracy_drop : float, optional
