@@ -12,6 +12,14 @@ from leansvm.core.jit import njit
 NORM_BLOCK_ROWS = 4096
 
 
+def canonical_sparse(X):
+    """Sparse X with sorted, summed indices (dense X as it is), on a copy: the caller's matrix is kept."""
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
 def squared_row_norms(X) -> np.ndarray:
     """||x_i||^2 for every row, dense or CSR, in float64, each row's squares added one by one in column
     order (:func:`_dense_sums_of_squares`, :func:`_csr_sums_of_squares`): a dense matrix and its CSR form
@@ -21,10 +29,7 @@ def squared_row_norms(X) -> np.ndarray:
     decision values of the dense and the sparse fit."""
     out = np.empty(X.shape[0], dtype=np.float64)
     if sp.issparse(X):
-        X = X.tocsr()
-        if not X.has_canonical_format:       # duplicates summed before squaring, columns in order
-            X = X.copy()
-            X.sum_duplicates()
+        X = canonical_sparse(X.tocsr())      # duplicates summed before squaring, columns in order
         _csr_sums_of_squares(np.asarray(X.data, dtype=np.float64), X.indptr.astype(np.int64), out)
         return out
     X = np.asarray(X)

@@ -33,7 +33,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from leansvm.core.kernels import squared_row_norms
+from leansvm.core.row_norms import canonical_sparse, squared_row_norms
 from leansvm.core.user_kernels import is_precomputed, trains_on_gram, with_serials
 
 __all__ = [
@@ -43,14 +43,6 @@ __all__ = [
 
 
 # -- X ----------------------------------------------------------------------------------
-def _canonical_csr(X):
-    """CSR with sorted, summed indices; copies instead of modifying the caller's matrix."""
-    if sp.issparse(X) and not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
-
-
 def _check_magnitude(X, estimator, training: bool):
     """Squared row norms must be finite: every kernel uses x'x (or u'v) of these rows."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -94,7 +86,7 @@ def _checked_rows(estimator, X, training: bool):
     [serial | K] (:mod:`leansvm.core.user_kernels`): at fit when the ``kernel`` parameter says
     'precomputed' (or a kernel function took non-numeric samples: :func:`raw_samples_as_gram`),
     at prediction when the fitted model's kernel is precomputed."""
-    X = _canonical_csr(X)
+    X = canonical_sparse(X)
     _check_magnitude(X, estimator, training)
     if training and getattr(estimator, "sparse_input_needs_sparse_fit", False):
         estimator._fitted_on_sparse = sp.issparse(X)      # scikit-learn's rule at prediction

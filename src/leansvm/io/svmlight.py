@@ -27,8 +27,9 @@ def load_svmlight(path, n_features: int | None = None, zero_based="auto", notes=
     ``zero_based=True`` for it. ``qid:`` fields (ranking data) are ignored.
     ``n_features`` fixes the number of columns (it must cover the file's
     largest index). Comments (``#``) and blank lines are skipped. Parse errors
-    raise ``ValueError`` naming the file and line (``file:line: ...``), as does a NaN or infinite value. ``notes``, a list, receives one line
-    for each thing the reader decided (0-based indices, ignored ``qid``).
+    raise ``ValueError`` naming the file and line (``file:line: ...``), as does a
+    NaN or infinite value. ``notes``, a list, receives one line for each thing
+    the reader decided (0-based indices, ignored ``qid``).
     """
     from sklearn.datasets import load_svmlight_file
 
