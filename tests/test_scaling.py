@@ -1,5 +1,6 @@
-"""Feature scaling kept with the model: z-scores for dense data, max-abs for
-sparse data, svm-scale's range file beside LIBSVM model files, the main job on raw columns."""
+"""Feature scaling kept with the model: svm-scale's ranges by default (zeros kept, the same for
+every form of the same numbers), z-scores and max-abs on request, svm-scale's range file beside
+LIBSVM model files, the main job on raw columns."""
 
 import shutil
 import subprocess
@@ -23,23 +24,41 @@ def raw():
     return X[:420], y[:420], X[420:], y[420:]
 
 
-def test_dense_data_is_standardised_and_constant_columns_dropped():
+def test_the_default_is_svm_scales_ranges_up_to_a_shift_the_rbf_kernel_does_not_see():
     X = np.random.default_rng(0).normal(size=(50, 3)) * [1, 100, 1] + [0, 7, 0]
     X[:, 2] = 4.0
     scaler = FeatureScaler().fit(X)
+    out = scaler.transform(X)
+    np.testing.assert_allclose(out, FeatureScaler.to_range(X, -1.0, 1.0).transform(X), atol=1e-15)
+    np.testing.assert_allclose(out[:, :2].min(axis=0), -1.0)
+    np.testing.assert_allclose(out[:, :2].max(axis=0), 1.0)
+    np.testing.assert_array_equal(out[:, 2], 0.0)             # a constant column: dropped, as svm-scale drops it
+    assert scaler.kind_ == "range" and "svm-scale -l -1 -u 1" in scaler.describe()
+
+
+@pytest.mark.parametrize("scaling", ["range", "max-abs"])
+def test_sparse_data_stays_sparse_with_the_differences_of_its_dense_twin(scaling):
+    X = sp.random(80, 5, density=0.2, random_state=0, format="csr") * 40 - sp.random(80, 5, density=0.1,
+                                                                                       random_state=1, format="csr")
+    scaler = FeatureScaler(scaling).fit(X)
+    out = scaler.transform(X)
+    assert sp.issparse(out) and out.nnz == X.nnz
+    dense = FeatureScaler(scaling).fit(X.toarray()).transform(X.toarray())
+    np.testing.assert_allclose(out.toarray() - out[0].toarray(), dense - dense[0], atol=1e-12)
+    if scaling == "max-abs":
+        np.testing.assert_allclose(out.toarray(), MaxAbsScaler().fit_transform(X).toarray(), atol=1e-12)
+
+
+def test_z_scores_on_request():
+    X = np.random.default_rng(0).normal(size=(50, 3)) * [1, 100, 1] + [0, 7, 0]
+    X[:, 2] = 4.0
+    scaler = FeatureScaler("standard").fit(X)
     expected = StandardScaler().fit_transform(X)
     expected[:, 2] = 0.0                                      # svm-scale drops single-valued features
     np.testing.assert_allclose(scaler.transform(X), expected, atol=1e-12)
-    assert scaler.kind_ == "standard" and "3 feature(s) standardised" in scaler.describe()
-
-
-def test_sparse_data_is_scaled_by_max_abs_and_stays_sparse():
-    X = sp.random(80, 5, density=0.2, random_state=0, format="csr") * 40 - sp.random(80, 5, density=0.1,
-                                                                                       random_state=1, format="csr")
-    scaler = FeatureScaler().fit(X)
-    out = scaler.transform(X)
-    assert sp.issparse(out) and out.nnz == X.nnz
-    np.testing.assert_allclose(out.toarray(), MaxAbsScaler().fit_transform(X).toarray(), atol=1e-12)
+    assert scaler.kind_ == "standard" and "standardised" in scaler.describe()
+    with pytest.raises(ValueError, match="scaling must be one of"):
+        FeatureScaler("minmax").fit(X)
 
 
 def test_the_range_file_round_trips_and_reads_svm_scales_own(tmp_path):
@@ -60,11 +79,11 @@ def test_the_range_file_round_trips_and_reads_svm_scales_own(tmp_path):
             FeatureScaler.from_range_file(path)
 
 
-def test_the_main_job_on_raw_columns_matches_standardised_ones(raw):
+def test_the_main_job_on_raw_columns_matches_svm_scaled_ones(raw):
     X, y, Xt, yt = raw
     options = dict(Cs=[1.0, 10.0], gammas=None, size_fractions=(), libsvm_reference_model=False)
     scaled = fit_lean(X, y, X_test=Xt, y_test=yt, **options)
-    mean, std = X.mean(axis=0), X.std(axis=0)
+    mean, std = X.min(axis=0), np.ptp(X, axis=0) / 2          # svm-scale -l -1 -u 1, by hand
     standard = fit_lean((X - mean) / std, y, X_test=(Xt - mean) / std, y_test=yt, scale=False, **options)
     unscaled = fit_lean(X, y, X_test=Xt, y_test=yt, scale=False, **options)
     accuracy = {name: np.mean(r.model.predict(data) == yt) for name, r, data in
@@ -75,8 +94,8 @@ def test_the_main_job_on_raw_columns_matches_standardised_ones(raw):
     assert abs(exact["scaled"] - exact["standard"]) <= 1 / len(yt) + 1e-12, exact   # rounding: one test point
     # the returned (compressed or budget) models: scaling is what lifts them above raw columns
     assert min(accuracy["scaled"], accuracy["standard"]) > accuracy["unscaled"] + 0.05, accuracy
-    assert scaled.steps[0].stage == "scale" and "standardised" in scaled.preprocessing
-    assert scaled.model[0].kind_ == "standard"
+    assert scaled.steps[0].stage == "scale" and "svm-scale" in scaled.preprocessing
+    assert scaled.model[0].kind_ == "range"
 
 
 def test_scaled_models_keep_their_scaling_in_files_onnx_and_compress(raw, tmp_path, capsys):

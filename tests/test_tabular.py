@@ -36,23 +36,38 @@ def table():
     return mixed_table()
 
 
-def test_transform_equals_scikit_learns_column_transformer(table):
+@pytest.mark.parametrize("scaling", ["range", "standard", "none"])
+def test_transform_equals_scikit_learns_column_transformer(table, scaling):
+    """The default: every encoded column mapped to [-1, 1] (MinMaxScaler's map, svm-scale's);
+    "standard": the numeric columns z-scored and the one-hot ones 0/1, as before it was the default."""
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, StandardScaler
 
     X, _ = split_target(table, "label")
-    prep = TablePreprocessor(impute="median").fit(X)
+    prep = TablePreprocessor(impute="median", scaling=scaling).fit(X)
+    numeric = [SimpleImputer(strategy="median")] + ([StandardScaler()] if scaling == "standard" else [])
     reference = ColumnTransformer([
-        ("n", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()), ["tiny", "mid", "huge"]),
+        ("n", make_pipeline(*numeric), ["tiny", "mid", "huge"]),
         ("c", make_pipeline(SimpleImputer(strategy="most_frequent"),
                             OneHotEncoder(handle_unknown="ignore", sparse_output=False)), ["colour", "size"])])
+    if scaling == "range":
+        reference = make_pipeline(reference, MinMaxScaler(feature_range=(-1, 1)))
     expected = reference.fit_transform(X.astype({"colour": object}).where(X.notna(), np.nan))
     np.testing.assert_allclose(prep.transform(X), expected, rtol=1e-12, atol=1e-12)
     assert prep.feature_names_out_[:3] == ["tiny", "mid", "huge"] and "colour=red" in prep.feature_names_out_
     again = TablePreprocessor.from_json(prep.to_json())
     np.testing.assert_array_equal(again.transform(X), prep.transform(X))
+
+
+def test_a_stored_table_preprocessing_of_before_the_ranges_loads_as_z_scores(table):
+    """A file written when z-scores were the table's only scaling has no "scaling" entry."""
+    X, _ = split_target(table, "label")
+    prep = TablePreprocessor(impute="median", scaling="standard").fit(X)
+    state = prep.to_json()
+    del state["scaling"], state["scaler"]
+    np.testing.assert_array_equal(TablePreprocessor.from_json(state).transform(X), prep.transform(X))
 
 
 def test_missing_values_are_refused_unless_imputed(table):
@@ -67,16 +82,17 @@ def test_missing_values_are_refused_unless_imputed(table):
 def test_constant_and_empty_columns_and_unseen_categories(table):
     X, _ = split_target(table, "label")
     X = X.assign(always=7.0)
-    with pytest.warns(UserWarning, match="column 'always' is constant"):
+    with pytest.warns(UserWarning, match=r"1 constant column\(s\) dropped, they carry no information: 'always'"):
         prep = TablePreprocessor(impute="median").fit(X)
     assert "always" not in prep.feature_names_out_ and prep.dropped_columns_ == ["always"]
-    with pytest.raises(ValueError, match="column 'nothing' has no value at all"), pytest.warns(UserWarning):
+    with pytest.raises(ValueError, match="column 'nothing' has no value at all"):
         TablePreprocessor(impute="median").fit(X.assign(nothing=np.nan))
     new = X.head(3).assign(colour=["purple", "red", "red"])
     with pytest.warns(UserWarning, match=r"column 'colour': 1 value\(s\) not seen in training \(e.g. 'purple'\)"):
         encoded = prep.transform(new)
     colour = [i for i, name in enumerate(prep.feature_names_out_) if name.startswith("colour=")]
-    assert encoded[0, colour].sum() == 0 and encoded[1, colour].sum() == 1
+    # one-hot 0/1 mapped to -1/1 as svm-scale maps them: no category is -1 in every column of it
+    assert (encoded[0, colour] == -1).all() and (encoded[1, colour] == 1).sum() == 1
     with pytest.raises(ValueError, match="column\\(s\\) 'size' missing from the data"):
         prep.transform(X.drop(columns=["size"]))
 
@@ -194,7 +210,7 @@ def test_a_fresh_process_loads_the_model_of_a_table(csv_files, tmp_path):
     done = subprocess.run([sys.executable, "-m", "leansvm", "info", str(model)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "with preprocessing)" in done.stdout
-    assert "preprocessing: 3 numeric column(s) standardised" in done.stdout
+    assert "preprocessing: 3 numeric column(s); " in done.stdout and "svm-scale" in done.stdout
 
 
 def test_tsv_is_read_with_tabs(table, tmp_path):

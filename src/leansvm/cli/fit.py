@@ -70,10 +70,15 @@ def add_parser(sub):
                    help="write the model chosen on the validation part, not the same kind and size "
                         "trained again on all rows")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
-    p.add_argument("--no-scale", dest="scale", action="store_false",
-                   help="train on the features as given; without it dense data is standardised and sparse "
-                        "data divided by each feature's largest absolute value, kept with the model and as "
-                        "svm-scale's range file MODEL.range beside a LIBSVM model file")
+    p.add_argument("--scale", choices=["range", "standard", "max-abs", "none"], default="range",
+                   help="how each feature is scaled before training, fitted on the training rows and kept with "
+                        "the model (and as svm-scale's range file MODEL.range beside a LIBSVM model file): "
+                        "range (default): divided by half its range, as svm-scale -l -1 -u 1 up to a shift the "
+                        "RBF kernel does not see, zeros kept; standard: z-scores; max-abs: divided by its largest "
+                        "absolute value; none: as given. The same numbers as a LIBSVM file, an array or a table "
+                        "get the same scaling")
+    p.add_argument("--no-scale", dest="scale", action="store_const", const="none",
+                   help="the same as --scale none")
     _add_zero_based(p)
     _add_table_options(p)
     p.set_defaults(func=run)

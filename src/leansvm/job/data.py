@@ -42,11 +42,32 @@ def validation_folds(X, y, fraction, random_state):
     return list(splitter.split(np.zeros((X.shape[0], 1)), y if stratified else None))
 
 
-def prepare_table(X, y, X_test, y_test, target, impute, log):
+#: ``fit_lean``'s scaling of the features (:data:`leansvm.preprocessing.scaling.SCALINGS` or "none"):
+#: svm-scale's ranges. Against z-scores, on the benchmark sets, digits and the held-out pixel set, the
+#: job's exact model tests as high or higher (BENCHMARKS.md, "The main job against LIBSVM's recipe")
+DEFAULT_SCALING = "range"
+
+
+def scaling_name(scale) -> str:
+    """``scale`` as a scaling's name: True is :data:`DEFAULT_SCALING`, False / None / "none" none."""
+    from leansvm.preprocessing.scaling import SCALINGS
+
+    if scale is True:
+        return DEFAULT_SCALING
+    if scale is False or scale is None:
+        return "none"
+    if scale not in SCALINGS + ("none",):
+        raise ValueError(f"scale must be True, False or one of {', '.join(map(repr, SCALINGS + ('none',)))}, "
+                         f"got {scale!r}")
+    return scale
+
+
+def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True):
     """Stage 1, for a pandas DataFrame: the target column split off (``target``, else ``y``),
-    numeric columns imputed and standardised, categorical ones one-hot encoded
-    (:class:`leansvm.preprocessing.tabular.TablePreprocessor`, fitted on the training rows and kept with the
-    returned model). Anything else passes through. Returns (X, y, X_test, y_test, preprocessor)."""
+    numeric columns imputed, categorical ones one-hot encoded, the encoded matrix scaled as
+    :func:`scale_features` scales a matrix (:class:`leansvm.preprocessing.tabular.TablePreprocessor`,
+    fitted on the training rows and kept with the returned model). Anything else passes through.
+    Returns (X, y, X_test, y_test, preprocessor)."""
     if not hasattr(X, "columns") or not hasattr(X, "iloc"):
         if target is not None:
             raise ValueError("target names a column of a DataFrame; X is not a DataFrame")
@@ -59,26 +80,45 @@ def prepare_table(X, y, X_test, y_test, target, impute, log):
         X, y = split_target(X, target)
         if X_test is not None and y_test is None and target in getattr(X_test, "columns", ()):
             X_test, y_test = split_target(X_test, target)
-    prep = TablePreprocessor(impute=impute).fit(X)
+    prep = TablePreprocessor(impute=impute, scaling=scaling_name(scale)).fit(X)
     log.step("preprocess", prep.describe(), "fitted on the training rows, kept with the model")
-    return prep.transform(X), y, None if X_test is None else prep.transform(X_test), y_test, prep
+    X, X_test = working_form(prep.transform(X)), None if X_test is None else working_form(prep.transform(X_test))
+    return X, y, X_test, y_test, prep
 
 
 def scale_features(X, X_test, scale, log):
-    """Stage 1 for a matrix, as LIBSVM's guide and easy.py do (svm-scale): features standardised
-    (dense) or divided by their largest absolute value (sparse, zeros kept), fitted on the
-    training rows and kept with the model (:class:`leansvm.preprocessing.scaling.FeatureScaler`; a LIBSVM model
-    file gets svm-scale's range file beside it). ``scale=False`` leaves X as given.
-    Returns (X, X_test, scaler or None)."""
-    if not scale:
-        return X, X_test, None
+    """Stage 1 for a matrix: each feature scaled by ``scale`` (True: :data:`DEFAULT_SCALING`,
+    svm-scale's ranges with zeros kept, as LIBSVM's guide and easy.py scale before training),
+    fitted on the training rows and kept with the model (:class:`leansvm.preprocessing.scaling.FeatureScaler`;
+    a LIBSVM model file gets svm-scale's range file beside it); False leaves X as given. Then the
+    rows in :func:`working_form` first, so that the same numbers as an array or a sparse matrix (a LIBSVM
+    file) are scaled alike and give the same model. Returns (X, X_test, scaler or None)."""
     from sklearn.utils import check_array
 
     from leansvm.preprocessing.scaling import FeatureScaler
 
-    scaler = FeatureScaler().fit(X)
-    log.step("scale", scaler.describe(), "as svm-scale before LIBSVM (its practical guide): RBF distances "
-             "weigh every feature alike whatever its units; fitted on the training rows")
-    if X_test is not None:
-        X_test = scaler.transform(check_array(X_test, accept_sparse="csr", dtype=np.float64))
-    return scaler.transform(X), X_test, scaler
+    scaling, scaler = scaling_name(scale), None
+    X = working_form(X)
+    if scaling != "none":
+        scaler = FeatureScaler(scaling).fit(X)
+        log.step("scale", scaler.describe(), "as svm-scale before LIBSVM (its practical guide): RBF distances "
+                 "weigh every feature alike whatever its units; fitted on the training rows")
+        X = scaler.transform(X)
+        if X_test is not None:
+            X_test = scaler.transform(check_array(X_test, accept_sparse="csr", dtype=np.float64))
+    return working_form(X), None if X_test is None else working_form(X_test), scaler
+
+
+def working_form(X):
+    """The rows dense or sparse by their numbers, not by the form they came in: dense where at least
+    ``KernelRowCache.DENSE_MIN_DENSITY`` of the entries are non-zero and a dense copy fits in
+    ``DENSE_MAX_MB`` (as the exact solver's kernel rows take them), CSR below that density; larger
+    data keeps its form. Every later stage then computes the same way from the same numbers."""
+    from leansvm.core.kernels import KernelRowCache, dense_if_worth_it
+
+    if sp.issparse(X):
+        return dense_if_worth_it(X)
+    X = np.asarray(X)
+    if X.size and np.count_nonzero(X) < KernelRowCache.DENSE_MIN_DENSITY * X.size:
+        return sp.csr_matrix(X)
+    return X

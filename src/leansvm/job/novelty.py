@@ -104,7 +104,7 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     log = _Log(verbose)
     if y is None and target is None and hasattr(X, "columns"):
         y = np.zeros(len(X))                           # a table of features only: no column to split off
-    X, _, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
+    X, _, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale)
     X = check_array(X, accept_sparse="csr", dtype=np.float64)
     if preprocessor is None:
         X, X_test, preprocessor = scale_features(X, X_test, scale, log)

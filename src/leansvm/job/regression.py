@@ -138,7 +138,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     start = time.perf_counter()
     deadline = one_output_deadline(budget_seconds, confirm)
     log = _Log(verbose)
-    X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log)
+    X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale)
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
     if not np.all(np.isfinite(y)):
         raise ValueError("the targets y hold NaN or inf")

@@ -2,7 +2,7 @@
 fitted kernel model.
 
 The preprocessors are :class:`~leansvm.preprocessing.tabular.TablePreprocessor` (a table's columns: imputed,
-one-hot encoded, standardised) and :class:`~leansvm.preprocessing.scaling.FeatureScaler` (a matrix's features,
+one-hot encoded, scaled) and :class:`~leansvm.preprocessing.scaling.FeatureScaler` (a matrix's features,
 scaled as svm-scale does). Each stores itself without pickle (``to_json``), so
 :func:`leansvm.io.save_model` keeps it in the native ``.npz``; a ``FeatureScaler`` also writes
 svm-scale's range file beside a LIBSVM model file, and ONNX export prepends it. Everything that

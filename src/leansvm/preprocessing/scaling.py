@@ -15,13 +15,22 @@ read back by ``-r FILE``) is::
 
 :class:`FeatureScaler` keeps exactly (lower, upper, min, max), so any scaling it does can be
 written as a range file that the real ``svm-scale -r`` applies. Its own fit, with
-[lower, upper] = [-1, 1]:
+[lower, upper] = [-1, 1], by ``scaling``:
 
-* dense data: standardisation, z_i = (x_i - mean_i) / std_i, written as min_i = mean_i - std_i,
-  max_i = mean_i + std_i (the map above is then exactly z);
-* sparse data: max-abs scaling, x_i / max|x_i|, written as min_i = -max|x_i|, max_i = max|x_i|:
-  zeros stay zeros, nothing is densified (LIBSVM's guide scales sparse data to [0, 1] for the
-  same reason; for non-negative features such as a9a's both are x / max).
+* ``"range"`` (the default): svm-scale's own map, ``svm-scale -l -1 -u 1``: feature i from
+  [min_i, max_i] over the training rows to [-1, 1]. Sparse rows (a sparse row's absent entries
+  count as 0, as svm-scale counts them) get the same map shifted so that 0 stays 0, written as
+  min_i = -(max_i - min_i) / 2, max_i = (max_i - min_i) / 2: nothing is densified, and the
+  shift changes no RBF kernel value (k(x, z) depends on x - z only). ``gamma='scale'`` does see
+  a shift (1 / (d Var X) over every entry), so the main job decides between dense and sparse
+  rows by their numbers before it scales them (:func:`leansvm.job.data.working_form`): the same
+  numbers as an array, a LIBSVM file or a table are then scaled to the same numbers;
+* ``"standard"``: z-scores, z_i = (x_i - mean_i) / std_i, written as min_i = mean_i - std_i,
+  max_i = mean_i + std_i (sparse rows are densified);
+* ``"max-abs"``: x_i / max|x_i|, written as min_i = -max|x_i|, max_i = max|x_i| (zeros kept).
+
+Which is the job's default is measured, not assumed: ``benchmarks/main_job/bench_recipe.py``
+(BENCHMARKS.md, "The main job against LIBSVM's recipe").
 
 A range file written by ``svm-scale`` itself is read the same way; if it maps 0 to non-zero
 values, sparse input is densified (as ``svm-scale`` writes every feature then). A ``y``
@@ -39,7 +48,21 @@ from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.validation import widen
 
-__all__ = ["FeatureScaler", "range_file_path"]
+__all__ = ["FeatureScaler", "SCALINGS", "range_file_path"]
+
+#: what :class:`FeatureScaler` fits (the first is its default)
+SCALINGS = ("range", "standard", "max-abs")
+#: the names the native files store (files written before "range" was a fit stored "range" for a
+#: map read from svm-scale's range file, so the fit is stored as "widths")
+_STORED_NAMES = {"range": "widths"}
+_STORED_KINDS = {"widths": "range", "range": "svm-scale"}
+
+
+def _column_extreme(X, which) -> np.ndarray:
+    """Each column's min or max (a sparse column's absent entries count as 0)."""
+    if sp.issparse(X):
+        return np.asarray(getattr(X, which)(axis=0).todense(), dtype=float).ravel()
+    return getattr(X, which)(axis=0).astype(float, copy=False)
 
 
 def range_file_path(model_path) -> str:
@@ -48,20 +71,32 @@ def range_file_path(model_path) -> str:
 
 
 class FeatureScaler(TransformerMixin, BaseEstimator):
-    """z-scores (dense) or max-abs scaling (sparse) as svm-scale's (lower, upper, min, max)."""
+    """Features scaled as svm-scale's (lower, upper, min, max); ``scaling``: "range" (svm-scale's
+    widths, zeros kept), "standard" (z-scores) or "max-abs" (module docstring)."""
+
+    def __init__(self, scaling="range"):
+        self.scaling = scaling
 
     def fit(self, X, y=None):
+        if self.scaling not in SCALINGS:
+            raise ValueError(f"scaling must be one of {', '.join(map(repr, SCALINGS))}, got {self.scaling!r}")
         if sp.issparse(X):
-            X = sp.csr_matrix(X)
-            half = np.asarray(abs(X).max(axis=0).todense()).ravel().astype(float)
-            center = np.zeros_like(half)
-            self.kind_ = "max-abs"
+            X = sp.csr_matrix(X).toarray() if self.scaling == "standard" else sp.csr_matrix(X)
         else:
             X = np.asarray(X, dtype=float)
+        if self.scaling == "standard":
             center, half = X.mean(axis=0), X.std(axis=0)
-            self.kind_ = "standard"
-        self.lower_, self.upper_ = -1.0, 1.0
-        self.min_, self.max_ = center - half, center + half
+            low, high = center - half, center + half
+        else:
+            low, high = _column_extreme(X, "min"), _column_extreme(X, "max")
+            if self.scaling == "max-abs":
+                high = np.maximum(high, -low)
+                low = -high
+            elif sp.issparse(X):                             # svm-scale's widths, zeros kept
+                high = (high - low) / 2
+                low = -high
+        self.kind_, self.lower_, self.upper_ = self.scaling, -1.0, 1.0
+        self.min_, self.max_ = low, high
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -72,14 +107,9 @@ class FeatureScaler(TransformerMixin, BaseEstimator):
         if not lower < upper:
             raise ValueError(f"the lower limit must be below the upper one, got {lower:g} and {upper:g}")
         scaler = cls()
-        if sp.issparse(X):
-            X = sp.csr_matrix(X)
-            scaler.min_ = np.asarray(X.min(axis=0).todense(), dtype=float).ravel()
-            scaler.max_ = np.asarray(X.max(axis=0).todense(), dtype=float).ravel()
-        else:
-            X = np.asarray(X, dtype=float)
-            scaler.min_, scaler.max_ = X.min(axis=0), X.max(axis=0)
-        scaler.kind_, scaler.lower_, scaler.upper_ = "range", float(lower), float(upper)
+        X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=float)
+        scaler.min_, scaler.max_ = _column_extreme(X, "min"), _column_extreme(X, "max")
+        scaler.kind_, scaler.lower_, scaler.upper_ = "svm-scale", float(lower), float(upper)
         scaler.n_features_in_ = X.shape[1]
         return scaler
 
@@ -104,26 +134,33 @@ class FeatureScaler(TransformerMixin, BaseEstimator):
             X = X.toarray()
         return offset + np.asarray(X, dtype=float) * factor
 
-    def describe(self) -> str:
+    def what(self) -> str:
+        """What the scaling does to each feature, in words."""
         check_is_fitted(self, "min_")
-        what = {"standard": "standardised (z-scores)", "max-abs": "scaled by their largest absolute value "
-                "(sparse: zeros kept)", "range": f"mapped to [{self.lower_:g}, {self.upper_:g}] by a range file"}
-        return f"{self.n_features_in_} feature(s) {what[self.kind_]}; kept with the model"
+        zeros_kept = not np.any(self.affine()[0])
+        return {"range": "mapped from its range over the training rows to [-1, 1] as svm-scale -l -1 -u 1 maps it"
+                         + (" (shifted so that zeros stay zeros, which the RBF kernel does not see)" if zeros_kept
+                            else ""),
+                "standard": "standardised (z-scores)", "max-abs": "scaled by its largest absolute value (zeros kept)",
+                "svm-scale": f"mapped to [{self.lower_:g}, {self.upper_:g}] by svm-scale's ranges"}[self.kind_]
+
+    def describe(self) -> str:
+        return f"{self.n_features_in_} feature(s), each {self.what()}; kept with the model"
 
     # -- storage ---------------------------------------------------------------------------------
     def to_json(self) -> dict:
         check_is_fitted(self, "min_")
-        return {"kind": "scaler", "scaling": self.kind_, "lower": self.lower_, "upper": self.upper_,
+        return {"kind": "scaler", "scaling": _STORED_NAMES.get(self.kind_, self.kind_), "lower": self.lower_, "upper": self.upper_,
                 "min": self.min_.tolist(), "max": self.max_.tolist()}
 
     @classmethod
     def from_json(cls, state: dict) -> "FeatureScaler":
         scaler = cls()
-        scaler.kind_ = state["scaling"]
+        scaler.kind_ = _STORED_KINDS.get(state["scaling"], state["scaling"])
         scaler.lower_, scaler.upper_ = float(state["lower"]), float(state["upper"])
         scaler.min_, scaler.max_ = (np.asarray(state[k], dtype=float) for k in ("min", "max"))
         if scaler.min_.shape != scaler.max_.shape or scaler.min_.ndim != 1 or scaler.kind_ not in (
-                "standard", "max-abs", "range"):
+                SCALINGS + ("svm-scale",)):
             raise ValueError("inconsistent feature scaling")
         scaler.n_features_in_ = scaler.min_.size
         return scaler
@@ -155,7 +192,7 @@ class FeatureScaler(TransformerMixin, BaseEstimator):
             raise ValueError(f"{name}: feature indices start at 1 and lower < upper")
         d = max([n_features or 0] + [i for i, _, _ in entries])
         scaler = cls()
-        scaler.kind_, scaler.lower_, scaler.upper_ = "range", lower, upper
+        scaler.kind_, scaler.lower_, scaler.upper_ = "svm-scale", lower, upper
         scaler.min_, scaler.max_ = np.zeros(d), np.zeros(d)
         for i, lo, hi in entries:
             scaler.min_[i - 1], scaler.max_[i - 1] = lo, hi

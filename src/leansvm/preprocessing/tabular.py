@@ -3,11 +3,15 @@ column, numeric and categorical columns and missing values.
 
 :class:`TablePreprocessor` turns a DataFrame into the numeric matrix a kernel model needs:
 
-* numeric columns: missing values imputed (median or most frequent), then standardised,
-  z = (x - mean) / std, with the training rows' mean and std;
+* numeric columns: missing values imputed (median or most frequent);
 * categorical columns (object, string, category, bool dtypes): values compared as text,
   missing values imputed (most frequent), then one-hot encoded over the categories seen in
   training; a category not seen in training encodes as all zeros, with a warning;
+* then, by ``scaling``, the encoded matrix scaled as a matrix of the same numbers would be
+  (:class:`leansvm.preprocessing.scaling.FeatureScaler`: by default svm-scale's ranges, one-hot
+  columns included, as LIBSVM's guide scales its one-hot features); ``"standard"`` z-scores the
+  numeric columns alone and leaves the one-hot ones 0/1 (the preprocessing of files written
+  before the ranges were the default); ``"none"`` leaves every column as encoded;
 * without ``impute``, a missing value is an error naming the columns and rows;
 * a constant column is dropped, with a warning; a column with no value at all is an error.
 
@@ -92,6 +96,12 @@ def _rows(positions, shown=5) -> str:
     return ("row " if len(positions) == 1 else "rows ") + ", ".join(numbers) + more
 
 
+def _names(columns, shown=5) -> str:
+    """``'a', 'b'`` / ``'a', 'b', 'c', 'd', 'e' and 12 more``."""
+    more = f" and {len(columns) - shown} more" if len(columns) > shown else ""
+    return ", ".join(repr(str(c)) for c in columns[:shown]) + more
+
+
 def _as_text(column):
     """A categorical column as strings (missing values kept missing): categories of any type,
     mixed ones included, compare, sort and store in JSON alike."""
@@ -104,17 +114,20 @@ def _string_columns(frame):
 
 
 class TablePreprocessor(TransformerMixin, BaseEstimator):
-    """Impute, standardise and one-hot encode a DataFrame (see the module docstring).
+    """Impute, one-hot encode and scale a DataFrame (see the module docstring).
 
     ``impute``: None (missing values are an error), ``"median"`` or ``"most_frequent"`` (for
     numeric columns; categorical ones always take the most frequent category).
+    ``scaling``: "range" (svm-scale's ranges, the default), "max-abs", "standard" or "none".
     Fitted attributes: ``numeric_columns_``, ``fill_`` (imputed value per numeric column),
-    ``mean_``, ``scale_``, ``categorical_columns_``, ``category_fill_``, ``categories_``,
+    ``mean_``, ``scale_`` (z-scores; 0 and 1 otherwise), ``scaler_`` (the FeatureScaler of the
+    encoded matrix, or None), ``categorical_columns_``, ``category_fill_``, ``categories_``,
     ``dropped_columns_`` (constant ones), ``feature_names_out_``.
     """
 
-    def __init__(self, impute=None):
+    def __init__(self, impute=None, scaling="range"):
         self.impute = impute
+        self.scaling = scaling
 
     def fit(self, frame, y=None):
         from sklearn.compose import ColumnTransformer
@@ -122,7 +135,12 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+        from leansvm.preprocessing.scaling import SCALINGS, FeatureScaler
+
         pd = _pandas()
+        if self.scaling not in SCALINGS + ("none",):
+            raise ValueError(f"scaling must be one of {', '.join(map(repr, SCALINGS + ('none',)))}, "
+                             f"got {self.scaling!r}")
         if self.impute not in (None,) + IMPUTE_STRATEGIES:
             raise ValueError(f"impute must be None, 'median' or 'most_frequent', got {self.impute!r}")
         if not isinstance(frame, pd.DataFrame):
@@ -135,12 +153,10 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
             values = frame[column].dropna()
             if values.empty:
                 raise ValueError(f"column {column!r} has no value at all; drop it")
-            if values.nunique() == 1:
-                warnings.warn(f"column {column!r} is constant ({str(values.iloc[0])!r}): dropped, it carries "
-                              "no information", UserWarning, stacklevel=2)
-                self.dropped_columns_.append(column)
-            else:
-                usable.append(column)
+            (self.dropped_columns_ if values.nunique() == 1 else usable).append(column)
+        if self.dropped_columns_:                        # one warning for all: a pixel table has dozens
+            warnings.warn(f"{len(self.dropped_columns_)} constant column(s) dropped, they carry no information: "
+                          f"{_names(self.dropped_columns_)}", UserWarning, stacklevel=2)
         if not usable:
             raise ValueError("no column left: every feature column is constant")
         numeric = [c for c in usable if pd.api.types.is_numeric_dtype(frame[c])
@@ -159,6 +175,8 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
             imputer, scaler = transformer.named_transformers_["numeric"].steps
             self.fill_ = imputer[1].statistics_.astype(float)
             self.mean_, self.scale_ = scaler[1].mean_.astype(float), scaler[1].scale_.astype(float)
+            if self.scaling != "standard":
+                self.mean_, self.scale_ = np.zeros_like(self.mean_), np.ones_like(self.scale_)
         else:
             self.fill_ = self.mean_ = self.scale_ = np.empty(0)
         if categorical:
@@ -171,6 +189,9 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
                                                    for v in cats]
         self.n_features_in_ = frame.shape[1]
         self.feature_names_in_ = np.asarray([str(c) for c in frame.columns], dtype=object)
+        self.scaler_ = None
+        if self.scaling in SCALINGS and self.scaling != "standard":
+            self.scaler_ = FeatureScaler(self.scaling).fit(self._encode(frame))
         return self
 
     def _check_missing(self, frame):
@@ -185,7 +206,12 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
                              "--impute on the command line) or remove them")
 
     def transform(self, frame):
-        """The numeric matrix: standardised numeric columns, then the one-hot columns."""
+        """The numeric matrix: the numeric columns, then the one-hot columns, scaled by ``scaling``."""
+        encoded = self._encode(frame)
+        return encoded if self.scaler_ is None else self.scaler_.transform(encoded)
+
+    def _encode(self, frame):
+        """The numeric columns imputed (z-scored by ``scaling="standard"``), then the one-hot columns."""
         check_is_fitted(self, "feature_names_out_")
         pd = _pandas()
         if not isinstance(frame, pd.DataFrame):
@@ -220,13 +246,16 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
     def describe(self) -> str:
         """One line for logs and the report: what was scaled, encoded, imputed and dropped."""
         check_is_fitted(self, "feature_names_out_")
-        parts = [f"{len(self.numeric_columns_)} numeric column(s) standardised",
+        parts = [f"{len(self.numeric_columns_)} numeric column(s)"
+                 + (" standardised" if self.scaling == "standard" else ""),
                  f"{len(self.categorical_columns_)} categorical column(s) one-hot encoded "
                  f"({sum(len(c) for c in self.categories_)} columns)"]
+        if self.scaler_ is not None:
+            parts.append(f"every column {self.scaler_.what()}")
         parts.append(f"missing values imputed ({self.impute or 'median'} / most frequent)" if self.impute
                      else "no missing values allowed")
         if self.dropped_columns_:
-            parts.append(f"constant column(s) dropped: {', '.join(map(str, self.dropped_columns_))}")
+            parts.append(f"{len(self.dropped_columns_)} constant column(s) dropped: {_names(self.dropped_columns_)}")
         return "; ".join(parts)
 
     # -- storage without pickle ------------------------------------------------------------------
@@ -237,11 +266,16 @@ class TablePreprocessor(TransformerMixin, BaseEstimator):
                 "mean": self.mean_.tolist(), "scale": self.scale_.tolist(),
                 "categorical": [str(c) for c in self.categorical_columns_],
                 "category_fill": self.category_fill_, "categories": self.categories_,
-                "dropped": [str(c) for c in self.dropped_columns_]}
+                "dropped": [str(c) for c in self.dropped_columns_], "scaling": self.scaling,
+                "scaler": None if self.scaler_ is None else self.scaler_.to_json()}
 
     @classmethod
     def from_json(cls, state: dict) -> "TablePreprocessor":
-        prep = cls(impute=state["impute"])
+        from leansvm.preprocessing.scaling import FeatureScaler
+
+        # files written before the scaling was a choice z-scored the numeric columns
+        prep = cls(impute=state["impute"], scaling=state.get("scaling", "standard"))
+        prep.scaler_ = None if state.get("scaler") is None else FeatureScaler.from_json(state["scaler"])
         prep.numeric_columns_, prep.categorical_columns_ = list(state["numeric"]), list(state["categorical"])
         prep.fill_, prep.mean_, prep.scale_ = (np.asarray(state[k], dtype=float) for k in ("fill", "mean", "scale"))
         prep.category_fill_, prep.categories_ = list(state["category_fill"]), [list(c) for c in state["categories"]]

@@ -1,0 +1,154 @@
+"""The main job's exact model against LIBSVM's own recipe and against ``SVC()`` defaults.
+
+    python benchmarks/main_job/bench_recipe.py [--datasets wdbc digits ...] [--recipe-max-rows 6000]
+
+LIBSVM's practical guide (Hsu, Chang & Lin) is what a LIBSVM user already does: scale every
+feature linearly to [-1, 1] (``svm-scale``), choose (C, gamma) by ``grid.py`` (C = 2^-5 .. 2^15,
+gamma = 2^-15 .. 2^3, steps of 2^2, 5-fold CV), train on every training row. Here, per set (its raw
+columns, ``leansvm.datasets.load(name, standardize=False)``; ``digits``: scikit-learn's
+``load_digits``, a stratified 70/30 split, random_state 0):
+
+* **recipe**: svm-scale to [-1, 1] fitted on the training rows, scikit-learn's ``SVC`` (LIBSVM)
+  in ``GridSearchCV`` over grid.py's 110 cells (``StratifiedKFold(5, shuffle=True,
+  random_state=0)``, one job), refit on every training row; only on sets of at most
+  ``--recipe-max-rows`` training rows (its time grows with the square of the rows and more);
+* **SVC() defaults** (C = 1, gamma = 'scale') on the same scaled rows;
+* **the job's exact model** at each of the job's scalings: its search
+  (:func:`leansvm.paths.search.wide_search`, K = 5, no time limit, as ``fit_lean`` runs it without a
+  budget), then ``leansvm.SVC`` at the chosen cell on every training row; the scaling that
+  ``leansvm fit`` uses by default is marked in the row ('job_scaling').
+
+Each side is tested on the set's test part: accuracy, support vectors, seconds (one thread for the
+recipe; the search and the fit on every core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import finish_run  # noqa: E402
+
+SETS = ["wdbc", "digits", "splice", "banana", "page-blocks0", "mushroom", "optdigits", "satimage", "twonorm",
+        "penbased", "magic", "letter", "a9a"]
+#: grid.py's default grid (its -log2c -5,15,2 and -log2g 3,-15,-2)
+GRID_C = [2.0 ** k for k in range(-5, 16, 2)]
+GRID_GAMMA = [2.0 ** k for k in range(3, -16, -2)]
+
+
+def load(name):
+    """(X_train, y_train, X_test, y_test) in the set's raw units."""
+    if name == "digits":
+        from sklearn.datasets import load_digits
+        from sklearn.model_selection import train_test_split
+
+        X, y = load_digits(return_X_y=True)
+        X_train, X_test, y_train, y_test = train_test_split(X.astype(float), y, test_size=0.3, stratify=y,
+                                                            random_state=0)
+        return X_train, y_train, X_test, y_test
+    from leansvm import datasets
+
+    d = datasets.load(name, standardize=False)
+    return d.X_train, np.asarray(d.y_train), d.X_test, np.asarray(d.y_test)
+
+
+def svm_scale(X_train, X_test):
+    """svm-scale -l -1 -u 1, fitted on the training rows (sparse rows: the same map, densified)."""
+    from leansvm.preprocessing.scaling import FeatureScaler
+
+    scaler = FeatureScaler.to_range(X_train, -1.0, 1.0)
+    return scaler.transform(X_train), scaler.transform(X_test)
+
+
+class _Quiet:
+    def step(self, *args, **kwargs):
+        pass
+
+
+def job_scaled(X_train, X_test, scaling):
+    """The rows as ``fit_lean`` scales them with ``scale=scaling`` (its stage 1)."""
+    from leansvm.job.data import scale_features
+
+    X, X_test, _ = scale_features(X_train, X_test, scaling, _Quiet())
+    return X, X_test
+
+
+def recipe(X, y, X_test, y_test):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.svm import SVC
+
+    start = time.perf_counter()
+    grid = GridSearchCV(SVC(cache_size=200), {"C": GRID_C, "gamma": GRID_GAMMA},
+                        cv=StratifiedKFold(5, shuffle=True, random_state=0), n_jobs=1).fit(X, y)
+    model = grid.best_estimator_
+    return {"recipe_C": grid.best_params_["C"], "recipe_gamma": grid.best_params_["gamma"],
+            "recipe_cv": float(grid.best_score_), "recipe_test": float(model.score(X_test, y_test)),
+            "recipe_n_sv": int(model.n_support_.sum()), "recipe_seconds": time.perf_counter() - start}
+
+
+def defaults(X, y, X_test, y_test):
+    from sklearn.svm import SVC
+
+    start = time.perf_counter()
+    model = SVC().fit(X, y)
+    return {"defaults_test": float(model.score(X_test, y_test)), "defaults_n_sv": int(model.n_support_.sum()),
+            "defaults_seconds": time.perf_counter() - start}
+
+
+def job_exact(X, y, X_test, y_test, scaling):
+    from leansvm import SVC
+    from leansvm.paths.search import wide_search
+
+    start = time.perf_counter()
+    found = wide_search(X, y, n_folds=5, progress=False)
+    search = time.perf_counter() - start
+    model = SVC(C=found.C, gamma=found.gamma).fit(X, y)
+    return {f"{scaling}_C": found.C, f"{scaling}_gamma": found.gamma, f"{scaling}_cv": found.accuracy,
+            f"{scaling}_test": float(model.score(X_test, y_test)), f"{scaling}_n_sv": int(model.n_support_.sum()),
+            f"{scaling}_search_seconds": search, f"{scaling}_seconds": time.perf_counter() - start}
+
+
+def one(name, scalings, recipe_max_rows):
+    from leansvm.job.data import DEFAULT_SCALING
+
+    X_train, y_train, X_test, y_test = load(name)
+    row = {"dataset": name, "n_train": int(X_train.shape[0]), "n_features": int(X_train.shape[1]),
+           "classes": int(np.unique(y_train).size), "job_scaling": DEFAULT_SCALING}
+    Xs, Xs_test = svm_scale(X_train, X_test)
+    if sp.issparse(Xs):
+        Xs, Xs_test = Xs.toarray(), Xs_test.toarray()
+    row.update(defaults(Xs, y_train, Xs_test, y_test))
+    if X_train.shape[0] <= recipe_max_rows:
+        row.update(recipe(Xs, y_train, Xs_test, y_test))
+    for scaling in scalings:
+        Xj, Xj_test = job_scaled(X_train, X_test, scaling)
+        row.update(job_exact(Xj, y_train, Xj_test, y_test, scaling))
+    print(row, flush=True)
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=SETS)
+    parser.add_argument("--scalings", nargs="+", default=["range", "standard"])
+    parser.add_argument("--recipe-max-rows", type=int, default=6000,
+                        help="run the recipe's grid only on sets of at most this many training rows")
+    args = parser.parse_args()
+    rows = [one(name, args.scalings, args.recipe_max_rows) for name in args.datasets]
+    columns = [("dataset", "set", "s"), ("n_train", "rows", "d"), ("n_features", "d", "d"),
+               ("classes", "classes", "d"), ("recipe_test", "recipe test", ".4f"), ("recipe_n_sv", "#SV", "d"),
+               ("recipe_seconds", "s", ".1f"), ("defaults_test", "SVC() test", ".4f")]
+    for scaling in args.scalings:
+        columns += [(f"{scaling}_test", f"{scaling} test", ".4f"), (f"{scaling}_n_sv", "#SV", "d"),
+                    (f"{scaling}_seconds", "s", ".1f")]
+    finish_run(rows, columns, "recipe")
+
+
+if __name__ == "__main__":
+    main()
