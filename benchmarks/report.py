@@ -593,6 +593,68 @@ def model_selection_section() -> str:
     return "\n".join(out)
 
 
+def recipe_section() -> str:
+    """The job's exact model against LIBSVM's recipe (svm-scale, grid.py, refit) and SVC() defaults
+    (bench_recipe.py), each set's latest run."""
+    paths = sorted(RESULTS.glob("recipe-*.json"))
+    if not paths:
+        return ""
+    rows = {}
+    for path in paths:
+        for r in load(path)["rows"]:
+            if r["dataset"] in rows and "recipe_test" in rows[r["dataset"]][1] and "recipe_test" not in r:
+                r = {**rows[r["dataset"]][1], **r}          # a run without the recipe keeps an earlier recipe's
+            rows[r["dataset"]] = (path, r)
+    data = load(paths[-1])
+    job = data["rows"][0]["job_scaling"]
+    other = "standard" if job == "range" else "range"
+    out = ["## The main job against LIBSVM's recipe", "",
+           "LIBSVM's practical guide, as its users run it: svm-scale to [-1, 1] on the training rows, grid.py's "
+           "110 cells (C 2^-5..2^15, gamma 2^-15..2^3) by scikit-learn's `SVC` (LIBSVM) in `GridSearchCV` "
+           "(5 stratified folds, one job), refit on every training row; run on the sets small enough for it here "
+           "('-': not run). Beside it `SVC()` with its defaults on the same scaled rows, and the main job's exact "
+           f"model: its search (K = 5, no time limit) and `leansvm.SVC` at the chosen cell on every training row, "
+           f"with the job's default scaling ('{job}', svm-scale's map) and with z-scores. Raw columns of each set "
+           "(`datasets.load(name, standardize=False)`); digits: scikit-learn's `load_digits`, a stratified "
+           f"70/30 split, random_state 0. The last column: the whole `fit_lean` with its defaults (no time budget) "
+           f"on the raw columns, where it was run. {data['machine']['cpu_count']} cores; the recipe on one thread, "
+           "leansvm on every core.", ""]
+    found = [r for _, r in rows.values()]
+    with_recipe = [r for r in found if "recipe_test" in r]
+    ok_recipe = sum(r[f"{job}_test"] >= r["recipe_test"] - 0.002 - 1e-12 for r in with_recipe)
+    ok_defaults = sum(r[f"{job}_test"] >= r["defaults_test"] - 1e-12 for r in found)
+    gains = sorted(100 * (r[f"{job}_test"] - r[f"{other}_test"]) for r in found)
+    out += [f"**The job's exact model tests at least the recipe's minus 0.2 points on {ok_recipe} of "
+            f"{len(with_recipe)} sets with the recipe, at least `SVC()` defaults on {ok_defaults} of {len(found)}; "
+            f"against z-scores its scaling gains {median(gains):+.2f} points (median), from {gains[0]:+.2f} to "
+            f"{gains[-1]:+.2f}.**", "",
+            f"| set | rows | d | classes | recipe test | #SV | s | recipe C, gamma | SVC() test | job's exact test "
+            f"| #SV | s | job's C, gamma | z-scores test | #SV | returned by `fit_lean` (test, #SV, s) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def recipe_cells(r):
+        if "recipe_test" not in r:
+            return "- | - | - | -"
+        return (f"{r['recipe_test']:.4f} | {_n(r['recipe_n_sv'])} | {r['recipe_seconds']:.0f} | "
+                f"{r['recipe_C']:g}, {r['recipe_gamma']:.3g}")
+
+    def returned_cell(r):
+        if "job_returned" not in r:
+            return "-"
+        return (f"{r['job_returned_test']:.4f}, {_n(r['job_returned_n_sv'])}, {r['job_seconds']:.0f} "
+                f"({r['job_returned']})")
+
+    for r in found:
+        out.append(f"| {r['dataset']} | {_n(r['n_train'])} | {r['n_features']} | {r['classes']} | {recipe_cells(r)} | "
+                   f"{r['defaults_test']:.4f} | {r[f'{job}_test']:.4f} | {_n(r[f'{job}_n_sv'])} | "
+                   f"{r[f'{job}_seconds']:.1f} | {r[f'{job}_C']:g}, {r[f'{job}_gamma']:.3g} | "
+                   f"{r[f'{other}_test']:.4f} | {_n(r[f'{other}_n_sv'])} | {returned_cell(r)} |")
+    files = ", ".join(sorted({f"`{path.name}`" for path, _ in rows.values()}))
+    out += ["", "Reproduce: `python benchmarks/main_job/bench_recipe.py --datasets <sets> --recipe-max-rows <n>` "
+            f"(files {files})."]
+    return "\n".join(out)
+
+
 def reduced_section() -> str:
     """ReducedSVC (a small model trained from the labels) against the exact SVC and Nystroem + LinearSVC of
     the same size (bench_reduced.py)."""
@@ -903,7 +965,7 @@ def benchmarks_page() -> str:
         "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
         "of each method in detail are on its page under `docs/methods/`.",
         exact_section(), cache_section(), first_run_section(), promise_section(), stage_time_section(), search_cost_section(),
-        model_selection_section(), scale_section(),
+        recipe_section(), model_selection_section(), scale_section(),
         compression_section(), reduced_section(),
         screening_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),
         one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"

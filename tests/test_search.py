@@ -128,6 +128,18 @@ def test_a_time_limit_stops_halving_after_a_round():
     assert len(stopped.rounds) == 1 and stopped.rounds[0]["rows"] == 150
     assert "halving stopped after 150 rows" in stopped.stopped
     assert all(c.rows == 150 for c in stopped.final_cells())
+    assert 0.0 in {c.log2_gamma for c in stopped.final_cells()}       # SVC()'s gamma = 'scale' among them
+
+
+def test_a_search_a_time_limit_stops_keeps_svcs_default_gamma_in_the_race():
+    """A range that leaves gamma = 'scale' out: the round the limit ends at scores it as well."""
+    X, y = stripes(n=1350, count=6, seed=2)
+    stopped = wide_search(X, y, min_rows=150, time_limit=1e-3, gamma_octaves=(3.0, 6.0), progress=False)
+    default = [c for c in stopped.final_cells() if c.log2_gamma == 0.0]
+    assert [c.log2_C for c in default][:1] == [-2.0] and 0.0 in [c.log2_C for c in default]
+    assert all(c.rows == 150 for c in default) and "gamma = 'scale' (SVC()'s default) scored" in stopped.stopped
+    unlimited = wide_search(X, y, min_rows=150, max_rows=150, gamma_octaves=(3.0, 6.0), progress=False)
+    assert 0.0 not in {c.log2_gamma for c in unlimited.final_cells()}   # a search that was not stopped: its range
 
 
 @pytest.mark.parametrize("make, message", [

@@ -536,6 +536,23 @@ class _Round:
         return windows, priority
 
 
+#: where a search stopped by its time limit scores SVC()'s default gamma as well: log2 C from
+#: 2^-2 to 2^5 (C = 1, SVC()'s default, and 8, beside the 10 LIBSVM's guide and users try first)
+DEFAULT_CELL_WINDOW = (-2.0, 5.0)
+
+
+def _with_the_default(rnd, result) -> str:
+    """Score gamma = 'scale' (SVC()'s default, log2 factor 0) on the round a time limit ended the
+    search at, when the round has not: a search too short to resolve as finely as grid.py keeps a
+    well-known default in the race, scored like every cell. Returns the sentence that says so."""
+    if 0.0 in rnd.surface:
+        return ""
+    rnd.score(0.0, DEFAULT_CELL_WINDOW)
+    result.cells += [c for c in rnd.cells() if c.log2_gamma == 0.0]
+    return (f"; gamma = 'scale' (SVC()'s default) scored on its rows as well, at C 2^{DEFAULT_CELL_WINDOW[0]:g}"
+            f"..2^{DEFAULT_CELL_WINDOW[1]:g}")
+
+
 def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=400, max_rows=4000,
                 factor=3, keep=1 / 3, C_octaves=C_OCTAVES, gamma_octaves=GAMMA_OCTAVES, C_step=1.0,
                 gamma_step=2.0, C_margin=3.0, one_se=0.0, screening=None, tol=None, cache_size=400.0,
@@ -594,6 +611,7 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
             if time.perf_counter() - start + estimate > time_limit:
                 result.stopped = (f"halving stopped after {size} rows: the next round ({sizes[r + 1]} rows) "
                                   f"was estimated at {estimate:.0f} s, past the time limit of {time_limit:g} s")
+                result.stopped += _with_the_default(rnd, result)
                 break
         step = step / 2
         windows, priority = rnd.next_windows(kept, step, C_margin)
