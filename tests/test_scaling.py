@@ -190,3 +190,31 @@ def test_scale_writes_what_svm_scale_writes_and_reads_its_range_files(tmp_path, 
     again = subprocess.run(["svm-scale", "-r", str(tmp_path / "ours"), str(path)], capture_output=True,
                            text=True, check=True).stdout
     assert again == theirs
+
+
+def test_auto_takes_the_higher_first_round_and_ranges_on_a_tie_unless_they_cost_far_more():
+    from leansvm.job.data import pick_scaling
+
+    assert pick_scaling({"range": (0.90, 0.01, 5.0, 400), "standard": (0.93, 0.01, 5.0, 400)})[0] == "standard"
+    assert pick_scaling({"range": (0.95, 0.01, 50.0, 400), "standard": (0.93, 0.01, 5.0, 400)})[0] == "range"
+    assert pick_scaling({"range": (0.93, 0.01, 14.0, 400), "standard": (0.925, 0.01, 5.0, 400)})[0] == "range"
+    assert pick_scaling({"range": (0.93, 0.01, 16.0, 400), "standard": (0.925, 0.01, 5.0, 400)}) == (
+        "standard", "tied within one SE, and range's round took 3.2 x its work")
+
+
+def test_auto_is_logged_with_both_scores_and_is_range_without_labels(raw):
+    from leansvm.job.data import scale_features
+
+    X, y, Xt, _ = raw
+
+    class Log:
+        lines = []
+
+        def step(self, stage, what, why="", *rest):
+            self.lines.append(f"{stage}: {what} ({why})")
+
+    log = Log()
+    _, _, scaler = scale_features(X, Xt, "auto", log, y)
+    assert scaler.kind_ in ("range", "standard")
+    assert f"scale: {scaler.kind_} chosen (the search's first round, 5-fold CV on 400 rows: range " in log.lines[0]
+    assert scale_features(X, Xt, "auto", Log())[2].kind_ == "range"          # regression, novelty: no labels

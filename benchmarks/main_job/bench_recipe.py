@@ -15,8 +15,11 @@ columns, ``leansvm.datasets.load(name, standardize=False)``; ``digits``: scikit-
 * **SVC() defaults** (C = 1, gamma = 'scale') on the same scaled rows;
 * **the job's exact model** at each of the job's scalings: its search
   (:func:`leansvm.paths.search.wide_search`, K = 5, no time limit, as ``fit_lean`` runs it without a
-  budget), then ``leansvm.SVC`` at the chosen cell on every training row; the scaling that
-  ``leansvm fit`` uses by default is marked in the row ('job_scaling').
+  budget), then ``leansvm.SVC`` at the chosen cell on every training row; and which of them
+  ``fit_lean``'s default, ``scale="auto"``, takes (``leansvm.job.data.choose_scaling``: the
+  search's first round under each): 'auto_choice'. The job's exact model is that scaling's.
+  ``--choices-for FILE`` adds 'auto_choice' to the rows of an earlier run (the search and the
+  choice depend on the data alone, not on the clock), written as a new results file.
 
 With ``--whole-job``, the whole ``leansvm.fit_lean`` too (its defaults, no time budget, on the raw
 columns): the model it returns (kind, support vectors, test accuracy, seconds).
@@ -128,12 +131,19 @@ def whole_job(X, y, X_test, y_test):
             "job_seconds": time.perf_counter() - start}
 
 
+def auto_choice(X_train, y_train):
+    from leansvm.job.data import choose_scaling, working_form
+
+    return choose_scaling(working_form(X_train), y_train, _Quiet())
+
+
 def one(name, scalings, recipe_max_rows, whole):
     from leansvm.job.data import DEFAULT_SCALING
 
     X_train, y_train, X_test, y_test = load(name)
     row = {"dataset": name, "n_train": int(X_train.shape[0]), "n_features": int(X_train.shape[1]),
-           "classes": int(np.unique(y_train).size), "job_scaling": DEFAULT_SCALING}
+           "classes": int(np.unique(y_train).size), "job_scaling": DEFAULT_SCALING,
+           "auto_choice": auto_choice(X_train, y_train)}
     Xs, Xs_test = svm_scale(X_train, X_test)
     if sp.issparse(Xs):
         Xs, Xs_test = Xs.toarray(), Xs_test.toarray()
@@ -156,7 +166,19 @@ def main():
     parser.add_argument("--recipe-max-rows", type=int, default=6000,
                         help="run the recipe's grid only on sets of at most this many training rows")
     parser.add_argument("--whole-job", action="store_true", help="run the whole fit_lean too (no budget)")
+    parser.add_argument("--choices-for", metavar="FILE", help="add scale='auto''s choice to an earlier run's rows")
     args = parser.parse_args()
+    if args.choices_for:
+        import json
+        rows = json.loads(Path(args.choices_for).read_text())["rows"]
+        for row in rows:
+            X_train, y_train, _, _ = load(row["dataset"])
+            from leansvm.job.data import DEFAULT_SCALING
+            row.update(auto_choice=auto_choice(X_train, y_train), job_scaling=DEFAULT_SCALING,
+                       choice_added_to=Path(args.choices_for).name)
+            print(row["dataset"], row["auto_choice"], flush=True)
+        finish_run(rows, [("dataset", "set", "s"), ("auto_choice", "auto", "s")], "recipe")
+        return
     rows = [one(name, args.scalings, args.recipe_max_rows, args.whole_job) for name in args.datasets]
     columns = [("dataset", "set", "s"), ("n_train", "rows", "d"), ("n_features", "d", "d"),
                ("classes", "classes", "d"), ("recipe_test", "recipe test", ".4f"), ("recipe_n_sv", "#SV", "d"),

@@ -70,13 +70,15 @@ def add_parser(sub):
                    help="write the model chosen on the validation part, not the same kind and size "
                         "trained again on all rows")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
-    p.add_argument("--scale", choices=["range", "standard", "max-abs", "none"], default="range",
+    p.add_argument("--scale", choices=["auto", "range", "standard", "max-abs", "none"], default="auto",
                    help="how each feature is scaled before training, fitted on the training rows and kept with "
                         "the model (and as svm-scale's range file MODEL.range beside a LIBSVM model file): "
-                        "range (default): divided by half its range, as svm-scale -l -1 -u 1 up to a shift the "
-                        "RBF kernel does not see, zeros kept; standard: z-scores; max-abs: divided by its largest "
-                        "absolute value; none: as given. The same numbers as a LIBSVM file, an array or a table "
-                        "get the same scaling")
+                        "auto (default): range or standard, whichever the search's first round scores higher "
+                        "(range where they tie, unless its round costs over 3 times as much; range for "
+                        "regression and novelty detection); range: svm-scale -l -1 -u 1 (sparse rows shifted so "
+                        "that zeros stay zeros); standard: z-scores; max-abs: divided by its largest absolute "
+                        "value; none: as given. The same numbers as a LIBSVM file, an array or a table get the "
+                        "same scaling")
     p.add_argument("--no-scale", dest="scale", action="store_const", const="none",
                    help="the same as --scale none")
     _add_zero_based(p)

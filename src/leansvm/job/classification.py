@@ -97,10 +97,11 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds, confidence=DEFAULT_CO
 def _prepare_data(X, y, X_test, y_test, target, impute, scale, max_accuracy_drop, budget_seconds, confidence, log):
     """Stage 1: a table's columns encoded (:func:`prepare_table`) or a matrix scaled (:func:`scale_features`),
     inputs checked; returns (X, y, X_test, y_test, preprocessor or None, data summary)."""
-    X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale)
+    X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale,
+                                                       labelled=True)
     X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds, confidence)
     if preprocessor is None:
-        X, X_test, preprocessor = scale_features(X, X_test, scale, log)
+        X, X_test, preprocessor = scale_features(X, X_test, scale, log, y)
     summary = summarize_data(X, y, X_test, y_test)
     log.step("data", f"{summary['n_train']} samples x {summary['n_features']} features, "
                      f"{len(summary['classes'])} classes",
@@ -323,10 +324,12 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
         The label column of a DataFrame.
     impute : {'median', 'most_frequent'}, optional
         Fill a table's missing values (default: a missing value is an error).
-    scale : bool or {'range', 'standard', 'max-abs', 'none'}, default=True
+    scale : bool or {'auto', 'range', 'standard', 'max-abs', 'none'}, default=True
         How features (a table's encoded columns too) are scaled, fitted on the training rows and kept
-        with the model: True is 'range', svm-scale's ranges (:mod:`leansvm.preprocessing.scaling`);
-        False is 'none'. The same numbers as an array, a sparse matrix or a table scale alike.
+        with the model: True is 'auto', svm-scale's ranges or z-scores by the search's first round
+        (:func:`~leansvm.job.data.choose_scaling`); 'range' is svm-scale's
+        (:mod:`leansvm.preprocessing.scaling`); False is 'none'. The same numbers as an array, a
+        sparse matrix or a table scale alike.
     max_accuracy_drop : float, default=0.005
         Allowed accuracy drop against the exact model, a fraction (0.005: half a point).
     budget_seconds : float, optional

@@ -42,27 +42,70 @@ def validation_folds(X, y, fraction, random_state):
     return list(splitter.split(np.zeros((X.shape[0], 1)), y if stratified else None))
 
 
-#: ``fit_lean``'s scaling of the features (:data:`leansvm.preprocessing.scaling.SCALINGS` or "none"):
-#: svm-scale's ranges. Against z-scores, on the benchmark sets, digits and the held-out pixel set, the
-#: job's exact model tests as high or higher (BENCHMARKS.md, "The main job against LIBSVM's recipe")
-DEFAULT_SCALING = "range"
+#: ``fit_lean``'s scaling of the features: "auto" (:func:`choose_scaling`) for labelled data, svm-scale's
+#: ranges without labels; or one of :data:`leansvm.preprocessing.scaling.SCALINGS`, or "none"
+DEFAULT_SCALING = "auto"
+#: what "auto" chooses among, the first preferred where their scores tie
+AUTO_SCALINGS = ("range", "standard")
+#: a tied scaling's first search round may cost this many times the other's before the other is taken
+AUTO_COST_RATIO = 3.0
 
 
-def scaling_name(scale) -> str:
-    """``scale`` as a scaling's name: True is :data:`DEFAULT_SCALING`, False / None / "none" none."""
+def scaling_name(scale, labelled=False) -> str:
+    """``scale`` as a scaling's name: True is :data:`DEFAULT_SCALING` ("auto" only with labels, else
+    svm-scale's "range"), False / None / "none" none."""
     from leansvm.preprocessing.scaling import SCALINGS
 
+    names = SCALINGS + ("none", "auto")
     if scale is True:
-        return DEFAULT_SCALING
+        scale = DEFAULT_SCALING
     if scale is False or scale is None:
         return "none"
-    if scale not in SCALINGS + ("none",):
-        raise ValueError(f"scale must be True, False or one of {', '.join(map(repr, SCALINGS + ('none',)))}, "
-                         f"got {scale!r}")
-    return scale
+    if scale not in names:
+        raise ValueError(f"scale must be True, False or one of {', '.join(map(repr, names))}, got {scale!r}")
+    return AUTO_SCALINGS[0] if scale == "auto" and not labelled else scale
 
 
-def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True):
+def choose_scaling(X, y, log, n_folds=5, random_state=0) -> str:
+    """"auto": the scaling of :data:`AUTO_SCALINGS` (svm-scale's ranges, z-scores) under which the
+    search's first, cheapest round (:func:`leansvm.paths.search.wide_search` on its ``min_rows``
+    rows, K-fold) scores higher. Within one standard error of each other they tie, and the first
+    is taken, unless its round's modelled solver work is over :data:`AUTO_COST_RATIO` times the
+    other's: ranges squeezed by a few extreme values (magic, page-blocks0) need C far up the
+    grid, where every later fit is slow. ``X`` is the unscaled rows in :func:`working_form`."""
+    from leansvm.paths.search import wide_search
+    from leansvm.preprocessing.scaling import FeatureScaler
+
+    scores = {}
+    for name in AUTO_SCALINGS:
+        try:
+            found = wide_search(FeatureScaler(name).fit_transform(X), y, n_folds=n_folds, max_rows=400,
+                                random_state=random_state, progress=False)
+        except ValueError as exc:              # too few rows of a class for the folds: the job will say so
+            log.step("scale", f"{AUTO_SCALINGS[0]} (not compared: {exc})", "")
+            return AUTO_SCALINGS[0]
+        work = sum(w for *_, w, _ in found.rounds[0]["paths"])
+        scores[name] = (found.accuracy, found.se, work, found.rounds[0]["rows"])
+    chosen, why = pick_scaling(scores)
+    detail = ", ".join(f"{n} {acc:.4f} +- {se:.4f}" for n, (acc, se, _, _) in scores.items())
+    rows = next(iter(scores.values()))[3]
+    log.step("scale", f"{chosen} chosen", f"the search's first round, {n_folds}-fold CV on {rows} rows: {detail}; "
+             + why)
+    return chosen
+
+
+def pick_scaling(scores) -> tuple:
+    """(name, why) of :func:`choose_scaling`'s rule over ``scores``: {name: (CV accuracy, its SE,
+    modelled work, rows)} of two scalings, the preferred first."""
+    (first, a), (second, b) = scores.items()
+    if abs(a[0] - b[0]) > max(a[1], b[1]):
+        return (first, "it scores higher") if a[0] > b[0] else (second, "it scores higher")
+    if a[2] > AUTO_COST_RATIO * b[2]:
+        return second, f"tied within one SE, and {first}'s round took {a[2] / max(b[2], 1e-12):.1f} x its work"
+    return first, "tied within one SE: the first is preferred"
+
+
+def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True, labelled=False):
     """Stage 1, for a pandas DataFrame: the target column split off (``target``, else ``y``),
     numeric columns imputed, categorical ones one-hot encoded, the encoded matrix scaled as
     :func:`scale_features` scales a matrix (:class:`leansvm.preprocessing.tabular.TablePreprocessor`,
@@ -80,25 +123,32 @@ def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True):
         X, y = split_target(X, target)
         if X_test is not None and y_test is None and target in getattr(X_test, "columns", ()):
             X_test, y_test = split_target(X_test, target)
-    prep = TablePreprocessor(impute=impute, scaling=scaling_name(scale)).fit(X)
+    scaling = scaling_name(scale, labelled)
+    if scaling == "auto":
+        encoded = TablePreprocessor(impute=impute, scaling="none").fit(X).transform(X)
+        scaling = choose_scaling(working_form(encoded), np.asarray(y), log)
+    prep = TablePreprocessor(impute=impute, scaling=scaling).fit(X)
     log.step("preprocess", prep.describe(), "fitted on the training rows, kept with the model")
     X, X_test = working_form(prep.transform(X)), None if X_test is None else working_form(prep.transform(X_test))
     return X, y, X_test, y_test, prep
 
 
-def scale_features(X, X_test, scale, log):
+def scale_features(X, X_test, scale, log, y=None):
     """Stage 1 for a matrix: each feature scaled by ``scale`` (True: :data:`DEFAULT_SCALING`,
     svm-scale's ranges with zeros kept, as LIBSVM's guide and easy.py scale before training),
     fitted on the training rows and kept with the model (:class:`leansvm.preprocessing.scaling.FeatureScaler`;
     a LIBSVM model file gets svm-scale's range file beside it); False leaves X as given. Then the
     rows in :func:`working_form` first, so that the same numbers as an array or a sparse matrix (a LIBSVM
-    file) are scaled alike and give the same model. Returns (X, X_test, scaler or None)."""
+    file) are scaled alike and give the same model. ``scale="auto"`` with labels ``y``: the scaling
+    :func:`choose_scaling` chooses. Returns (X, X_test, scaler or None)."""
     from sklearn.utils import check_array
 
     from leansvm.preprocessing.scaling import FeatureScaler
 
-    scaling, scaler = scaling_name(scale), None
+    scaling, scaler = scaling_name(scale, y is not None), None
     X = working_form(X)
+    if scaling == "auto":
+        scaling = choose_scaling(X, y, log)
     if scaling != "none":
         scaler = FeatureScaler(scaling).fit(X)
         log.step("scale", scaler.describe(), "as svm-scale before LIBSVM (its practical guide): RBF distances "
