@@ -210,7 +210,7 @@ def test_a_fresh_process_loads_the_model_of_a_table(csv_files, tmp_path):
     done = subprocess.run([sys.executable, "-m", "leansvm", "info", str(model)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "with preprocessing)" in done.stdout
-    assert "preprocessing: 3 numeric column(s); " in done.stdout and "svm-scale" in done.stdout
+    assert "preprocessing: 3 numeric column(s)" in done.stdout and "one-hot encoded" in done.stdout
 
 
 def test_tsv_is_read_with_tabs(table, tmp_path):

@@ -133,8 +133,10 @@ def whole_job(X, y, X_test, y_test):
 
 def auto_choice(X_train, y_train):
     from leansvm.job.data import choose_scaling, working_form
+    from leansvm.preprocessing.scaling import FeatureScaler
 
-    return choose_scaling(working_form(X_train), y_train, _Quiet())
+    X = working_form(X_train)
+    return choose_scaling(lambda name: FeatureScaler(name).fit_transform(X), y_train, _Quiet())
 
 
 def one(name, scalings, recipe_max_rows, whole):

@@ -66,21 +66,21 @@ def scaling_name(scale, labelled=False) -> str:
     return AUTO_SCALINGS[0] if scale == "auto" and not labelled else scale
 
 
-def choose_scaling(X, y, log, n_folds=5, random_state=0) -> str:
+def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
     """"auto": the scaling of :data:`AUTO_SCALINGS` (svm-scale's ranges, z-scores) under which the
     search's first, cheapest round (:func:`leansvm.paths.search.wide_search` on its ``min_rows``
     rows, K-fold) scores higher. Within one standard error of each other they tie, and the first
     is taken, unless its round's modelled solver work is over :data:`AUTO_COST_RATIO` times the
     other's: ranges squeezed by a few extreme values (magic, page-blocks0) need C far up the
-    grid, where every later fit is slow. ``X`` is the unscaled rows in :func:`working_form`."""
+    grid, where every later fit is slow. ``scaled``: {name: the training rows so scaled}, or a
+    function of the name that returns them."""
     from leansvm.paths.search import wide_search
-    from leansvm.preprocessing.scaling import FeatureScaler
 
     scores = {}
     for name in AUTO_SCALINGS:
         try:
-            found = wide_search(FeatureScaler(name).fit_transform(X), y, n_folds=n_folds, max_rows=400,
-                                random_state=random_state, progress=False)
+            found = wide_search(scaled(name), y, n_folds=n_folds, max_rows=400, random_state=random_state,
+                                progress=False)
         except ValueError as exc:              # too few rows of a class for the folds: the job will say so
             log.step("scale", f"{AUTO_SCALINGS[0]} (not compared: {exc})", "")
             return AUTO_SCALINGS[0]
@@ -125,8 +125,8 @@ def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True, labelle
             X_test, y_test = split_target(X_test, target)
     scaling = scaling_name(scale, labelled)
     if scaling == "auto":
-        encoded = TablePreprocessor(impute=impute, scaling="none").fit(X).transform(X)
-        scaling = choose_scaling(working_form(encoded), np.asarray(y), log)
+        scaling = choose_scaling(lambda name: working_form(TablePreprocessor(impute=impute, scaling=name)
+                                                           .fit_transform(X)), np.asarray(y), log)
     prep = TablePreprocessor(impute=impute, scaling=scaling).fit(X)
     log.step("preprocess", prep.describe(), "fitted on the training rows, kept with the model")
     X, X_test = working_form(prep.transform(X)), None if X_test is None else working_form(prep.transform(X_test))
@@ -148,7 +148,7 @@ def scale_features(X, X_test, scale, log, y=None):
     scaling, scaler = scaling_name(scale, y is not None), None
     X = working_form(X)
     if scaling == "auto":
-        scaling = choose_scaling(X, y, log)
+        scaling = choose_scaling(lambda name: FeatureScaler(name).fit_transform(X), y, log)
     if scaling != "none":
         scaler = FeatureScaler(scaling).fit(X)
         log.step("scale", scaler.describe(), "as svm-scale before LIBSVM (its practical guide): RBF distances "
