@@ -555,16 +555,26 @@ def first_run_section() -> str:
     return "\n".join(out)
 
 
+def rows_by_set(prefix: str, keep=()) -> tuple:
+    """(the results files named ``prefix-*.json``, oldest first; {dataset: (file, row)} of each set's latest
+    row): a run may cover some sets only. A later row without the columns starting with ``keep`` (a part
+    it did not run) keeps an earlier row's."""
+    paths, rows = sorted(RESULTS.glob(f"{prefix}-*.json")), {}
+    for path in paths:
+        for r in load(path)["rows"]:
+            earlier = rows.get(r["dataset"], (None, {}))[1]
+            missing = [part for part in keep if not any(c.startswith(part) for c in r)]
+            kept = {k: v for k, v in earlier.items() if k.startswith(tuple(missing))}
+            rows[r["dataset"]] = (path, {**kept, **r})
+    return paths, rows
+
+
 def model_selection_section() -> str:
     """The whole main job against LIBSVM's grid.py (bench_model_selection.py): seconds, the choice, and the
     tuned exact models' test accuracy."""
-    paths = sorted(RESULTS.glob("model-selection-*.json"))
+    paths, rows = rows_by_set("model-selection")
     if not paths:
         return ""
-    rows = {}                      # each set's latest run: a run may cover some sets only
-    for path in paths:
-        for r in load(path)["rows"]:
-            rows[r["dataset"]] = (path, r)
     data = load(paths[-1])
     out = ["## The main job against grid.py", "",
            "grid.py reproduced: scikit-learn `SVC` (LIBSVM, one thread) over its 110 cells (C 2^-5..2^15, gamma "
@@ -601,15 +611,9 @@ def _job_scaling(row) -> str:
 def recipe_section() -> str:
     """The job's exact model against LIBSVM's recipe (svm-scale, grid.py, refit) and SVC() defaults
     (bench_recipe.py), each set's latest run."""
-    paths = sorted(RESULTS.glob("recipe-*.json"))
+    paths, rows = rows_by_set("recipe", keep=("recipe_", "job_"))
     if not paths:
         return ""
-    rows = {}
-    for path in paths:
-        for r in load(path)["rows"]:
-            if r["dataset"] in rows and "recipe_test" in rows[r["dataset"]][1] and "recipe_test" not in r:
-                r = {**rows[r["dataset"]][1], **r}          # a run without the recipe keeps an earlier recipe's
-            rows[r["dataset"]] = (path, r)
     data = load(paths[-1])
     out = ["## The main job against LIBSVM's recipe", "",
            "LIBSVM's practical guide, as its users run it: svm-scale to [-1, 1] on the training rows, grid.py's "
@@ -622,8 +626,10 @@ def recipe_section() -> str:
            "that round costs over 3 times the work), and the job's exact model is that one. Raw columns of each "
            "set (`datasets.load(name, standardize=False)`); digits: scikit-learn's `load_digits`, a stratified "
            "70/30 split, random_state 0. The last column: the whole `fit_lean` with its defaults (no time budget) "
-           f"on the raw columns, where it was run. {data['machine']['cpu_count']} cores; the recipe on one thread, "
-           "leansvm on every core.", ""]
+           f"on the raw columns, where it was run. Seconds: the recipe's grid and refit; the job's search and fit. "
+           f"{data['machine']['cpu_count']} cores; the recipe on one thread, leansvm on every core; these runs shared "
+           "the machine with other work, so their seconds are indicative (the job's times against grid.py's on a quiet "
+           "machine: the next sections).", ""]
     found = [r for _, r in rows.values()]
     with_recipe = [r for r in found if "recipe_test" in r]
     job = {r["dataset"]: r[f"{_job_scaling(r)}_test"] for r in found}
