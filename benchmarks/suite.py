@@ -79,6 +79,8 @@ CAPABILITIES = [
                ("screening/bench_path.py",), ("screening/bench_path.py", "--parts", "cv"), "path"),
     Capability("regression-novelty", "methods", "SVR, NuSVR, OneClassSVM, NuSVC against LIBSVM and intelex",
                ("exact/bench_regression.py",), (), "regression"),
+    Capability("main-job-recipe", "headline", "the main job's exact model against LIBSVM's recipe and SVC() defaults",
+               ("main_job/bench_recipe.py",), ("main_job/bench_recipe.py", "--datasets", "wdbc", "digits"), "recipe"),
     Capability("model-selection", "methods", "the main job's (C, gamma) choice against grid.py",
                ("main_job/bench_model_selection.py",), (), "model-selection"),
     Capability("dask", "methods", "Dask prediction, budget training and model selection",
