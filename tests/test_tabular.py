@@ -97,6 +97,18 @@ def test_constant_and_empty_columns_and_unseen_categories(table):
         prep.transform(X.drop(columns=["size"]))
 
 
+def test_the_main_job_warns_once_of_constant_columns(table):
+    """scale='auto' encodes the table under each scaling to compare them: its warnings come once."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit_lean(table.iloc[:320].assign(always=7.0), target="label", impute="median", Cs=[1, 10],
+                 gammas=[0.1, 0.3], size_fractions=(), libsvm_reference_model=False)
+    constant = [w for w in caught if "constant column" in str(w.message)]
+    assert len(constant) == 1, [str(w.message) for w in constant]
+
+
 def test_target_column_errors(table):
     with pytest.raises(ValueError, match="target column 'y' not found; columns: tiny, mid, huge, colour, size, label"):
         split_target(table, "y")

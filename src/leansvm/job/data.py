@@ -3,6 +3,8 @@ the data summarised, and the stratified folds whose first held-out part is the v
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -72,8 +74,8 @@ def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
     rows, K-fold) scores higher. Within one standard error of each other they tie, and the first
     is taken, unless its round's modelled solver work is over :data:`AUTO_COST_RATIO` times the
     other's: ranges squeezed by a few extreme values (magic, page-blocks0) need C far up the
-    grid, where every later fit is slow. ``scaled``: {name: the training rows so scaled}, or a
-    function of the name that returns them."""
+    grid, where every later fit is slow. ``scaled``: a function of a scaling's name that returns
+    the training rows so scaled."""
     from leansvm.paths.search import wide_search
 
     scores = {}
@@ -123,10 +125,14 @@ def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True, labelle
         X, y = split_target(X, target)
         if X_test is not None and y_test is None and target in getattr(X_test, "columns", ()):
             X_test, y_test = split_target(X_test, target)
+    def scaled(name):                       # the table as each scaling would encode it; its warnings said once, below
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return working_form(TablePreprocessor(impute=impute, scaling=name).fit_transform(X))
+
     scaling = scaling_name(scale, labelled)
     if scaling == "auto":
-        scaling = choose_scaling(lambda name: working_form(TablePreprocessor(impute=impute, scaling=name)
-                                                           .fit_transform(X)), np.asarray(y), log)
+        scaling = choose_scaling(scaled, np.asarray(y), log)
     prep = TablePreprocessor(impute=impute, scaling=scaling).fit(X)
     log.step("preprocess", prep.describe(), "fitted on the training rows, kept with the model")
     X, X_test = working_form(prep.transform(X)), None if X_test is None else working_form(prep.transform(X_test))
