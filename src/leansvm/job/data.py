@@ -76,9 +76,11 @@ def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
     other's: ranges squeezed by a few extreme values (magic, page-blocks0) need C far up the
     grid, where every later fit is slow. ``scaled``: a function of a scaling's name that returns
     the training rows so scaled."""
+    import time
+
     from leansvm.paths.search import wide_search
 
-    scores = {}
+    start, scores = time.perf_counter(), {}
     for name in AUTO_SCALINGS:
         try:
             found = wide_search(scaled(name), y, n_folds=n_folds, max_rows=400, random_state=random_state,
@@ -92,7 +94,7 @@ def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
     detail = ", ".join(f"{n} {acc:.4f} +- {se:.4f}" for n, (acc, se, _, _) in scores.items())
     rows = next(iter(scores.values()))[3]
     log.step("scale", f"{chosen} chosen", f"the search's first round, {n_folds}-fold CV on {rows} rows: {detail}; "
-             + why)
+             + why, time.perf_counter() - start)
     return chosen
 
 
