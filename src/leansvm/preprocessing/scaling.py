@@ -72,7 +72,8 @@ def range_file_path(model_path) -> str:
 
 class FeatureScaler(TransformerMixin, BaseEstimator):
     """Features scaled as svm-scale's (lower, upper, min, max); ``scaling``: "range" (svm-scale's
-    widths, zeros kept), "standard" (z-scores) or "max-abs" (module docstring)."""
+    map; sparse rows shifted so that zeros stay zeros), "standard" (z-scores) or "max-abs"
+    (module docstring)."""
 
     def __init__(self, scaling="range"):
         self.scaling = scaling
@@ -150,8 +151,8 @@ class FeatureScaler(TransformerMixin, BaseEstimator):
     # -- storage ---------------------------------------------------------------------------------
     def to_json(self) -> dict:
         check_is_fitted(self, "min_")
-        return {"kind": "scaler", "scaling": _STORED_NAMES.get(self.kind_, self.kind_), "lower": self.lower_, "upper": self.upper_,
-                "min": self.min_.tolist(), "max": self.max_.tolist()}
+        return {"kind": "scaler", "scaling": _STORED_NAMES.get(self.kind_, self.kind_), "lower": self.lower_,
+                "upper": self.upper_, "min": self.min_.tolist(), "max": self.max_.tolist()}
 
     @classmethod
     def from_json(cls, state: dict) -> "FeatureScaler":
