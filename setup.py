@@ -1,17 +1,17 @@
 """The build step that ships leansvm's compiled code inside the package.
 
-leansvm's solvers are numba functions. numba compiles a function at its first call and, with
-``cache=True``, keeps the machine code in ``__pycache__`` beside the source, keyed by a hash of the
-source file, numba's version and the CPU. This build step runs ``leansvm.precompile`` against the
-files being packaged, so that the wheel (and ``pip install .``, which builds one) carries that
-code and the first fit after an install loads it in about a second instead of compiling for about
-a minute. ``leansvm/compiled.json`` records what the code was built for; ``leansvm.core.jit`` tells
-the user once where it does not match this machine and numba compiles after all.
+leansvm's solvers are numba functions, compiled at their first call. This build step runs
+``python -m leansvm.precompile --build`` against the files being packaged: every solver is compiled
+for the platform's baseline CPUs (x86-64: the psABI levels x86-64-v3 and x86-64-v2; aarch64: its
+baseline), one process per target, into ``leansvm/compiled/<target>/``, so that the wheel (and
+``pip install .``, which builds one) carries that code and the first fit on any CPU of the
+platform loads it in about a second instead of compiling for about two minutes
+(``leansvm.core.jit`` picks the best target the CPU runs, and tells the user once where none fits).
 
-The machine code is for the build machine's CPU model, so the wheel is tagged for this platform
-and Python version (not ``py3-none-any``). Set ``LEANSVM_BUILD_COMPILED=0`` to build without it.
-An editable install (``pip install -e .``) compiles on first use as before, or ahead with
-``python -m leansvm.precompile``.
+The machine code is for this platform and Python version, so the wheel is tagged for them (not
+``py3-none-any``). ``LEANSVM_BUILD_TARGETS`` names other targets (``native``: this machine's own
+CPU); ``LEANSVM_BUILD_COMPILED=0`` builds without compiled code. An editable install (``pip
+install -e .``) compiles on first use, or ahead with ``python -m leansvm.precompile``.
 """
 
 import os
@@ -27,7 +27,7 @@ COMPILED = os.environ.get("LEANSVM_BUILD_COMPILED", "1") != "0"
 
 
 class build_py_with_compiled_code(build_py):
-    """build_py, then ``python -m leansvm.precompile --record`` on the built package."""
+    """build_py, then ``python -m leansvm.precompile --build`` on the built package."""
 
     def run(self):
         compiled = COMPILED and not getattr(self, "editable_mode", False)
@@ -39,12 +39,11 @@ class build_py_with_compiled_code(build_py):
             return
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
                "PYTHONPATH": os.pathsep.join(filter(None, [str(build_lib), os.environ.get("PYTHONPATH")]))}
-        for variable in ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES"):
-            env.pop(variable, None)          # the code must land in the package, for this CPU
-        self.announce("compiling leansvm's solvers into the package (about a minute)", level=2)
-        subprocess.run([sys.executable, "-m", "leansvm.precompile", "--record"], env=env, check=True,
+        env.pop("NUMBA_DISABLE_JIT", None)
+        self.announce("compiling leansvm's solvers into the package (about two minutes)", level=2)
+        subprocess.run([sys.executable, "-m", "leansvm.precompile", "--build"], env=env, check=True,
                        cwd=build_lib)
-        if not (build_lib / "leansvm" / "compiled.json").exists():
+        if not list((build_lib / "leansvm" / "compiled").glob("*/target.json")):
             raise RuntimeError(f"the compiled code did not land in {build_lib / 'leansvm'}: "
                                "another leansvm was imported first")
 

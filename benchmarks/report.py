@@ -525,8 +525,8 @@ def cache_section() -> str:
 
 
 def first_run_section() -> str:
-    """A new user's install and first fits (bench_first_run.py): the package's shipped machine code against
-    compiling on first use."""
+    """A new user's install and first fits (bench_first_run.py), in every cache setting and CPU a user
+    meets, against compiling on first use."""
     path = latest("first-run")
     if path is None:
         return ""
@@ -534,24 +534,58 @@ def first_run_section() -> str:
     machine, rows = data["machine"], data["rows"]
     out = ["## First run after an install", "",
            "A new user's wait, every step in new processes: a fresh virtual environment, README's install command "
-           "(the build compiles the solvers into the package), no numba cache anywhere (HOME an empty folder), pip's "
-           "download cache kept so that the registry's speed does not count. Then each job twice in a row, with the "
-           "machine code the package ships and, for comparison, with `NUMBA_CACHE_DIR` an empty folder, where numba "
-           "compiles on first use as every install did before the build shipped the code. "
+           "(the build compiles the solvers into the package for the platform's baseline CPUs), no numba cache "
+           "anywhere (HOME an empty folder), pip's download cache kept so that the registry's speed does not count. "
+           "Then each job twice in a row in each setting: the default; `NUMBA_CACHE_DIR` an empty folder (containers, "
+           "CI runners); a package and home the user cannot write; the run-time side told it is another CPU model "
+           "of the platform; and a CPU below every shipped level, where numba compiles on first use as every install "
+           "did before the build shipped the code. "
            f"Machine: {machine['cpu_count']} cores ({machine.get('cpu_model', 'unknown')}), numba {machine['numba']}.", "",
            "| step | s |", "|---|---|"]
     out += [f"| {r['what']} | {r['seconds']:.1f} |" for r in rows if r["step"] in ("install", "wheel")]
-    out += ["", "| job | compiled code | first process s | second process s | first - second s |", "|---|---|---|---|---|"]
+    out += ["", "| job | setting | first process s | second process s | first - second s |", "|---|---|---|---|---|"]
     out += [f"| {r['what']} | {r['code']} | {r['first_s']:.2f} | {r['second_s']:.2f} | {r['extra_s']:+.2f} |"
             for r in rows if r["step"] == "job"]
-    added = [r["files"] for r in rows if r["step"] == "compiled by the jobs"]
+    added = [r for r in rows if r["step"] == "compiled by the jobs"]
     if added:
-        out += ["", f"Machine-code files the jobs with the shipped code added to the installed package: {added[0]} "
-                "(none: nothing was compiled)." if added[0] == 0 else
-                f"Machine-code files the jobs with the shipped code added to the installed package: {added[0]}."]
+        out += ["", "Machine-code files the jobs added to the installed package and the user's caches: " + "; ".join(
+            f"{r.get('code', 'shipped code')}: {r['files']}" for r in added) + "."]
     out += ["", "`svc-1000`: a whole process (import, `make_classification` 1,000 x 10, `leansvm.SVC().fit`); "
             "`fit_lean-banana`: the main job's fit alone; `cli-banana`: a whole `leansvm fit banana` process.", "",
             f"Reproduce: `python benchmarks/exact/bench_first_run.py` (`{path.name}`)."]
+    return "\n".join(out)
+
+
+def compiled_targets_section() -> str:
+    """The shipped baseline code's speed against code compiled for the very CPU
+    (bench_compiled_targets.py)."""
+    path = latest("compiled-targets")
+    if path is None:
+        return ""
+    data = load(path)
+    machine, rows = data["machine"], data["rows"]
+    targets = list(dict.fromkeys(r["target"] for r in rows))
+    loops = list(dict.fromkeys(r["loop"] for r in rows))
+    cell = {(r["loop"], r["target"]): r for r in rows}
+    out = ["## Shipped machine code against native code", "",
+           "The package ships its solvers compiled for the platform's baseline levels; `native` is the same code "
+           "compiled for this machine's own CPU. Each target in processes of its own, one thread, rounds "
+           "alternating the targets; median seconds, and the ratio to native in brackets (above 1: slower). "
+           f"Machine: {machine['cpu_count']} cores ({machine.get('cpu_model', 'unknown')}), numba {machine['numba']}.", "",
+           "| hot loop | " + " | ".join(targets) + " |", "|---" * (len(targets) + 1) + "|"]
+    for loop in loops:
+        cells = []
+        for target in targets:
+            r = cell.get((loop, target))
+            ratio = "" if not r or r["vs_native"] is None or target == "native" else f" ({r['vs_native']:.2f})"
+            cells.append("" if r is None else f"{r['median_s']:.3f}{ratio}")
+        out.append(f"| {loop} | " + " | ".join(cells) + " |")
+    ratios = [r["vs_native"] for r in rows if r["target"] != "native" and r["vs_native"]]
+    if ratios:
+        worst = max(rows, key=lambda r: r["vs_native"] if r["target"] != "native" and r["vs_native"] else 0)
+        out += ["", f"Median ratio over the loops and targets: {sorted(ratios)[len(ratios) // 2]:.2f}; the largest: "
+                f"{worst['vs_native']:.2f} ({worst['loop']}, {worst['target']})."]
+    out += ["", f"Reproduce: `python benchmarks/exact/bench_compiled_targets.py` (`{path.name}`)."]
     return "\n".join(out)
 
 
@@ -978,7 +1012,7 @@ def benchmarks_page() -> str:
         "section says which file it reads, on what machine and with how many threads, and how to reproduce "
         "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
         "of each method in detail are on its page under `docs/methods/`.",
-        exact_section(), cache_section(), first_run_section(), promise_section(), stage_time_section(), search_cost_section(),
+        exact_section(), cache_section(), first_run_section(), compiled_targets_section(), promise_section(), stage_time_section(), search_cost_section(),
         recipe_section(), model_selection_section(), scale_section(),
         compression_section(), reduced_section(),
         screening_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),

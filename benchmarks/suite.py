@@ -97,6 +97,9 @@ CAPABILITIES = [
                ("deploy/bench_reduced_dask.py",), ("deploy/bench_reduced_dask.py", "--set", "synth-20k"), "reduced-dask"),
     Capability("first-run", "methods", "a new user's install and first fits, with the shipped machine code",
                ("exact/bench_first_run.py",), (), "first-run"),
+    Capability("compiled-targets", "methods", "the shipped baseline machine code against native code, per hot loop",
+               ("exact/bench_compiled_targets.py",),
+               ("exact/bench_compiled_targets.py", "--sets", "wdbc,banana", "--rounds", "1"), "compiled-targets"),
 ]
 STUDIES = ["budget/bench_bsgd_oracle.py", "screening/bench_screening_oracle.py", "main_job/bench_grid_oracle.py", "main_job/bench_choice_noise.py",
            "main_job/bench_fit_points.py", "budget/bench_budget_refit.py", "exact/bench_irwls_threads.py", "compression/bench_compression_threads.py",

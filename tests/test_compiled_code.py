@@ -1,5 +1,6 @@
-"""The install ships the solvers' machine code (setup.py, leansvm.core.jit): a first fit loads it,
-where it cannot the user is told once, and a read-only package's code is still used."""
+"""The install ships the solvers' machine code for the platform's baseline CPUs (setup.py,
+leansvm.precompile, leansvm.core.jit): a first fit loads it whatever the user's cache settings and
+CPU model, where none fits the user is told once, and each numba internal it rests on is checked."""
 
 import json
 import os
@@ -37,6 +38,9 @@ leansvm.SVC().fit(X, y)
 print(json.dumps(compiled))
 """
 
+#: what haswell (AVX2, no AVX-512) reports: a CPU model other than this one, of level x86-64-v3
+HASWELL = "+avx,+avx2,+bmi,+bmi2,+cx16,+f16c,+fma,+lzcnt,+movbe,+popcnt,+sahf,+sse3,+sse4.1,+sse4.2,+ssse3,+xsave"
+
 
 def _fresh_user(tmp_path, **extra):
     """The environment of a user with an empty home (numba's user cache is in it) and no numba settings."""
@@ -51,41 +55,72 @@ def _run(code, env):
     return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
 
 
+def _package_files():
+    """Every file of the installed package but Python's own bytecode (written at import)."""
+    return sorted(p for p in Path(leansvm.__file__).parent.rglob("*") if p.is_file() and p.suffix != ".pyc")
+
+
+def _x86():
+    return jit.architecture(jit.this_machine()["triple"]) == "x86_64"
+
+
 @needs_install
-def test_the_installed_package_holds_machine_code_for_this_machine(tmp_path, monkeypatch):
-    """What the build recorded matches this machine, and a first fit in a new process compiles
-    nothing and prints no notice."""
-    monkeypatch.setattr(jit.config, "CACHE_DIR", "")
-    record = jit.shipped_code()
-    assert record is not None and record["signatures"] > 0
-    assert jit.mismatch(record) is None
+def test_the_installed_package_ships_code_this_machine_runs(tmp_path):
+    """The build's targets are the platform's baselines, one of them runs here, and a first fit in a
+    new process compiles nothing and prints no notice."""
+    records = jit.shipped_targets()
+    assert {r["target"] for r in records} == set(jit.build_targets())
+    assert all(r["signatures"] > 0 for r in records)
+    assert jit.mismatch() is None and jit.usable_targets()
     compiled, stderr = _run(COUNT_AND_FIT.replace("PREPARE", ""), _fresh_user(tmp_path))
     assert compiled == []
     assert "compiling" not in stderr
 
 
 @needs_install
-def test_a_budget_fit_s_object_mode_glue_is_compiled_without_a_notice(tmp_path, monkeypatch):
+def test_numba_cache_dir_set_still_loads_the_shipped_code_and_adds_nothing(tmp_path):
+    """Containers and CI runners set NUMBA_CACHE_DIR: numba then looks there first, finds nothing, and
+    the shipped code is read in place; neither that folder nor the package gains a file."""
+    before = _package_files()
+    env = _fresh_user(tmp_path, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    compiled, stderr = _run(COUNT_AND_FIT.replace("PREPARE", ""), env)
+    assert compiled == [] and "compiling" not in stderr
+    assert not [p for p in (tmp_path / "numba-cache").rglob("*") if p.is_file()]
+    assert _package_files() == before
+
+
+@needs_install
+@pytest.mark.skipif(not _x86(), reason="the CPU model named is an x86-64 one")
+def test_another_cpu_model_of_the_platform_loads_a_shipped_baseline(tmp_path):
+    """The run-time side told it is a haswell (AVX2, no AVX-512; numba's NUMBA_CPU_NAME/FEATURES):
+    numba's key differs from every build's, and the x86-64-v3 code is loaded, nothing compiled."""
+    env = _fresh_user(tmp_path, NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES=HASWELL)
+    prepare = "from leansvm.core import jit\nassert jit.usable_targets()[0].name == 'x86-64-v3', jit.usable_targets()"
+    compiled, stderr = _run(COUNT_AND_FIT.replace("PREPARE", prepare), env)
+    assert compiled == [] and "compiling" not in stderr
+
+
+@needs_install
+def test_nowhere_to_write_still_loads_the_shipped_code(tmp_path):
+    """A read-only package and a read-only home: numba finds no folder for its cache
+    (``FunctionCache`` raises; the tests run as root, to whom every folder is writable, so that is
+    how it is made so); the fit reads the shipped code in place and compiles nothing."""
+    prepare = ("from numba.core import caching\n"
+               "def nowhere(self, py_func): raise RuntimeError('cannot cache function: no locator available')\n"
+               "caching.FunctionCache.__init__ = nowhere")
+    compiled, _ = _run(COUNT_AND_FIT.replace("PREPARE", prepare), _fresh_user(tmp_path))
+    assert compiled == []
+
+
+@needs_install
+def test_a_budget_fit_s_object_mode_glue_is_compiled_without_a_notice(tmp_path):
     """BSGD times its budget maintenance in ``with objmode()`` blocks; numba compiles their glue in every
     process (it is never cached), quickly, and that is not a solver the install lacks."""
-    monkeypatch.setattr(jit.config, "CACHE_DIR", "")
     code = COUNT_AND_FIT.replace("PREPARE", "").replace(
         "leansvm.SVC().fit(X, y)", "leansvm.BSGDClassifier(budget=20, gamma=0.1, random_state=0).fit(X, y)")
     compiled, stderr = _run(code, _fresh_user(tmp_path))
     assert set(compiled) <= {"_sgd_pass"}          # at most the glue, named after its function
     assert "compiling" not in stderr
-
-
-@needs_install
-def test_a_package_that_cannot_be_written_still_loads_its_machine_code(tmp_path):
-    """numba skips a ``__pycache__`` it cannot write; ShippedCodeLocator copies the shipped files to the
-    user's cache instead, and the fit loads them (the package is made 'unwritable' for the locator:
-    the tests run as root, to whom every directory is writable)."""
-    prepare = "from leansvm.core import jit\njit._writable = lambda directory: False"
-    compiled, _ = _run(COUNT_AND_FIT.replace("PREPARE", prepare), _fresh_user(tmp_path))
-    assert compiled == []
-    copied = list((tmp_path / "home" / ".cache" / "numba").rglob("*.nbc"))
-    assert copied, "the shipped machine code was not copied to the user's cache"
 
 
 NOTICE = r"""
@@ -96,7 +131,7 @@ shown = []
 original = progress.Progress.show_compiling
 progress.Progress.show_compiling = lambda self, c: (shown.append(c), original(self, c))
 with progress.Progress(total=2, desc="fit", enabled=True) as bar:
-    merge_alpha(0.5, 1.0, -0.5, 0.3)            # compiles (an empty NUMBA_CACHE_DIR)
+    merge_alpha(0.5, 1.0, -0.5, 0.3)            # compiles (no shipped target runs on this 'CPU')
     bar.update()
     merge_alpha(0.5, 1.0, -0.5, 0.3)            # compiled: nothing shown
     bar.update()
@@ -106,25 +141,203 @@ print(json.dumps(shown))
 """
 
 
-def test_a_first_compilation_is_announced_once_with_its_reason_and_shown_on_the_bar(tmp_path):
-    """With ``NUMBA_CACHE_DIR`` set numba looks there and compiles: one line says so and why, the open bar
-    shows "compiling" while it runs (start and end of the outermost compilation only)."""
-    env = _fresh_user(tmp_path, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+@pytest.mark.skipif(not _x86(), reason="the CPU model named is an x86-64 one")
+def test_a_cpu_below_every_shipped_target_is_told_once_why_and_shown_on_the_bar(tmp_path):
+    """A core2 (no SSE4.2) runs none of the x86-64 levels: numba compiles, one line says so and
+    why, the open bar shows "compiling" while it runs (start and end of the outermost compilation
+    only)."""
+    env = _fresh_user(tmp_path, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"), NUMBA_CPU_NAME="core2",
+                      NUMBA_CPU_FEATURES="+cx16,+sse3,+ssse3")
     shown, stderr = _run(NOTICE, env)
     notices = [line for line in stderr.splitlines() if "leansvm: compiling" in line]
     assert len(notices) == 1, stderr
-    assert "NUMBA_CACHE_DIR is set" in notices[0]
+    if INSTALLED:
+        assert "this CPU lacks popcnt, sahf, sse4.1, sse4.2 (x86-64-v2)" in notices[0]
     assert shown == [True, False]
 
 
-def test_mismatch_names_what_differs(monkeypatch):
-    monkeypatch.setattr(jit.config, "CACHE_DIR", "")
-    here = {"numba": "0.68.1", "python": "3.11", "triple": "x86_64-unknown-linux-gnu", "cpu": "znver5",
-            "features": "+avx2,+avx512f"}
-    assert jit.mismatch(dict(here), here) is None
-    assert "no compiled code" in jit.mismatch({}, here)
-    assert "numba 0.67.0" in jit.mismatch({**here, "numba": "0.67.0"}, here)
-    assert "skylake" in jit.mismatch({**here, "cpu": "skylake"}, here)
-    assert "other features" in jit.mismatch({**here, "features": "+avx2,-avx512f"}, here)
-    monkeypatch.setattr(jit.config, "CACHE_DIR", "/somewhere")
-    assert "NUMBA_CACHE_DIR" in jit.mismatch(dict(here), here)
+MACHINE = {"numba": "0.68.1", "python": "3.11", "triple": "x86_64-unknown-linux-gnu", "cpu": "znver5",
+           "features": "+avx2,+avx512f"}
+
+
+def _level(name):
+    return {**MACHINE, "target": name, "cpu": name, "features": ""}
+
+
+def test_why_not_names_what_differs():
+    features = set(dict(jit.LEVELS["x86_64"])["x86-64-v3"])                 # an AVX2 CPU
+    native = {**MACHINE, "target": "native"}
+    assert jit.why_not(native, MACHINE, features) is None                  # built on this very CPU
+    assert jit.why_not(_level("x86-64-v3"), MACHINE, features) is None
+    assert jit.why_not(_level("x86-64-v4"), MACHINE, features) == \
+        "this CPU lacks avx512bw, avx512cd, avx512dq, avx512f, avx512vl (x86-64-v4)"
+    assert "numba 0.67.0" in jit.why_not({**native, "numba": "0.67.0"}, MACHINE, features)
+    assert "Python 3.12" in jit.why_not({**native, "python": "3.12"}, MACHINE, features)
+    assert "a skylake CPU" in jit.why_not({**native, "cpu": "skylake"}, MACHINE, features)
+    assert "aarch64" in jit.why_not({**native, "triple": "aarch64-unknown-linux-gnu"}, MACHINE, features)
+    assert "no compiled code" in jit.mismatch([], MACHINE, features)
+    assert jit.mismatch([_level("x86-64-v2"), _level("x86-64-v4")], MACHINE, features) is None
+    assert jit.mismatch([_level("x86-64-v4")], MACHINE, set()).endswith("(x86-64-v4)")
+
+
+def test_targets_are_ordered_exact_cpu_first_then_the_highest_level():
+    records = [_level("x86-64-v2"), _level("x86-64-v4"), _level("x86-64-v3"), {**MACHINE, "target": "native"}]
+    v4 = set(dict(jit.LEVELS["x86_64"])["x86-64-v4"])
+    assert [r["target"] for r in jit.order_targets(records, MACHINE, v4)] == \
+        ["native", "x86-64-v4", "x86-64-v3", "x86-64-v2"]
+    v3 = set(dict(jit.LEVELS["x86_64"])["x86-64-v3"])
+    assert [r["target"] for r in jit.order_targets(records, {**MACHINE, "cpu": "haswell"}, v3)] == \
+        ["x86-64-v3", "x86-64-v2"]
+
+
+def test_the_cpu_numba_is_told_of_is_the_one_whose_features_count(monkeypatch):
+    monkeypatch.setattr(jit.config, "CPU_NAME", "haswell")
+    monkeypatch.setattr(jit.config, "CPU_FEATURES", HASWELL)
+    assert "avx2" in jit.cpu_features() and "avx512f" not in jit.cpu_features()
+    monkeypatch.setattr(jit.config, "CPU_NAME", "x86-64-v2")
+    monkeypatch.setattr(jit.config, "CPU_FEATURES", "")
+    assert jit.cpu_features() == set(dict(jit.LEVELS["x86_64"])["x86-64-v2"])
+    monkeypatch.setattr(jit.config, "CPU_NAME", None)
+    assert jit.cpu_features()                                             # the host's, from LLVM
+
+
+def test_build_targets_are_the_platform_s_baselines_unless_named(monkeypatch):
+    monkeypatch.delenv("LEANSVM_BUILD_TARGETS", raising=False)
+    assert jit.build_targets("x86_64-unknown-linux-gnu") == ("x86-64-v3", "x86-64-v2")
+    assert jit.build_targets("arm64-apple-darwin22.0.0") == ("generic",)
+    assert jit.build_targets("powerpc64le-unknown-linux-gnu") == ("native",)
+    monkeypatch.setenv("LEANSVM_BUILD_TARGETS", "native, x86-64-v4")
+    assert jit.build_targets("x86_64-unknown-linux-gnu") == ("native", "x86-64-v4")
+    env = jit.target_environment("x86-64-v3", {"NUMBA_CPU_NAME": "skylake", "PATH": "/bin"})
+    assert env == {"PATH": "/bin", "NUMBA_CPU_NAME": "x86-64-v3", "NUMBA_CPU_FEATURES": ""}
+    assert jit.target_environment("native", {"NUMBA_CPU_NAME": "skylake"}) == {}
+
+
+BUILD_V4 = r"""
+import json, sys
+from leansvm import precompile
+result = precompile.compile_from(sys.argv[1], modules={"budget.merging"})
+precompile.record("x86-64-v4", result)
+print(json.dumps(result))
+"""
+
+
+@needs_install
+@pytest.mark.skipif(not _x86(), reason="x86-64 levels")
+def test_a_target_built_without_running_it_loads_where_it_runs_and_nowhere_else(tmp_path):
+    """The build compiles a level the build machine's CPU may not run from the signatures another
+    target's run found (no code executed). Its code then loads where the CPU has the level, and where
+    it lacks it (a haswell has no AVX-512) it is passed over and numba compiles."""
+    folder = tmp_path / "compiled" / "x86-64-v4"
+    v3 = jit.COMPILED / "x86-64-v3"
+    env = {**jit.target_environment("x86-64-v4", _fresh_user(tmp_path)), "LEANSVM_COMPILE_INTO": str(folder)}
+    result, _ = _run(BUILD_V4.replace("sys.argv[1]", repr(str(v3))), env)
+    assert result["failed"] == [] and result["signatures"] > 0
+    from leansvm.budget import merging
+    assert set(merging.merge_alpha._cache.shipped_signatures(folder)) == \
+        set(merging.merge_alpha._cache.shipped_signatures(v3))
+    assert json.loads((folder / "target.json").read_text())["cpu"] == "x86-64-v4"
+    load = ("import json\nfrom leansvm.core import jit\nfrom pathlib import Path\n"
+            f"jit.COMPILED = Path({str(folder.parent)!r})\n"
+            "from numba.core import event\ncompiled = []\n"
+            "class Count(event.Listener):\n"
+            "    def on_start(self, ev): compiled.append(ev.data['dispatcher'].py_func.__qualname__)\n"
+            "    def on_end(self, ev): pass\n"
+            "event.register('numba:compile', Count())\n"
+            "from leansvm.budget.merging import merge_alpha\nmerge_alpha(0.5, 1.0, -0.5, 0.3)\n"
+            "print(json.dumps(compiled))")
+    cache = str(tmp_path / "numba-cache")
+    loaded, _ = _run(load, {**jit.target_environment("x86-64-v4", _fresh_user(tmp_path)), "NUMBA_CACHE_DIR": cache})
+    assert loaded == []
+    passed_over, _ = _run(load, _fresh_user(tmp_path, NUMBA_CACHE_DIR=cache + "-2", NUMBA_CPU_NAME="haswell",
+                                            NUMBA_CPU_FEATURES=HASWELL))
+    assert passed_over == ["merge_alpha"]
+
+
+IMPORT_ONLY = r"""
+import json
+from numba.core import event
+before = {k: list(v) for k, v in event._registered.items()}
+import leansvm
+after = {k: list(v) for k, v in event._registered.items()}
+print(json.dumps(before == after))
+"""
+
+
+def test_importing_leansvm_registers_nothing_with_numba(tmp_path):
+    registered_nothing, _ = _run(IMPORT_ONLY, _fresh_user(tmp_path))
+    assert registered_nothing
+
+
+# -- one test per numba internal that core/jit.py rests on (a numba upgrade fails here, by name) --
+
+def test_numba_internal_dispatcher_consults_its_cache_attribute():
+    """``Dispatcher._cache``: numba's ``enable_caching`` sets it, and compilation asks its
+    ``load_overload`` before compiling and ``save_overload`` after."""
+    calls = []
+
+    @jit.njit(cache=True)
+    def square(x):
+        return x * x
+
+    cache = square._cache
+    assert isinstance(cache, jit.LeanCache)
+    cache._numba = None                                        # nothing written beside the test file
+    load, save = cache.load_overload, cache.save_overload
+    cache.load_overload = lambda sig, ctx: (calls.append("load"), load(sig, ctx))[1]
+    cache.save_overload = lambda sig, cres: (calls.append("save"), save(sig, cres))[1]
+    assert square(3.0) == 9.0
+    assert calls == ["load", "save"]
+
+
+def test_numba_internal_function_cache_and_index_files(tmp_path):
+    """``caching.FunctionCache(py_func)`` and ``caching.IndexDataCacheFile(cache_path, filename_base,
+    source_stamp)`` with ``save``, ``load`` and ``_load_index``."""
+    from numba.core import caching
+    from leansvm.budget import merging
+    assert hasattr(caching.FunctionCache(merging.merge_alpha.py_func), "load_overload")
+    files = caching.IndexDataCacheFile(cache_path=str(tmp_path), filename_base="f-1.py311", source_stamp=b"s")
+    files.save(("sig", "hash"), ("payload",))
+    assert files.load(("sig", "hash")) == ("payload",)
+    assert list(files._load_index()) == [("sig", "hash")]
+    stale = caching.IndexDataCacheFile(cache_path=str(tmp_path), filename_base="f-1.py311", source_stamp=b"t")
+    assert stale.load(("sig", "hash")) is None                     # another source: not loaded
+
+
+def test_numba_internal_codegen_magic_tuple_and_cpu_settings():
+    """``codegen().magic_tuple()`` (triple, CPU name, features), numba's cache key of the CPU, and
+    ``config.CPU_NAME`` / ``config.CPU_FEATURES`` (NUMBA_CPU_NAME / NUMBA_CPU_FEATURES)."""
+    machine = jit.this_machine()
+    assert all(isinstance(machine[k], str) for k in ("triple", "cpu", "features")) and machine["triple"]
+    assert hasattr(jit.config, "CPU_NAME") and hasattr(jit.config, "CPU_FEATURES")
+
+
+def test_numba_internal_object_mode_glue_class():
+    """``numba.core.dispatcher.ObjModeLiftedWith``: the glue of a ``with objmode()`` block, left out of
+    the notice."""
+    from numba.core.dispatcher import ObjModeLiftedWith
+    assert not jit._is_ours(ObjModeLiftedWith.__new__(ObjModeLiftedWith))
+
+
+def test_numba_internal_compile_result_reduce_and_rebuild_through_a_shipped_folder(tmp_path, monkeypatch):
+    """``CompileResult._reduce()`` and ``CompileResult._rebuild(target_context, *payload)``: with
+    :data:`jit.BUILD_INTO` set a compiled function lands in that folder (the package build's
+    path), and it loads from there in place (the user's)."""
+    from pathlib import PurePath
+    from numba.core.registry import cpu_target
+
+    @jit.njit(cache=True)
+    def halve(x):
+        return 0.5 * x
+
+    cache = halve._cache
+    monkeypatch.setattr(cache, "_numba", None)
+    monkeypatch.setattr(cache, "_folder", PurePath("here"))
+    monkeypatch.setattr(jit, "BUILD_INTO", str(tmp_path))
+    assert halve(3.0) == 1.5                                   # compiled, then saved by save_overload
+    sig = next(iter(halve.overloads))
+    assert cache.shipped_signatures(tmp_path) == [sig]
+    monkeypatch.setattr(jit, "BUILD_INTO", None)
+    monkeypatch.setattr(jit, "usable_targets", lambda: (tmp_path,))
+    loaded = cache.load_overload(sig, cpu_target.target_context)
+    assert loaded is not None and loaded.entry_point(5.0) == 2.5

@@ -58,7 +58,7 @@ def test_precompile_knows_every_compiled_module_and_runs_every_workload():
     coverage test above; every workload must run (a failing one compiles less)."""
     package = Path(precompile.__file__).parent
     compiled = {str(p.relative_to(package).with_suffix("")).replace("/", ".")
-                for p in package.rglob("*.py") if "njit(" in p.read_text()}
+                for p in package.rglob("*.py") if "njit(" in p.read_text() and p != package / "core" / "jit.py"}
     assert compiled == set(precompile.COMPILED_MODULES)
     assert {n.rsplit(".", 1)[0] for n in precompile.dispatchers()} == set(precompile.COMPILED_MODULES)
     result = precompile.run()

@@ -13,10 +13,13 @@ pip's download cache kept (``PIP_CACHE_DIR``), so that the registry's speed does
 3. each job twice in a row, ``first`` and ``second``: ``svc-1000`` (a whole process: import leansvm,
    ``leansvm.SVC().fit`` on 1,000 x 10 rows of ``make_classification``), ``fit_lean-banana`` (the
    main job on banana, the fit alone) and ``cli-banana`` (a whole ``leansvm fit banana`` process).
-   Then the number of machine-code files the jobs added to the installed package (0: nothing compiled);
-4. ``compiled on first use``: the jobs again with ``NUMBA_CACHE_DIR`` an empty folder of their own,
-   where numba then looks for compiled code instead of the package: what every first run paid before
-   the package shipped its code.
+   Then the number of machine-code files the jobs added to the installed package and the user's
+   caches (0: nothing compiled, nothing copied);
+4. the same in the other settings users have: ``NUMBA_CACHE_DIR`` an empty folder (containers, CI
+   runners); a package and home the user cannot write (the jobs run as ``nobody`` where the
+   benchmark runs as root); another CPU model of the platform (the run-time side told it is a
+   haswell: AVX2, no AVX-512); and ``compiled on first use``, a CPU below every shipped level
+   (told: core2), what every first run paid before the package shipped its code.
 
 JSON to benchmarks/results/first-run-<timestamp>.json.
 """
@@ -60,25 +63,53 @@ print(time.perf_counter() - t0)
 """
 
 
-def _timed(cmd, env, cwd=None, own_clock=False) -> float:
-    """Seconds of a command: the process's wall time, or (own_clock) the last number it prints."""
+def _timed(cmd, env, cwd=None, own_clock=False, user=None) -> float:
+    """Seconds of a command: the process's wall time, or (own_clock) the last number it prints;
+    ``user``: the uid to run it as (a user to whom the package and home are read-only)."""
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    out = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, user=user)
     seconds = time.perf_counter() - t0
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, cmd))} failed:\n{out.stderr[-3000:]}")
     return float(out.stdout.strip().splitlines()[-1]) if own_clock else seconds
 
 
-def _machine_code_files(venv: Path) -> int:
-    return sum(1 for _ in venv.glob("lib/python*/site-packages/leansvm/**/*.nbc"))
+def _machine_code_files(venv: Path, tmp: Path) -> int:
+    """numba data files in the installed package and in the run's folder (home, NUMBA_CACHE_DIR)."""
+    return sum(1 for _ in venv.glob("lib/python*/site-packages/leansvm/**/*.nbc")) + \
+        sum(1 for _ in (tmp / "home").rglob("*.nbc")) + sum(1 for _ in tmp.glob("numba-cache-*/**/*.nbc"))
+
+
+#: what haswell (AVX2, no AVX-512) reports, and a core2 (SSE3, below every shipped level)
+HASWELL = "+avx,+avx2,+bmi,+bmi2,+cx16,+f16c,+fma,+lzcnt,+movbe,+popcnt,+sahf,+sse3,+sse4.1,+sse4.2,+ssse3,+xsave"
+CORE2 = "+cx16,+sse3,+ssse3"
+
+
+def _variants(env: dict, tmp: Path, skip_compiled: bool):
+    """(name, environment of a job, uid to run as) of each setting a user's first run meets."""
+    cache = lambda name: str(tmp / f"numba-cache-{name}")   # noqa: E731
+    variants = [("default settings", lambda name: env, None),
+                ("NUMBA_CACHE_DIR an empty folder", lambda name: {**env, "NUMBA_CACHE_DIR": cache(name)}, None)]
+    (tmp / "out").mkdir(exist_ok=True)      # where the jobs write their models, whoever runs them
+    os.chmod(tmp / "out", 0o777)
+    if os.getuid() == 0:                    # root writes everywhere: the jobs run as 'nobody' instead
+        os.chmod(tmp, 0o755)
+        variants.append(("read-only package and home (as nobody)", lambda name: env, 65534))
+    variants.append(("another CPU model (told: haswell)",
+                     lambda name: {**env, "NUMBA_CPU_NAME": "haswell", "NUMBA_CPU_FEATURES": HASWELL,
+                                   "NUMBA_CACHE_DIR": cache(f"haswell-{name}")}, None))
+    if not skip_compiled:
+        variants.append(("compiled on first use (told: core2, below every level)",
+                         lambda name: {**env, "NUMBA_CPU_NAME": "core2", "NUMBA_CPU_FEATURES": CORE2,
+                                       "NUMBA_CACHE_DIR": cache(f"core2-{name}")}, None))
+    return variants
 
 
 def _jobs(python: Path, workdir: Path):
     leansvm = python.parent / "leansvm"
     return [("svc-1000", [python, "-c", SVC_1000], False),
             ("fit_lean-banana", [python, "-c", FIT_LEAN_BANANA], True),
-            ("cli-banana", [leansvm, "fit", "banana", workdir / "banana.npz"], False)]
+            ("cli-banana", [leansvm, "fit", "banana", workdir / "out" / "banana.npz"], False)]
 
 
 def run(skip_compiled: bool) -> list[dict]:
@@ -107,29 +138,25 @@ def run(skip_compiled: bool) -> list[dict]:
         rows.append({"step": "wheel", "what": "pip install --no-deps --force-reinstall of that wheel",
                      "seconds": seconds})
         print(rows[-2:], flush=True)
-        before = _machine_code_files(venv)
-        variants = [("shipped in the package", lambda name: env)]
-        if not skip_compiled:
-            variants.append(("compiled on first use",
-                             lambda name: {**env, "NUMBA_CACHE_DIR": str(tmp / f"numba-cache-{name}")}))
-        for variant, job_env in variants:
+        for variant, job_env, user in _variants(env, tmp, skip_compiled):
+            before = _machine_code_files(venv, tmp)
             for name, cmd, own_clock in _jobs(python, tmp):
-                first = _timed(cmd, job_env(name), cwd=tmp, own_clock=own_clock)
-                second = _timed(cmd, job_env(name), cwd=tmp, own_clock=own_clock)
+                first = _timed(cmd, job_env(name), cwd=tmp, own_clock=own_clock, user=user)
+                second = _timed(cmd, job_env(name), cwd=tmp, own_clock=own_clock, user=user)
                 rows.append({"step": "job", "what": name, "code": variant, "first_s": first, "second_s": second,
                              "extra_s": first - second})
                 print(rows[-1], flush=True)
-            if variant == "shipped in the package":
-                rows.append({"step": "compiled by the jobs", "what": "machine-code files the jobs added to the package",
-                             "seconds": None, "files": _machine_code_files(venv) - before})
-                print(rows[-1], flush=True)
+            rows.append({"step": "compiled by the jobs", "code": variant, "seconds": None,
+                         "what": "machine-code files the jobs added to the package and the user's caches",
+                         "files": _machine_code_files(venv, tmp) - before})
+            print(rows[-1], flush=True)
     return rows
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--skip-compiled", action="store_true",
-                        help="leave out the runs with an empty NUMBA_CACHE_DIR (about 4 minutes)")
+                        help="leave out the runs that compile (a CPU below every shipped level, about 5 minutes)")
     args = parser.parse_args()
     rows = run(args.skip_compiled)
     columns = [("step", "step", "s"), ("what", "what", "s"), ("code", "compiled code", "s"),

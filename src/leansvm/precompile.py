@@ -8,11 +8,11 @@ than the second). LIBSVM, which is compiled C, pays nothing.
 :func:`run` pays it ahead: it runs each solver once on small data of every kind the solvers are
 given (dense and sparse rows, float32 and float64 kernel rows, two and more classes, each problem
 type, paths, budgeted SGD, budget SMO), so that every signature a fit uses is in the cache.
-The package build runs it on the files it packages (``setup.py``, with ``--record``: the machine
-it compiled for goes to ``compiled.json``, :mod:`leansvm.core.jit`), so ``pip install`` ships the
-code and no user needs this command. It serves an editable install (``pip install -e .``), or a
-machine whose CPU differs from the build's. Which signatures a fit needs is a matter of types, not
-sizes, so small data suffices; ``tests/test_precompile.py`` checks that typical fits afterwards
+The package build runs it on the files it packages (``setup.py``, with ``--build``: once per
+build target, into ``leansvm/compiled/<target>/``, :mod:`leansvm.core.jit`), so ``pip install``
+ships the code and no user needs this command. It serves an editable install (``pip install -e
+.``), or a CPU below every shipped target (its code then goes to numba's own cache). Which
+signatures a fit needs is a matter of types, not sizes, so small data suffices; ``tests/test_precompile.py`` checks that typical fits afterwards
 compile nothing new.
 """
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import time
 import warnings
+from pathlib import Path
 
 #: the modules that define compiled functions (each imports the compiled helpers it calls)
 COMPILED_MODULES = ("core.expf", "core.row_norms", "core.kernels", "core.lapack", "exact.irwls_chunk",
@@ -134,32 +135,110 @@ def run(verbose: bool = False) -> dict:
             "signatures": sum(len(s) for s in signatures().values()), "failed": failed}
 
 
+def compile_from(folder, modules=None) -> dict:
+    """Compile every signature that another target's folder holds code for (of ``modules``, default
+    all), without running anything: a target this machine's CPU cannot execute.
+    {'seconds', 'signatures', 'failed'}."""
+    start, failed = time.perf_counter(), []
+    for name, dispatcher in dispatchers().items():
+        if modules is not None and name.rsplit(".", 1)[0] not in modules:
+            continue
+        for signature in dispatcher._cache.shipped_signatures(folder):
+            try:
+                dispatcher.compile(signature)
+            except Exception as exc:
+                failed.append(f"{name}{signature}: {type(exc).__name__}: {exc}")
+    return {"seconds": time.perf_counter() - start,
+            "signatures": sum(len(s) for s in signatures().values()), "failed": failed}
+
+
+def build(package, environ=None) -> list[str]:
+    """The package build's step (``setup.py``): compile into ``package/compiled/<target>`` for every
+    target of :func:`leansvm.core.jit.build_targets`, one process per target, as many at once as
+    there are cores. Targets this CPU runs execute the workloads; the others then compile the
+    signatures those found (:func:`compile_from`). Returns the failures."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from leansvm.core import jit
+    environ = dict(os.environ if environ is None else environ)
+    machine, features = jit.this_machine(), jit.cpu_features()
+    targets = jit.build_targets(machine["triple"])
+    runs_here = [t for t in targets if t == "native" or jit.why_not(
+        {**machine, "cpu": t, "features": ""}, machine, features) is None]
+    if not runs_here:
+        raise RuntimeError(f"this CPU runs none of the build targets {targets}; "
+                           "set LEANSVM_BUILD_TARGETS=native")
+    compiled = Path(package) / "compiled"
+    failed = []
+
+    def launch(group, extra=()):
+        running = []
+        for target in group:
+            env = {**jit.target_environment(target, environ), "LEANSVM_COMPILE_INTO": str(compiled / target),
+                   "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+            env.pop("NUMBA_CACHE_DIR", None)
+            running.append((target, subprocess.Popen(
+                [sys.executable, "-m", "leansvm.precompile", "--target", target, *extra], env=env,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+            if len(running) >= (os.cpu_count() or 1):
+                failed.extend(_finish(*running.pop(0)))
+        for target, process in running:
+            failed.extend(_finish(target, process))
+
+    launch(runs_here)
+    launch([t for t in targets if t not in runs_here], ("--compile-from", str(compiled / runs_here[0])))
+    for target in targets:
+        if not (compiled / target / "target.json").exists():
+            failed.append(f"{target}: no code was recorded")
+    print(json.dumps({t: json.loads((compiled / t / "target.json").read_text())["seconds"]
+                      for t in targets if (compiled / t / "target.json").exists()}))
+    return failed
+
+
+def _finish(target, process) -> list[str]:
+    output = process.communicate()[0]
+    print(f"[{target}] " + output.strip().replace("\n", f"\n[{target}] "), flush=True)
+    return [] if process.returncode == 0 else [f"{target}: exit status {process.returncode}"]
+
+
 def main() -> int:
     import argparse
     parser = argparse.ArgumentParser(prog="python -m leansvm.precompile", description=__doc__.split("\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="time each workload")
-    parser.add_argument("--record", action="store_true",
-                        help="write what the code was compiled for to the package's compiled.json (the build does)")
+    parser.add_argument("--build", action="store_true",
+                        help="compile for every build target into the package's compiled/ (the build does)")
+    parser.add_argument("--target", help=argparse.SUPPRESS)          # one target of --build
+    parser.add_argument("--compile-from", help=argparse.SUPPRESS)    # its signatures from that folder
     args = parser.parse_args()
-    result = run(verbose=args.verbose)
+    if args.build:
+        failed = build(Path(__file__).resolve().parent)
+        for line in failed:
+            print(f"leansvm: precompile step failed: {line}")
+        return 1 if failed else 0
+    result = compile_from(args.compile_from) if args.compile_from else run(verbose=args.verbose)
     print(f"leansvm: {result['signatures']} compiled signatures ready in {result['seconds']:.1f} s")
     for line in result["failed"]:
         print(f"leansvm: precompile step failed: {line}")
-    if args.record and not result["failed"]:
-        record(result)
+    if args.target and not result["failed"]:
+        record(args.target, result)
     return 1 if result["failed"] else 0
 
 
-def record(result: dict):
-    """Write :func:`leansvm.core.jit.this_machine` with the compilation's seconds and signatures
-    to ``compiled.json`` (atomically)."""
+def record(target: str, result: dict):
+    """Write :func:`leansvm.core.jit.this_machine` with the target's name, the compilation's seconds
+    and signatures to ``compiled/<target>/target.json`` (atomically)."""
     import json
     import os
     from leansvm.core import jit
-    data = {**jit.this_machine(), "seconds": round(result["seconds"], 1), "signatures": result["signatures"]}
-    temporary = jit.RECORD.with_name(jit.RECORD.name + ".tmp")
+    folder = Path(jit.BUILD_INTO)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {**jit.this_machine(), "target": target, "seconds": round(result["seconds"], 1),
+            "signatures": result["signatures"]}
+    temporary = folder / "target.json.tmp"
     temporary.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(temporary, jit.RECORD)
+    os.replace(temporary, folder / "target.json")
 
 
 if __name__ == "__main__":

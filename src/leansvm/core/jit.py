@@ -1,82 +1,293 @@
-"""numba's ``njit`` as leansvm declares every compiled function, and the compiled code it ships.
+"""numba's ``njit`` as leansvm declares every compiled function, the machine code the package ships,
+and every use of numba's internals (each has a test: ``tests/test_compiled_code.py``).
 
-numba compiles a function at its first call for its argument types and, with ``cache=True``, keeps
-the machine code in ``__pycache__`` beside the source under a key of the source file's hash,
-numba's version and the CPU's name and features. The package build (``setup.py``) runs
-:mod:`leansvm.precompile` on the files it packages and records in ``compiled.json`` what that code
-was built for, so ``pip install`` brings the code along: the first fit loads it (about a second)
-instead of compiling it (about a minute).
+numba compiles a function at its first call for its argument types. The package build
+(``setup.py``, :mod:`leansvm.precompile`) compiles every solver ahead for a few baseline CPUs of the
+platform and ships the code in ``leansvm/compiled/<target>/``: for x86-64 the psABI's levels
+``x86-64-v3`` (AVX2, FMA: Intel from 2013, AMD from 2015) and ``x86-64-v2`` (SSE4.2), on aarch64
+its ``generic`` baseline. ``<target>/target.json`` records what each was built for.
 
-Where it does not match (another CPU model or numba version than the build's, an editable install,
-``NUMBA_CACHE_DIR`` pointing elsewhere), numba compiles as it always did. The first compilation of
-a leansvm function in a process prints one line that says so, why, and about how long it takes,
-and a progress bar open at the time shows "compiling" until it ends (:class:`_CompileNotice`).
+A function declared ``@njit(cache=True)`` here reads its machine code through :class:`LeanCache`:
 
-A package directory that cannot be written (a read-only site-packages, a shared image on cluster
-workers) would make numba pass over ``__pycache__`` and compile into the user's cache directory;
-:class:`ShippedCodeLocator` copies the function's shipped files there first, so they are loaded.
+1. numba's own cache first, wherever the user's settings put it (``NUMBA_CACHE_DIR``, the
+   package's ``__pycache__``, the user-wide cache): code compiled on this machine earlier;
+2. then the shipped targets this CPU can run, best first (:func:`usable_targets`), read in place
+   from the package: nothing is copied, so a read-only package or home changes nothing.
+
+What is compiled after all (a CPU below every shipped level, another numba, an argument type the
+build did not cover) goes to numba's own cache, as numba would put it. The first such compilation
+in a process prints one line that says why and about how long it takes, and an open progress bar
+shows "compiling" until it ends (:class:`_CompileEvents`). Nothing is registered with numba at
+import: the listener is installed by the first load of a leansvm function, and it reacts to
+leansvm's functions only (a user's own numba code sees no change).
 """
 
 from __future__ import annotations
 
-import glob
+import functools
+import hashlib
+import inspect
 import json
 import os
-import shutil
 import sys
-import tempfile
 import threading
+import time
 from pathlib import Path
 
 import numba
-from numba import njit  # noqa: F401  (re-exported: ``from leansvm.core.jit import njit``)
-from numba.core import caching, config, event
+from numba.core import caching, compiler, config, event
 from numba.core.dispatcher import ObjModeLiftedWith
 
-__all__ = ["njit", "shipped_code", "mismatch", "ShippedCodeLocator", "RECORD"]
+__all__ = ["njit", "LeanCache", "usable_targets", "shipped_targets", "mismatch", "this_machine",
+           "compile_seconds", "COMPILED"]
 
 PACKAGE = Path(__file__).resolve().parents[1]
-#: what the build compiled for (written by ``python -m leansvm.precompile --record``)
-RECORD = PACKAGE / "compiled.json"
+#: the shipped machine code: ``<target>/<module folder>/<numba's files>`` and ``<target>/target.json``
+COMPILED = PACKAGE / "compiled"
+#: set by the package build (:mod:`leansvm.precompile`): compile into this target's folder only
+BUILD_INTO = os.environ.get("LEANSVM_COMPILE_INTO") or None
 #: seconds a complete compilation took on the 2-core benchmark machine, when the record has none
-DEFAULT_COMPILE_SECONDS = 60.0
+DEFAULT_COMPILE_SECONDS = 110.0
 
+_V2 = ("cx16", "sahf", "popcnt", "sse3", "sse4.1", "sse4.2", "ssse3")
+_V3 = _V2 + ("avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave")
+_V4 = _V3 + ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")
+#: {architecture: ((LLVM CPU name, the CPU features it needs), ...)}, best first; the x86-64 levels
+#: are the psABI's (x86-64-v2/v3/v4), which LLVM knows as CPU names
+LEVELS = {"x86_64": (("x86-64-v4", _V4), ("x86-64-v3", _V3), ("x86-64-v2", _V2)),
+          "aarch64": (("generic", ()),)}
+#: what the build compiles for, per architecture (``LEANSVM_BUILD_TARGETS`` overrides; ``native``:
+#: the build machine's own CPU). v4 is not shipped: on an AVX-512 host its code ran no faster than
+#: v3's (benchmarks/exact/bench_compiled_targets.py)
+DEFAULT_BUILD_TARGETS = {"x86_64": ("x86-64-v3", "x86-64-v2"), "aarch64": ("generic",)}
+
+
+# -- the machine ----------------------------------------------------------------------------------
 
 def this_machine() -> dict:
-    """numba's version, Python's, and the (target triple, CPU name, CPU features) of compiled code."""
+    """numba's version, Python's, and the (target triple, CPU name, CPU features) of the code numba
+    compiles in this process (``codegen.magic_tuple()``, the key of numba's cache)."""
     from numba.core.registry import cpu_target
     triple, cpu, features = cpu_target.target_context.codegen().magic_tuple()
     return {"numba": numba.__version__, "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
             "triple": triple, "cpu": cpu, "features": features}
 
 
-def shipped_code() -> dict | None:
-    """The build's record (:func:`this_machine` at build time, plus ``seconds`` and ``signatures``),
-    or None where the package holds no compiled code."""
-    try:
-        return json.loads(RECORD.read_text())
-    except (OSError, ValueError):
-        return None
+def architecture(triple: str) -> str:
+    """``x86_64`` or ``aarch64`` (macOS says ``arm64``) from a target triple."""
+    arch = triple.split("-")[0]
+    return "aarch64" if arch == "arm64" else arch
 
 
-def mismatch(record: dict | None = None, machine: dict | None = None) -> str | None:
-    """Why the shipped code cannot be loaded here, in words; None where it can."""
-    record = shipped_code() if record is None else record
-    if not record:
-        return "this install holds no compiled code (an editable install, or built without it)"
-    if config.CACHE_DIR:
-        return "NUMBA_CACHE_DIR is set, so numba looks for compiled code there, not in the package"
-    machine = this_machine() if machine is None else machine
+def cpu_features() -> set[str]:
+    """The features of the CPU numba compiles for: the host's (LLVM's view, which includes what the
+    operating system enables), or those numba is told of with ``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES``
+    (how a test makes this process see another CPU)."""
+    if config.CPU_NAME:
+        if config.CPU_FEATURES:
+            return {f[1:] for f in config.CPU_FEATURES.split(",") if f.startswith("+")}
+        return next((set(needs) for levels in LEVELS.values() for name, needs in levels
+                     if name == config.CPU_NAME), set())
+    import llvmlite.binding as ll
+    return {name for name, on in ll.get_host_cpu_features().items() if on}
+
+
+def build_targets(triple: str | None = None) -> tuple[str, ...]:
+    """The targets the package build compiles for on this platform."""
+    chosen = os.environ.get("LEANSVM_BUILD_TARGETS")
+    if chosen:
+        return tuple(t.strip() for t in chosen.split(",") if t.strip())
+    return DEFAULT_BUILD_TARGETS.get(architecture(triple or this_machine()["triple"]), ("native",))
+
+
+def target_environment(target: str, environ: dict) -> dict:
+    """``environ`` with numba told to compile for ``target`` (a level's CPU name, or ``native``)."""
+    env = {k: v for k, v in environ.items() if k not in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")}
+    if target != "native":
+        env.update(NUMBA_CPU_NAME=target, NUMBA_CPU_FEATURES="")
+    return env
+
+
+# -- the shipped targets --------------------------------------------------------------------------
+
+def shipped_targets() -> list[dict]:
+    """The records of the shipped targets (:mod:`leansvm.precompile` writes them), each with
+    ``target``, ``numba``, ``python``, ``triple``, ``cpu``, ``features``, ``seconds``, ``signatures``."""
+    records = []
+    for path in sorted(COMPILED.glob("*/target.json")):
+        try:
+            records.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return records
+
+
+def why_not(record: dict, machine: dict, features: set[str]) -> str | None:
+    """Why one shipped target's code cannot run here, in words; None where it can."""
     for key, what in (("python", "Python"), ("numba", "numba")):
         if record.get(key) != machine[key]:
             return f"it was built for {what} {record.get(key)}, this is {what} {machine[key]}"
-    if (record.get("triple"), record.get("cpu")) != (machine["triple"], machine["cpu"]):
-        return f"it was built for a {record.get('cpu')} CPU ({record.get('triple')}), " \
-               f"this is a {machine['cpu']} ({machine['triple']})"
-    if record.get("features") != machine["features"]:
-        return f"it was built for a {record.get('cpu')} CPU with other features than this one's"
-    return None
+    if record.get("triple") != machine["triple"]:
+        return f"it was built for {record.get('triple')}, this is {machine['triple']}"
+    if (record.get("cpu"), record.get("features")) == (machine["cpu"], machine["features"]):
+        return None
+    needs = dict(LEVELS.get(architecture(machine["triple"]), ())).get(record.get("cpu"))
+    if needs is None:
+        return f"it was built for a {record.get('cpu')} CPU, this is a {machine['cpu']}"
+    missing = sorted(set(needs) - features)
+    return f"this CPU lacks {', '.join(missing)} ({record['cpu']})" if missing else None
 
+
+def order_targets(records: list[dict], machine: dict, features: set[str]) -> list[dict]:
+    """The records whose code runs here, best first: one built for exactly this CPU, then the
+    levels from the highest down."""
+    order = [name for name, _ in LEVELS.get(architecture(machine["triple"]), ())]
+    usable = [r for r in records if why_not(r, machine, features) is None]
+    return sorted(usable, key=lambda r: ((r["cpu"], r["features"]) != (machine["cpu"], machine["features"]),
+                                         order.index(r["cpu"]) if r["cpu"] in order else len(order)))
+
+
+@functools.lru_cache(maxsize=None)
+def _usable(machine_key: tuple, features: frozenset) -> tuple[Path, ...]:
+    machine = dict(zip(("numba", "python", "triple", "cpu", "features"), machine_key))
+    return tuple(COMPILED / r["target"] for r in order_targets(shipped_targets(), machine, set(features)))
+
+
+def usable_targets() -> tuple[Path, ...]:
+    """The folders of the shipped targets this CPU runs, best first (:func:`order_targets`). The
+    package build reads its own target's folder only."""
+    if BUILD_INTO:
+        return (Path(BUILD_INTO),)
+    machine = this_machine()
+    return _usable(tuple(machine[k] for k in ("numba", "python", "triple", "cpu", "features")),
+                   frozenset(cpu_features()))
+
+
+def mismatch(records: list[dict] | None = None, machine: dict | None = None,
+             features: set[str] | None = None) -> str | None:
+    """Why no shipped code can be loaded here, in words; None where some can."""
+    records = shipped_targets() if records is None else records
+    if not records:
+        return "this install holds no compiled code (an editable install, or built without it)"
+    machine = this_machine() if machine is None else machine
+    features = cpu_features() if features is None else features
+    reasons = [why_not(r, machine, features) for r in records]
+    if None in reasons:
+        return None
+    return min(reasons, key=len)             # the nearest miss: the least demanding target's
+
+
+# -- the cache of a leansvm function --------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _source_stamp(path: str) -> bytes:
+    """The source file's SHA-256, the freshness stamp of its functions' cache entries (numba >= 0.68
+    stamps its own entries the same way)."""
+    return hashlib.sha256(Path(path).read_bytes()).digest()
+
+
+class LeanCache(caching._Cache):
+    """The cache of one leansvm function: numba's own (:class:`numba.core.caching.FunctionCache`,
+    placed by the user's settings) for loading and saving, then the shipped targets' folders
+    for loading (numba's index and data files, read in place).
+
+    Shipped entries are keyed by the signature and the function's bytecode hash; the CPU is the
+    folder's. In the package build only the target being built is read and written."""
+
+    def __init__(self, py_func):
+        self._py_func = py_func
+        self._enabled = True
+        source = Path(inspect.getfile(py_func)).resolve()
+        self._folder = source.parent.relative_to(PACKAGE) if source.is_relative_to(PACKAGE) else None
+        self._stamp = _source_stamp(str(source))
+        abi = f"{sys.version_info[0]}{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
+        self._filename_base = (f"{source.stem}.{py_func.__qualname__}-{py_func.__code__.co_firstlineno}"
+                               f".py{abi}").replace("<", "").replace(">", "")
+        self._code_hash = hashlib.sha256(py_func.__code__.co_code).hexdigest()
+        self._numba = None
+        if not BUILD_INTO:
+            try:
+                self._numba = caching.FunctionCache(py_func)
+            except RuntimeError:             # no cache folder can be written: the shipped code only
+                self._numba = None
+
+    def __repr__(self):
+        return f"<LeanCache {self._py_func.__module__}.{self._py_func.__qualname__}>"
+
+    @property
+    def cache_path(self):
+        return self._numba.cache_path if self._numba is not None else str(COMPILED)
+
+    def enable(self):
+        self._enabled = True
+
+    def disable(self):
+        self._enabled = False
+
+    def flush(self):
+        if self._numba is not None:
+            self._numba.flush()
+
+    def shipped_file(self, target_folder: Path):
+        """numba's index and data files of this function in one target's folder."""
+        return caching.IndexDataCacheFile(cache_path=str(Path(target_folder) / self._folder),
+                                          filename_base=self._filename_base, source_stamp=self._stamp)
+
+    def shipped_signatures(self, target_folder: Path) -> list:
+        """The argument types this function has code for in one target's folder."""
+        if self._folder is None:
+            return []
+        return [key[0] for key in self.shipped_file(target_folder)._load_index()]
+
+    def load_overload(self, sig, target_context):
+        if not self._enabled:
+            return None
+        _listen()
+        if self._numba is not None:
+            found = self._numba.load_overload(sig, target_context)
+            if found is not None:
+                return found
+        if self._folder is None:
+            return None
+        target_context.refresh()
+        for folder in usable_targets():
+            try:
+                payload = self.shipped_file(folder).load((sig, self._code_hash))
+                if payload is not None:
+                    return compiler.CompileResult._rebuild(target_context, *payload)
+            except Exception:                # an unreadable or damaged file: compiled instead
+                continue
+        return None
+
+    def save_overload(self, sig, cres):
+        if not self._enabled:
+            return
+        if BUILD_INTO:
+            if self._folder is not None and not cres.library.has_dynamic_globals \
+                    and all(lifted.can_cache for lifted in cres.lifted):
+                (Path(BUILD_INTO) / self._folder).mkdir(parents=True, exist_ok=True)
+                self.shipped_file(Path(BUILD_INTO)).save((sig, self._code_hash), cres._reduce())
+        elif self._numba is not None:
+            self._numba.save_overload(sig, cres)
+
+
+def njit(*args, cache: bool = False, **options):
+    """``numba.njit``; with ``cache=True`` the machine code is loaded through :class:`LeanCache`
+    (what numba's ``enable_caching`` would set to its own ``FunctionCache``)."""
+    if args and callable(args[0]):
+        return njit(cache=cache, **options)(args[0])
+    decorate = numba.njit(*args, **options)
+    if not cache:
+        return decorate
+
+    def decorator(function):
+        dispatcher = decorate(function)
+        dispatcher._cache = LeanCache(dispatcher.py_func)
+        return dispatcher
+    return decorator
+
+
+# -- compilation events: the notice, the progress bar, the work clock -----------------------------
 
 def _is_ours(dispatcher) -> bool:
     """A leansvm function being compiled, not the object-mode glue of one of its ``with objmode()``
@@ -87,12 +298,15 @@ def _is_ours(dispatcher) -> bool:
     return module.startswith("leansvm.") and not isinstance(dispatcher, ObjModeLiftedWith)
 
 
-class _CompileNotice(event.Listener):
-    """At the first compilation of a leansvm function in this process: one line on standard error
-    (through an open progress bar, if any) with the reason and the expected time; while any leansvm
-    compilation runs, the innermost open bar shows "compiling"."""
+class _CompileEvents(event.Listener):
+    """numba's ``numba:compile`` events: seconds between the outermost start and end per thread (a
+    function compiles the jitted functions it calls inside its own event), summed over threads,
+    for the work clock; and, at the first compilation of a leansvm function in this process, one
+    line on standard error (through an open progress bar, if any) with the reason and the expected
+    time, while the innermost open bar shows "compiling"."""
 
     def __init__(self):
+        self.total = 0.0
         self.told = False
         self._lock = threading.Lock()
         self._local = threading.local()
@@ -100,89 +314,60 @@ class _CompileNotice(event.Listener):
     def on_start(self, ev):
         depth = getattr(self._local, "depth", 0)
         self._local.depth = depth + 1
-        if depth or not _is_ours(ev.data.get("dispatcher")):
+        if depth:
             return
-        from leansvm import progress
-        with self._lock:
-            first, self.told = not self.told, True
-        progress.note_compiling(True, self.message(ev.data) if first else None)
+        self._local.started = time.perf_counter()
+        self._local.ours = _is_ours(ev.data.get("dispatcher"))
+        if self._local.ours:
+            from leansvm import progress
+            with self._lock:
+                first, self.told = not self.told, True
+            progress.note_compiling(True, self.message(ev.data) if first else None)
 
     def on_end(self, ev):
         self._local.depth -= 1
-        if self._local.depth == 0 and _is_ours(ev.data.get("dispatcher")):
+        if self._local.depth:
+            return
+        with self._lock:
+            self.total += time.perf_counter() - self._local.started
+        if self._local.ours:
             from leansvm import progress
             progress.note_compiling(False)
 
     @staticmethod
     def message(data: dict | None = None) -> str:
-        """The notice; where the shipped code matches this machine, it names the function and the
-        argument types it lacked (``data``: the compile event's), for a report that adds them to the
-        build's signatures (:mod:`leansvm.precompile`)."""
-        record = shipped_code()
-        reason = mismatch(record)
+        """The notice; where shipped code runs here, it names the function and the argument types it
+        lacked (``data``: the compile event's), for a report that adds them to the build's workloads
+        (:mod:`leansvm.precompile`)."""
+        records = shipped_targets()
+        reason = mismatch(records)
         if reason is None:
             dispatcher, args = (data or {}).get("dispatcher"), (data or {}).get("args")
             what = "" if dispatcher is None else \
                 f" ({dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}{tuple(args or ())})"
             return ("leansvm: compiling a solver for argument types the install did not compile"
                     f"{what} (a few seconds, once; later runs load it)")
-        seconds = (record or {}).get("seconds") or DEFAULT_COMPILE_SECONDS
+        seconds = max((r.get("seconds") or 0 for r in records), default=0) or DEFAULT_COMPILE_SECONDS
         return (f"leansvm: compiling the solvers for this machine, once: {reason}. The first fits "
                 f"take up to about {seconds:.0f} s longer; later runs load the compiled code.")
 
 
-NOTICE = _CompileNotice()
-event.register("numba:compile", NOTICE)
+EVENTS = _CompileEvents()
+EVENTS.told = bool(BUILD_INTO)              # the package build compiles everything: nothing to announce
+_listening = threading.Lock()
 
 
-def _writable(directory: str) -> bool:
-    try:
-        os.makedirs(directory, exist_ok=True)
-        tempfile.TemporaryFile(dir=directory).close()
-        return True
-    except OSError:
-        return False
+def _listen():
+    """Register :data:`EVENTS` with numba, once, at the first use of a leansvm solver or clock."""
+    if not EVENTS.__dict__.get("registered"):
+        with _listening:
+            if not EVENTS.__dict__.get("registered"):
+                event.register("numba:compile", EVENTS)
+                EVENTS.registered = True
 
 
-class ShippedCodeLocator(caching.UserWideCacheLocator):
-    """For a leansvm function whose package ``__pycache__`` cannot be written: the user's numba cache
-    directory, with the shipped index and machine code of the function copied there on first use
-    (numba's own locators would skip the shipped files and compile). Other functions: not handled."""
-
-    @classmethod
-    def from_function(cls, py_func, py_file):
-        shipped = os.path.join(os.path.dirname(os.path.abspath(py_file)), "__pycache__")
-        if not os.path.abspath(py_file).startswith(str(PACKAGE) + os.sep) or not os.path.isdir(shipped) \
-                or _writable(shipped):
-            return None
-        self = super().from_function(py_func, py_file)
-        if self is not None:
-            self.copy_shipped(py_func, py_file, shipped)
-        return self
-
-    def copy_shipped(self, py_func, py_file, shipped):
-        """Copy ``<module>.<qualname>-<line>.py<XY>.nbi`` and its ``.nbc`` files, unless already there
-        (numba's file names: ``CacheImpl.get_filename_base``)."""
-        module = os.path.splitext(os.path.basename(py_file))[0]
-        base = f"{module}.{py_func.__qualname__}-{py_func.__code__.co_firstlineno}.py" \
-               f"{sys.version_info[0]}{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
-        base = base.replace("<", "").replace(">", "")
-        target = self.get_cache_path()
-        if os.path.exists(os.path.join(target, base + ".nbi")):
-            return
-        for path in sorted(glob.glob(os.path.join(shipped, glob.escape(base) + ".*.nbc"))) \
-                + [os.path.join(shipped, base + ".nbi")]:          # the index last: it names the rest
-            if os.path.exists(path):
-                temporary = os.path.join(target, f".{os.path.basename(path)}.{os.getpid()}")
-                shutil.copyfile(path, temporary)
-                os.replace(temporary, os.path.join(target, os.path.basename(path)))
-
-
-def _install_locator():
-    """Put :class:`ShippedCodeLocator` after ``NUMBA_CACHE_DIR``'s locator, before the in-tree one."""
-    classes = caching.CacheImpl._locator_classes
-    if ShippedCodeLocator not in classes:
-        classes.insert(classes.index(caching.InTreeCacheLocator), ShippedCodeLocator)
-
-
-_install_locator()
+def compile_seconds() -> float:
+    """Seconds this process has spent compiling numba functions (finished compilations) since the
+    first use of a leansvm solver or clock."""
+    _listen()
+    return EVENTS.total
