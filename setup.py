@@ -2,7 +2,7 @@
 
 leansvm's solvers are numba functions, compiled at their first call. This build step runs
 ``python -m leansvm.precompile --build`` against the files being packaged: every solver is compiled
-for the platform's baseline CPUs (x86-64: the psABI levels x86-64-v3 and x86-64-v2; aarch64: its
+for the platform's baseline CPUs (x86-64: the psABI levels x86-64-v4 and x86-64-v2; aarch64: its
 baseline), one process per target, into ``leansvm/compiled/<target>/``, so that the wheel (and
 ``pip install .``, which builds one) carries that code and the first fit on any CPU of the
 platform loads it in about a second instead of compiling for about two minutes

@@ -58,8 +58,13 @@ def at_import(module="sklearn"):
 
 
 def at_numba_event(kind, times=1):
-    """SIGINT as numba starts a ``kind`` event (registered before any leansvm code compiles)."""
+    """SIGINT as numba starts a ``kind`` event (registered before any leansvm code compiles, after
+    leansvm's own listener, which a first use of a solver registers: its notice comes first, as in a
+    user's process)."""
     from numba.core import event
+
+    from leansvm.core import jit
+    jit._listen()
 
     once = _Once(times)
 
@@ -116,6 +121,7 @@ def in_compiled_calls():
     for module_name, name in (("leansvm.exact.box_cd", "_greedy_cd_cached"),
                               ("leansvm.exact.irwls", "run_chunks"),
                               ("leansvm.exact.irwls", "solve_chunk"),
+                              ("leansvm.exact.smo_full", "smo_steps"),
                               ("leansvm.budget.bsgd", "_sgd_pass")):
         module = importlib.import_module(module_name)
         setattr(module, name, signalling(getattr(module, name)))

@@ -40,6 +40,8 @@ print(json.dumps(compiled))
 
 #: what haswell (AVX2, no AVX-512) reports: a CPU model other than this one, of level x86-64-v3
 HASWELL = "+avx,+avx2,+bmi,+bmi2,+cx16,+f16c,+fma,+lzcnt,+movbe,+popcnt,+sahf,+sse3,+sse4.1,+sse4.2,+ssse3,+xsave"
+#: a nehalem: SSE4.2, no AVX (level x86-64-v2)
+NEHALEM = "+cx16,+popcnt,+sahf,+sse3,+sse4.1,+sse4.2,+ssse3"
 
 
 def _fresh_user(tmp_path, **extra):
@@ -93,9 +95,9 @@ def test_numba_cache_dir_set_still_loads_the_shipped_code_and_adds_nothing(tmp_p
 @pytest.mark.skipif(not _x86(), reason="the CPU model named is an x86-64 one")
 def test_another_cpu_model_of_the_platform_loads_a_shipped_baseline(tmp_path):
     """The run-time side told it is a haswell (AVX2, no AVX-512; numba's NUMBA_CPU_NAME/FEATURES):
-    numba's key differs from every build's, and the x86-64-v3 code is loaded, nothing compiled."""
+    numba's key differs from every build's, and the x86-64-v2 code is loaded, nothing compiled."""
     env = _fresh_user(tmp_path, NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES=HASWELL)
-    prepare = "from leansvm.core import jit\nassert jit.usable_targets()[0].name == 'x86-64-v3', jit.usable_targets()"
+    prepare = "from leansvm.core import jit\nassert jit.usable_targets()[0].name == 'x86-64-v2', jit.usable_targets()"
     compiled, stderr = _run(COUNT_AND_FIT.replace("PREPARE", prepare), env)
     assert compiled == [] and "compiling" not in stderr
 
@@ -203,7 +205,7 @@ def test_the_cpu_numba_is_told_of_is_the_one_whose_features_count(monkeypatch):
 
 def test_build_targets_are_the_platform_s_baselines_unless_named(monkeypatch):
     monkeypatch.delenv("LEANSVM_BUILD_TARGETS", raising=False)
-    assert jit.build_targets("x86_64-unknown-linux-gnu") == ("x86-64-v3", "x86-64-v2")
+    assert jit.build_targets("x86_64-unknown-linux-gnu") == ("x86-64-v4", "x86-64-v2")
     assert jit.build_targets("arm64-apple-darwin22.0.0") == ("generic",)
     assert jit.build_targets("powerpc64le-unknown-linux-gnu") == ("native",)
     monkeypatch.setenv("LEANSVM_BUILD_TARGETS", "native, x86-64-v4")
@@ -213,11 +215,11 @@ def test_build_targets_are_the_platform_s_baselines_unless_named(monkeypatch):
     assert jit.target_environment("native", {"NUMBA_CPU_NAME": "skylake"}) == {}
 
 
-BUILD_V4 = r"""
+BUILD_V3 = r"""
 import json, sys
 from leansvm import precompile
 result = precompile.compile_from(sys.argv[1], modules={"budget.merging"})
-precompile.record("x86-64-v4", result)
+precompile.record("x86-64-v3", result)
 print(json.dumps(result))
 """
 
@@ -226,17 +228,18 @@ print(json.dumps(result))
 @pytest.mark.skipif(not _x86(), reason="x86-64 levels")
 def test_a_target_built_without_running_it_loads_where_it_runs_and_nowhere_else(tmp_path):
     """The build compiles a level the build machine's CPU may not run from the signatures another
-    target's run found (no code executed). Its code then loads where the CPU has the level, and where
-    it lacks it (a haswell has no AVX-512) it is passed over and numba compiles."""
-    folder = tmp_path / "compiled" / "x86-64-v4"
-    v3 = jit.COMPILED / "x86-64-v3"
-    env = {**jit.target_environment("x86-64-v4", _fresh_user(tmp_path)), "LEANSVM_COMPILE_INTO": str(folder)}
-    result, _ = _run(BUILD_V4.replace("sys.argv[1]", repr(str(v3))), env)
+    target's run found (no code executed): here x86-64-v3, which the package does not ship. Its code
+    then loads where the CPU has the level (a haswell), and where it lacks it (a nehalem has no AVX)
+    it is passed over and numba compiles."""
+    folder = tmp_path / "compiled" / "x86-64-v3"
+    v2 = jit.COMPILED / "x86-64-v2"
+    env = {**jit.target_environment("x86-64-v3", _fresh_user(tmp_path)), "LEANSVM_COMPILE_INTO": str(folder)}
+    result, _ = _run(BUILD_V3.replace("sys.argv[1]", repr(str(v2))), env)
     assert result["failed"] == [] and result["signatures"] > 0
     from leansvm.budget import merging
     assert set(merging.merge_alpha._cache.shipped_signatures(folder)) == \
-        set(merging.merge_alpha._cache.shipped_signatures(v3))
-    assert json.loads((folder / "target.json").read_text())["cpu"] == "x86-64-v4"
+        set(merging.merge_alpha._cache.shipped_signatures(v2))
+    assert json.loads((folder / "target.json").read_text())["cpu"] == "x86-64-v3"
     load = ("import json\nfrom leansvm.core import jit\nfrom pathlib import Path\n"
             f"jit.COMPILED = Path({str(folder.parent)!r})\n"
             "from numba.core import event\ncompiled = []\n"
@@ -247,10 +250,11 @@ def test_a_target_built_without_running_it_loads_where_it_runs_and_nowhere_else(
             "from leansvm.budget.merging import merge_alpha\nmerge_alpha(0.5, 1.0, -0.5, 0.3)\n"
             "print(json.dumps(compiled))")
     cache = str(tmp_path / "numba-cache")
-    loaded, _ = _run(load, {**jit.target_environment("x86-64-v4", _fresh_user(tmp_path)), "NUMBA_CACHE_DIR": cache})
+    loaded, _ = _run(load, _fresh_user(tmp_path, NUMBA_CACHE_DIR=cache, NUMBA_CPU_NAME="haswell",
+                                       NUMBA_CPU_FEATURES=HASWELL))
     assert loaded == []
-    passed_over, _ = _run(load, _fresh_user(tmp_path, NUMBA_CACHE_DIR=cache + "-2", NUMBA_CPU_NAME="haswell",
-                                            NUMBA_CPU_FEATURES=HASWELL))
+    passed_over, _ = _run(load, _fresh_user(tmp_path, NUMBA_CACHE_DIR=cache + "-2", NUMBA_CPU_NAME="nehalem",
+                                            NUMBA_CPU_FEATURES=NEHALEM))
     assert passed_over == ["merge_alpha"]
 
 

@@ -9,7 +9,13 @@ from leansvm import SVC
 from leansvm.core.kernels import Kernel, KernelRowCache
 from leansvm.exact import irwls, irwls_chunk
 from leansvm.core.problems import c_svc
-from leansvm.exact.irwls import solve_irwls
+from functools import partial
+
+from leansvm.exact import irwls
+
+#: these tests are of chunked IRWLS itself (its shrinking, trace, row cache), also on small problems
+#: that ``method="auto"`` would solve by SMO on the whole Q
+solve_irwls = partial(irwls.solve_irwls, method="irwls")
 from leansvm.exact.irwls_chunk import select_working_set
 
 from .conftest import libsvm_dual_objectives

@@ -25,7 +25,8 @@ from pathlib import Path
 
 #: the modules that define compiled functions (each imports the compiled helpers it calls)
 COMPILED_MODULES = ("core.expf", "core.row_norms", "core.kernels", "core.lapack", "exact.irwls_chunk",
-                    "exact.irwls_subproblem", "exact.box_cd", "paths.linear_screening", "budget.sgd_kernels",
+                    "exact.irwls_subproblem", "exact.box_cd", "exact.smo_full", "paths.linear_screening",
+                    "budget.sgd_kernels",
                     "budget.merging", "budget.bsgd", "budget.bsgd_crammer_singer", "budget.budget_smo",
                     "budget.budget_shrinking", "budget.smo_steps", "compression.cvm")
 
@@ -60,6 +61,9 @@ def _data():
 
 def _workloads():
     """(label, callable) pairs, one per solver and input kind."""
+    import numpy as np
+    import scipy.sparse as sp
+
     import leansvm
     from sklearn.datasets import make_classification
     X, Xs, y3, y2, z = _data()
@@ -101,9 +105,14 @@ def _workloads():
     Xl, yl = make_classification(n_samples=1200, n_features=6, random_state=1)
     # (from a small C: a path that starts from 0 at C >= 1 on this many samples is IRWLS's, binary_path.IRWLS_START_C)
     jobs.append(("svm_path compacted", lambda: leansvm.svm_path(Xl, yl, [0.05, 1.0, 2.0], gamma=0.3, screening=None)))
+    # IRWLS (problems above smo_full.MAX_ROWS): float32 and float64 rows, dense and sparse; with
     # shrinking (from irwls.SMALL_PROBLEM samples on): its checks run between compiled chunk bursts
     Xk, yk = make_classification(n_samples=2100, n_features=6, random_state=2)
-    jobs.append(("SVC with shrinking", lambda: leansvm.SVC(C=10, gamma=0.3).fit(Xk, yk)))
+    Xks = sp.csr_matrix(np.where(np.abs(Xk) < 0.5, 0.0, Xk))
+    for rows in (Xk, Xks):
+        for tol in (1e-3, 1e-5):
+            jobs.append((f"SVC IRWLS tol={tol:g} {'sparse' if rows is Xks else 'dense'}",
+                         lambda r=rows, t=tol: leansvm.SVC(C=10, gamma=0.3, tol=t).fit(r, yk)))
     for shrinking in (True, False):
         jobs.append((f"BudgetSVC row cache shrinking={shrinking}", lambda s=shrinking: leansvm.BudgetSVC(
             budget=20, C=10, gamma=0.3, cache_size=1, shrinking=s).fit(Xl, yl)))

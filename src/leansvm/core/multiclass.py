@@ -71,6 +71,16 @@ def _pool(support_sets, y_enc, n_classes):
     return support, n_support
 
 
+#: up to this many training rows the problems are solved one after another in the caller's thread:
+#: starting a pool of threads cost 6 ms of a 10 ms fit on iris (150 rows, three pairs of 0.7 ms)
+SERIAL_ROWS = 500
+
+
+def _jobs_for(n_rows, n_jobs):
+    """``n_jobs``, or 1 for a problem of at most :data:`SERIAL_ROWS` rows."""
+    return 1 if n_rows <= SERIAL_ROWS else n_jobs
+
+
 def fit_ovo(X, y_enc, n_classes, train_binary, C, kernel, n_jobs=None) -> MulticlassFit:
     """Train k(k-1)/2 pairwise problems and pool them into one expansion."""
     pairs = ovo_pairs(n_classes)
@@ -81,7 +91,7 @@ def fit_ovo(X, y_enc, n_classes, train_binary, C, kernel, n_jobs=None) -> Multic
         y_pm = np.where(y_enc[idx] == i, 1.0, -1.0)
         members.append((idx, y_pm))
         jobs.append((train_binary, (X[idx], y_pm, C[idx])))
-    fits = run_parallel(jobs, n_jobs)
+    fits = run_parallel(jobs, _jobs_for(X.shape[0], n_jobs))
     support_sets = [idx[fit.alpha > 0] for (idx, _), fit in zip(members, fits)]
     support, n_support = _pool(support_sets, y_enc, n_classes)
     position = np.full(y_enc.shape[0], -1, dtype=np.intp)
@@ -105,7 +115,7 @@ def fit_ovr(X, y_enc, n_classes, train_binary, C, kernel, n_jobs=None) -> Multic
     for c in range(n_classes):
         y_pm = np.where(y_enc == c, 1.0, -1.0)
         jobs.append((train_binary, (X, y_pm, C)))
-    fits = run_parallel(jobs, n_jobs)
+    fits = run_parallel(jobs, _jobs_for(X.shape[0], n_jobs))
     support_sets = [np.flatnonzero(fit.alpha > 0) for fit in fits]
     support, n_support = _pool(support_sets, y_enc, n_classes)
     coef = np.zeros((support.size, n_classes))

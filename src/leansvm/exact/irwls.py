@@ -87,6 +87,7 @@ from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
 from leansvm.core.threads import check_cancelled, one_blas_thread
 from leansvm.core.validation import generator
+from leansvm.exact import smo_full
 from leansvm.exact.irwls_chunk import CONVERGED, MISSED, run_chunks, solve_chunk
 from leansvm.exact.irwls_subproblem import violation
 from leansvm.exact.screened_start import screened_start
@@ -203,8 +204,10 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
                 cache_size=200.0, max_iter=-1, max_inner=DEFAULT_MAX_INNER, random_state=None,
                 verbose=False, alpha_init=None, fixed_at_zero=None, fixed_at_C=None,
                 bias="equality", n_pair=None, cache_dtype=None,
-                shrinking=True, kernel_cache=None, callback=None, initial_outputs=None) -> BinaryFit:
-    """Solve a dual problem (C-SVC: :func:`leansvm.core.problems.c_svc`) by chunked IRWLS.
+                shrinking=True, kernel_cache=None, callback=None, initial_outputs=None,
+                method="auto") -> BinaryFit:
+    """Solve a dual problem (C-SVC: :func:`leansvm.core.problems.c_svc`) by chunked IRWLS, or a
+    small one by SMO on the whole Q (:mod:`leansvm.exact.smo_full`).
 
     ``problem`` gives y (+1/-1), p, the per-variable upper bounds C (class and
     sample weights already folded in) and Delta; returns alpha, b and statistics. ``max_iter`` bounds the chunk iterations
@@ -229,7 +232,10 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
     (e.g. known along a path): the start-up product then runs only over the samples whose
     start differs from ``alpha_init`` (clipped, screened, moved to y'a = 0), not over every SV.
     ``callback(violation)`` is called before each chunk iteration (progress reports).
-    ``verbose`` (2 or more) prints the violation every 10 chunk iterations.
+    ``verbose`` (2 or more) prints the violation every 10 chunk iterations. ``method``: ``"auto"``
+    solves problems of at most ``smo_full.MAX_ROWS`` free variables with LIBSVM's bias and no shared
+    row cache by SMO on the whole Q (LIBSVM's pair steps: its fixed cost per fit and its speed at
+    extreme C), the others by IRWLS; ``"irwls"`` or ``"smo"`` chooses.
     """
     shared = _shared_rows(kernel_cache, X, kernel)
     if shared is None and type(kernel) is Kernel:
@@ -268,13 +274,26 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
         c_fixed = _group_sums(np.where(fixedC, y * C, 0.0), problem) - [t for _, t in problem.equality_groups()]
     else:
         c_fixed = np.array([float(y[fixedC] @ C[fixedC]) - problem.delta, 0.0])
-    # one BLAS thread: the loop's products are small, and threads only wait on each other
-    with one_blas_thread():
-        aA, gap, n_iter, converged, loop_stats = _chunk_loop(
-            XA, sub, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
-            cache_size, max_iter, max_inner, random_state, verbose, start,
-            DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype, shrinking,
-            None if shared is None else (shared[0], shared[1][A]), callback)
+    if method not in ("auto", "irwls", "smo"):
+        raise ValueError(f"method must be 'auto', 'irwls' or 'smo', got {method!r}")
+    by_smo = method == "smo" or (method == "auto" and equality and not offset and shared is None
+                                 and A.size <= smo_full.MAX_ROWS)
+    if by_smo:
+        aA, gap, n_iter, converged, loop_stats = smo_full.solve_small(
+            XA, sub, kernel, alpha[A], f, max(equality, 1), tol, max_iter, callback)
+        if not converged:
+            warnings.warn(f"Solver terminated early (max_iter={n_iter}).  Consider pre-processing your data "
+                          f"with StandardScaler or MinMaxScaler. (SMO stopped after {n_iter} pair steps with "
+                          f"violation {gap:.3e} > tol={tol}; the solution may be inaccurate.)",
+                          ConvergenceWarning, stacklevel=2)
+    else:
+        # one BLAS thread: the loop's products are small, and threads only wait on each other
+        with one_blas_thread():
+            aA, gap, n_iter, converged, loop_stats = _chunk_loop(
+                XA, sub, kernel, alpha[A], f, c_fixed, offset, equality, tol, working_set_size,
+                cache_size, max_iter, max_inner, random_state, verbose, start,
+                DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype, shrinking,
+                None if shared is None else (shared[0], shared[1][A]), callback)
     alpha[A] = aA
     if equality and converged and n <= SMALL_PROBLEM_ROWS and _polish_free(X, kernel, problem, alpha, tol):
         nz = np.flatnonzero(alpha)
