@@ -97,6 +97,8 @@ CAPABILITIES = [
                ("deploy/bench_reduced_dask.py",), ("deploy/bench_reduced_dask.py", "--set", "synth-20k"), "reduced-dask"),
     Capability("first-run", "methods", "a new user's install and first fits, with the shipped machine code",
                ("exact/bench_first_run.py",), (), "first-run"),
+    Capability("small-grid", "headline", "the gallery's iris grid (169 cells): LIBSVM against leansvm, one thread",
+               ("exact/bench_small_grid.py",), ("exact/bench_small_grid.py", "--repeat", "1"), "small-grid"),
     Capability("compiled-targets", "methods", "the shipped baseline machine code against native code, per hot loop",
                ("exact/bench_compiled_targets.py",),
                ("exact/bench_compiled_targets.py", "--sets", "wdbc,banana", "--rounds", "1"), "compiled-targets"),

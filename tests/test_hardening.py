@@ -16,7 +16,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-import leansvm.exact.irwls as irwls
+import leansvm.exact.smo_full as smo_full
 from leansvm import SVC, io
 from leansvm.core.validation import fit_transaction, is_fitted_attribute
 
@@ -418,10 +418,10 @@ def test_keyboard_interrupt_inside_the_solver_leaves_svc_unfitted(monkeypatch, r
     est = SVC(working_set_size=8)
     if refit:
         est.fit(X[:, :3], y)     # an earlier model with another feature count must not survive
-    # the compiled loop runs up to 50 chunks a call (this fit: 6 calls); the second call is
-    # inside a solver run that has moved its coefficients
-    interrupt = _Interrupt(irwls.run_chunks, after=2)
-    monkeypatch.setattr(irwls, "run_chunks", interrupt)
+    # 300 rows: SMO on the whole Q (exact.smo_full), its pairs one after another; the second
+    # compiled burst is the second pair's, after the first pair's coefficients were found
+    interrupt = _Interrupt(smo_full.smo_steps, after=2)
+    monkeypatch.setattr(smo_full, "smo_steps", interrupt)
     with pytest.raises(KeyboardInterrupt):
         est.fit(X, y)
     assert interrupt.calls >= 2

@@ -77,7 +77,10 @@ SERIAL_ROWS = 500
 
 
 def _jobs_for(n_rows, n_jobs):
-    """``n_jobs``, or 1 for a problem of at most :data:`SERIAL_ROWS` rows."""
+    """``n_jobs``, or 1 for a problem of at most :data:`SERIAL_ROWS` rows (``n_jobs`` checked
+    either way: joblib's error for 0)."""
+    from joblib import effective_n_jobs
+    effective_n_jobs(n_jobs)
     return 1 if n_rows <= SERIAL_ROWS else n_jobs
 
 

@@ -170,28 +170,34 @@ class NuSVC(SVC):
         at a loose tolerance only says that solve was inexact: the solve goes on (and fails by
         name if r stays <= 0)."""
         problem = nu_svc(y, float(self.nu), C)
-        tol, fit, r_before = self.tol, None, None
-        for tightening in range(MAX_TIGHTENINGS + 1):
-            fit = solve_irwls(X, problem, kernel, tol=tol, working_set_size=self.working_set_size,
-                              cache_size=self.cache_size, max_iter=self.max_iter, random_state=self.random_state,
-                              verbose=int(self.verbose), shrinking=bool(self.shrinking), callback=callback,
-                              alpha_init=None if fit is None else fit.alpha)
-            r = fit.stats["margin_level"]
-            if r > 10 * tol:
+        # SMO on the whole Q (small problems) reaches an optimum whose r is 0 exactly where the
+        # classes' reduced hulls meet; chunked IRWLS then stops, as LIBSVM, at a point of small
+        # positive r, and the model is returned with the warning below, as before
+        for method in ("auto", "irwls"):
+            tol, fit, r_before = self.tol, None, None
+            for tightening in range(MAX_TIGHTENINGS + 1):
+                fit = solve_irwls(X, problem, kernel, tol=tol, working_set_size=self.working_set_size,
+                                  cache_size=self.cache_size, max_iter=self.max_iter, random_state=self.random_state,
+                                  verbose=int(self.verbose), shrinking=bool(self.shrinking), callback=callback,
+                                  alpha_init=None if fit is None else fit.alpha, method=method)
+                r = fit.stats["margin_level"]
+                if r > 10 * tol:
+                    break
+                if r_before is not None and r_before > 0 and 0 < r < r_before / 2:   # r falls with tol
+                    warnings.warn(f"NuSVC: the margin level r moves with the tolerance ({r_before:.3g} at tol "
+                                  f"{10 * tol:g}, {r:.3g} at {tol:g}): at nu = {self.nu} the optimum's r is about 0 "
+                                  "(nu at or below the smallest nu with a margin), so the decision values a / r carry "
+                                  "an error of about tol / r; a larger nu, or SVC with a large C, is well posed",
+                                  UserWarning, stacklevel=4)
+                    break
+                if tightening == MAX_TIGHTENINGS:
+                    warnings.warn(f"NuSVC: the margin level r = {r:.3g} is still within 10 x tol = {10 * tol:g}; the "
+                                  "decision values carry an error of about tol / r (pass a smaller tol)",
+                                  UserWarning, stacklevel=4)
+                    break
+                r_before, tol = r, tol / 10
+            if r > 0:
                 break
-            if r_before is not None and r_before > 0 and 0 < r < r_before / 2:   # r falls with tol
-                warnings.warn(f"NuSVC: the margin level r moves with the tolerance ({r_before:.3g} at tol "
-                              f"{10 * tol:g}, {r:.3g} at {tol:g}): at nu = {self.nu} the optimum's r is about 0 "
-                              "(nu at or below the smallest nu with a margin), so the decision values a / r carry "
-                              "an error of about tol / r; a larger nu, or SVC with a large C, is well posed",
-                              UserWarning, stacklevel=4)
-                break
-            if tightening == MAX_TIGHTENINGS:
-                warnings.warn(f"NuSVC: the margin level r = {r:.3g} is still within 10 x tol = {10 * tol:g}; the "
-                              "decision values carry an error of about tol / r (pass a smaller tol)",
-                              UserWarning, stacklevel=4)
-                break
-            r_before, tol = r, tol / 10
         if not r > 0:
             raise ValueError(f"NuSVC: the margin level r = {r:.3g} is not positive: no margin separates "
                              "the classes in feature space (identical points with different labels?), so "

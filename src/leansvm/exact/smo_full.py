@@ -27,8 +27,11 @@ import numpy as np
 from leansvm.core.jit import njit
 from leansvm.core.threads import check_cancelled
 
-#: problems of up to this many variables take this route (the whole float64 Q: 32 MB at 2,000)
-MAX_ROWS = 2000
+#: problems of up to this many variables take this route: one binary problem of the first n rows of
+#: banana, magic, twonorm, satimage, a9a, letter at their C and gamma, one thread, SMO / IRWLS time:
+#: 0.44-1.28 at n = 300, 1.16-2.44 at 800, 1.6-6.2 at 2,000 (``benchmarks/exact/bench_small_grid.py
+#: --crossover``); below it the fixed cost per chunk is IRWLS's loss, above it the O(n) pair steps
+MAX_ROWS = 400
 #: a compiled burst does about this many multiply-adds (steps x n) before Python checks Ctrl-C
 BURST_WORK = 2e7
 #: Newton steps on the free set after a burst, at most (each one that the box cuts short drops a
