@@ -536,10 +536,8 @@ def first_run_section() -> str:
            "A new user's wait, every step in new processes: a fresh virtual environment, README's install command "
            "(the build compiles the solvers into the package for the platform's baseline CPUs), no numba cache "
            "anywhere (HOME an empty folder), pip's download cache kept so that the registry's speed does not count. "
-           "Then each job twice in a row in each setting: the default; `NUMBA_CACHE_DIR` an empty folder (containers, "
-           "CI runners); a package and home the user cannot write; the run-time side told it is another CPU model "
-           "of the platform; and a CPU below every shipped level, where numba compiles on first use as every install "
-           "did before the build shipped the code. "
+           "Then each job twice in a row in each setting of the table below ("
+           + "; ".join(dict.fromkeys(r["code"] for r in rows if r["step"] == "job")) + "). "
            f"Machine: {machine['cpu_count']} cores ({machine.get('cpu_model', 'unknown')}), numba {machine['numba']}.", "",
            "| step | s |", "|---|---|"]
     out += [f"| {r['what']} | {r['seconds']:.1f} |" for r in rows if r["step"] in ("install", "wheel")]
