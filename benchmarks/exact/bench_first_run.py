@@ -87,8 +87,10 @@ CORE2 = "+cx16,+sse3,+ssse3"
 
 def _runs_as_nobody(python: Path) -> bool:
     """Whether 'nobody' can start the environment's Python (not where it links into /root)."""
-    done = subprocess.run([python, "-c", "pass"], capture_output=True, user=65534)
-    return done.returncode == 0
+    try:
+        return subprocess.run([python, "-c", "pass"], capture_output=True, user=65534).returncode == 0
+    except OSError:                       # the interpreter itself cannot be opened
+        return False
 
 
 def _variants(env: dict, tmp: Path, skip_compiled: bool, python: Path):
