@@ -309,6 +309,7 @@ class _CompileEvents(event.Listener):
     def __init__(self):
         self.total = 0.0
         self.told = False
+        self.registered = False
         self._lock = threading.Lock()
         self._local = threading.local()
 
@@ -360,9 +361,9 @@ _listening = threading.Lock()
 
 def _listen():
     """Register :data:`EVENTS` with numba, once, at the first use of a leansvm solver or clock."""
-    if not EVENTS.__dict__.get("registered"):
+    if not EVENTS.registered:
         with _listening:
-            if not EVENTS.__dict__.get("registered"):
+            if not EVENTS.registered:
                 event.register("numba:compile", EVENTS)
                 EVENTS.registered = True
 

@@ -170,7 +170,7 @@ def newton_on_free(Q, y, C, alpha, G, groups) -> bool:
     with np.errstate(divide="ignore", invalid="ignore"):
         room = np.where(d > 0, (C[free] - alpha[free]) / d, np.where(d < 0, -alpha[free] / d, np.inf))
     t = float(min(1.0, room.min()))
-    QFd = Q[np.ix_(free, free)] @ d
+    QFd = system[:k, :k] @ d                  # the free block, gathered once above
     change = t * float(G[free] @ d) + 0.5 * t * t * float(d @ QFd)
     if not t > 0 or not change < 0:
         return False
