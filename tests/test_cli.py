@@ -316,7 +316,7 @@ def test_compress_a_regression_model_by_error_increase(heart, tmp_path, capsys):
     full = tmp_path / "svr.model"
     assert main(["train", "-q", "-s", "3", "-g", "0.1", heart, str(full)]) == 0
     small = tmp_path / "small.model"
-    status, out, err = _run(capsys, ["compress", "--max-error-increase", "3", "--max-iter", "50", "--data", heart,
+    status, out, err = _run(capsys, ["compress", "--max-error-increase", "3%", "--max-iter", "50", "--data", heart,
                                      str(full), str(small)])
     assert status == 0, err
     rmse_full, rmse_small = map(float, re.search(r"RMSE on .*: full (\S+), compressed (\S+)", out).groups())

@@ -541,7 +541,7 @@ def test_command_line_compress(binary, tmp_path):
     save_libsvm_model(model, full)
     assert cli.main(["compress", str(full), str(small), "--n-sv", "8", "--max-iter", "20", "-q"]) == 0
     assert load_libsvm_model(small).expansion_.n_support <= 8
-    assert cli.main(["compress", str(full), str(small), "--max-accuracy-drop", "1"]) == 2   # needs --data
+    assert cli.main(["compress", str(full), str(small), "--max-accuracy-drop", "1%"]) == 2   # needs --data
 
 
 def test_command_line_layout_follows_the_output_format(multiclass, tmp_path):

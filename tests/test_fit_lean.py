@@ -57,7 +57,7 @@ def test_chosen_model_is_smallest_within_the_drop(moons_result):
 def test_refit_trains_the_choice_again_on_all_rows(moons):
     from leansvm.job.candidates import train_exact
     from leansvm.job.choice import refit_on_all_rows
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     X, y, Xt, _ = moons
     n_fit = 280
@@ -70,7 +70,7 @@ def test_refit_trains_the_choice_again_on_all_rows(moons):
         small = Candidate("compressed 12 SV", "compressed", None, 12, 1.0)
         final = refit_on_all_rows(small, X, y, 10.0, 0.5, min_points=100)
         assert final.n_support <= 12 and final.model.expansion_.n_support == final.n_support
-    log = _Log(False)
+    log = JobLog(False)
     # a budget model: the same estimator and budget fitted on all rows
     bsgd = leansvm.BSGDClassifier(budget=10, C=1.0, gamma=0.5, random_state=0, refit=True)
     final = refit_on_all_rows(Candidate("BSGD B=10", "budget", bsgd.fit(X[:n_fit], y[:n_fit]), 10, 1.0),
@@ -89,7 +89,7 @@ def test_without_refit_the_validated_choice_is_returned(moons):
                  libsvm_reference_model=False)
     assert r.final is r.chosen and r.model is r.chosen.model
     assert not any(c.kind == "refit" for c in r.candidates)
-    assert format_table(r).endswith("(* = chosen model)")
+    assert format_table(r).endswith("(* chosen on validation rows)")
 
 
 def test_compression_search_stops_at_the_first_size_within_the_drop(moons_result):
@@ -113,11 +113,11 @@ def test_compression_search_respects_its_time_limit(moons_result):
     if getattr(leansvm, "compress", None) is None:
         pytest.skip("leansvm.compress not available")
     from leansvm.job.candidates import compress_models
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     exact = next(c for c in moons_result.candidates if c.kind == "exact")
     X, y = make_moons(300, noise=0.25, random_state=5)
-    log = _Log(False)
+    log = JobLog(False)
     out = compress_models(exact, X[:200], y[:200], X[200:], y[200:], max_accuracy_drop=-0.1,  # unreachable
                           time_limit=1e-9, log=log)
     assert len(out) == 1                                  # one size tried, then stopped by the limit
@@ -159,7 +159,8 @@ def test_selection_surface_and_reference_measurements(moons_result):
     assert abs(moons_result.libsvm_n_support - exact.n_support) <= max(2, exact.n_support // 50)
     assert all(c.seconds_per_1000 > 0 for c in moons_result.candidates)
     assert moons_result.libsvm_seconds_per_1000 > 0
-    assert "(* = chosen model; ** = returned: the chosen model refit on all rows)" in format_table(moons_result)
+    assert f"(* chosen on validation rows; ** returned: refit on all {moons_result.summary['n_train']} rows)" \
+        in format_table(moons_result)
 
 
 def test_selection_avoids_a_useless_gamma():
@@ -277,7 +278,7 @@ def test_a_candidate_surely_better_than_a_subsample_exact_model_becomes_the_refe
     'copy' labels as the exact model: within 1 point of it (bound 0.58 points), 10 points under 'strong', so it no
     longer qualifies. A candidate only slightly ahead (one row) leaves the exact model the reference."""
     from leansvm.job.choice import stronger_reference
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     y = np.ones(400, int)
     exact_pred = np.r_[np.ones(340, int), np.zeros(60, int)]
@@ -285,7 +286,7 @@ def test_a_candidate_surely_better_than_a_subsample_exact_model_becomes_the_refe
     strong = _paired("strong", 300, np.r_[np.ones(380, int), np.zeros(20, int)], y)
     copy = _paired("copy", 20, exact_pred.copy(), y)
     assert choose_model([exact, strong, copy], exact, y, 0.01).name == "copy"
-    log = _Log(False)
+    log = JobLog(False)
     reference = stronger_reference([exact, strong, copy], exact, y, 0.01, log=log)
     assert reference is strong and log.steps[-1].stage == "reference" and "strong" in log.steps[-1].choice
     assert choose_model([exact, strong, copy], reference, y, 0.01).name == "strong" and strong.drop is None
@@ -456,13 +457,13 @@ def test_a_timing_fit_on_every_row_is_kept_not_repeated(moons, monkeypatch):
     than 5,000 rows that subsample is every row, so the timed fit is the model itself: one fit per
     family, kept even when the limit is already spent, and the next budget left out."""
     from leansvm.job.candidates import train_budget_models
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     X, y = moons[0], moons[1]
     fits = []
     for cls in (leansvm.BSGDClassifier, LandmarkSVC):
         monkeypatch.setattr(cls, "fit", lambda self, *a, _real=cls.fit, **k: fits.append(self) or _real(self, *a, **k))
-    log = _Log(False)
+    log = JobLog(False)
     made = train_budget_models(X, y, 1.0, 0.5, [10, 20], time_limit=0.0, log=log)
     assert [c.name for c in made] == ["BSGD B=10", "Nystroem B=10"]
     assert len(fits) == 2 and [c.model for c in made] == fits
@@ -535,7 +536,7 @@ def test_cli_fit_writes_a_libsvm_model_and_a_report(tmp_path, moons, capsys):
     dump_svmlight_file(Xt, 2 * yt - 1, str(test), zero_based=False)
     model, report = tmp_path / "m.model", tmp_path / "r.html"
     status = cli.main(["fit", str(train), "--test", str(test), "-o", str(model), "--report", str(report),
-                       "--max-accuracy-drop", "1", "--C-grid", "1", "10", "--gamma-grid", "0.5", "2"])
+                       "--max-accuracy-drop", "1%", "--C-grid", "1", "10", "--gamma-grid", "0.5", "2", "-v"])
     out = capsys.readouterr().out
     assert status == 0
     assert "[select]" in out and "[choose]" in out and "model written to" in out
@@ -565,9 +566,12 @@ def test_cli_fit_writes_a_libsvm_model_and_a_report(tmp_path, moons, capsys):
     np.testing.assert_array_equal(np.array(pred), loaded.predict(scaled))
 
 
-def test_cli_fit_rejects_a_drop_that_is_not_in_points(tmp_path, capsys):
-    assert cli.main(["fit", "whatever", "-o", str(tmp_path / "m"), "--max-accuracy-drop", "150"]) == 2
-    assert "percentage points" in capsys.readouterr().err
+def test_cli_fit_refuses_a_bare_drop_that_reads_as_points(tmp_path, capsys):
+    """--max-accuracy-drop takes Python's unit: 0.5 would be 50 points, so it is refused naming '0.5%'."""
+    assert cli.main(["fit", "whatever", "-o", str(tmp_path / "m"), "--max-accuracy-drop", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "--max-accuracy-drop" in err and "'0.5%'" in err
+    assert cli.main(["fit", "whatever", "-o", str(tmp_path / "m"), "--max-accuracy-drop", "150%"]) == 2
 
 
 def test_size_search_reuses_one_eigendecomposition_and_gets_the_same_models(moons, monkeypatch):
@@ -641,12 +645,12 @@ def test_the_reduced_family_doubles_from_the_small_end_and_bounds_compression(mo
 def test_the_reduced_family_is_left_out_with_class_weights_and_says_why(moons):
     from leansvm.job.candidates import train_exact
     from leansvm.job.estimates import correct
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
     from leansvm.job.reduced import reduced_sizes, train_reduced_models
 
     X, y, Xt, yt = moons
     exact = train_exact(X, y, 10.0, 0.5)
-    log = _Log(False)
+    log = JobLog(False)
     assert train_reduced_models(exact, correct(exact.model.predict(Xt), yt), X, y, Xt, yt, 10.0, 0.5, 0.01,
                                 class_weight="balanced", log=log) == []
     assert log.steps[-1].stage == "reduced" and "class weights" in log.steps[-1].reason
@@ -663,7 +667,7 @@ def test_a_reduced_model_stopped_by_its_time_limit_is_trained_on_in_the_time_lef
     parameters are those of one fit of the whole time (what a refit repeats)."""
     from leansvm import SVC, ReducedSVC
     from leansvm.job.estimates import correct
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
     from leansvm.job.reduced import continue_in_the_time_left
 
     X, y = make_moons(3000, noise=0.25, random_state=0)
@@ -672,7 +676,7 @@ def test_a_reduced_model_stopped_by_its_time_limit_is_trained_on_in_the_time_lef
     assert short.fit_status_ == 1                                       # stopped at its start
     last = Candidate("ReducedSVC B=12", "budget", short, 12, 0.05)
     reference_correct = correct(SVC(gamma=1.0).fit(X_fit, y_fit).predict(X_val), y_val)
-    log = _Log(False)
+    log = JobLog(False)
     [more] = continue_in_the_time_left(last, reference_correct, X_fit, y_fit, X_val, y_val, 0.005, 0.95, 2.0, log)
     assert more.model is not short and more.n_support == 12 and more.model.n_iter_ > 0
     assert not np.allclose(more.model.expansion_.support_vectors, short.expansion_.support_vectors)
@@ -789,13 +793,13 @@ def test_an_unreachable_target_stops_the_size_search_after_three_sizes(moons):
     """Every size misses a target 10 points above the exact model, by as much at 20 vectors as at 5: the search stops before 40
     (the reference has 67 SV) and says why."""
     from leansvm.job.candidates import compress_models, train_exact
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     if getattr(leansvm, "compress", None) is None:
         pytest.skip("leansvm.compress not available")
     X, y, Xt, yt = moons
     exact = train_exact(X[:280], y[:280], 10.0, 0.5)
-    log = _Log(False)
+    log = JobLog(False)
     out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], max_accuracy_drop=-0.1, log=log)
     assert [c.n_support for c in out] == [5, 10, 20] and exact.n_support > 40
     assert "shrank too slowly" in log.steps[-1].reason
@@ -865,13 +869,13 @@ def test_the_route_takes_the_teacher_free_split_where_the_exact_fit_is_far_out_o
     the usual ones; with class weights (the reduced family has none): the usual ones."""
     from leansvm.job import classification as module
     from leansvm.job.deadline import Deadline
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     X, y, _, _ = moons
     for estimate, route, free, weights in ((400.0, "budget", True, None), (250.0, "budget", False, None),
                                            (100.0, "exact", False, None), (400.0, "budget", False, "balanced")):
         monkeypatch.setattr(module, "estimate_exact_seconds", lambda *a, e=estimate, **k: (e, 1.0, 1000, 1.7))
-        deadline, log = Deadline(600), _Log(False)
+        deadline, log = Deadline(600), JobLog(False)
         assert module._choose_route(X, y, 1.0, 0.5, deadline, weights, 0, log)[0] == route
         assert deadline.without_teacher is free
         assert ("without a teacher" in log.steps[-1].reason) is free
@@ -881,11 +885,11 @@ def test_shares_a_stage_cannot_use_pass_to_compression():
     """One exact fit over the confirming share, or an exact refit on all rows over the refit share:
     those shares are no longer held back, so compression may use them; a fast exact fit keeps both."""
     from leansvm.job.deadline import Deadline, release_unaffordable_shares
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     slow, fast = Deadline(100), Deadline(100)
-    release_unaffordable_shares(slow, 20.0, 28.0, "the exact SVC on all rows", _Log(False))
-    release_unaffordable_shares(fast, 1.0, 1.4, "the exact SVC on all rows", _Log(False))
+    release_unaffordable_shares(slow, 20.0, 28.0, "the exact SVC on all rows", JobLog(False))
+    release_unaffordable_shares(fast, 1.0, 1.4, "the exact SVC on all rows", JobLog(False))
     assert slow.skipped == {"confirm", "refit"} and fast.skipped == set()
     assert slow.allowance("compress") > fast.allowance("compress")
 
@@ -994,7 +998,7 @@ def test_a_budget_size_between_a_miss_and_the_smallest_hit_is_tried_once(moons):
     against the reference and sets its drop; the other family's sizes do not bracket it."""
     from leansvm.job.candidates import refine_budget_size
     from leansvm.job.estimates import correct
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     X, y, Xv, yv = moons
     fitted = {b: leansvm.BSGDClassifier(budget=b, C=1.0, gamma=0.5, random_state=0).fit(X, y) for b in (10, 40)}
@@ -1002,7 +1006,7 @@ def test_a_budget_size_between_a_miss_and_the_smallest_hit_is_tried_once(moons):
     candidates = [_planted_budget("BSGD B=10", fitted[10], 0.05), _planted_budget("Nystroem B=20", landmark, 0.05),
                   _planted_budget("BSGD B=40", fitted[40], 0.0)]
     reference_correct = correct(leansvm.SVC(C=1.0, gamma=0.5).fit(X, y).predict(Xv), yv)
-    log = _Log(False)
+    log = JobLog(False)
     refined = refine_budget_size(candidates, reference_correct, X, y, Xv, yv, 0.01, log=log)
     assert refined.name == "BSGD B=20" and refined.model.budget == 20 and refined.kind == "budget"
     assert refined.validation_predictions.shape == yv.shape and refined.drop.n == yv.size
@@ -1010,7 +1014,7 @@ def test_a_budget_size_between_a_miss_and_the_smallest_hit_is_tried_once(moons):
     # no miss below the smallest hit of its family: nothing to refine
     assert refine_budget_size(candidates[1:], reference_correct, X, y, Xv, yv, 0.01) is None
     # no time for it: not trained, and the log says so
-    log = _Log(False)
+    log = JobLog(False)
     assert refine_budget_size(candidates, reference_correct, X, y, Xv, yv, 0.01, time_limit=0.1, log=log) is None
     assert "not trained" in log.steps[-1].choice and "over the time left" in log.steps[-1].reason
 
@@ -1067,11 +1071,11 @@ def test_c_is_carried_to_the_fit_s_rows_by_the_smallest_c_within_one_se_at_growi
     times the C so far, scored on validation rows; the smallest C within one standard error of the best
     is carried, the log says which. No size, no time: the search's C, no log step."""
     from leansvm.job.hyperparameters import CARRY_FACTORS, carry_C
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     X, y = make_moons(4000, noise=0.3, random_state=1)
     X_fit, y_fit, X_val, y_val = X[:3400], y[:3400], X[3400:], y[3400:]
-    log = _Log(False)
+    log = JobLog(False)
     C = carry_C(X_fit, y_fit, X_val, y_val, 10.0, 2.0, search_rows=100, fit_rows=3400, time_limit=None, log=log)
     step = log.steps[-1]
     assert step.stage == "carry" and "400 rows" in step.reason and "1600 rows" in step.reason
@@ -1089,7 +1093,7 @@ def test_c_is_carried_to_the_fit_s_rows_by_the_smallest_c_within_one_se_at_growi
     within = [k for k, r in enumerate(right) if r.mean() >= right[best].mean() - np.std(right[best] - r) / np.sqrt(600)]
     assert C == pytest.approx(before * CARRY_FACTORS[min(within)])
     # a search on nearly every row, or no time left: nothing to carry
-    quiet = _Log(False)
+    quiet = JobLog(False)
     assert carry_C(X_fit, y_fit, X_val, y_val, 8.0, 2.0, 1000, 3400, None, log=quiet) == 8.0
     assert carry_C(X_fit, y_fit, X_val, y_val, 8.0, 2.0, 100, 3400, 0.0, log=quiet) == 8.0 and not quiet.steps
 
@@ -1121,11 +1125,11 @@ def test_the_search_says_when_it_found_no_signal_beyond_the_class_shares():
     """Labels drawn independently of the features (about 70 / 30): the wide search's best CV accuracy is the
     majority share within its standard error, and the log says so; on moons it does not."""
     from leansvm.job.hyperparameters import search_hyperparameters
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(600, 3)), (rng.uniform(size=600) < 0.3).astype(int)
-    log = _Log(False)
+    log = JobLog(False)
     search_hyperparameters(X, y, max_rows=600, log=log)
     share = max(np.mean(y), 1 - np.mean(y))
     assert f"no better than predicting the majority class ({share:.4f}" in log.steps[-1].reason

@@ -96,7 +96,7 @@ def test_leansvm_fit_task_novelty_writes_a_one_class_model_and_report(normal_dat
     dump_svmlight_file(X_test, y_test, str(test), zero_based=False)
     model, report = tmp_path / "m.model", tmp_path / "r.html"
     assert main(["fit", str(train), "--test", str(test), "--task", "novelty", "--nu", "0.1",
-                 "--max-disagreement", "3", "-o", str(model), "--report", str(report)]) == 0
+                 "--max-disagreement", "3%", "-o", str(model), "--report", str(report)]) == 0
     out = capsys.readouterr().out
     assert "novelty detection" in out and "test AUC" in out
     assert open(model).readline().split() == ["svm_type", "one_class"]

@@ -48,7 +48,7 @@ def test_the_chosen_kind_and_size_is_trained_again_on_every_row(friedman, capsys
     model had only a subsample, the chosen model is kept, with a log line."""
     from leansvm.job.deadline import Deadline
     from leansvm.job.one_output import OneOutputCandidate, refit_on_all_rows
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     X, z, _, _ = friedman
     X = (X - X.mean(axis=0)) / X.std(axis=0)            # as the job scales them
@@ -56,7 +56,7 @@ def test_the_chosen_kind_and_size_is_trained_again_on_every_row(friedman, capsys
     svr = leansvm.SVR(C=10.0, gamma=0.1, epsilon=0.2, random_state=0).fit(X[:1000], z[:1000])
     exact = OneOutputCandidate("exact SVR", "exact", svr, int(svr.n_support_[0]), fit_seconds=0.5, n_rows=1000)
     chosen = OneOutputCandidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=0.5)
-    log = _Log(True)
+    log = JobLog(True)
     refit = refit_on_all_rows(chosen, exact, X, z, 1000, Deadline(None), log)
     assert refit.name == "BSGD SVR (40), refit on all 1500 rows" and refit.model is not small
     assert refit.model.budget == 40 and refit.n_support <= 40
@@ -76,10 +76,10 @@ def test_the_chosen_kind_and_size_is_trained_again_on_every_row(friedman, capsys
     # past the budget, or after an exact fit on a subsample: kept as chosen, with a line
     slow = OneOutputCandidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=1000.0)
     assert refit_on_all_rows(slow, exact, X, z, 1000, Deadline(60), log) is None
-    assert "no refit on all 1500 rows: estimated" in capsys.readouterr().out.splitlines()[-1]
+    assert log.steps[-1].choice == "not refit" and "no refit on all 1500 rows: estimated" in log.steps[-1].reason
     sub = OneOutputCandidate("exact SVR (800 of 1000 rows)", "exact", svr, 40, fit_seconds=0.1, n_rows=800)
     assert refit_on_all_rows(sub, sub, X, z, 1000, Deadline(60), log) is None
-    assert "had 800 of the 1000 fit rows" in capsys.readouterr().out.splitlines()[-1]
+    assert log.steps[-1].choice == "not refit" and "had 800 of the 1000 fit rows" in log.steps[-1].reason
 
 
 def test_bad_parameters(friedman):
@@ -95,7 +95,7 @@ def test_leansvm_fit_detects_regression_and_writes_a_libsvm_model(friedman, tmp_
     data = tmp_path / "reg.txt"
     dump_svmlight_file(X[:600], z[:600], str(data), zero_based=False)
     model = tmp_path / "reg.model"
-    assert main(["fit", str(data), "-o", str(model), "--max-error-increase", "5", "--C-grid", "1", "10"]) == 0
+    assert main(["fit", str(data), "-o", str(model), "--max-error-increase", "5%", "--C-grid", "1", "10"]) == 0
     out = capsys.readouterr().out
     assert "regression" in out and re.search(r"\[select\] C = (1|10),", out)      # --C-grid is used
     loaded = leansvm.io.load_libsvm_model(model)
@@ -124,7 +124,7 @@ def test_a_time_budget_fits_the_exact_svr_on_a_subsample_and_leaves_sizes_out(fr
     largest subsample estimated to fit it, and candidate sizes stop when the next would end past
     the limit (the log names both)."""
     from leansvm.job import candidates, one_output
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     X, z, _, _ = friedman
     # the estimate says: 300 rows take 1 s and time grows as n^2, so all 1,200 training rows take 16 s
@@ -136,7 +136,7 @@ def test_a_time_budget_fits_the_exact_svr_on_a_subsample_and_leaves_sizes_out(fr
     assert any("over the exact stage's" in s.reason for s in r.steps)
     # the first compression always; nothing after it when the limit is already spent, but the first
     # budget model: its timing fit took every row (fewer than 5,000), so it is kept, not fitted again
-    log = _Log(False)
+    log = JobLog(False)
     said = []
     log.say = said.append
     fits = []
@@ -183,7 +183,7 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
     from sklearn.base import BaseEstimator
 
     from leansvm.job.one_output import OneOutputCandidate, choose_fewest, confirm_on_folds
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
     from leansvm.job.regression import rmse_judge, set_rmse_estimate
 
     rng = np.random.default_rng(0)
@@ -213,7 +213,7 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
         set_rmse_estimate(c, exact_errors, c.model.predict(X[val]) - y[val], 0.95)
     assert choose_fewest([exact, lucky], 1.02 * exact.validation_error) is lucky
     chosen = confirm_on_folds([exact, lucky], exact, X, y, folds, make_exact, lambda c: True,
-                              rmse_judge(y, folds, 0.02, 0.95, _Log(False)), None, 0, _Log(False))
+                              rmse_judge(y, folds, 0.02, 0.95, JobLog(False)), None, 0, JobLog(False))
     assert chosen is exact and lucky.evidence_folds == 3
     assert lucky.error_bound > 1.02 * lucky.reference_error and lucky.validation_error > 0.35
 
@@ -224,7 +224,7 @@ def test_each_family_is_left_out_by_its_own_time_estimate(friedman, monkeypatch)
     rows is what does not fit, and the Nystroem models still do."""
     from leansvm.job import candidates, one_output
     from leansvm.job.one_output import OneOutputCandidate
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
 
     X, z = friedman[0][:600], friedman[1][:600]
     X = (X - X.mean(axis=0)) / X.std(axis=0)
@@ -237,7 +237,7 @@ def test_each_family_is_left_out_by_its_own_time_estimate(friedman, monkeypatch)
         return real(estimator, X, y, random_state)
 
     monkeypatch.setattr(candidates, "_timed_subsample", timed)
-    log, said = _Log(False), []
+    log, said = JobLog(False), []
     log.say = said.append
     families = [("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=10.0, gamma=0.1), candidates.pass_work),
                 ("Nystroem", lambda size: LandmarkSVR(budget=size, C=10.0, gamma=0.1, random_state=0),
@@ -255,7 +255,7 @@ def test_a_model_better_than_a_subsampled_exact_svr_becomes_the_reference():
     within 2 % of the weaker exact model but 9 % above the stronger one is refused. Without such a
     candidate nothing changes."""
     from leansvm.job.one_output import OneOutputCandidate, choose_fewest
-    from leansvm.job.records import _Log
+    from leansvm.job.records import JobLog
     from leansvm.job.regression import set_rmse_estimate, stronger_reference
 
     rng = np.random.default_rng(0)
@@ -270,7 +270,7 @@ def test_a_model_better_than_a_subsampled_exact_svr_becomes_the_reference():
         set_rmse_estimate(c, errors[id(exact)], errors[id(c)], 0.95)
     exact.error_bound = exact.validation_error
     assert choose_fewest(candidates, 1.02 * exact.validation_error) is small      # against the subsample's SVR
-    log = _Log(False)
+    log = JobLog(False)
     reference = stronger_reference(candidates, exact, errors, 0.95, log)
     assert reference is strong and log.steps[-1].stage == "reference"
     assert small.reference_error == pytest.approx(strong.validation_error)
@@ -305,7 +305,7 @@ def test_ctrl_c_after_the_choice_returns_the_chosen_model_and_the_command_writes
     assert "returning " + r.chosen.name in capsys.readouterr().err
     data, model = tmp_path / "reg.txt", tmp_path / "reg.model"
     dump_svmlight_file(X[:600], z[:600], str(data), zero_based=False)
-    assert main(["fit", str(data), "-o", str(model), "--max-error-increase", "5", "--C-grid", "1", "10",
+    assert main(["fit", str(data), "-o", str(model), "--max-error-increase", "5%", "--C-grid", "1", "10",
                  "--quiet"]) == 130
     line = [s for s in capsys.readouterr().err.splitlines() if s.startswith("leansvm: interrupted (Ctrl-C)")]
     assert len(line) == 1 and f"to {model}" in line[0] and "the model chosen before it" in line[0]

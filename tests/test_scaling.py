@@ -210,11 +210,12 @@ def test_auto_is_logged_with_both_scores_and_is_range_without_labels(raw):
     class Log:
         lines = []
 
-        def step(self, stage, what, why="", *rest):
+        def step(self, stage, what, why="", *rest, **options):
             self.lines.append(f"{stage}: {what} ({why})")
 
     log = Log()
     _, _, scaler = scale_features(X, Xt, "auto", log, y)
     assert scaler.kind_ in ("range", "standard")
-    assert f"scale: {scaler.kind_} chosen (the search's first round, 5-fold CV on 400 rows: range " in log.lines[0]
+    assert log.lines[0].startswith(f"scale: {scaler.kind_}: CV accuracy {scaler.kind_} ")
+    assert "(the search's first round, 5-fold CV on 400 rows: range " in log.lines[0]
     assert scale_features(X, Xt, "auto", Log())[2].kind_ == "range"          # regression, novelty: no labels

@@ -37,6 +37,7 @@ import warnings
 from leansvm import interrupts
 from leansvm.cli import compress, export, fit, info, path, predict, scale, train
 from leansvm.cli.common import UsageError, _Parser, _expand_weight_options
+from leansvm.core.threads import at_most
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,7 +65,8 @@ def main(argv=None) -> int:
         warnings.showwarning = _show_warning
         try:
             args = build_parser().parse_args(_expand_weight_options(argv))
-            status = args.func(args)
+            with at_most(getattr(args, "n_jobs", -1)):        # --n-jobs of the commands that train
+                status = args.func(args)
             interrupts.check()                # a Ctrl-C that was dropped on the way still counts
             return status
         except UsageError as exc:

@@ -87,6 +87,54 @@ def _add_zero_based(p):
                         "dump_svmlight_file), 1-based (LIBSVM), or auto: 0-based when index 0 occurs")
 
 
+def _thread_count(text):
+    """``--n-jobs``: joblib's meaning, a positive count or -1 (every core), -2 (all but one), ..."""
+    n = int(text)
+    if n == 0:
+        raise argparse.ArgumentTypeError("0 threads: give a positive count, or -1 for every core")
+    return n
+
+
+def add_n_jobs_option(p):
+    """``--n-jobs N``: at most N threads for everything the command runs (``leansvm.core.threads.at_most``)."""
+    p.add_argument("-j", "--n-jobs", type=_thread_count, default=-1, metavar="N",
+                   help="threads for the solvers, the search's folds and BLAS: a count, or -1 for every core, "
+                        "-2 for all but one (joblib's meaning)")
+
+
+def _in_percent(text):
+    """A number in points or percent as the share text :func:`allowed_share` reads ('0.5' -> '0.5%')."""
+    return f"{float(text):g}%"
+
+
+_in_percent.__name__ = "number"          # argparse's "invalid number value: 'x'"
+
+
+def add_share_option(p, option, default, what, unit):
+    """``option`` (an allowed drop, increase or disagreement: a fraction or a percentage, as Python's
+    keyword of the same name takes it) and ``option-<unit>`` (the same as a number in ``unit``,
+    'points' or 'percent'), both to one destination; :func:`share_from` reads it."""
+    dest = option.lstrip("-").replace("-", "_")
+    p.add_argument(option, dest=dest, default=default, metavar="SHARE",
+                   help=f"{what}: a fraction (0.005) or a percentage (0.5%%), as Python's {dest} takes it")
+    p.add_argument(f"{option}-{unit}", dest=dest, type=_in_percent, metavar=unit.upper(),
+                   help=f"the same, as a number of {unit} ({option}-{unit} 0.5 is {option} 0.5%%)")
+
+
+def share_from(args, option, command):
+    """The fraction ``option`` (:func:`add_share_option`) gave, or None; a bad value is a usage error
+    naming the option."""
+    from leansvm.core.validation import allowed_share
+
+    value = getattr(args, option.lstrip("-").replace("-", "_"))
+    if value is None:
+        return None
+    try:
+        return allowed_share(option, value)
+    except ValueError as exc:
+        raise UsageError(f"leansvm {command}: error: {exc}") from None
+
+
 def load_data(spec: str, part: str, args=None):
     """(X, y, description, dataset or None): a data file, else a named dataset's train/test part.
 

@@ -8,7 +8,7 @@ from sklearn.base import is_regressor
 
 from leansvm import io
 from leansvm.cli.common import (HelpFormatter, _add_zero_based, _equal_labels, load_any_model, load_data, match_features,
-                                save_any_model, UsageError)
+                                add_share_option, save_any_model, share_from, UsageError)
 
 
 EPILOG = """examples:
@@ -26,13 +26,10 @@ def add_parser(sub):
     size = p.add_mutually_exclusive_group(required=True)
     size.add_argument("--n-sv", type=int, metavar="N", help="number of support vectors to keep")
     size.add_argument("--ratio", type=float, metavar="R", help="fraction of the support vectors to keep")
-    size.add_argument("--max-accuracy-drop-points", "--max-accuracy-drop", dest="max_accuracy_drop", type=float,
-                      metavar="PP",
-                      help="smallest model within PP percentage points of the full model's accuracy "
-                           "on --data (classifiers, one-class models)")
-    size.add_argument("--max-error-increase", type=float, metavar="PCT",
-                      help="regression: smallest model whose RMSE on --data is at most PCT percent above "
-                           "the full model's")
+    add_share_option(size, "--max-accuracy-drop", None, "the smallest model within this accuracy drop of the full "
+                     "model's on --data (classifiers, one-class models)", "points")
+    add_share_option(size, "--max-error-increase", None, "regression: the smallest model whose RMSE on --data is at "
+                     "most this much above the full model's", "percent")
     p.add_argument("--data", "--validation", dest="data", metavar="DATA",
                    help="validation/fitting data (svmlight file or dataset name, test part)")
     p.add_argument("--method", choices=("cvm", "lars"), default="cvm",
@@ -52,21 +49,16 @@ def add_parser(sub):
 def run(args) -> int:
     from leansvm.compression.compressed_svc import compress
 
-    for option, value in (("--max-accuracy-drop-points", args.max_accuracy_drop),
-                          ("--max-error-increase", args.max_error_increase)):
-        if value is None:
-            continue
-        if not 0 <= value < 100:
-            raise UsageError(f"leansvm compress: error: {option} is in percent, got {value}")
-        if args.data is None:
-            raise UsageError(f"leansvm compress: error: {option} needs --data")
+    drop, increase = share_from(args, "--max-accuracy-drop", "compress"), share_from(args, "--max-error-increase",
+                                                                                    "compress")
+    if (drop is not None or increase is not None) and args.data is None:
+        option = "--max-accuracy-drop" if drop is not None else "--max-error-increase"
+        raise UsageError(f"leansvm compress: error: {option} needs --data")
     preprocessor, model = io.split_preprocessing(load_any_model(args.model))   # compress the kernel model
     X = y = None
     if args.data is not None:
         X, y, _, _ = load_data(args.data, "test", args)
         model, X = match_features(model, X if preprocessor is None else preprocessor.transform(X))
-    drop = None if args.max_accuracy_drop is None else args.max_accuracy_drop / 100
-    increase = None if args.max_error_increase is None else args.max_error_increase / 100
     start = time.perf_counter()
     layout = args.layout or ("shared" if str(args.output).endswith(".npz") else "libsvm")
     small = compress(model, n_sv=args.n_sv, ratio=args.ratio, max_accuracy_drop=drop, max_error_increase=increase,

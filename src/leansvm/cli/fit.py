@@ -9,13 +9,14 @@ import numpy as np
 from leansvm import interrupts
 from leansvm.preprocessing.tabular import is_table_file
 from leansvm.core.validation import widen
-from leansvm.cli.common import HelpFormatter, UsageError, _add_table_options, _add_zero_based, load_data, save_any_model
+from leansvm.cli.common import (HelpFormatter, UsageError, _add_table_options, _add_zero_based, add_n_jobs_option,
+                                add_share_option, load_data, save_any_model, share_from)
 
 
 EPILOG = """examples:
   leansvm fit train.txt model.txt --test test.txt --report report.html
   leansvm fit customers.csv model.npz --target churned --impute median
-  leansvm fit magic magic.npz --max-accuracy-drop-points 1 --budget-seconds 120"""
+  leansvm fit magic magic.npz --max-accuracy-drop 1% --budget-seconds 120"""
 
 
 def add_parser(sub):
@@ -32,23 +33,19 @@ def add_parser(sub):
     p.add_argument("-o", "--output", dest="model", metavar="MODEL",
                    help="the model file, given as an option (the same as MODEL)")
     p.add_argument("--test", metavar="DATA", help="test data, only measured (default: a named dataset's test part)")
-    p.add_argument("--max-accuracy-drop-points", "--max-accuracy-drop", dest="max_accuracy_drop", type=float,
-                   default=0.5, metavar="POINTS",
-                   help="allowed accuracy drop against the exact model, in percentage points (Python's "
-                        "max_accuracy_drop is the same as a fraction: 0.005)")
+    add_share_option(p, "--max-accuracy-drop", "0.5%", "allowed accuracy drop against the exact model", "points")
     p.add_argument("--confidence", type=float, default=0.95, metavar="P",
                    help="a cheaper model is taken when the one-sided P bound of its accuracy drop, paired "
                         "row by row with the exact model on held-out rows, is within the allowed drop")
     p.add_argument("--task", choices=("auto", "classification", "regression", "novelty"), default="auto",
                    help="auto: regression when the targets are continuous (non-integer values), "
                         "else classification; novelty: a one-class SVM (training labels ignored)")
-    p.add_argument("--max-error-increase", type=float, default=2.0, metavar="PCT",
-                   help="regression: allowed validation RMSE increase in percent of the exact SVR's")
+    add_share_option(p, "--max-error-increase", "2%", "regression: allowed validation RMSE increase over the "
+                     "exact SVR's", "percent")
     p.add_argument("--nu", type=float, default=0.05,
                    help="novelty: the share of training rows allowed outside")
-    p.add_argument("--max-disagreement", type=float, default=1.0, metavar="PCT",
-                   help="novelty: allowed share of validation rows labelled otherwise than by the exact "
-                        "one-class SVM, in percent")
+    add_share_option(p, "--max-disagreement", "1%", "novelty: allowed share of validation rows labelled otherwise "
+                     "than by the exact one-class SVM", "percent")
     p.add_argument("--budget-seconds", type=float, metavar="S",
                    help="bound the whole command to about S seconds: every stage gets a share and does "
                         "less to fit it (the log says what was left out) (default: none; the budget models, "
@@ -70,6 +67,10 @@ def add_parser(sub):
                    help="write the model chosen on the validation part, not the same kind and size "
                         "trained again on all rows")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="under each stage's line, its reasons and the models it tried (the HTML report holds "
+                        "them either way)")
+    add_n_jobs_option(p)
     p.add_argument("--scale", choices=["auto", "range", "standard", "max-abs", "none"], default="auto",
                    help="how each feature is scaled before training, fitted on the training rows and kept with "
                         "the model (and as svm-scale's range file MODEL.range beside a LIBSVM model file): "
@@ -94,9 +95,8 @@ def run(args) -> int:
     if args.model is not None and args.model_path is not None and args.model != args.model_path:
         raise UsageError("leansvm fit: error: give the model file once, as MODEL or as -o MODEL")
     args.model = args.model or args.model_path or os.path.basename(os.path.normpath(args.data)) + ".model"
-    if not 0 <= args.max_accuracy_drop < 100:
-        raise UsageError(f"leansvm fit: error: --max-accuracy-drop-points is in percentage points, "
-                         f"got {args.max_accuracy_drop}")
+    drop, increase, disagreement = (share_from(args, option, "fit") for option in
+                                    ("--max-accuracy-drop", "--max-error-increase", "--max-disagreement"))
     if not 0 < args.confidence < 1:
         raise UsageError(f"leansvm fit: error: --confidence must be in (0, 1) (0.95: a one-sided 95 % bound), "
                          f"got {args.confidence}")
@@ -114,16 +114,16 @@ def run(args) -> int:
     if not args.quiet:
         print(f"leansvm fit: {described}")
     task = infer_task(args.task, y)                 # as leansvm.fit_lean infers it
+    common = dict(X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale, confidence=args.confidence,
+                  budget_seconds=args.budget_seconds, refit=args.refit, verbose=_verbosity(args),
+                  n_jobs=args.n_jobs)
     if task == "novelty":
-        return _fit_novelty(args, X, X_test, y_test, described)
+        return _fit_novelty(args, X, common, disagreement, described)
     if task == "regression":
-        return _fit_regression(args, X, y, X_test, y_test, described)
-    result = fit_lean(X, y, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale,
-                      max_accuracy_drop=args.max_accuracy_drop / 100, confidence=args.confidence,
-                      budget_seconds=args.budget_seconds, Cs=args.C_grid, gammas=args.gamma_grid,
-                      selection_size=args.selection_size, class_weight=args.class_weight, refit=args.refit,
-                      verbose=not args.quiet,
-                      progress=False if args.quiet else progress_enabled(None))   # bars on a terminal
+        return _fit_regression(args, X, y, common, increase, described)
+    result = fit_lean(X, y, max_accuracy_drop=drop, Cs=args.C_grid, gammas=args.gamma_grid,
+                      selection_size=args.selection_size, class_weight=args.class_weight,
+                      progress=False if args.quiet else progress_enabled(None), **common)   # bars on a terminal
     path = save_result_model(result, args.model)
     if result.interrupted is not None:   # Ctrl-C after a cheap model was accepted: that model, status 130
         interrupts.add_context(result.interrupted, f"wrote {result.final.name} ({result.final.n_support} SV), the "
@@ -133,38 +133,34 @@ def run(args) -> int:
         from leansvm.job.report import write_report
         write_report(result, args.report, title=f"leansvm fit: {described}")
     if not args.quiet:
-        print("\n" + format_table(result))
-        print(f"\nmodel written to {path}")
+        print("\n" + format_table(result, every_model=args.verbose))
+        print(f"model written to {path}")
         if args.report:
             print(f"report written to {args.report}")
     return 0
 
 
-def _fit_regression(args, X, y, X_test, y_test, described) -> int:
+def _verbosity(args) -> int:
+    """The job log's level (:class:`leansvm.job.records.JobLog`): 0 with -q, 2 with -v, else 1."""
+    return 0 if args.quiet else 2 if args.verbose else 1
+
+
+def _fit_regression(args, X, y, common, increase, described) -> int:
     """``leansvm fit`` on regression targets: :func:`leansvm.job.regression.fit_lean_regression`."""
     from leansvm.job.regression import fit_lean_regression
 
-    if not 0 <= args.max_error_increase < 100:
-        raise UsageError(f"leansvm fit: error: --max-error-increase is in percent, got {args.max_error_increase}")
-    result = fit_lean_regression(X, y, X_test=X_test, y_test=y_test, impute=args.impute,
-                                 scale=args.scale, max_error_increase=args.max_error_increase / 100,
-                                 Cs=args.C_grid, verbose=not args.quiet, confidence=args.confidence,
-                                 budget_seconds=args.budget_seconds, refit=args.refit)
+    result = fit_lean_regression(X, y, max_error_increase=increase, Cs=args.C_grid, **common)
     return _finish_one_output(args, result, described)
 
 
-def _fit_novelty(args, X, X_test, y_test, described) -> int:
+def _fit_novelty(args, X, common, disagreement, described) -> int:
     """``leansvm fit --task novelty``: :func:`leansvm.job.novelty.fit_lean_novelty`."""
     from leansvm.job.novelty import fit_lean_novelty
 
-    if not 0 <= args.max_disagreement < 100:
-        raise UsageError(f"leansvm fit: error: --max-disagreement is in percent, got {args.max_disagreement}")
     if not 0 < args.nu <= 1:
         raise UsageError(f"leansvm fit: error: --nu is the share of training rows allowed outside, in (0, 1]; "
                          f"got {args.nu}")
-    result = fit_lean_novelty(X, X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale, nu=args.nu,
-                              max_disagreement=args.max_disagreement / 100, verbose=not args.quiet,
-                              confidence=args.confidence, budget_seconds=args.budget_seconds, refit=args.refit)
+    result = fit_lean_novelty(X, nu=args.nu, max_disagreement=disagreement, **common)
     return _finish_one_output(args, result, described)
 
 
@@ -181,8 +177,8 @@ def _finish_one_output(args, result, described) -> int:
         from leansvm.job.report_one_output import write_one_output_report
         write_one_output_report(result, args.report, title=f"leansvm fit: {described}")
     if not args.quiet:
-        print("\n" + format_one_output_table(result))
-        print(f"\nmodel written to {args.model}")
+        print("\n" + format_one_output_table(result, every_model=args.verbose))
+        print(f"model written to {args.model}")
         if args.report:
             print(f"report written to {args.report}")
     return 0

@@ -11,7 +11,7 @@ from leansvm.core.kernels import LIBSVM_KERNEL_CODES
 from leansvm.preprocessing.tabular import is_table_file
 from leansvm.cli.svm_train_lines import svm_train_lines
 from leansvm.cli.common import (HelpFormatter, _add_table_options, _add_zero_based, _check_integer_labels, _class_weight,
-                                _kernel_name, _precomputed_rows, load_data, save_any_model, UsageError)
+                                add_n_jobs_option, _kernel_name, _precomputed_rows, load_data, save_any_model, UsageError)
 
 
 EPILOG = """examples:
@@ -60,6 +60,7 @@ def add_parser(sub):
                    help="shrinking heuristics, 0 or 1 (default: 1)")
     p.add_argument("--help", action="help", help="show this help message and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    add_n_jobs_option(p)
     p.add_argument("--algorithm", choices=("svc", "budget-l1", "budget-l2", "bsgd"), default="svc",
                    help="svc (the exact C-SVC) or budget-l1 / budget-l2 (Dekel & Singer's SVM on "
                         "a budget, leansvm.BudgetSVC; needs --budget)")

@@ -94,6 +94,7 @@ from leansvm.compression import cvm
 from leansvm.compression import rbf_objective
 from leansvm.compression.full_model import _FullModel, _selection, _validate_points
 from leansvm.core.threads import one_blas_thread
+from leansvm.core.validation import allowed_share
 
 METHODS = ("cvm", "lars", "random")
 LAYOUTS = ("auto", "shared", "libsvm")
@@ -141,9 +142,7 @@ def _check_size(n_sv, ratio, max_accuracy_drop, X, m):
         if not (np.isfinite(ratio) and 0 < ratio <= 1):
             raise ValueError(f"ratio must be in (0, 1], got {ratio!r}")
         return max(1, int(round(ratio * m)))
-    if not (np.isfinite(max_accuracy_drop) and 0 <= max_accuracy_drop < 1):
-        raise ValueError(f"max_accuracy_drop is a fraction in [0, 1) (0.005 = half a point), "
-                         f"got {max_accuracy_drop!r}")
+    allowed_share("max_accuracy_drop", max_accuracy_drop)
     if X is None:
         raise ValueError("max_accuracy_drop needs validation data X, y")
     return None
@@ -390,9 +389,9 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
         (``max_error_increase`` for a regressor) sets the size; none: ``ratio`` = 0.1 (``DEFAULT_RATIO``).
     ratio : float, optional
         Fraction of the full model's support vectors to keep.
-    max_accuracy_drop : float, optional
+    max_accuracy_drop : float or str, optional
         The smallest size whose accuracy on ``X, y`` is within this fraction of the full model's
-        (0.005 = half a percentage point); sizes grow by 1.25. One-class models: against +1 / -1 labels.
+        (0.005 = half a percentage point; or a percentage, '0.5%'); sizes grow by 1.25. One-class models: against +1 / -1 labels.
     X, y : array-like, optional
         Fitting points (default: the full model's support vectors) and the labels that judge a size.
         Give a regressor its training rows (its support vectors lie on or outside the tube: diamonds
@@ -420,8 +419,9 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
         standard error of the best agreement with the full model's labels).
     learn_gamma : bool, default=True
         RBF kernels: the width is one more parameter (the paper's section 4 suggests tuning it).
-    max_error_increase : float, optional
-        Regressors: the smallest size whose RMSE on ``X, y`` is at most this fraction above the full model's.
+    max_error_increase : float or str, optional
+        Regressors: the smallest size whose RMSE on ``X, y`` is at most this fraction above the full
+        model's (0.02, or a percentage, '2%').
     iteration_range : (int, int), optional
         Bounds of the automatic iteration count (default 100-3000).
 
@@ -444,6 +444,8 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     >>> bool(small.score(X, y) > 0.9)
     True
     """
+    if max_error_increase is not None:
+        max_error_increase = allowed_share("max_error_increase", max_error_increase)
     est = CompressedSVC(estimator=model, n_sv=n_sv, ratio=ratio, max_accuracy_drop=max_accuracy_drop,
                         method=method, max_iter=max_iter, max_fit_points=max_fit_points,
                         random_state=random_state, eig_max=eig_max, layout=layout, loss=loss,
@@ -496,8 +498,9 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
         ``ratio`` = 0.1, ``DEFAULT_RATIO``).
     ratio : float, optional
         Fraction of the full model's support vectors to keep.
-    max_accuracy_drop : float, optional
-        The smallest size within this fraction of the full accuracy on the training rows.
+    max_accuracy_drop : float or str, optional
+        The smallest size within this fraction of the full accuracy on the training rows (0.005, or a
+        percentage, '0.5%').
     method : {'cvm', 'lars', 'random'}, default='cvm'
         Selection plus the gradient step, selection only, or a random subset (a baseline).
     max_iter : int, default=-1
@@ -619,7 +622,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
                 with Progress(1 + int(np.ceil(np.log(max(m, 2)) / np.log(SIZE_GROWTH))), "compress: size search",
                               "sizes", progress) as bar:
                     with cvm.reuse_eigendecompositions():   # one K_SS eigendecomposition for every size
-                        expansion, vec_classes, stats = _search_size(compressor, X, y, float(self.max_accuracy_drop),
+                        expansion, vec_classes, stats = _search_size(compressor, X, y, allowed_share("max_accuracy_drop", self.max_accuracy_drop),
                                                                      on_size=bar.update)
         else:
             # progress: L-BFGS iterations out of max_iter (it may converge earlier)

@@ -15,7 +15,7 @@ from threadpoolctl import ThreadpoolController
 from leansvm import interrupts
 
 __all__ = ["one_blas_thread", "blas_is_single", "may_split", "can_split", "split_range", "run_parallel",
-           "check_cancelled", "Cancelled", "SPLIT_MIN_ENTRIES"]
+           "check_cancelled", "Cancelled", "SPLIT_MIN_ENTRIES", "at_most", "effective_jobs"]
 
 #: seconds between two looks of the calling thread at its jobs (and at a pending Ctrl-C)
 POLL_S = 0.05
@@ -71,10 +71,48 @@ def blas_is_single() -> bool:
     return _single_blas > 0
 
 
+_cap = None                          # at_most's thread count while a block is open, else None
+
+
+@contextlib.contextmanager
+def at_most(n_jobs):
+    """Every thread count of leansvm at most ``n_jobs`` (joblib's meaning: -1 every core, -2 all but
+    one) while the block runs: the parallel problems (:func:`run_parallel`, joblib's ``Parallel`` through
+    :func:`effective_jobs`), the split kernel blocks (:func:`split_range`) and BLAS. Process-wide: the main
+    job (``fit_lean(n_jobs=...)``, ``--n-jobs``) opens it around all it runs. ``n_jobs`` -1 changes
+    nothing."""
+    from joblib import effective_n_jobs
+
+    global _cap
+    n = effective_n_jobs(n_jobs)
+    if n_jobs == -1 or (os.cpu_count() or 1) <= n:
+        yield
+        return
+    previous, _cap = _cap, n if _cap is None else min(_cap, n)
+    limiter = _controller().limit(limits=_cap, user_api="blas")
+    try:
+        if _cap == 1:
+            with _single_thread():
+                yield
+        else:
+            yield
+    finally:
+        limiter.restore_original_limits()
+        _cap = previous
+
+
+def effective_jobs(n_jobs) -> int:
+    """The threads ``n_jobs`` asks for (joblib's ``effective_n_jobs``), at most :func:`at_most`'s."""
+    from joblib import effective_n_jobs
+
+    n = effective_n_jobs(n_jobs)
+    return n if _cap is None else min(n, _cap)
+
+
 def may_split() -> bool:
-    """False in the thread of a ``run_parallel(jobs, n_jobs=1)`` call: the caller asked for one
-    thread, so large kernel blocks are not split over the thread pool either."""
-    return not getattr(_worker, "single", False)
+    """False in the thread of a ``run_parallel(jobs, n_jobs=1)`` call, or under ``at_most(1)``: the
+    caller asked for one thread, so large kernel blocks are not split over the thread pool either."""
+    return not getattr(_worker, "single", False) and _cap != 1
 
 
 @contextlib.contextmanager
@@ -116,7 +154,8 @@ def split_range(work, n):
         finally:
             _worker.splitting = False
 
-    bounds = np.linspace(0, n, _POOL._max_workers + 1).astype(int)
+    pieces = _POOL._max_workers if _cap is None else min(_POOL._max_workers, _cap)
+    bounds = np.linspace(0, n, pieces + 1).astype(int)
     jobs = [_POOL.submit(piece, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     return [job.result() for job in jobs]
 
@@ -148,12 +187,10 @@ def run_parallel(jobs, n_jobs):
     job, returns at once: jobs not started are dropped and running ones stop at their next
     :func:`check_cancelled` (the numba loops release the GIL, so the jobs really run side by side).
     """
-    if n_jobs == 1:                       # one thread asked for: BLAS and kernel blocks included
+    if n_jobs == 1 or _cap == 1:          # one thread asked for: BLAS and kernel blocks included
         with _single_thread():
             return [fn(*args) for fn, args in jobs]
-    from joblib import effective_n_jobs            # here: not on the import path of prediction
-
-    n_threads = min(len(jobs), effective_n_jobs(n_jobs))
+    n_threads = min(len(jobs), effective_jobs(n_jobs))
     if n_threads <= 1:
         return [fn(*args) for fn, args in jobs]
     cancel = threading.Event()

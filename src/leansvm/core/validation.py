@@ -216,6 +216,34 @@ def check_positive_number(name: str, value, *, allow_zero: bool = False) -> floa
 HARD_MARGIN_C = 1e10
 
 
+#: the largest allowed drop, increase or disagreement a bare number may give (10 points, 10 %): a larger one
+#: reads as points or percent written without '%' (``--max-accuracy-drop 0.5`` meant half a point on the
+#: command line and ``max_accuracy_drop=0.5`` 50 points in Python), so it is refused with the spellings
+BARE_SHARE_MOST = 0.1
+
+
+def allowed_share(name: str, value) -> float:
+    """An allowed accuracy drop, RMSE increase or disagreement as a fraction, from a number (0.005) or
+    a string in percent ('0.5%'), one unit for Python and the command line alike.
+
+    A bare number above :data:`BARE_SHARE_MOST` is refused, naming both spellings; a percentage may be
+    anything in [0, 100)."""
+    text = str(value).strip()
+    percent = text.endswith("%")
+    try:
+        number = float(text[:-1] if percent else text)
+    except ValueError:
+        raise ValueError(f"{name} is a fraction (0.005) or a percentage ('0.5%'), got {value!r}") from None
+    share = number / 100 if percent else number
+    if not percent and np.isfinite(share) and BARE_SHARE_MOST < share < 100:
+        raise ValueError(f"{name}={text} would be {100 * share:g} %: give a fraction (0.005 is half a point, "
+                         f"half a percent) or a percentage ('{text}%'); a bare number above "
+                         f"{BARE_SHARE_MOST:g} is refused as a likely percentage")
+    if not (np.isfinite(share) and 0 <= share < 1):
+        raise ValueError(f"{name} is a fraction in [0, 1) or a percentage below 100 %, got {value!r}")
+    return share
+
+
 def check_C(C) -> float:
     """C as a float: a positive finite number, or inf (a hard margin, solved as ``HARD_MARGIN_C``)."""
     if isinstance(C, numbers.Real) and not isinstance(C, (bool, np.bool_)) and C == np.inf:

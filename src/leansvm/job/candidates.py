@@ -10,10 +10,10 @@ import numpy as np
 from leansvm.budget.landmarks import LandmarkSVC
 from leansvm.compression.cvm import reuse_eigendecompositions
 from leansvm.exact.svc import SVC
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, set_drop
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, against_target, correct, set_drop
 from leansvm.job.helpers import (_QuietConvergence, _int32_indices, _optional, _subsample, _timed,
                                  _validate, majority_share)
-from leansvm.job.records import Candidate, _Log
+from leansvm.job.records import Candidate, JobLog
 from leansvm.progress import Progress, default_progress
 
 
@@ -199,7 +199,7 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progr
     ``progress``: a bar over the budgets (None: on a terminal, :mod:`leansvm.progress`). ``time_limit``
     (seconds): no model is started when the one before it, scaled by the budgets' ratio, would end
     past it; the log names the budgets left out."""
-    log = log or _Log(False)
+    log = log or JobLog(False)
     bsgd = _optional("BSGDClassifier")
     fallback = None
     if bsgd is None:
@@ -270,7 +270,7 @@ def refine_budget_size(candidates, reference_correct, X, y, X_val, y_val, max_ac
     them qualified (test 0.9974, the 10-minute exact SVC 0.9996)."""
     from sklearn.base import clone
 
-    log = log or _Log(False)
+    log = log or JobLog(False)
     made = [c for c in candidates if c.kind == "budget" and c.drop is not None]
     hits = [c for c in made if c.drop.within(max_accuracy_drop)]
     if not hits:
@@ -361,7 +361,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
     and more were tried for nothing). ``reference_correct``: whether ``reference`` labels each
     validation row right, when the caller has it (None: predicted here).
     """
-    log = log or _Log(False)
+    log = log or JobLog(False)
     compress = _optional("compress")
     if compress is None:
         log.step("compress", "no compression",
@@ -395,8 +395,8 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
         c = _validate(Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds), X_val, y_val)
         set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
         out.append(c)
-        log.say(f"  compressed to {n_sv} SV (fitted on {X_pts.shape[0]} points): validation accuracy "
-                f"{c.validation_accuracy:.4f} (target {c.required_accuracy:.4f}) [{seconds:.1f} s]")
+        log.say(f"  compressed to {n_sv} SV (fitted on {X_pts.shape[0]} points): "
+                f"{against_target(c)} [{seconds:.1f} s]")
         return c
 
     def out_of_time(next_cost):

@@ -16,7 +16,7 @@ import numpy as np
 
 from leansvm.job.candidates import scaled_fit_seconds, train_exact, train_like
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, paired_drop, set_drop, z_value
-from leansvm.job.records import Candidate, _Log
+from leansvm.job.records import Candidate, JobLog
 
 
 def estimate_drops(candidates, reference: Candidate, y_val, max_accuracy_drop, confidence=DEFAULT_CONFIDENCE):
@@ -147,7 +147,7 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
     accepted candidate, or ``reference`` when none is; each tried candidate's ``drop`` becomes the
     pooled estimate. ``fold_references``: the exact models of the folds, kept across calls on the same
     folds (:func:`pool_folds`' ``references``)."""
-    log = log or _Log(False)
+    log = log or JobLog(False)
     start = time.perf_counter()
     # the promising ones: their bound would be within the drop if the pooled folds kept the hold-out's
     # mean and shrank its standard error by sqrt(folds) (synth-50k: 216 and 432 vectors, 0.47 and 0.49
@@ -182,7 +182,8 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
     accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
                                               reference.fit_seconds, time_limit, fold_references)
     chosen = accepted or reference
-    log.step("confirm", f"{chosen.name} ({chosen.n_support} SV)",
+    log.step("confirm", f"{chosen.name} ({chosen.n_support} SV) confirmed on the other folds" if chosen is not reference
+             else f"none confirmed on the other folds: {chosen.name} ({chosen.n_support} SV)",
              (f"its drop against the exact model, {chosen.drop.describe()}, is within "
               f"{100 * max_accuracy_drop:g} points" if chosen is not reference else
               "no candidate's drop bound is within "f"{100 * max_accuracy_drop:g} points; the exact model")
@@ -217,7 +218,7 @@ def refit_on_all_rows(chosen: Candidate, X, y, C, gamma, min_points=None, time_l
     exceeds ``time_limit`` seconds: returns None. For a compressed choice that estimate leaves out
     the exact fit it is compressed from.
     """
-    log = log or _Log(False)
+    log = log or JobLog(False)
     if chosen.kind not in ("exact", "compressed", "budget"):
         log.step("refit", "not refit", f"the chosen model is a {chosen.kind} model; it is returned as validated")
         return None

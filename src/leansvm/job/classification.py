@@ -37,7 +37,7 @@ order by :func:`fit_lean` (each readable on one screen):
 
 Every stage appends a :class:`Step` (what it chose, why, how long, and a
 ``fallback`` note when an intended method was not available): the log that
-``verbose=True`` prints and the HTML report (:mod:`leansvm.job.report`) shows. A Ctrl-C once a
+``verbose`` prints and the HTML report (:mod:`leansvm.job.report`) shows. A Ctrl-C once a
 model cheaper than the exact one was accepted ends the job with that model (:func:`_held_model`).
 """
 
@@ -52,6 +52,7 @@ import scipy.sparse as sp
 
 from leansvm import io
 from leansvm.core.kernels import resolve_gamma
+from leansvm.core.validation import allowed_share
 from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_models,
                                     estimate_exact_seconds, estimate_fit_seconds, refine_budget_size,
                                     rows_within, scaled_fit_seconds, train_budget_models, train_exact)
@@ -60,12 +61,12 @@ from leansvm.job.choice import (choose_model, confirm_choice, eligible_models, e
 from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
-from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices,
+from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices, thread_limited,
                                  hold_on_interrupt, keep_on_failure, majority_share)
 from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, carry_C, screening_along_path,
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
-from leansvm.job.records import LeanResult, Selection, _Log
+from leansvm.job.records import LeanResult, Selection, JobLog
 from leansvm.job.reduced import (continue_in_the_time_left, next_size_in_the_time_left, reduced_family,
                                  teacher_free_size, train_reduced_models)
 from leansvm.job.report import accuracy_cell, drop_cell
@@ -87,9 +88,6 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds, confidence=DEFAULT_CO
                          "leansvm.BSGDRegressor, leansvm.compress")
     if np.unique(y).size < 2:
         raise ValueError("fit_lean needs samples of at least two classes")
-    if not (np.isfinite(max_accuracy_drop) and 0 <= max_accuracy_drop < 1):
-        raise ValueError(f"max_accuracy_drop is a fraction in [0, 1), got {max_accuracy_drop!r} "
-                         "(0.005 is half a percentage point)")
     check_confidence(confidence)
     return X, y
 
@@ -137,7 +135,7 @@ def _choose_route(X_fit, y_fit, C, gamma, deadline, class_weight, random_state, 
     weights: the reduced family has none); returns (route, (measured seconds, sample size,
     power) or None)."""
     if deadline.seconds is None:
-        log.step("route", "exact training", "no time budget given")
+        log.step("route", "exact training", "no time budget given", detail=True)
         return "exact", None
     estimated, measured, size, power = estimate_exact_seconds(X_fit, y_fit, C, gamma, random_state=random_state)
     allowed = deadline.allowance("exact")
@@ -299,6 +297,7 @@ def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_we
     return libsvm_seconds, libsvm_n_sv, libsvm_acc
 
 
+@thread_limited
 def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, max_accuracy_drop=0.005,
              budget_seconds=None, Cs=None, gammas=None, n_folds=5, validation_fraction=0.2, selection_size=4000,
              one_se=0.0, class_weight=None,
@@ -330,8 +329,9 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
         (:func:`~leansvm.job.data.choose_scaling`); 'range' is svm-scale's
         (:mod:`leansvm.preprocessing.scaling`); False is 'none'. The same numbers as an array, a
         sparse matrix or a table scale alike.
-    max_accuracy_drop : float, default=0.005
-        Allowed accuracy drop against the exact model, a fraction (0.005: half a point).
+    max_accuracy_drop : float or str, default=0.005
+        Allowed accuracy drop against the exact model: a fraction (0.005: half a point) or a
+        percentage ('0.5%'), as ``--max-accuracy-drop`` takes it.
     budget_seconds : float, optional
         A bound on the whole call: each stage gets a share (:mod:`leansvm.job.deadline`) and does
         less to fit it; above its share the exact model is fitted on a subsample. None: the budget models,
@@ -360,8 +360,9 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
         Train LIBSVM's full model at the same (C, gamma) for the prediction-cost comparison.
     random_state : int, default=0
         Seed of the splits, subsamples and stochastic trainers.
-    verbose : bool, default=False
-        Print every step.
+    verbose : bool or int, default=False
+        True (1): one line per stage, what it decided and its seconds; 2: the reasons and the models
+        tried too (:class:`~leansvm.job.records.JobLog`).
     progress : bool, optional
         Progress bars of the long operations (None: when ``verbose`` or on a terminal).
     confidence : float, default=0.95
@@ -371,6 +372,9 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     refit : bool, default=True
         Return the chosen kind and size trained again on all rows (budget models too); False
         returns the validated model.
+    n_jobs : int, default=-1
+        Threads for everything the job runs (joblib's meaning: -1 every core, -2 all but one), as
+        ``--n-jobs``.
     confirm : bool, default=True
         Pool the other folds (both models trained again without each) before a candidate is taken
         (exact route). With one hold-out and the best candidate as the reference, a BSGD model 0.2
@@ -385,7 +389,8 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
         propagates); after, it returns the cheapest model accepted so far, as validated, with the
         interrupt in ``interrupted``.
     """
-    log = _Log(verbose)
+    max_accuracy_drop = allowed_share("max_accuracy_drop", max_accuracy_drop)
+    log = JobLog(verbose)
     start = time.perf_counter()
     deadline = Deadline(budget_seconds)
     candidates, reference, selection, route, summary, preprocessor = [], None, None, None, None, None
@@ -452,6 +457,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                 warnings.warn(f"leansvm fit took {deadline.elapsed():.0f} s, over the budget of {budget_seconds:g} s "
                               f"(no stage could be cut further); the model returned is {final.name}, the best "
                               "found in that time", RuntimeWarning, stacklevel=2)
+            log.flush()
             return LeanResult(model, chosen, candidates, selection, route, log.steps, summary,
                               max_accuracy_drop, *libsvm, data_2d,
                               np.unique(y), time.perf_counter() - start, final,
@@ -463,6 +469,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
         if held is None:
             raise
         model = held.model if preprocessor is None else io.with_preprocessing(preprocessor, held.model)
+        log.flush()
         return LeanResult(model, held, candidates, selection, route, log.steps, summary, max_accuracy_drop,
                           classes=np.unique(y), seconds=time.perf_counter() - start, final=held,
                           preprocessing=None if preprocessor is None else preprocessor.describe(),
@@ -479,27 +486,35 @@ def _held_model(candidates, reference, max_accuracy_drop):
     return held if held.n_support < reference.n_support else None
 
 
-def format_table(result: LeanResult) -> str:
-    """The final table: model, #SV, validation / test accuracy, prediction cost vs LIBSVM."""
-    rows = [("model", "#SV", "val acc", f"drop vs {result.reference_name()} (bound)", "test acc", "ms/1000 pred",
-             "speed vs LIBSVM")]
+def format_table(result: LeanResult, every_model: bool = True) -> str:
+    """The final table: model, vectors, validation / test accuracy, the drop's estimate, prediction cost
+    against LIBSVM; ``every_model`` False keeps the exact and the returned models (the command's default,
+    within its log's 100 columns; -v and the report show every candidate)."""
+    rows = [("model", "#SV", "val acc", f"drop vs {result.reference_name()}", "test acc", "ms/1k", "vs LIBSVM")]
     lib = result.libsvm_seconds_per_1000
-    for c in sorted(result.candidates, key=lambda c: (c.kind != "exact", c.kind == "refit", c.n_support)):
+    shown = [c for c in result.candidates if every_model or c.kind == "exact" or c is result.final
+             or c is result.reference]
+    for c in sorted(shown, key=lambda c: (c.kind != "exact", c.kind == "refit", c.n_support)):
         mark = " *" if c is result.chosen else (" **" if c is result.final else "")
-        rows.append((c.name + mark, str(c.n_support), accuracy_cell(c.validation_accuracy), drop_cell(c.drop),
+        name = c.name if every_model or c.kind != "refit" else f"{result.chosen.name}, refit"
+        rows.append((name + mark, str(c.n_support), accuracy_cell(c.validation_accuracy), drop_cell(c.drop),
                      accuracy_cell(c.test_accuracy),
                      f"{1000 * c.seconds_per_1000:.2f}",
                      "-" if lib is None else f"{lib / c.seconds_per_1000:.1f}x"))
     if lib is not None:
-        rows.append(("LIBSVM full (sklearn SVC)", str(result.libsvm_n_support), "-", "-",
+        rows.append(("LIBSVM (sklearn SVC)", str(result.libsvm_n_support), "-", "-",
                      accuracy_cell(result.libsvm_test_accuracy),
                      f"{1000 * lib:.2f}", "1.0x"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
              for r in rows]
-    legend = "(* = chosen model" + ("; ** = returned: the chosen model refit on all rows)"
-                                    if result.final is not result.chosen else ")")
-    return "\n".join(lines + [legend])
+    legend = ["* chosen on validation rows"] if result.chosen in shown else []
+    if result.final is not result.chosen:
+        legend.append(f"** returned: refit on all {result.summary.get('n_train', 'the')} rows")
+    left_out = len(result.candidates) - len(shown)
+    if left_out:
+        legend.append(f"{left_out} more with -v")
+    return "\n".join(lines + ["(" + "; ".join(legend) + ")"] if legend else lines)
 
 
 def save_result_model(result: LeanResult, path) -> str:

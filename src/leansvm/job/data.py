@@ -78,13 +78,15 @@ def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
     the training rows so scaled."""
     import time
 
+    from leansvm.job.helpers import _QuietConvergence
     from leansvm.paths.search import wide_search
 
     start, scores = time.perf_counter(), {}
     for name in AUTO_SCALINGS:
         try:
-            found = wide_search(scaled(name), y, n_folds=n_folds, max_rows=400, random_state=random_state,
-                                progress=False)
+            with _QuietConvergence():      # counted by the search itself; not printed mid-job
+                found = wide_search(scaled(name), y, n_folds=n_folds, max_rows=400, random_state=random_state,
+                                    progress=False)
         except ValueError as exc:              # too few rows of a class for the folds: the job will say so
             log.step("scale", f"{AUTO_SCALINGS[0]} (not compared: {exc})", "")
             return AUTO_SCALINGS[0]
@@ -93,7 +95,8 @@ def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
     chosen, why = pick_scaling(scores)
     detail = ", ".join(f"{n} {acc:.4f} +- {se:.4f}" for n, (acc, se, _, _) in scores.items())
     rows = next(iter(scores.values()))[3]
-    log.step("scale", f"{chosen} chosen", f"the search's first round, {n_folds}-fold CV on {rows} rows: {detail}; "
+    scored = " against ".join(f"{n} {acc:.4f}" for n, (acc, *_) in sorted(scores.items(), key=lambda i: i[0] != chosen))
+    log.step("scale", f"{chosen}: CV accuracy {scored}", f"the search's first round, {n_folds}-fold CV on {rows} rows: {detail}; "
              + why, time.perf_counter() - start)
     return chosen
 
@@ -133,7 +136,8 @@ def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True, labelle
             return working_form(TablePreprocessor(impute=impute, scaling=name).fit_transform(X))
 
     scaling = scaling_name(scale, labelled)
-    if scaling == "auto":
+    searched = scaling == "auto"
+    if searched:
         scaling = choose_scaling(scaled, np.asarray(y), log)
     prep = TablePreprocessor(impute=impute, scaling=scaling).fit(X)
     log.step("preprocess", prep.describe(), "fitted on the training rows, kept with the model")
@@ -155,12 +159,14 @@ def scale_features(X, X_test, scale, log, y=None):
 
     scaling, scaler = scaling_name(scale, y is not None), None
     X = working_form(X)
-    if scaling == "auto":
+    searched = scaling == "auto"
+    if searched:
         scaling = choose_scaling(lambda name: FeatureScaler(name).fit_transform(X), y, log)
     if scaling != "none":
         scaler = FeatureScaler(scaling).fit(X)
         log.step("scale", scaler.describe(), "as svm-scale before LIBSVM (its practical guide): RBF distances "
-                 "weigh every feature alike whatever its units; fitted on the training rows")
+                 "weigh every feature alike whatever its units; fitted on the training rows",
+                 detail=searched)   # the choice's line above says it
         X = scaler.transform(X)
         if X_test is not None:
             X_test = scaler.transform(check_array(X_test, accept_sparse="csr", dtype=np.float64))

@@ -103,6 +103,18 @@ def required_accuracy(reference_accuracy, estimate: DropEstimate, max_accuracy_d
     return reference_accuracy - max_accuracy_drop + (estimate.upper - estimate.mean)
 
 
+def against_target(candidate) -> str:
+    """``candidate``'s validation accuracy beside the accuracy it had to reach, for the log. Where that is
+    above 1 no model of this size's spread can qualify on these rows (its drop's bound is wider than the
+    allowed drop plus the reference's errors), and the text says so instead of naming a target no
+    accuracy can meet."""
+    accuracy, needed = candidate.validation_accuracy, candidate.required_accuracy
+    if needed > 1:
+        return (f"validation accuracy {accuracy:.4f}; cannot qualify: its drop's bound needs {needed:.4f}, "
+                f"above 1, on these {candidate.drop.n} rows")
+    return f"validation accuracy {accuracy:.4f} (target {needed:.4f})"
+
+
 def set_drop(candidate, reference_correct, y_val, max_accuracy_drop, confidence=DEFAULT_CONFIDENCE):
     """Set ``candidate.drop`` (its :class:`DropEstimate` from its validation predictions, paired with
     the reference's correctness on the same rows) and ``candidate.required_accuracy``."""

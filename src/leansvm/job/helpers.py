@@ -16,6 +16,25 @@ from leansvm import interrupts
 from leansvm.core.clock import work_time
 
 
+def thread_limited(job):
+    """``job`` with one more keyword, ``n_jobs`` (joblib's meaning, default -1: every core), the threads
+    everything it runs may use (:func:`leansvm.core.threads.at_most`), as ``--n-jobs`` of ``leansvm fit``."""
+    import functools
+    import inspect
+
+    from leansvm.core.threads import at_most
+
+    @functools.wraps(job)
+    def run(*args, n_jobs=-1, **kwargs):
+        with at_most(n_jobs):
+            return job(*args, **kwargs)
+
+    signature = inspect.signature(job)
+    run.__signature__ = signature.replace(parameters=[*signature.parameters.values(), inspect.Parameter(
+        "n_jobs", inspect.Parameter.KEYWORD_ONLY, default=-1)])
+    return run
+
+
 def keep_on_failure(stage: str, held, log, run):
     """``run()``, or ``held`` when it raises: once the validation part has accepted a model, a later stage
     that fails (the confirming folds, the refit: out of memory, a solver's error) leaves the job with

@@ -10,7 +10,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from leansvm.exact.svc import SVC
 from leansvm.job.helpers import _QuietConvergence, _accuracy, _optional, majority_share
-from leansvm.job.records import Selection, _Log
+from leansvm.job.records import Selection, JobLog
 from leansvm.progress import Progress
 
 
@@ -45,7 +45,7 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
     Uses the screened regularization path (``leansvm.SVCCV``) when available;
     otherwise one ``leansvm.SVC`` fit per grid cell and fold (fallback).
     """
-    log = log or _Log(False)
+    log = log or JobLog(False)
     Cs, gammas = np.sort(np.asarray(Cs, float)), np.sort(np.asarray(gammas, float))
     start = time.perf_counter()
     accuracy, n_support, fallback = None, None, None
@@ -83,7 +83,7 @@ def search_hyperparameters(X, y, max_rows=4000, n_folds=5, one_se=0.0, class_wei
     ``max_rows`` rows, no round started past ``time_limit`` seconds); the final round's cells as
     the grid of a :class:`Selection`."""
     from leansvm.paths.search import wide_search
-    log = log or _Log(False)
+    log = log or JobLog(False)
     with _QuietConvergence() as quiet:
         found = wide_search(X, y, n_folds=n_folds, max_rows=max_rows, one_se=one_se, class_weight=class_weight,
                             random_state=random_state, progress=progress, time_limit=time_limit)
@@ -130,7 +130,7 @@ def _path_search(path_search, X, y, Cs, gammas, n_folds, random_state):
 
 def screening_along_path(X, y, C_min, C_max, gamma, n_C=10, random_state=0, log=None):
     """(Cs, screening rate per C) of one screened path (``leansvm.svm_path``, IT rule) at ``gamma``, or None."""
-    log = log or _Log(False)
+    log = log or JobLog(False)
     svm_path = _optional("svm_path")
     if svm_path is None:
         log.step("screening", "not measured", "the screening-rate plot needs the screened path",
@@ -171,7 +171,7 @@ def carry_C(X_fit, y_fit, X_val, y_val, C, gamma, search_rows, fit_rows, time_li
     ``time_limit`` seconds. Returns the C to fit with; the log says which C was carried and why."""
     from leansvm.job.helpers import _same_labels, _subsample
 
-    log = log or _Log(False)
+    log = log or JobLog(False)
     start, sizes, trail = time.perf_counter(), [], []
     size = CARRY_GROWTH * int(search_rows)
     while size <= fit_rows // 2:

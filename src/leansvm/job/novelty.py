@@ -28,11 +28,13 @@ import time
 import numpy as np
 
 from leansvm import io
+from leansvm.core.validation import allowed_share
+from leansvm.job.helpers import thread_limited
 from leansvm.job.candidates import pass_work
 from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
-from leansvm.job.records import _Log
+from leansvm.job.records import JobLog
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, after_the_choice, candidate_sizes,
                                      cheap_candidates, choose_fewest, confirm_then_refit, interrupted_result,
                                      one_output_deadline, summarize, train_exact_model)
@@ -70,18 +72,17 @@ def disagreement_judge(max_disagreement, confidence, log):
     return judge
 
 
-def _check(nu, gamma_factor, max_disagreement, validation_fraction, confidence=DEFAULT_CONFIDENCE):
+def _check(nu, gamma_factor, validation_fraction, confidence=DEFAULT_CONFIDENCE):
     if not (np.isfinite(nu) and 0 < nu <= 1):
         raise ValueError(f"nu is the share of training rows allowed outside, in (0, 1]; got {nu!r}")
     if not (np.isfinite(gamma_factor) and gamma_factor > 0):
         raise ValueError(f"gamma_factor must be a positive number, got {gamma_factor!r}")
-    if not (np.isfinite(max_disagreement) and 0 <= max_disagreement < 1):
-        raise ValueError(f"max_disagreement is a fraction in [0, 1), got {max_disagreement!r}")
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
     check_confidence(confidence)
 
 
+@thread_limited
 def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute=None, scale=True, nu=DEFAULT_NU,
                      gamma_factor=1.0, max_disagreement=0.01, size_fractions=DEFAULT_SIZE_FRACTIONS,
                      validation_fraction=0.2, random_state=0, verbose=False,
@@ -89,19 +90,21 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
                      confirm=True) -> OneOutputResult:
     """Data to the cheapest one-class SVM (module docstring). ``max_disagreement``: a fraction
     (0.01 = the returned model labels at most 1 % of the validation rows otherwise than the exact
-    model). ``y`` (or a ``target`` column) is ignored but for its removal from a table.
+    model) or a percentage ('1%'). ``y`` (or a ``target`` column) is ignored but for its removal from a table.
     ``budget_seconds``: a bound on the whole call (the exact model on a subsample, fewer sizes; None:
     the candidates take a multiple of the time until the exact fit, ``Deadline.bound_after_exact``);
     ``refit=False`` returns the chosen model as trained on the fit part instead of training it again on
-    every row; ``confirm=False`` takes the choice on the validation part alone."""
+    every row; ``confirm=False`` takes the choice on the validation part alone; ``n_jobs`` (-1: every
+    core): the threads the job may use, as ``--n-jobs``."""
     from sklearn.utils import check_array
 
     import leansvm
 
-    _check(nu, gamma_factor, max_disagreement, validation_fraction, confidence)
+    max_disagreement = allowed_share("max_disagreement", max_disagreement)
+    _check(nu, gamma_factor, validation_fraction, confidence)
     start = time.perf_counter()
     deadline = one_output_deadline(budget_seconds, confirm)
-    log = _Log(verbose)
+    log = JobLog(verbose)
     if y is None and target is None and hasattr(X, "columns"):
         y = np.zeros(len(X))                           # a table of features only: no column to split off
     X, _, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale)
@@ -145,6 +148,7 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
         return interrupted_result("novelty", "disagreement", preprocessor, chosen, candidates,
                                   {"nu": nu, "gamma": gamma}, max_disagreement, allowed, log, start, summary, interrupted)
     final = refit or chosen
+    log.flush()
     if X_test is not None:                                    # measured, never used for the choice
         reference_test = exact.model.predict(X_test)
         for c in candidates + ([refit] if refit is not None else []):

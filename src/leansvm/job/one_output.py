@@ -147,6 +147,7 @@ def interrupted_result(task, error_name, preprocessor, chosen, candidates, param
     from leansvm import io
 
     model = chosen.model if preprocessor is None else io.with_preprocessing(preprocessor, chosen.model)
+    log.flush()
     return OneOutputResult(task, error_name, model, chosen, candidates, params, limit, allowed, log.steps,
                            time.perf_counter() - started, summary,
                            preprocessing=None if preprocessor is None else preprocessor.describe(),
@@ -324,7 +325,8 @@ def confirm_on_folds(candidates, exact: OneOutputCandidate, X, y, folds, make_ex
     accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
                                               exact.fit_seconds, time_limit)
     chosen = accepted or exact
-    log.step("confirm", f"{chosen.name}: {chosen.n_support} vectors",
+    log.step("confirm", f"{chosen.name}: {chosen.n_support} vectors, confirmed on the other folds" if accepted
+             else f"none confirmed on the other folds: {chosen.name}, {chosen.n_support} vectors",
              (f"its error bound {chosen.error_bound:.4g} on {chosen.evidence_folds} folds is within the limit"
               if accepted else "no candidate's bound is within the limit on the pooled folds; the exact model")
              + tried_note(tried, len(folds), out_of_time), time.perf_counter() - start)
@@ -380,8 +382,8 @@ def refit_on_all_rows(chosen: OneOutputCandidate, exact: OneOutputCandidate, X, 
 
     n = X.shape[0]
     if chosen.kind != "budget" and exact.n_rows is not None and exact.n_rows < n_fit:
-        log.say(f"  no refit on all {n} rows: the exact model had {exact.n_rows} of the {n_fit} fit rows for lack "
-                "of time; the chosen model is returned as trained")
+        log.step("refit", "not refit", f"no refit on all {n} rows: the exact model had {exact.n_rows} of the "
+                 f"{n_fit} fit rows for lack of time; the chosen model is returned as trained")
         return None
     # a budget model's pass and a compression's fitting points grow linearly in the rows; the exact fit
     # as n^1.5 (candidates.GROWTH_MIN)
@@ -391,8 +393,8 @@ def refit_on_all_rows(chosen: OneOutputCandidate, exact: OneOutputCandidate, X, 
     # without a budget the refit is outside the bound the job set itself after the exact fit
     remaining = None if "refit" in deadline.unbounded else deadline.remaining()
     if remaining is not None and estimated > remaining:
-        log.say(f"  no refit on all {n} rows: estimated at {estimated:.0f} s, {remaining:.0f} s of the "
-                "budget left; the chosen model is returned as trained")
+        log.step("refit", "not refit", f"no refit on all {n} rows: estimated at {estimated:.0f} s, {remaining:.0f} "
+                 "s of the budget left; the chosen model is returned as trained")
         return None
     start = time.perf_counter()
     if chosen.kind == "budget":
@@ -425,17 +427,23 @@ def summarize(X, X_test, n_validation) -> dict:
     return {**summarize_data(X, None, X_test), "n_validation": int(n_validation)}
 
 
-def format_one_output_table(result: OneOutputResult) -> str:
+def format_one_output_table(result: OneOutputResult, every_model: bool = True) -> str:
     """The candidates (and the refit), one line each: vectors, fit seconds, validation (and test) error,
-    further test figures; * = returned."""
+    further test figures; * = returned. ``every_model`` False keeps the exact, chosen and returned models
+    (the command's default; -v shows every candidate)."""
     from leansvm.job.report import number_cell
 
     extra = sorted({k for c in result.candidates for k in c.test_metrics})
     name = result.error_name
-    lines = [f"{'model':<34} {'vectors':>8} {'fit s':>8} {'val ' + name:>16} {'test ' + name:>16}"
-             + "".join(f" {'test ' + k:>13}" for k in extra)]
-    for c in result.candidates + ([result.refit] if result.refit is not None else []):
-        mark = " *" if c is result.final else ""
-        lines.append(f"{c.name + mark:<34} {c.n_support:>8} {c.fit_seconds:>8.2f} {number_cell(c.validation_error):>16} "
-                     f"{number_cell(c.test_error):>16}" + "".join(f" {number_cell(c.test_metrics.get(k)):>13}" for k in extra))
-    return "\n".join(lines)
+    every = result.candidates + ([result.refit] if result.refit is not None else [])
+    shown = [c for c in every if every_model or c.kind == "exact" or c is result.chosen or c is result.final]
+    rows = [["model", "vectors", "fit s", "val " + name, "test " + name] + ["test " + k for k in extra]]
+    for c in shown:
+        rows.append([c.name + (" *" if c is result.final else ""), str(c.n_support), f"{c.fit_seconds:.2f}",
+                     number_cell(c.validation_error), number_cell(c.test_error)]
+                    + [number_cell(c.test_metrics.get(k)) for k in extra])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
+             for r in rows]
+    return "\n".join(lines + ([f"(* returned; {len(every) - len(shown)} more with -v)"] if len(shown) < len(every)
+                              else []))

@@ -1,6 +1,6 @@
 """The main job's records: what each stage decided (:class:`Step`), the hyperparameter choice
 (:class:`Selection`), each trained model (:class:`Candidate`) and the whole result
-(:class:`LeanResult`), with the log that prints and keeps the steps (:class:`_Log`).
+(:class:`LeanResult`), with the log that prints and keeps the steps (:class:`JobLog`).
 
 The log and the HTML report (:mod:`leansvm.job.report`) read these; nothing here computes.
 """
@@ -27,6 +27,7 @@ class Step:
     seconds: float = 0.0
     fallback: str | None = None
     elapsed: float = 0.0
+    details: list = field(default_factory=list)   # the lines said while it worked: models tried, measurements
 
 
 @dataclass
@@ -133,24 +134,85 @@ def stage_seconds(steps, seconds: float) -> dict:
     return out
 
 
-class _Log:
-    """Prints each step when verbose; keeps every step for the report."""
+#: the widest line the log prints at its default verbosity
+LINE_WIDTH = 100
+#: steps that report rather than decide: printed from verbosity 2 on, always kept for the report
+DETAIL_STAGES = frozenset({"split", "screening", "bound", "reference", "candidates", "measure"})
 
-    def __init__(self, verbose):
-        self.verbose = verbose
+
+def verbosity(verbose) -> int:
+    """``verbose`` as a level: False/0 nothing, True/1 one line per stage, 2 the reasons and the models
+    tried too."""
+    level = int(verbose)
+    if level < 0:
+        raise ValueError(f"verbose must be False, True or a level 0-2, got {verbose!r}")
+    return min(level, 2)
+
+
+def clip(line: str, width: int = LINE_WIDTH) -> str:
+    """``line`` cut to ``width`` characters, the cut marked with '...'."""
+    return line if len(line) <= width else line[:width - 3].rstrip() + "..."
+
+
+class JobLog:
+    """The job's log: every step kept (with the lines said on the way to it) for the HTML report, and
+    printed by verbosity (:func:`verbosity`):
+
+    - 1: one line per deciding stage, what it decided and its seconds, at most ``LINE_WIDTH``
+      characters;
+    - 2: every step, each followed by its reason and the lines said while it worked (the models tried,
+      their measurements), indented under it.
+
+    ``clock`` gives the seconds each step took (``time.perf_counter``; a test hands in its own)."""
+
+    def __init__(self, verbose=0, clock=time.perf_counter, stream=None):
+        self.level = verbosity(verbose)
+        self.clock = clock
+        self.stream = stream
         self.steps: list[Step] = []
-        self._last = time.perf_counter()
+        self._pending: list[str] = []        # lines said since the last step: they belong to the next one
+        self._last = clock()
+
+    @property
+    def verbose(self) -> bool:
+        return self.level > 0
+
+    def _print(self, line):
+        print(line, file=self.stream or sys.stdout, flush=True)
 
     def say(self, message):
-        if self.verbose:
-            print(message, file=sys.stdout, flush=True)
+        """A detail of the step under way (a model tried, a measurement): kept with that step, printed
+        under it from verbosity 2 on."""
+        self._pending.append(message.strip())
 
-    def step(self, stage, choice, reason, seconds=0.0, fallback=None):
+    def step(self, stage, choice, reason, seconds=0.0, fallback=None, detail=False):
+        """Record a stage's decision; ``detail``: printed from verbosity 2 on only, like the
+        ``DETAIL_STAGES`` (a decision another line already states)."""
         interrupts.check()                     # between stages: a recorded Ctrl-C stops here
-        now = time.perf_counter()
-        self.steps.append(Step(stage, choice, reason, seconds, fallback, now - self._last))
-        self._last = now
-        line = f"[{stage}] {choice} -- {reason}"
-        if fallback:
-            line += f" (fallback: {fallback})"
-        self.say(line + (f" [{seconds:.1f} s]" if seconds else ""))
+        now = self.clock()
+        step = Step(stage, choice, reason, seconds, fallback, now - self._last, self._pending)
+        self.steps.append(step)
+        self._last, self._pending = now, []
+        if self.level >= 2 or (self.level == 1 and stage not in DETAIL_STAGES and not detail):
+            self._print(short_line(step))
+        if self.level >= 2:
+            import textwrap
+
+            for text in [reason + (f" (fallback: {fallback})" if fallback else "")] + step.details:
+                self._print(textwrap.fill(text, LINE_WIDTH, initial_indent="    ", subsequent_indent="      "))
+
+    def flush(self):
+        """Lines said after the last step (a job that ended between steps): printed from verbosity 2 on."""
+        if self.level >= 2:
+            for text in self._pending:
+                self._print("    " + text)
+        if self.steps:
+            self.steps[-1].details.extend(self._pending)
+        self._pending = []
+
+
+def short_line(step: Step) -> str:
+    """A step in one line: ``[stage] choice (seconds)``, clipped to ``LINE_WIDTH``; '(fallback)' where
+    an intended method was not available."""
+    tail = (f" ({step.seconds:.1f} s)" if step.seconds else "") + (" (fallback)" if step.fallback else "")
+    return clip(f"[{step.stage}] {step.choice}", LINE_WIDTH - len(tail)) + tail

@@ -17,9 +17,9 @@ import time
 import numpy as np
 
 from leansvm.job.candidates import doubling_out_of_reach
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, set_drop
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, against_target, set_drop
 from leansvm.job.helpers import _QuietConvergence, _timed, _validate, majority_share
-from leansvm.job.records import Candidate, _Log
+from leansvm.job.records import Candidate, JobLog
 from leansvm.progress import default_progress
 
 #: the first size is this share of the reference's support vectors ...
@@ -83,7 +83,7 @@ def train_reduced_models(reference: Candidate, reference_correct, X_fit, y_fit, 
     (and ``why``) and why it stopped, or why the family was left out."""
     from leansvm import ReducedSVC
 
-    log = log or _Log(False)
+    log = log or JobLog(False)
     n_classes = np.unique(np.asarray(y_fit)).size
     if class_weight is not None:
         log.step("reduced", "family left out", "ReducedSVC has no class weights; with class_weight the "
@@ -119,8 +119,7 @@ def train_reduced_models(reference: Candidate, reference_correct, X_fit, y_fit, 
         set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
         out.append(c)
         log.say(f"  ReducedSVC with {size} vectors ({model.n_iter_} iterations"
-                f"{', stopped by the time limit' if model.fit_status_ else ''}): validation accuracy "
-                f"{c.validation_accuracy:.4f} (target {c.required_accuracy:.4f}) [{seconds:.1f} s]")
+                f"{', stopped by the time limit' if model.fit_status_ else ''}): {against_target(c)} [{seconds:.1f} s]")
         if c.drop.within(max_accuracy_drop):
             break
     reached = [c for c in out if c.drop.within(max_accuracy_drop)]
@@ -171,8 +170,8 @@ def continue_in_the_time_left(last: Candidate | None, reference_correct, X_fit, 
     c = _validate(Candidate(f"{last.name}, trained on", "budget", model, model.expansion_.n_support,
                             last.fit_seconds + seconds), X_val, y_val)
     set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
-    log.step("reduced", f"ReducedSVC with {c.n_support} vectors trained on for {seconds:.0f} s: validation accuracy "
-                        f"{c.validation_accuracy:.4f} (target {c.required_accuracy:.4f})",
+    log.step("reduced", f"ReducedSVC with {c.n_support} vectors trained on for {seconds:.0f} s: "
+                        f"{against_target(c)}",
              f"the time the budget had left, where nothing qualified and its last fit stopped at its time limit "
              f"({model.n_iter_} more iterations on every row)", seconds)
     return [c]

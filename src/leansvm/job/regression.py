@@ -39,12 +39,13 @@ import numpy as np
 
 from leansvm import io
 from leansvm.budget.landmarks import LandmarkSVR
+from leansvm.core.validation import allowed_share
 from leansvm.job.candidates import pass_work
 from leansvm.job.data import prepare_table, scale_features, validation_folds
-from leansvm.job.helpers import _subsample
+from leansvm.job.helpers import _subsample, thread_limited
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, rmse_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
-from leansvm.job.records import _Log
+from leansvm.job.records import JobLog
 from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, after_the_choice, candidate_sizes,
                                      cheap_candidates, choose_fewest, confirm_then_refit, interrupted_result,
                                      one_output_deadline, summarize, train_exact_model)
@@ -115,29 +116,30 @@ def stronger_reference(candidates, exact, errors, confidence, log):
     return reference
 
 
+@thread_limited
 def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=None, scale=True,
                         max_error_increase=0.02, epsilon=0.1, Cs=None, gamma_factors=None,
                         size_fractions=DEFAULT_SIZE_FRACTIONS, selection_size=2000, validation_fraction=0.2,
                         random_state=0, verbose=False, confidence=DEFAULT_CONFIDENCE,
                         budget_seconds=None, refit=True, confirm=True) -> OneOutputResult:
     """Data to the cheapest accurate SVR (module docstring). ``max_error_increase``: a fraction
-    (0.02 = validation RMSE at most 2 % above the exact model's); ``budget_seconds``: a bound on
+    (0.02 = validation RMSE at most 2 % above the exact model's) or a percentage ('2%'); ``budget_seconds``: a bound on
     the whole call (the exact SVR on a subsample, fewer candidate sizes; None: the candidates and
     confirming folds take a multiple of the time until the exact fit, ``Deadline.bound_after_exact``);
     ``refit=False`` returns the chosen model as trained on the fit part instead of training it again
-    on every row; ``confirm=False`` takes the choice on the validation part alone."""
+    on every row; ``confirm=False`` takes the choice on the validation part alone; ``n_jobs`` (-1: every
+    core): the threads the job may use, as ``--n-jobs``."""
     from sklearn.utils import check_X_y
 
     import leansvm
 
-    if not (np.isfinite(max_error_increase) and 0 <= max_error_increase < 1):
-        raise ValueError(f"max_error_increase is a fraction in [0, 1), got {max_error_increase!r}")
+    max_error_increase = allowed_share("max_error_increase", max_error_increase)
     check_confidence(confidence)
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
     start = time.perf_counter()
     deadline = one_output_deadline(budget_seconds, confirm)
-    log = _Log(verbose)
+    log = JobLog(verbose)
     X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale)
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
     if not np.all(np.isfinite(y)):
@@ -199,6 +201,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
         return interrupted_result("regression", "RMSE", preprocessor, chosen, candidates, params, limit, allowed, log,
                                   start, summary, interrupted)
     final = refit or chosen
+    log.flush()
     if X_test is not None and y_test is not None:             # measured, never used for the choice
         for c in candidates + ([refit] if refit is not None else []):
             c.test_error = _rmse(c.model, X_test, np.asarray(y_test, dtype=np.float64))

@@ -41,6 +41,7 @@ from leansvm.exact.svc import SVC
 from leansvm.core.kernels import Kernel
 from leansvm.core.multiclass import fit_ovo
 from leansvm.progress import Progress
+from leansvm.core.threads import effective_jobs
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
 from leansvm.paths.binary_path import (BIAS_MODES, binary_path, check_grid, check_screening, iter_binary_path,
                                        row_cache)
@@ -133,7 +134,7 @@ def _run_paths(X, y_enc, n_classes, weights, Cs, kernel, screening, bias, tol, t
 
     if sequential:
         return problems, [one(idx, y_pm) for idx, y_pm in problems]
-    return problems, Parallel(n_jobs=n_jobs, prefer="threads")(
+    return problems, Parallel(n_jobs=effective_jobs(n_jobs), prefer="threads")(
         delayed(one)(idx, y_pm) for idx, y_pm in problems)
 
 
@@ -582,7 +583,7 @@ class SVCCV(KernelClassifierMixin, BaseEstimator):
         out = []
         with Progress(len(tasks), "SVCCV", "paths", True if self.verbose else None) as bar, \
                 _blas_threads(X.shape[0]):
-            for task in Parallel(n_jobs=self.n_jobs, verbose=self.verbose, return_as="generator")(
+            for task in Parallel(n_jobs=effective_jobs(self.n_jobs), verbose=self.verbose, return_as="generator")(
                     delayed(_score_gamma)(X, labels, folds, Cs, gammas[g], self.scoring, inner)
                     for g in range(len(gammas))):
                 out.extend(task)
