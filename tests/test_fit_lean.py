@@ -814,14 +814,14 @@ def test_the_size_search_rule_needs_sizes_that_grew():
     assert out_of_reach([20, 40, 80], [0.01, 0.01, 0.01], 1000, 0.4)
 
 
-def test_the_budget_is_shared_out_among_the_stages(monkeypatch):
+def test_the_budget_is_shared_out_among_the_stages():
     """Each stage may use what is left minus the later stages' shares: unused time passes on, an overrun
     squeezes the later stages (never below a tenth of their own share), and no budget means no limits."""
     from leansvm.job import deadline as module
 
     now = [100.0]
-    monkeypatch.setattr(module.time, "perf_counter", lambda: now[0])
-    d = module.Deadline(1000)
+    clock = lambda: now[0]                                    # noqa: E731 (the clock the test moves)
+    d = module.Deadline(1000, clock=clock)
     later_than_search = sum(module.SHARES.values()) - module.SHARES["search"]
     assert d.allowance("search") == pytest.approx(1000 * (1 - later_than_search))
     now[0] += 20                                              # the search used 20 of its 100 s
@@ -830,9 +830,10 @@ def test_the_budget_is_shared_out_among_the_stages(monkeypatch):
     now[0] += 900                                             # the exact fit overran
     assert d.allowance("compress") == pytest.approx(0.1 * module.SHARES["compress"] * 1000)
     assert d.remaining() == pytest.approx(80)
-    assert module.Deadline(None).allowance("compress") is None and module.Deadline(None).remaining() is None
+    unbounded = module.Deadline(None, clock=clock)
+    assert unbounded.allowance("compress") is None and unbounded.remaining() is None
     assert sum(module.SHARES.values()) == pytest.approx(1.0)
-    skipping = module.Deadline(1000)
+    skipping = module.Deadline(1000, clock=clock)
     skipping.skip("confirm")                                 # a stage that will not run holds nothing back
     assert skipping.allowance("exact") == pytest.approx(1000 * (0.10 + 0.25))  # ... its share is compression's,
     assert skipping.allowance("compress") == pytest.approx(1000 * (1 - module.SHARES["refit"] - module.SHARES["measure"]))
@@ -927,7 +928,7 @@ def test_regression_and_novelty_bounds_are_one_sided_and_paired():
     assert share_bound(np.r_[np.ones(8, bool), np.zeros(392, bool)]) > 0.02
 
 
-def test_without_a_budget_the_stages_after_the_exact_fit_share_a_multiple_of_it(monkeypatch):
+def test_without_a_budget_the_stages_after_the_exact_fit_share_a_multiple_of_it():
     """No budget: after the exact fit, the budget models, compression and confirming folds get
     NO_BUDGET_MULTIPLE times its time or NO_BUDGET_BEFORE_MULTIPLE times the job's time until then,
     whichever is more (at least NO_BUDGET_FLOOR), shared as a budget's shares are; the refit and the
@@ -935,8 +936,8 @@ def test_without_a_budget_the_stages_after_the_exact_fit_share_a_multiple_of_it(
     from leansvm.job import deadline as module
 
     now = [100.0]
-    monkeypatch.setattr(module.time, "perf_counter", lambda: now[0])
-    d = module.Deadline(None)
+    clock = lambda: now[0]                                    # noqa: E731 (the clock the test moves)
+    d = module.Deadline(None, clock=clock)
     now[0] += 150                                             # search and exact fit (100 s): 150 s
     assert d.bound_after_exact(100.0) == pytest.approx(module.NO_BUDGET_MULTIPLE * 100.0)
     assert d.remaining() == pytest.approx(module.NO_BUDGET_MULTIPLE * 100.0)
@@ -944,11 +945,11 @@ def test_without_a_budget_the_stages_after_the_exact_fit_share_a_multiple_of_it(
     # the refit's and the measurements' shares are compression's; only the confirming folds' is held
     assert d.allowance("compress") == pytest.approx(d.remaining() - module.SHARES["confirm"] * d.seconds)
     assert d.allowance("refit") is None and d.allowance("measure") is None
-    long_search = module.Deadline(None)
+    long_search = module.Deadline(None, clock=clock)
     now[0] += 500                                             # a search of 500 s: the bound follows it
     assert long_search.bound_after_exact(1.0) == pytest.approx(module.NO_BUDGET_BEFORE_MULTIPLE * 500)
-    assert module.Deadline(None).bound_after_exact(0.001) == pytest.approx(module.NO_BUDGET_FLOOR)
-    budget = module.Deadline(300)
+    assert module.Deadline(None, clock=clock).bound_after_exact(0.001) == pytest.approx(module.NO_BUDGET_FLOOR)
+    budget = module.Deadline(300, clock=clock)
     assert budget.bound_after_exact(100.0) is None and budget.seconds == 300 and not budget.unbounded
 
 

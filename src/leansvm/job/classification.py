@@ -392,7 +392,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     max_accuracy_drop = allowed_share("max_accuracy_drop", max_accuracy_drop)
     log = JobLog(verbose)
     start = time.perf_counter()
-    deadline = Deadline(budget_seconds)
+    deadline = Deadline(budget_seconds, clock=log.clock)     # one clock for the budget and the log
     candidates, reference, selection, route, summary, preprocessor = [], None, None, None, None, None
     try:
         with default_progress(progress_enabled(True if progress is None and verbose else progress)):
