@@ -118,7 +118,8 @@ def add_share_option(p, option, default, what, unit):
     p.add_argument(option, dest=dest, default=default, metavar="SHARE",
                    help=f"{what}: a fraction (0.005) or a percentage (0.5%%), as Python's {dest} takes it")
     p.add_argument(f"{option}-{unit}", dest=dest, type=_in_percent, metavar=unit.upper(),
-                   help=f"the same, as a number of {unit} ({option}-{unit} 0.5 is {option} 0.5%%)")
+                   help=f"the same, as a number of {unit} ({option}-{unit} 0.5 is {option} 0.5%%) "
+                        f"(default: {option}'s)")
 
 
 def share_from(args, option, command):
