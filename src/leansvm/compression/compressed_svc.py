@@ -420,8 +420,7 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     learn_gamma : bool, default=True
         RBF kernels: the width is one more parameter (the paper's section 4 suggests tuning it).
     max_error_increase : float or str, optional
-        Regressors: the smallest size whose RMSE on ``X, y`` is at most this fraction above the full
-        model's (0.02, or a percentage, '2%').
+        Regressors: the smallest size whose RMSE on ``X, y`` is at most this fraction ('2%') above the full's.
     iteration_range : (int, int), optional
         Bounds of the automatic iteration count (default 100-3000).
 
@@ -444,8 +443,8 @@ def compress(model, n_sv=None, ratio=None, max_accuracy_drop=None, X=None, y=Non
     >>> bool(small.score(X, y) > 0.9)
     True
     """
-    if max_error_increase is not None:
-        max_error_increase = allowed_share("max_error_increase", max_error_increase)
+    max_error_increase = None if max_error_increase is None else allowed_share("max_error_increase",
+                                                                               max_error_increase)
     est = CompressedSVC(estimator=model, n_sv=n_sv, ratio=ratio, max_accuracy_drop=max_accuracy_drop,
                         method=method, max_iter=max_iter, max_fit_points=max_fit_points,
                         random_state=random_state, eig_max=eig_max, layout=layout, loss=loss,
@@ -499,8 +498,7 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
     ratio : float, optional
         Fraction of the full model's support vectors to keep.
     max_accuracy_drop : float or str, optional
-        The smallest size within this fraction of the full accuracy on the training rows (0.005, or a
-        percentage, '0.5%').
+        The smallest size within this fraction (or '0.5%') of the full accuracy on the training rows.
     method : {'cvm', 'lars', 'random'}, default='cvm'
         Selection plus the gradient step, selection only, or a random subset (a baseline).
     max_iter : int, default=-1
