@@ -115,8 +115,8 @@ def run(args) -> int:
         print(f"leansvm fit: {described}")
     task = infer_task(args.task, y)                 # as leansvm.fit_lean infers it
     common = dict(X_test=X_test, y_test=y_test, impute=args.impute, scale=args.scale, confidence=args.confidence,
-                  budget_seconds=args.budget_seconds, refit=args.refit, verbose=_verbosity(args),
-                  n_jobs=args.n_jobs)
+                  budget_seconds=args.budget_seconds, refit=args.refit, verbose=_verbosity(args))
+    # --n-jobs: cli.main runs the whole command under threads.at_most(args.n_jobs)
     if task == "novelty":
         return _fit_novelty(args, X, common, disagreement, described)
     if task == "regression":

@@ -8,6 +8,7 @@ The log and the HTML report (:mod:`leansvm.job.report`) read these; nothing here
 from __future__ import annotations
 
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 
@@ -165,20 +166,16 @@ class JobLog:
 
     ``clock`` gives the seconds each step took (``time.perf_counter``; a test hands in its own)."""
 
-    def __init__(self, verbose=0, clock=time.perf_counter, stream=None):
+    def __init__(self, verbose=0, clock=time.perf_counter):
         self.level = verbosity(verbose)
         self.clock = clock
-        self.stream = stream
         self.steps: list[Step] = []
         self._pending: list[str] = []        # lines said since the last step: they belong to the next one
         self._last = clock()
 
-    @property
-    def verbose(self) -> bool:
-        return self.level > 0
-
-    def _print(self, line):
-        print(line, file=self.stream or sys.stdout, flush=True)
+    @staticmethod
+    def _print(line):
+        print(line, file=sys.stdout, flush=True)
 
     def say(self, message):
         """A detail of the step under way (a model tried, a measurement): kept with that step, printed
@@ -196,8 +193,6 @@ class JobLog:
         if self.level >= 2 or (self.level == 1 and stage not in DETAIL_STAGES and not detail):
             self._print(short_line(step))
         if self.level >= 2:
-            import textwrap
-
             for text in [reason + (f" (fallback: {fallback})" if fallback else "")] + step.details:
                 self._print(textwrap.fill(text, LINE_WIDTH, initial_indent="    ", subsequent_indent="      "))
 
