@@ -55,32 +55,42 @@ def test_chosen_model_is_smallest_within_the_drop(moons_result):
 
 
 def test_refit_trains_the_choice_again_on_all_rows(moons):
-    from leansvm.job.candidates import train_exact
-    from leansvm.job.choice import refit_on_all_rows
+    from functools import partial
+
+    from leansvm.job.candidates import compress_at_rows, train_exact
     from leansvm.job.records import JobLog
+    from leansvm.job.refit import refit_on_all_rows
 
     X, y, Xt, _ = moons
     n_fit = 280
+    compress_to = partial(compress_at_rows, min_points=100)
+    log = JobLog(False)
     exact = train_exact(X[:n_fit], y[:n_fit], 10.0, 0.5)
-    final = refit_on_all_rows(exact, X, y, 10.0, 0.5)
+    final = refit_on_all_rows(exact, exact, X, y, n_fit, compress_to, None, log)
     reference = leansvm.SVC(C=10.0, gamma=0.5, random_state=0).fit(X, y)     # the same solve on all rows
     np.testing.assert_allclose(final.model.decision_function(Xt), reference.decision_function(Xt), atol=1e-3)
-    assert final.kind == "refit" and "all 350 rows" in final.name
+    assert final.kind == "refit" and "all 350 rows" in final.name and final.n_rows == 350
     if getattr(leansvm, "compress", None) is not None:
         small = Candidate("compressed 12 SV", "compressed", None, 12, 1.0)
-        final = refit_on_all_rows(small, X, y, 10.0, 0.5, min_points=100)
+        final = refit_on_all_rows(small, exact, X, y, n_fit, compress_to, None, log)
         assert final.n_support <= 12 and final.model.expansion_.n_support == final.n_support
-    log = JobLog(False)
+        assert "compressed to 12 vectors" in log.steps[-1].reason
     # a budget model: the same estimator and budget fitted on all rows
     bsgd = leansvm.BSGDClassifier(budget=10, C=1.0, gamma=0.5, random_state=0, refit=True)
     final = refit_on_all_rows(Candidate("BSGD B=10", "budget", bsgd.fit(X[:n_fit], y[:n_fit]), 10, 1.0),
-                              X, y, 1.0, 0.5, log=log)
+                              exact, X, y, n_fit, compress_to, None, log)
     again = leansvm.BSGDClassifier(budget=10, C=1.0, gamma=0.5, random_state=0, refit=True).fit(X, y)
     assert final.kind == "refit" and final.n_support <= 10 and "BSGDClassifier with budget 10" in log.steps[-1].reason
     np.testing.assert_allclose(final.model.decision_function(Xt), again.decision_function(Xt))
-    # over the time limit: the validated model is returned
-    assert refit_on_all_rows(exact, X, y, 10.0, 0.5, time_limit=1e-9, log=log, n_fit=n_fit) is None
-    assert "over the limit" in log.steps[-1].reason
+    # over the time left: the validated model is returned
+    assert refit_on_all_rows(exact, exact, X, y, n_fit, compress_to, 1e-9, log) is None
+    assert "no refit on all 350 rows: estimated" in log.steps[-1].reason
+    # the exact model on a subsample: neither it nor its compression is refit (a budget model still is)
+    sub = train_exact(X[:200], y[:200], 10.0, 0.5)
+    assert refit_on_all_rows(sub, sub, X, y, n_fit, compress_to, None, log) is None
+    assert "had 200 of the 280 fit rows" in log.steps[-1].reason
+    # a refit is not refit again
+    assert refit_on_all_rows(final, exact, X, y, n_fit, compress_to, None, log) is None
 
 
 def test_without_refit_the_validated_choice_is_returned(moons):

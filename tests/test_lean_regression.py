@@ -36,7 +36,7 @@ def test_returns_the_fewest_vectors_within_the_allowed_increase(friedman):
     # the returned model scales raw columns itself: its test RMSE is the returned record's, the chosen
     # kind and size trained again on every row
     assert np.sqrt(np.mean((r.model.predict(Xt) - zt) ** 2)) == pytest.approx(r.final.test_error, rel=1e-9)
-    assert r.refit is not None and r.final is r.refit and r.refit.kind == r.chosen.kind
+    assert r.refit is not None and r.final is r.refit and r.refit.kind == "refit"
     assert r.refit.n_rows == X.shape[0] and r.refit.n_support <= r.chosen.n_support
     assert {c.kind for c in r.candidates} == {"exact", "compressed", "budget"}
     assert {c.name.split()[0] for c in r.candidates if c.kind == "budget"} == {"BSGD", "Nystroem"}
@@ -46,39 +46,39 @@ def test_the_chosen_kind_and_size_is_trained_again_on_every_row(friedman, capsys
     """A budget model: the same budget on every row; the exact SVR: itself on every row; a compressed
     one: the exact SVR on every row compressed to the same size. Past the budget, or when the exact
     model had only a subsample, the chosen model is kept, with a log line."""
-    from leansvm.job.deadline import Deadline
-    from leansvm.job.one_output import OneOutputCandidate, refit_on_all_rows
-    from leansvm.job.records import JobLog
+    from leansvm.job.one_output import compressor
+    from leansvm.job.records import Candidate, JobLog
+    from leansvm.job.refit import refit_on_all_rows
 
     X, z, _, _ = friedman
     X = (X - X.mean(axis=0)) / X.std(axis=0)            # as the job scales them
     small = leansvm.BSGDRegressor(budget=40, C=10.0, gamma=0.1, random_state=0).fit(X[:1000], z[:1000])
     svr = leansvm.SVR(C=10.0, gamma=0.1, epsilon=0.2, random_state=0).fit(X[:1000], z[:1000])
-    exact = OneOutputCandidate("exact SVR", "exact", svr, int(svr.n_support_[0]), fit_seconds=0.5, n_rows=1000)
-    chosen = OneOutputCandidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=0.5)
+    exact = Candidate("exact SVR", "exact", svr, int(svr.n_support_[0]), fit_seconds=0.5, n_rows=1000)
+    chosen = Candidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=0.5)
     log = JobLog(True)
-    refit = refit_on_all_rows(chosen, exact, X, z, 1000, Deadline(None), log)
+    refit = refit_on_all_rows(chosen, exact, X, z, 1000, compressor(0), None, log)
     assert refit.name == "BSGD SVR (40), refit on all 1500 rows" and refit.model is not small
     assert refit.model.budget == 40 and refit.n_support <= 40
     expected = leansvm.BSGDRegressor(budget=40, C=10.0, gamma=0.1, random_state=0).fit(X, z)
     np.testing.assert_allclose(refit.model.predict(X[:50]), expected.predict(X[:50]))
     assert [s.stage for s in log.steps] == ["refit"]
     # the exact model: the same SVR on every row
-    again = refit_on_all_rows(exact, exact, X, z, 1000, Deadline(None), log)
+    again = refit_on_all_rows(exact, exact, X, z, 1000, compressor(0), None, log)
     full = leansvm.SVR(C=10.0, gamma=0.1, epsilon=0.2, random_state=0).fit(X, z)
-    assert again.kind == "exact" and again.n_rows == 1500 and again.n_support == int(full.n_support_[0])
+    assert again.kind == "refit" and again.n_rows == 1500 and again.n_support == int(full.n_support_[0])
     np.testing.assert_allclose(again.model.predict(X[:50]), full.predict(X[:50]), atol=1e-6)
     # a compressed one: that exact SVR on every row, compressed to the same size
-    compressed = OneOutputCandidate("compressed SVR (30)", "compressed", svr, 30, fit_seconds=0.5)
-    smaller = refit_on_all_rows(compressed, exact, X, z, 1000, Deadline(None), log)
-    assert smaller.kind == "compressed" and smaller.n_support == 30 and smaller.n_rows == 1500
+    compressed = Candidate("compressed SVR (30)", "compressed", svr, 30, fit_seconds=0.5)
+    smaller = refit_on_all_rows(compressed, exact, X, z, 1000, compressor(0), None, log)
+    assert smaller.kind == "refit" and smaller.n_support == 30 and smaller.n_rows == 1500
     assert np.sqrt(np.mean((smaller.model.predict(X) - full.predict(X)) ** 2)) < 0.5 * np.std(z)
     # past the budget, or after an exact fit on a subsample: kept as chosen, with a line
-    slow = OneOutputCandidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=1000.0)
-    assert refit_on_all_rows(slow, exact, X, z, 1000, Deadline(60), log) is None
+    slow = Candidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=1000.0)
+    assert refit_on_all_rows(slow, exact, X, z, 1000, compressor(0), 60, log) is None
     assert log.steps[-1].choice == "not refit" and "no refit on all 1500 rows: estimated" in log.steps[-1].reason
-    sub = OneOutputCandidate("exact SVR (800 of 1000 rows)", "exact", svr, 40, fit_seconds=0.1, n_rows=800)
-    assert refit_on_all_rows(sub, sub, X, z, 1000, Deadline(60), log) is None
+    sub = Candidate("exact SVR (800 of 1000 rows)", "exact", svr, 40, fit_seconds=0.1, n_rows=800)
+    assert refit_on_all_rows(sub, sub, X, z, 1000, compressor(0), 60, log) is None
     assert log.steps[-1].choice == "not refit" and "had 800 of the 1000 fit rows" in log.steps[-1].reason
 
 
@@ -159,10 +159,11 @@ def test_compressed_candidates_get_fitting_points_that_grow_with_the_size(friedm
     """At least compression_points rows, 4 per vector and 3 per fitted parameter (d + 1 per vector),
     never compress's own 20,000-row cap."""
     from leansvm.job.candidates import pass_work
-    from leansvm.job.one_output import OneOutputCandidate, cheap_candidates
+    from leansvm.job.records import Candidate
+    from leansvm.job.one_output import cheap_candidates
 
     X, z = friedman[0][:600], friedman[1][:600]
-    exact = OneOutputCandidate("exact SVR", "exact", leansvm.SVR(C=10.0, gamma=0.1).fit(X, z), 0, 0.0)
+    exact = Candidate("exact SVR", "exact", leansvm.SVR(C=10.0, gamma=0.1).fit(X, z), 0, 0.0)
     seen = []
     real = leansvm.compress
 
@@ -182,7 +183,8 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
     confirm_on_folds, with the exact SVR trained again without each, refuse it."""
     from sklearn.base import BaseEstimator
 
-    from leansvm.job.one_output import OneOutputCandidate, choose_fewest, confirm_on_folds
+    from leansvm.job.records import Candidate
+    from leansvm.job.one_output import choose_fewest, confirm_on_folds
     from leansvm.job.records import JobLog
     from leansvm.job.regression import rmse_judge, set_rmse_estimate
 
@@ -205,8 +207,8 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
 
     make_exact = lambda: leansvm.SVR(C=1.0, gamma=0.5, epsilon=0.1)  # noqa: E731
     model = make_exact().fit(X[folds[0][0]], y[folds[0][0]])
-    exact = OneOutputCandidate("exact SVR", "exact", model, int(model.n_support_[0]), 0.1)
-    lucky = OneOutputCandidate("BSGD SVR (10)", "budget", Lucky(), 10, 0.1)
+    exact = Candidate("exact SVR", "exact", model, int(model.n_support_[0]), 0.1)
+    lucky = Candidate("BSGD SVR (10)", "budget", Lucky(), 10, 0.1)
     val = folds[0][1]
     exact_errors = model.predict(X[val]) - y[val]
     for c in (exact, lucky):
@@ -223,12 +225,12 @@ def test_each_family_is_left_out_by_its_own_time_estimate(friedman, monkeypatch)
     limit) is left out at every size while the fast one goes on: at scale BSGD's pass over all
     rows is what does not fit, and the Nystroem models still do."""
     from leansvm.job import candidates, one_output
-    from leansvm.job.one_output import OneOutputCandidate
+    from leansvm.job.records import Candidate
     from leansvm.job.records import JobLog
 
     X, z = friedman[0][:600], friedman[1][:600]
     X = (X - X.mean(axis=0)) / X.std(axis=0)
-    exact = OneOutputCandidate("exact SVR", "exact", leansvm.SVR(C=10.0, gamma=0.1).fit(X, z), 0, 0.0)
+    exact = Candidate("exact SVR", "exact", leansvm.SVR(C=10.0, gamma=0.1).fit(X, z), 0, 0.0)
     real = candidates._timed_subsample
 
     def timed(estimator, X, y, random_state):      # BSGD: 1,000 s on 10 rows, i.e. far past the limit
@@ -254,15 +256,16 @@ def test_a_model_better_than_a_subsampled_exact_svr_becomes_the_reference():
     row that is below it with confidence becomes the reference, and the limit tightens: a candidate
     within 2 % of the weaker exact model but 9 % above the stronger one is refused. Without such a
     candidate nothing changes."""
-    from leansvm.job.one_output import OneOutputCandidate, choose_fewest
+    from leansvm.job.records import Candidate
+    from leansvm.job.one_output import choose_fewest
     from leansvm.job.records import JobLog
     from leansvm.job.regression import set_rmse_estimate, stronger_reference
 
     rng = np.random.default_rng(0)
     base = rng.normal(size=20000)
-    exact = OneOutputCandidate("exact SVR (2000 of 16000 rows)", "exact", None, 5000, 1.0, n_rows=2000)
-    strong = OneOutputCandidate("Nystroem SVR (1000)", "budget", None, 1000, 1.0)
-    small = OneOutputCandidate("BSGD SVR (100)", "budget", None, 100, 1.0)
+    exact = Candidate("exact SVR (2000 of 16000 rows)", "exact", None, 5000, 1.0, n_rows=2000)
+    strong = Candidate("Nystroem SVR (1000)", "budget", None, 1000, 1.0)
+    small = Candidate("BSGD SVR (100)", "budget", None, 100, 1.0)
     errors = {id(exact): 1.2 * base, id(strong): 1.0 * base + 0.05 * rng.normal(size=base.size),
               id(small): 1.09 * base + 0.05 * rng.normal(size=base.size)}
     candidates = [exact, strong, small]
@@ -278,7 +281,7 @@ def test_a_model_better_than_a_subsampled_exact_svr_becomes_the_reference():
     # no candidate below the exact model: it stays the reference
     for c in candidates:
         set_rmse_estimate(c, errors[id(strong)], errors[id(c)], 0.95)
-    exact_again = OneOutputCandidate("exact SVR", "exact", None, 5000, 1.0, n_rows=2000)
+    exact_again = Candidate("exact SVR", "exact", None, 5000, 1.0, n_rows=2000)
     exact_again.validation_error = float(np.sqrt(np.mean(errors[id(strong)] ** 2)))
     errors[id(exact_again)] = errors[id(strong)]
     assert stronger_reference([exact_again, small], exact_again, errors, 0.95, log) is exact_again

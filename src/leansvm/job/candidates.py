@@ -141,32 +141,18 @@ def train_exact(X, y, C, gamma, random_state=0, class_weight=None) -> Candidate:
     """The exact C-SVC (``leansvm.SVC``, IRWLS) at (C, gamma)."""
     model, seconds = _timed(SVC(C=C, gamma=gamma, random_state=random_state, cache_size=500,
                                 class_weight=class_weight).fit, X, y)
-    return Candidate("exact SVC", "exact", model, model.expansion_.n_support, seconds)
+    return Candidate("exact SVC", "exact", model, model.expansion_.n_support, seconds, n_rows=X.shape[0])
 
 
-def train_like(candidate: Candidate, X, y, exact_model, min_points=None, random_state=0, progress=None):
-    """A model of ``candidate``'s kind and size trained on ``X, y``: a budget model cloned with its
-    parameters and fitted again; a compressed one as ``compress`` of ``exact_model`` (the exact SVC
-    trained on the same rows) to the same number of vectors, fitted at ``X`` (at least
-    ``min_points`` rows, ``POINTS_PER_VECTOR`` per vector) within :func:`search_iterations`' bounds;
-    the exact one is ``exact_model`` itself. Returns (model, seconds)."""
-    from sklearn.base import clone
-
-    start = time.perf_counter()
-    if candidate.kind == "exact":
-        return exact_model, 0.0
-    if candidate.kind == "budget":
-        with default_progress(False), _QuietConvergence():
-            model = clone(candidate.model).fit(X, y)
-        return model, time.perf_counter() - start
-    if candidate.kind != "compressed":
-        raise ValueError(f"cannot train a model like a {candidate.kind!r} candidate")
+def compress_at_rows(exact_model, size, X, y, min_points=None, random_state=0, progress=None):
+    """Classification's ``compress_to`` (:mod:`leansvm.job.refit`): ``compress`` of ``exact_model``
+    to ``size`` vectors, fitted at a stratified subsample of ``X`` (at least ``min_points`` rows,
+    ``POINTS_PER_VECTOR`` per vector: :func:`_n_fitting_points`) within :func:`search_iterations`'
+    bounds, as the size search compressed."""
     compress = _optional("compress")
-    X_pts, y_pts = _fitting_points(X, y, candidate.n_support, min_points, POINTS_PER_VECTOR, random_state)
-    with _QuietConvergence():
-        model = compress(exact_model, n_sv=candidate.n_support, X=X_pts, y=y_pts, max_iter=None, max_fit_points=None,
-                         random_state=random_state, progress=progress, iteration_range=search_iterations(exact_model))
-    return model, time.perf_counter() - start
+    X_pts, y_pts = _fitting_points(X, y, size, min_points, POINTS_PER_VECTOR, random_state)
+    return compress(exact_model, n_sv=size, X=X_pts, y=y_pts, max_iter=None, max_fit_points=None,
+                    random_state=random_state, progress=progress, iteration_range=search_iterations(exact_model))
 
 
 def _timed_subsample(estimator, X, y, random_state):

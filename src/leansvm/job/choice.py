@@ -1,5 +1,5 @@
-"""Stages 7-8 of the main job: the choice among the candidates, its confirmation on more folds, and
-the refit of the chosen kind and size on all rows.
+"""Stage 7 of the main job: the choice among the candidates and its confirmation on more folds (the
+refit of the chosen kind and size on all rows that follows: :mod:`leansvm.job.refit`).
 
 The rule (:mod:`leansvm.job.estimates`): the candidate with the fewest support vectors whose
 accuracy drop against the exact model has a one-sided ``confidence`` bound within
@@ -11,12 +11,14 @@ with the exact model and the candidate trained again without each) before a cand
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 
-from leansvm.job.candidates import scaled_fit_seconds, train_exact, train_like
+from leansvm.job.candidates import compress_at_rows, train_exact
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, paired_drop, set_drop, z_value
 from leansvm.job.records import Candidate, JobLog
+from leansvm.job.refit import train_like
 
 
 def estimate_drops(candidates, reference: Candidate, y_val, max_accuracy_drop, confidence=DEFAULT_CONFIDENCE):
@@ -139,7 +141,7 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
     ``folds``: (fit rows, held-out rows) index pairs over ``X``; the first is the validation part
     the candidates were trained and validated on, the others are new evidence: on each, the
     exact SVC at (C, gamma) and a model of the candidate's kind and size
-    (:func:`~leansvm.job.candidates.train_like`) are trained on the fit rows and compared on
+    (:func:`~leansvm.job.refit.train_like`) are trained on the fit rows and compared on
     the held-out ones (:func:`pool_folds`). Candidates are tried from the smallest, among those
     whose validation estimate would pass with the standard error the pooled folds are expected to
     have (se / sqrt(folds)). A candidate whose folds did not all fit in ``time_limit`` seconds is
@@ -166,11 +168,13 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
         model = train_exact(X[fit], y[fit], C, gamma, random_state, class_weight).model
         return model, correct(model.predict(X[out]), y[out])
 
+    compress_to = partial(compress_at_rows, min_points=min_points, random_state=random_state)
+
     def candidate_on_fold(c, k, exact_model):
         fit, out = folds[k]
         if k == 0:
             return correct(c.validation_predictions, y[out])
-        model, _ = train_like(c, X[fit], y[fit], exact_model, min_points, random_state)
+        model, _ = train_like(c, X[fit], y[fit], exact_model, compress_to, random_state)
         return correct(model.predict(X[out]), y[out])
 
     def judge(c, reference_ok, candidate_ok):
@@ -199,50 +203,3 @@ def tried_note(tried, n_folds, out_of_time) -> str:
     stopped = f"; the time limit stopped the folds short of {n_folds}" if out_of_time else ""
     return (f" ({', '.join(f'{c.name} on {where(folds)}' for c, folds in tried)}{stopped}; each fold's models "
             "trained again without it)")
-
-
-def refit_on_all_rows(chosen: Candidate, X, y, C, gamma, min_points=None, time_limit=None, random_state=0,
-                      log=None, progress=None, n_fit=None, class_weight=None) -> Candidate | None:
-    """The chosen kind and size trained again on all rows ``X, y`` (training and validation parts together).
-
-    After the held-out rows have chosen the kind and size, the returned model uses every
-    labelled row, as scikit-learn's ``GridSearchCV(refit=True)`` does: the exact SVC at the
-    chosen (C, gamma) on all rows; for a compressed choice, ``compress`` of it to the chosen size,
-    fitted to its outputs on all rows (at least ``min_points``); for a budget choice, the same
-    estimator (BSGD or Nystroem landmarks, the same budget) fitted on all rows
-    (:func:`~leansvm.job.candidates.train_like`). Measured on letter (16,000 rows, 1,040
-    vectors): test accuracy 0.9702 compressed from the 12,800-row model, 0.9738 from the
-    16,000-row one. The result has no validation accuracy (it has seen the validation part).
-    Nothing is refit when the estimated time (the chosen model's own fit time, scaled by the
-    row ratio ``X.shape[0] / n_fit`` to the power 1.5: :func:`~leansvm.job.candidates.scaled_fit_seconds`)
-    exceeds ``time_limit`` seconds: returns None. For a compressed choice that estimate leaves out
-    the exact fit it is compressed from.
-    """
-    log = log or JobLog(False)
-    if chosen.kind not in ("exact", "compressed", "budget"):
-        log.step("refit", "not refit", f"the chosen model is a {chosen.kind} model; it is returned as validated")
-        return None
-    if time_limit is not None and n_fit:
-        estimate = scaled_fit_seconds(chosen.fit_seconds, X.shape[0], n_fit)
-        if estimate > time_limit:
-            log.step("refit", "not refit", f"refitting on all {X.shape[0]} rows is estimated at {estimate:.0f} s, "
-                                           f"over the limit of {time_limit:g} s; the validated model is returned")
-            return None
-    start = time.perf_counter()
-    if chosen.kind == "budget":
-        model, _ = train_like(chosen, X, y, None, min_points, random_state)
-        what = f"{type(chosen.model).__name__} with budget {chosen.n_support}"
-    else:
-        exact = train_exact(X, y, C, gamma, random_state, class_weight)
-        model, what = exact.model, f"exact SVC at C = {C:g}, gamma = {gamma:g}"
-        if chosen.kind == "compressed":
-            model, _ = train_like(chosen, X, y, exact.model, min_points, random_state, progress)
-            what += f" ({exact.n_support} SV), compressed to {model.expansion_.n_support} SV"
-    seconds = time.perf_counter() - start
-    n_sv = model.expansion_.n_support
-    base = {"exact": "exact SVC", "compressed": f"compressed {n_sv} SV"}.get(chosen.kind, chosen.name)
-    final = Candidate(f"{base}, refit on all {X.shape[0]} rows", "refit", model, n_sv, seconds,
-                      note=f"the chosen {chosen.name} trained again on the training and validation parts")
-    log.step("refit", f"{final.name} (returned)", f"{what}: the chosen kind and size, trained on every row "
-                                                  "(as GridSearchCV's refit); no validation accuracy", seconds)
-    return final

@@ -27,7 +27,7 @@ order by :func:`fit_lean` (each readable on one screen):
    ``max_accuracy_drop`` (a fraction) on the validation part (:mod:`leansvm.job.estimates`);
    :func:`confirm_choice` then pools the other folds (both models trained again without
    each) before a candidate is taken, so that one lucky hold-out does not decide.
-8. :func:`refit_on_all_rows`       -- the chosen kind and size trained again on every training row
+8. :func:`~leansvm.job.refit.refit_on_all_rows` -- the chosen kind and size trained again on every training row
    (the validation part included), as ``GridSearchCV(refit=True)`` does: the
    exact SVC at the chosen (C, gamma), its compression to the chosen size, or the
    chosen budget model. This is the returned model.
@@ -46,6 +46,7 @@ from __future__ import annotations
 import sys
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -53,11 +54,11 @@ import scipy.sparse as sp
 from leansvm import io
 from leansvm.core.kernels import resolve_gamma
 from leansvm.core.validation import allowed_share
-from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_models,
+from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_at_rows, compress_models,
                                     estimate_exact_seconds, estimate_fit_seconds, refine_budget_size,
                                     rows_within, scaled_fit_seconds, train_budget_models, train_exact)
 from leansvm.job.choice import (choose_model, confirm_choice, eligible_models, estimate_drops, fewest_vectors,
-                                refit_on_all_rows, stronger_reference)
+                                stronger_reference)
 from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
@@ -69,6 +70,7 @@ from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_predictio
 from leansvm.job.records import LeanResult, Selection, JobLog
 from leansvm.job.reduced import (continue_in_the_time_left, next_size_in_the_time_left, reduced_family,
                                  teacher_free_size, train_reduced_models)
+from leansvm.job.refit import refit_on_all_rows
 from leansvm.job.report import accuracy_cell, drop_cell
 from leansvm.progress import default_progress, progress_enabled
 
@@ -435,17 +437,14 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                         compression_points, deadline.allowance("confirm"), random_state, class_weight, log,
                         fold_references))
             final = None
-            # a budget model is refit on all rows on either route: it needs no exact solve
-            if refit and (route == "exact" or chosen.kind == "budget"):
+            if refit:
+                exact = next(c for c in candidates if c.kind == "exact")
+                compress_to = partial(compress_at_rows, min_points=compression_points, random_state=random_state)
                 final = keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
-                    chosen, X, y, C, gamma, compression_points, deadline.allowance("refit"), random_state, log,
-                    n_fit=X_fit.shape[0], class_weight=class_weight))
+                    chosen, exact, X, y, X_fit.shape[0], compress_to, deadline.allowance("refit"), log,
+                    random_state))
                 if final is not None:
                     candidates.append(final)
-            elif refit:
-                log.step("refit", "not refit", f"the chosen {chosen.kind} model needs the exact solver on all "
-                                               "rows, which does not fit the time budget; the validated model is "
-                                               "returned")
             final = final or chosen
             libsvm = _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight,
                               libsvm_reference_model, deadline, random_state, log)

@@ -12,11 +12,11 @@ Both follow one plan after their own data and tuning stages:
    validation rows labelled otherwise than by the exact model); :func:`confirm_on_folds` then pools
    the other folds (both models trained again without each) before a candidate is taken, as the
    classification job does; the chosen kind and size is trained again on every row
-   (:func:`refit_on_all_rows`), as GridSearchCV and the classification job refit;
+   (:func:`~leansvm.job.refit.refit_on_all_rows`), as GridSearchCV and the classification job refit;
 4. measurements never used for a choice: the same error on the test part, the prediction cost
    (:func:`leansvm.job.measure.measure_prediction_cost`).
 
-The records (:class:`OneOutputCandidate`, :class:`OneOutputResult`) are what the table
+The records (:class:`Candidate`, :class:`OneOutputResult`) are what the table
 (:func:`format_one_output_table`) and the HTML report (:mod:`leansvm.job.report_one_output`) read.
 """
 
@@ -27,7 +27,8 @@ import warnings
 from dataclasses import dataclass, field
 
 from leansvm.job.helpers import hold_on_interrupt, keep_on_failure
-from leansvm.job.records import stage_seconds
+from leansvm.job.records import Candidate, stage_seconds
+from leansvm.job.refit import refit_on_all_rows, train_like
 
 #: L-BFGS iterations of each compressed candidate (compress's default scales to 3,000 at small
 #: sizes: 95 s for 256 vectors on friedman1-10k)
@@ -38,33 +39,6 @@ COMPRESSION_POINTS = 20000
 DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.33)
 #: the smallest candidate
 MIN_VECTORS = 5
-
-
-@dataclass
-class OneOutputCandidate:
-    """A trained regressor or one-class model with its size and errors (the job's measure:
-    ``OneOutputResult.error_name``); ``test_metrics``: further test figures (one-class against
-    labels: accuracy, AUC)."""
-
-    name: str
-    kind: str                     # 'exact' | 'compressed' | 'budget'
-    model: object
-    n_support: int
-    fit_seconds: float
-    validation_error: float = float("nan")
-    #: a one-sided bound on the validation error (:mod:`leansvm.job.estimates`): what the choice compares
-    #: with the limit; the exact model's is its own error
-    error_bound: float = float("nan")
-    test_error: float | None = None
-    test_metrics: dict = field(default_factory=dict)
-    seconds_per_1000: float | None = None
-    #: the rows it was trained on (an exact model under a time budget may have had a subsample)
-    n_rows: int | None = None
-    #: the exact model's error on the rows ``validation_error`` and ``error_bound`` are over
-    #: (regression: the limit is (1 + increase) times it; novelty: None)
-    reference_error: float | None = None
-    #: how many held-out parts those rows came from (1: the validation part alone)
-    evidence_folds: int = 1
 
 
 @dataclass
@@ -79,8 +53,8 @@ class OneOutputResult:
     task: str                     # 'regression' | 'novelty'
     error_name: str               # 'RMSE' | 'disagreement'
     model: object
-    chosen: OneOutputCandidate
-    candidates: list[OneOutputCandidate]
+    chosen: Candidate
+    candidates: list[Candidate]
     params: dict
     limit: float
     allowed: str                  # the limit in words, e.g. 'RMSE within 2 % of the exact model's'
@@ -90,8 +64,8 @@ class OneOutputResult:
     evaluation: dict = field(default_factory=dict)
     cv_results: dict | None = None
     preprocessing: str | None = None
-    #: the chosen kind and size trained again on every row (:func:`refit_on_all_rows`), or None
-    refit: OneOutputCandidate | None = None
+    #: the chosen kind and size trained again on every row (:func:`~leansvm.job.refit.refit_on_all_rows`), or None
+    refit: Candidate | None = None
     #: the Ctrl-C that ended the job with the chosen model as validated (:func:`after_the_choice`)
     interrupted: BaseException | None = None
 
@@ -99,12 +73,12 @@ class OneOutputResult:
     libsvm_seconds_per_1000 = None
 
     @property
-    def final(self) -> OneOutputCandidate:
+    def final(self) -> Candidate:
         """The returned model's record: the refit of the chosen candidate, else the chosen one."""
         return self.refit or self.chosen
 
     @property
-    def exact(self) -> OneOutputCandidate:
+    def exact(self) -> Candidate:
         return next(c for c in self.candidates if c.kind == "exact")
 
     def stage_seconds(self) -> dict:
@@ -122,11 +96,13 @@ def confirm_then_refit(chosen, candidates, exact, X, y, folds, make_exact, promi
         confirmed = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
             candidates, exact, X, y, folds, make_exact, promising, judge, deadline.allowance("confirm"),
             random_state, log))
+    # without a budget the refit is outside the bound the job set itself after the exact fit
+    time_left = None if "refit" in deadline.unbounded else deadline.remaining()
     return confirmed, keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
-        confirmed, exact, X, y, n_fit, deadline, log, random_state)) if refit else None
+        confirmed, exact, X, y, n_fit, compressor(random_state), time_left, log, random_state)) if refit else None
 
 
-def after_the_choice(stages, chosen: OneOutputCandidate, exact: OneOutputCandidate, started, log):
+def after_the_choice(stages, chosen: Candidate, exact: Candidate, started, log):
     """(chosen, refit, None) from ``stages()`` (the confirming folds and the refit: (chosen, refit)); a
     Ctrl-C during them, where the validation part chose a model with fewer vectors than the exact one,
     gives (that model as validated, None, the interrupt), as the classification job does (the log's
@@ -161,7 +137,7 @@ def candidate_sizes(n_support, size_fractions) -> list[int]:
     return sorted(s for s in sizes if s < n_support)
 
 
-def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, sizes, random_state, label,
+def cheap_candidates(exact: Candidate, budget_families, X_fit, y_fit, sizes, random_state, label,
                      time_limit=None, log=None, compression_points=COMPRESSION_POINTS):
     """For every size: a compressed copy of the exact model (fitted at training rows; at most
     ``COMPRESS_ITERATIONS`` L-BFGS iterations) and, for each (name, make, work) of ``budget_families``,
@@ -226,7 +202,7 @@ def cheap_candidates(exact: OneOutputCandidate, budget_families, X_fit, y_fit, s
         else:
             model, seconds = _timed(make(size).fit, X_fit, y_fit)
         last[k] = (size, seconds, n)
-        made.append((entry, OneOutputCandidate(f"{family} ({size})", kind, model, int(model.expansion_.n_support),
+        made.append((entry, Candidate(f"{family} ({size})", kind, model, int(model.expansion_.n_support),
                                               seconds)))
     made = [c for _, c in sorted(made, key=lambda pair: pair[0])]
     if log is not None:
@@ -272,23 +248,17 @@ def one_output_deadline(budget_seconds, confirm=True):
     return deadline
 
 
-def train_like(candidate: OneOutputCandidate, X, y, exact_model, random_state=0):
-    """A model of ``candidate``'s kind and size trained on ``X`` (``y``: targets, or None for
-    one-class models): a budget model cloned and fitted again; a compressed one as
-    :func:`compress_exact` of ``exact_model`` (the exact model trained on the same rows) to the same
-    size; the exact one is ``exact_model`` itself."""
+def compressor(random_state):
+    """The one-output tasks' ``compress_to`` (:mod:`leansvm.job.refit`): :func:`compress_exact` with
+    its fitting points drawn by a generator seeded ``random_state``."""
     import numpy as np
-    from sklearn.base import clone
 
-    if candidate.kind == "exact":
-        return exact_model
-    if candidate.kind == "budget":
-        return clone(candidate.model).fit(X, y)
-    return compress_exact(exact_model, candidate.n_support, X, y, np.random.default_rng(random_state), random_state)
+    return lambda model, size, X, y: compress_exact(model, size, X, y, np.random.default_rng(random_state),
+                                                    random_state)
 
 
-def confirm_on_folds(candidates, exact: OneOutputCandidate, X, y, folds, make_exact, promising, judge, time_limit,
-                     random_state, log) -> OneOutputCandidate:
+def confirm_on_folds(candidates, exact: Candidate, X, y, folds, make_exact, promising, judge, time_limit,
+                     random_state, log) -> Candidate:
     """The smallest cheap candidate accepted on every fold of ``folds`` pooled, else ``exact``.
 
     As the classification job's confirming folds (:func:`leansvm.job.choice.pool_folds`): the first
@@ -309,6 +279,8 @@ def confirm_on_folds(candidates, exact: OneOutputCandidate, X, y, folds, make_ex
     if not finalists or len(folds) < 2:
         return exact
 
+    compress_to = compressor(random_state)
+
     def fit_rows(k):
         fit = folds[k][0]
         return X[fit], (np.zeros(fit.size) if y is None else y[fit])
@@ -318,8 +290,10 @@ def confirm_on_folds(candidates, exact: OneOutputCandidate, X, y, folds, make_ex
         return model, model.predict(X[folds[k][1]])
 
     def candidate_on_fold(c, k, exact_model):
+        if k == 0:
+            return c.model.predict(X[folds[k][1]])
         X_k, y_k = fit_rows(k)
-        model = c.model if k == 0 else train_like(c, X_k, None if y is None else y_k, exact_model, random_state)
+        model, _ = train_like(c, X_k, None if y is None else y_k, exact_model, compress_to, random_state)
         return model.predict(X[folds[k][1]])
 
     accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
@@ -333,7 +307,7 @@ def confirm_on_folds(candidates, exact: OneOutputCandidate, X, y, folds, make_ex
     return chosen
 
 
-def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, how, log) -> OneOutputCandidate:
+def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, how, log) -> Candidate:
     """The exact model (``make_exact()``, named 'exact ``label``') on every training row, or with a time
     budget on the largest subsample whose fit is estimated
     (:func:`~leansvm.job.candidates.estimate_fit_seconds`) to fit the exact stage's share; one log
@@ -353,7 +327,7 @@ def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, h
             how += (f"; all {X_fit.shape[0]} rows estimated at {estimated:.0f} s, over the exact stage's "
                     f"{allowed:.0f} s of the budget: the largest subsample estimated to fit it")
     model, seconds = _timed(make_exact().fit, X_ex, y_ex)
-    exact = OneOutputCandidate(name, "exact", model, int(model.n_support_[0]), seconds, n_rows=X_ex.shape[0])
+    exact = Candidate(name, "exact", model, int(model.n_support_[0]), seconds, n_rows=X_ex.shape[0])
     log.step("train", f"{name}: {exact.n_support} support vectors", how, seconds)
     say_bound_after_exact(deadline, seconds, log)
     if X_ex.shape[0] < X_fit.shape[0]:
@@ -362,58 +336,8 @@ def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, h
     return exact
 
 
-def refit_on_all_rows(chosen: OneOutputCandidate, exact: OneOutputCandidate, X, y, n_fit, deadline, log,
-                      random_state=0) -> OneOutputCandidate | None:
-    """The chosen kind and size trained again on every row ``X`` (the fit and validation parts), as
-    GridSearchCV's refit and the classification job's: a budget model of the same budget; the exact
-    model; a compressed one as the exact model on every row compressed to the same size.
-
-    The cost is estimated from the fits on ``n_fit`` rows (a budget model's pass is linear in the
-    rows, the exact fit grows as n^1.5: :func:`~leansvm.job.candidates.scaled_fit_seconds`); None,
-    with a log line, when it would end past the time budget or when the exact model had only a
-    subsample of the fit rows for lack of time (its fit on every row is further out of reach).
-    Without the refit of an exact model the job would return the exact SVR on 80 % of the rows: on
-    diamonds at C = 1000 that model tested 5 % above the exact SVR on every row (RMSE 0.1126
-    against 0.1070). ``y``: targets, or None for one-class models."""
-    import numpy as np
-    from sklearn.base import clone
-
-    from leansvm.job.candidates import scaled_fit_seconds
-
-    n = X.shape[0]
-    if chosen.kind != "budget" and exact.n_rows is not None and exact.n_rows < n_fit:
-        log.step("refit", "not refit", f"no refit on all {n} rows: the exact model had {exact.n_rows} of the "
-                 f"{n_fit} fit rows for lack of time; the chosen model is returned as trained")
-        return None
-    # a budget model's pass and a compression's fitting points grow linearly in the rows; the exact fit
-    # as n^1.5 (candidates.GROWTH_MIN)
-    estimated = 0.0 if chosen.kind == "exact" else scaled_fit_seconds(chosen.fit_seconds, n, n_fit, power=1)
-    if chosen.kind != "budget":
-        estimated += scaled_fit_seconds(exact.fit_seconds, n, n_fit)
-    # without a budget the refit is outside the bound the job set itself after the exact fit
-    remaining = None if "refit" in deadline.unbounded else deadline.remaining()
-    if remaining is not None and estimated > remaining:
-        log.step("refit", "not refit", f"no refit on all {n} rows: estimated at {estimated:.0f} s, {remaining:.0f} "
-                 "s of the budget left; the chosen model is returned as trained")
-        return None
-    start = time.perf_counter()
-    if chosen.kind == "budget":
-        model = train_like(chosen, X, y, None, random_state)
-        how = f"the chosen kind and budget trained again on the validation rows too ({n_fit} -> {n} rows)"
-    else:
-        model = train_like(chosen, X, y, clone(exact.model).fit(X, np.zeros(n) if y is None else y), random_state)
-        how = f"the exact model trained again on the validation rows too ({n_fit} -> {n} rows)"
-        if chosen.kind == "compressed":
-            how += f", then compressed to {chosen.n_support} vectors as the chosen one was"
-    seconds = time.perf_counter() - start
-    refit = OneOutputCandidate(f"{chosen.name}, refit on all {n} rows", chosen.kind, model,
-                               int(model.expansion_.n_support), seconds, n_rows=n)
-    log.step("refit", f"{refit.name}: {refit.n_support} vectors", how, seconds)
-    return refit
-
-
-def choose_fewest(candidates, limit) -> OneOutputCandidate:
-    """The candidate with the fewest vectors whose error bound (:attr:`OneOutputCandidate.error_bound`)
+def choose_fewest(candidates, limit) -> Candidate:
+    """The candidate with the fewest vectors whose error bound (:attr:`Candidate.error_bound`)
     is at most ``limit`` (ties: the smaller bound); the exact model is within it by construction."""
     eligible = [c for c in candidates if c.kind == "exact" or c.error_bound <= limit]
     return min(eligible, key=lambda c: (c.n_support, c.error_bound if c.kind != "exact" else c.validation_error))

@@ -63,7 +63,11 @@ class Selection:
 
 @dataclass
 class Candidate:
-    """A trained model with its size, accuracies and test-time cost."""
+    """A trained model of any task with its size, its validation and test figures and its test-time cost.
+
+    Classification reads ``validation_accuracy``, ``required_accuracy``, ``drop`` and ``test_accuracy``;
+    regression and novelty detection read the task's error (``OneOutputResult.error_name``):
+    ``validation_error``, ``error_bound``, ``reference_error`` and ``test_error``. The rest is common."""
 
     name: str
     kind: str                     # 'exact' | 'compressed' | 'budget' | 'refit'
@@ -80,6 +84,21 @@ class Candidate:
     #: its accuracy drop against the exact model with a one-sided bound (:class:`~leansvm.job.estimates.DropEstimate`);
     #: None for the exact model itself and for a refit (it has seen every row)
     drop: object = None
+    #: the one-output tasks' error (RMSE, or the share of rows labelled otherwise than by the exact model)
+    validation_error: float = float("nan")
+    #: a one-sided bound on the validation error (:mod:`leansvm.job.estimates`): what the choice compares
+    #: with the limit; the exact model's is its own error
+    error_bound: float = float("nan")
+    test_error: float | None = None
+    #: further test figures (one-class models against labels: accuracy, AUC)
+    test_metrics: dict = field(default_factory=dict)
+    #: the rows it was trained on (an exact model under a time budget may have had a subsample)
+    n_rows: int | None = None
+    #: the exact model's error on the rows ``validation_error`` and ``error_bound`` are over
+    #: (regression: the limit is (1 + increase) times it; novelty: None)
+    reference_error: float | None = None
+    #: how many held-out parts the validation figures came from (1: the validation part alone)
+    evidence_folds: int = 1
 
 
 @dataclass
