@@ -55,42 +55,43 @@ def test_chosen_model_is_smallest_within_the_drop(moons_result):
 
 
 def test_refit_trains_the_choice_again_on_all_rows(moons):
-    from functools import partial
-
-    from leansvm.job.candidates import compress_at_rows, train_exact
+    from leansvm.job.candidates import train_exact
+    from leansvm.job.context import JobContext
     from leansvm.job.records import JobLog
     from leansvm.job.refit import refit_on_all_rows
+    from leansvm.job.task_rules import ClassificationTask
 
     X, y, Xt, _ = moons
     n_fit = 280
-    compress_to = partial(compress_at_rows, min_points=100)
     log = JobLog(False)
+    job = JobContext(X, y, [(np.arange(n_fit), np.arange(n_fit, 350))], ClassificationTask(y[n_fit:], 0.01),
+                     log=log, compression_points=100)
     exact = train_exact(X[:n_fit], y[:n_fit], 10.0, 0.5)
-    final = refit_on_all_rows(exact, exact, X, y, n_fit, compress_to, None, log)
+    final = refit_on_all_rows(job, exact, exact, None)
     reference = leansvm.SVC(C=10.0, gamma=0.5, random_state=0).fit(X, y)     # the same solve on all rows
     np.testing.assert_allclose(final.model.decision_function(Xt), reference.decision_function(Xt), atol=1e-3)
     assert final.kind == "refit" and "all 350 rows" in final.name and final.n_rows == 350
     if getattr(leansvm, "compress", None) is not None:
         small = Candidate("compressed 12 SV", "compressed", None, 12, 1.0)
-        final = refit_on_all_rows(small, exact, X, y, n_fit, compress_to, None, log)
+        final = refit_on_all_rows(job, small, exact, None)
         assert final.n_support <= 12 and final.model.expansion_.n_support == final.n_support
         assert "compressed to 12 vectors" in log.steps[-1].reason
     # a budget model: the same estimator and budget fitted on all rows
     bsgd = leansvm.BSGDClassifier(budget=10, C=1.0, gamma=0.5, random_state=0, refit=True)
-    final = refit_on_all_rows(Candidate("BSGD B=10", "budget", bsgd.fit(X[:n_fit], y[:n_fit]), 10, 1.0),
-                              exact, X, y, n_fit, compress_to, None, log)
+    small_bsgd = Candidate("BSGD B=10", "budget", bsgd.fit(X[:n_fit], y[:n_fit]), 10, 1.0)
+    final = refit_on_all_rows(job, small_bsgd, exact, None)
     again = leansvm.BSGDClassifier(budget=10, C=1.0, gamma=0.5, random_state=0, refit=True).fit(X, y)
     assert final.kind == "refit" and final.n_support <= 10 and "BSGDClassifier with budget 10" in log.steps[-1].reason
     np.testing.assert_allclose(final.model.decision_function(Xt), again.decision_function(Xt))
     # over the time left: the validated model is returned
-    assert refit_on_all_rows(exact, exact, X, y, n_fit, compress_to, 1e-9, log) is None
+    assert refit_on_all_rows(job, exact, exact, 1e-9) is None
     assert "no refit on all 350 rows: estimated" in log.steps[-1].reason
     # the exact model on a subsample: neither it nor its compression is refit (a budget model still is)
     sub = train_exact(X[:200], y[:200], 10.0, 0.5)
-    assert refit_on_all_rows(sub, sub, X, y, n_fit, compress_to, None, log) is None
+    assert refit_on_all_rows(job, sub, sub, None) is None
     assert "had 200 of the 280 fit rows" in log.steps[-1].reason
     # a refit is not refit again
-    assert refit_on_all_rows(final, exact, X, y, n_fit, compress_to, None, log) is None
+    assert refit_on_all_rows(job, final, exact, None) is None
 
 
 def test_without_refit_the_validated_choice_is_returned(moons):
@@ -289,20 +290,24 @@ def test_a_candidate_surely_better_than_a_subsample_exact_model_becomes_the_refe
     longer qualifies. A candidate only slightly ahead (one row) leaves the exact model the reference."""
     from leansvm.job.choice import stronger_reference
     from leansvm.job.records import JobLog
+    from leansvm.job.task_rules import ClassificationTask
 
     y = np.ones(400, int)
+    task = ClassificationTask(y, 0.01)
     exact_pred = np.r_[np.ones(340, int), np.zeros(60, int)]
     exact = _paired("exact", 1000, exact_pred, y, kind="exact")
+    exact.n_rows = 2000
     strong = _paired("strong", 300, np.r_[np.ones(380, int), np.zeros(20, int)], y)
     copy = _paired("copy", 20, exact_pred.copy(), y)
     assert choose_model([exact, strong, copy], exact, y, 0.01).name == "copy"
     log = JobLog(False)
-    reference = stronger_reference([exact, strong, copy], exact, y, 0.01, log=log)
+    reference = stronger_reference(task, [exact, strong, copy], exact, 4000, log)
     assert reference is strong and log.steps[-1].stage == "reference" and "strong" in log.steps[-1].choice
+    assert "had 2000 of the 4000 fit rows" in log.steps[-1].reason
     assert choose_model([exact, strong, copy], reference, y, 0.01).name == "strong" and strong.drop is None
     assert copy.drop.mean == pytest.approx(0.10) and exact.drop.mean == pytest.approx(0.10)
     slightly = _paired("slightly", 300, np.r_[np.ones(341, int), np.zeros(59, int)], y)
-    assert stronger_reference([exact, slightly, copy], exact, y, 0.01) is exact
+    assert stronger_reference(task, [exact, slightly, copy], exact, 4000, log) is exact
     # the table, report and plot name what the drops are against
     from leansvm.job.records import LeanResult
     result = LeanResult(None, strong, [exact, strong, copy], None, "budget", log.steps, {}, 0.01)
@@ -417,19 +422,21 @@ def test_a_second_confirmation_on_the_same_folds_reuses_their_exact_models():
 
 
 def test_fit_lean_infers_the_task_as_the_command_does():
-    from leansvm.job.one_output import OneOutputResult
     from leansvm.job.records import LeanResult
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 2))
     regression = leansvm.fit_lean(X, X[:, 0] + 0.1 * rng.normal(size=300), Cs=[1.0], gamma_factors=[1.0],
                                   size_fractions=(0.2,))
-    assert isinstance(regression, OneOutputResult) and regression.model.predict(X[:3]).shape == (3,)
+    assert isinstance(regression, LeanResult) and regression.task == "regression"
+    assert regression.model.predict(X[:3]).shape == (3,) and set(regression.params) == {"C", "gamma", "epsilon"}
     labels = (X[:, 0] > 0).astype(int)
     classification = leansvm.fit_lean(X, labels, **GRID)
-    assert isinstance(classification, LeanResult)
+    assert isinstance(classification, LeanResult) and classification.task == "classification"
+    assert set(classification.params) == {"C", "gamma"}
     novelty = leansvm.fit_lean(X, task="novelty", size_fractions=(0.2,))
-    assert isinstance(novelty, OneOutputResult) and set(novelty.model.predict(X[:20])) <= {-1, 1}
+    assert isinstance(novelty, LeanResult) and novelty.task == "novelty"
+    assert set(novelty.model.predict(X[:20])) <= {-1, 1}
     with pytest.raises(ValueError, match="task must be one of"):
         leansvm.fit_lean(X, labels, task="clustering")
 

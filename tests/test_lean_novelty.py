@@ -44,7 +44,7 @@ def test_returns_the_fewest_vectors_that_label_as_the_exact_model(result, normal
     assert result.chosen.evidence_folds == 5 and "confirm" in [s.stage for s in result.steps]
     assert all(c.n_support >= result.chosen.n_support for c in result.candidates if c.error_bound <= 0.03)
     assert result.chosen.n_support < exact.n_support
-    assert {c.kind for c in result.candidates} == {"exact", "compressed", "budget"}
+    assert {c.kind for c in result.candidates} == {"exact", "compressed", "budget", "refit"}
     # the returned model scales the raw columns itself; its figures are the returned record's: the chosen
     # kind and size trained again on every row
     assert result.final is result.refit and result.refit.kind == "refit"

@@ -22,6 +22,21 @@ def friedman():
     return X[:1500], z[:1500], X[1500:], z[1500:]
 
 
+def context(X, y, n_fit=None, log=None, compression_points=None, folds=None):
+    """A regression job's context over ``X, y``: the first ``n_fit`` rows (default all) fit, the rest
+    validate, unless ``folds`` are given."""
+    from leansvm.job.context import JobContext
+    from leansvm.job.one_output import COMPRESSION_POINTS
+    from leansvm.job.records import JobLog
+    from leansvm.job.task_rules import RegressionTask
+
+    n = X.shape[0]
+    n_fit = n if n_fit is None else n_fit
+    folds = folds or [(np.arange(n_fit), np.arange(n_fit, n))]
+    return JobContext(X, y, folds, RegressionTask(y[folds[0][1]]), log=log or JobLog(False),
+                      compression_points=compression_points or COMPRESSION_POINTS)
+
+
 def test_returns_the_fewest_vectors_within_the_allowed_increase(friedman):
     X, z, Xt, zt = friedman
     r = fit_lean_regression(X, z, X_test=Xt, y_test=zt, max_error_increase=0.05, **SMALL)
@@ -31,14 +46,14 @@ def test_returns_the_fewest_vectors_within_the_allowed_increase(friedman):
     within = lambda c: c.error_bound <= 1.05 * c.reference_error  # noqa: E731
     assert within(r.chosen)
     assert r.chosen.evidence_folds == 5 and "confirm" in [s.stage for s in r.steps]
-    assert all(c.n_support >= r.chosen.n_support for c in r.candidates if c is not exact and within(c))
+    assert all(c.n_support >= r.chosen.n_support for c in r.candidates if c.kind in ("compressed", "budget") and within(c))
     assert r.chosen.n_support < exact.n_support
     # the returned model scales raw columns itself: its test RMSE is the returned record's, the chosen
     # kind and size trained again on every row
     assert np.sqrt(np.mean((r.model.predict(Xt) - zt) ** 2)) == pytest.approx(r.final.test_error, rel=1e-9)
     assert r.refit is not None and r.final is r.refit and r.refit.kind == "refit"
     assert r.refit.n_rows == X.shape[0] and r.refit.n_support <= r.chosen.n_support
-    assert {c.kind for c in r.candidates} == {"exact", "compressed", "budget"}
+    assert {c.kind for c in r.candidates} == {"exact", "compressed", "budget", "refit"}
     assert {c.name.split()[0] for c in r.candidates if c.kind == "budget"} == {"BSGD", "Nystroem"}
 
 
@@ -46,7 +61,6 @@ def test_the_chosen_kind_and_size_is_trained_again_on_every_row(friedman, capsys
     """A budget model: the same budget on every row; the exact SVR: itself on every row; a compressed
     one: the exact SVR on every row compressed to the same size. Past the budget, or when the exact
     model had only a subsample, the chosen model is kept, with a log line."""
-    from leansvm.job.one_output import compressor
     from leansvm.job.records import Candidate, JobLog
     from leansvm.job.refit import refit_on_all_rows
 
@@ -57,28 +71,29 @@ def test_the_chosen_kind_and_size_is_trained_again_on_every_row(friedman, capsys
     exact = Candidate("exact SVR", "exact", svr, int(svr.n_support_[0]), fit_seconds=0.5, n_rows=1000)
     chosen = Candidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=0.5)
     log = JobLog(True)
-    refit = refit_on_all_rows(chosen, exact, X, z, 1000, compressor(0), None, log)
+    job = context(X, z, 1000, log)
+    refit = refit_on_all_rows(job, chosen, exact, None)
     assert refit.name == "BSGD SVR (40), refit on all 1500 rows" and refit.model is not small
     assert refit.model.budget == 40 and refit.n_support <= 40
     expected = leansvm.BSGDRegressor(budget=40, C=10.0, gamma=0.1, random_state=0).fit(X, z)
     np.testing.assert_allclose(refit.model.predict(X[:50]), expected.predict(X[:50]))
     assert [s.stage for s in log.steps] == ["refit"]
     # the exact model: the same SVR on every row
-    again = refit_on_all_rows(exact, exact, X, z, 1000, compressor(0), None, log)
+    again = refit_on_all_rows(job, exact, exact, None)
     full = leansvm.SVR(C=10.0, gamma=0.1, epsilon=0.2, random_state=0).fit(X, z)
     assert again.kind == "refit" and again.n_rows == 1500 and again.n_support == int(full.n_support_[0])
     np.testing.assert_allclose(again.model.predict(X[:50]), full.predict(X[:50]), atol=1e-6)
     # a compressed one: that exact SVR on every row, compressed to the same size
     compressed = Candidate("compressed SVR (30)", "compressed", svr, 30, fit_seconds=0.5)
-    smaller = refit_on_all_rows(compressed, exact, X, z, 1000, compressor(0), None, log)
+    smaller = refit_on_all_rows(job, compressed, exact, None)
     assert smaller.kind == "refit" and smaller.n_support == 30 and smaller.n_rows == 1500
     assert np.sqrt(np.mean((smaller.model.predict(X) - full.predict(X)) ** 2)) < 0.5 * np.std(z)
     # past the budget, or after an exact fit on a subsample: kept as chosen, with a line
     slow = Candidate("BSGD SVR (40)", "budget", small, 40, fit_seconds=1000.0)
-    assert refit_on_all_rows(slow, exact, X, z, 1000, compressor(0), 60, log) is None
+    assert refit_on_all_rows(job, slow, exact, 60) is None
     assert log.steps[-1].choice == "not refit" and "no refit on all 1500 rows: estimated" in log.steps[-1].reason
     sub = Candidate("exact SVR (800 of 1000 rows)", "exact", svr, 40, fit_seconds=0.1, n_rows=800)
-    assert refit_on_all_rows(sub, sub, X, z, 1000, compressor(0), 60, log) is None
+    assert refit_on_all_rows(job, sub, sub, 60) is None
     assert log.steps[-1].choice == "not refit" and "had 800 of the 1000 fit rows" in log.steps[-1].reason
 
 
@@ -143,7 +158,7 @@ def test_a_time_budget_fits_the_exact_svr_on_a_subsample_and_leaves_sizes_out(fr
     real_fit = leansvm.BSGDRegressor.fit
     monkeypatch.setattr(leansvm.BSGDRegressor, "fit", lambda self, *a, **k: fits.append(self) or real_fit(self, *a, **k))
     bsgd = ("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=10, gamma=0.1), candidates.pass_work)
-    made = one_output.cheap_candidates(exact, [bsgd], X, z, [5, 10, 20], 0, "SVR", time_limit=0.0, log=log)
+    made = one_output.cheap_candidates(context(X, z, log=log), exact, [bsgd], [5, 10, 20], time_limit=0.0)
     assert [c.name for c in made] == ["compressed SVR (5)", "BSGD SVR (5)"]
     assert len(fits) == 1 and made[1].model is fits[0]
     assert said and all(f"{name} ({size})" in said[0] for name in ("compressed SVR", "BSGD SVR") for size in (10, 20))
@@ -173,7 +188,7 @@ def test_compressed_candidates_get_fitting_points_that_grow_with_the_size(friedm
 
     monkeypatch.setattr(leansvm, "compress", recording)
     bsgd = ("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=10.0, gamma=0.1, random_state=0), pass_work)
-    cheap_candidates(exact, [bsgd], X, z, [10, 20, 40], 0, "SVR", compression_points=100)
+    cheap_candidates(context(X, z, compression_points=100), exact, [bsgd], [10, 20, 40])
     assert seen == [(10, 210, 210, None), (20, 420, 420, None), (40, 600, 600, None)]   # d = 6: 3 x 7 per vector
 
 
@@ -186,7 +201,8 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
     from leansvm.job.records import Candidate
     from leansvm.job.one_output import choose_fewest, confirm_on_folds
     from leansvm.job.records import JobLog
-    from leansvm.job.regression import rmse_judge, set_rmse_estimate
+    from leansvm.job.estimates import set_rmse_estimate
+    from leansvm.job.regression import rmse_judge
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1000, 2))
@@ -214,8 +230,8 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
     for c in (exact, lucky):
         set_rmse_estimate(c, exact_errors, c.model.predict(X[val]) - y[val], 0.95)
     assert choose_fewest([exact, lucky], 1.02 * exact.validation_error) is lucky
-    chosen = confirm_on_folds([exact, lucky], exact, X, y, folds, make_exact, lambda c: True,
-                              rmse_judge(y, folds, 0.02, 0.95, JobLog(False)), None, 0, JobLog(False))
+    chosen = confirm_on_folds(context(X, y, folds=folds), [exact, lucky], exact, make_exact, lambda c: True,
+                              rmse_judge(y, folds, 0.02, 0.95, JobLog(False)), None)
     assert chosen is exact and lucky.evidence_folds == 3
     assert lucky.error_bound > 1.02 * lucky.reference_error and lucky.validation_error > 0.35
 
@@ -244,8 +260,8 @@ def test_each_family_is_left_out_by_its_own_time_estimate(friedman, monkeypatch)
     families = [("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=10.0, gamma=0.1), candidates.pass_work),
                 ("Nystroem", lambda size: LandmarkSVR(budget=size, C=10.0, gamma=0.1, random_state=0),
                  LandmarkSVR.fit_work)]
-    made = one_output.cheap_candidates(exact, families, X, z, [10, 20], 0, "SVR", time_limit=600.0, log=log,
-                                       compression_points=100)
+    made = one_output.cheap_candidates(context(X, z, log=log, compression_points=100), exact, families, [10, 20],
+                                       time_limit=600.0)
     assert [c.name for c in made] == ["compressed SVR (10)", "Nystroem SVR (10)", "compressed SVR (20)",
                                       "Nystroem SVR (20)"]
     assert "BSGD SVR (10)" in said[0] and "BSGD SVR (20)" in said[0]
@@ -256,35 +272,34 @@ def test_a_model_better_than_a_subsampled_exact_svr_becomes_the_reference():
     row that is below it with confidence becomes the reference, and the limit tightens: a candidate
     within 2 % of the weaker exact model but 9 % above the stronger one is refused. Without such a
     candidate nothing changes."""
-    from leansvm.job.records import Candidate
+    from leansvm.job.choice import stronger_reference
     from leansvm.job.one_output import choose_fewest
-    from leansvm.job.records import JobLog
-    from leansvm.job.regression import set_rmse_estimate, stronger_reference
+    from leansvm.job.records import Candidate, JobLog
+    from leansvm.job.task_rules import RegressionTask
 
     rng = np.random.default_rng(0)
     base = rng.normal(size=20000)
+    task = RegressionTask(np.zeros(base.size), 0.95)      # targets 0: the predictions are the errors
     exact = Candidate("exact SVR (2000 of 16000 rows)", "exact", None, 5000, 1.0, n_rows=2000)
     strong = Candidate("Nystroem SVR (1000)", "budget", None, 1000, 1.0)
     small = Candidate("BSGD SVR (100)", "budget", None, 100, 1.0)
-    errors = {id(exact): 1.2 * base, id(strong): 1.0 * base + 0.05 * rng.normal(size=base.size),
-              id(small): 1.09 * base + 0.05 * rng.normal(size=base.size)}
+    exact.validation_predictions = 1.2 * base
+    strong.validation_predictions = 1.0 * base + 0.05 * rng.normal(size=base.size)
+    small.validation_predictions = 1.09 * base + 0.05 * rng.normal(size=base.size)
     candidates = [exact, strong, small]
-    for c in candidates:
-        set_rmse_estimate(c, errors[id(exact)], errors[id(c)], 0.95)
-    exact.error_bound = exact.validation_error
+    task.estimate(candidates, exact)
+    assert exact.error_bound == exact.validation_error
     assert choose_fewest(candidates, 1.02 * exact.validation_error) is small      # against the subsample's SVR
     log = JobLog(False)
-    reference = stronger_reference(candidates, exact, errors, 0.95, log)
+    reference = stronger_reference(task, candidates, exact, 16000, log)
     assert reference is strong and log.steps[-1].stage == "reference"
+    assert "had 2000 of the 16000 fit rows" in log.steps[-1].reason
     assert small.reference_error == pytest.approx(strong.validation_error)
     assert choose_fewest(candidates, 1.02 * reference.validation_error) is strong
     # no candidate below the exact model: it stays the reference
-    for c in candidates:
-        set_rmse_estimate(c, errors[id(strong)], errors[id(c)], 0.95)
     exact_again = Candidate("exact SVR", "exact", None, 5000, 1.0, n_rows=2000)
-    exact_again.validation_error = float(np.sqrt(np.mean(errors[id(strong)] ** 2)))
-    errors[id(exact_again)] = errors[id(strong)]
-    assert stronger_reference([exact_again, small], exact_again, errors, 0.95, log) is exact_again
+    exact_again.validation_predictions = strong.validation_predictions
+    assert stronger_reference(task, [exact_again, small], exact_again, 16000, log) is exact_again
 
 
 def test_ctrl_c_after_the_choice_returns_the_chosen_model_and_the_command_writes_it(friedman, monkeypatch, tmp_path,

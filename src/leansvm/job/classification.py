@@ -46,7 +46,6 @@ from __future__ import annotations
 import sys
 import time
 import warnings
-from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -54,12 +53,13 @@ import scipy.sparse as sp
 from leansvm import io
 from leansvm.core.kernels import resolve_gamma
 from leansvm.core.validation import allowed_share
-from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_at_rows, compress_models,
+from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_models,
                                     estimate_exact_seconds, estimate_fit_seconds, refine_budget_size,
                                     rows_within, scaled_fit_seconds, train_budget_models, train_exact)
 from leansvm.job.choice import (choose_model, confirm_choice, eligible_models, estimate_drops, fewest_vectors,
                                 stronger_reference)
 from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
+from leansvm.job.context import JobContext
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
 from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices, thread_limited,
@@ -72,6 +72,7 @@ from leansvm.job.reduced import (continue_in_the_time_left, next_size_in_the_tim
                                  teacher_free_size, train_reduced_models)
 from leansvm.job.refit import refit_on_all_rows
 from leansvm.job.report import accuracy_cell, drop_cell
+from leansvm.job.task_rules import ClassificationTask
 from leansvm.progress import default_progress, progress_enabled
 
 __all__ = ["fit_lean_classification", "format_table", "save_result_model"]
@@ -401,7 +402,9 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             X, y, X_test, y_test, preprocessor, summary = _prepare_data(
                 X, y, X_test, y_test, target, impute, scale, max_accuracy_drop, budget_seconds, confidence, log)
             folds = validation_folds(X, y, validation_fraction, random_state)
-            X_fit, y_fit, X_val, y_val = X[folds[0][0]], y[folds[0][0]], X[folds[0][1]], y[folds[0][1]]
+            task = ClassificationTask(y[folds[0][1]], max_accuracy_drop, confidence)
+            job = JobContext(X, y, folds, task, deadline, log, random_state, compression_points)
+            X_fit, y_fit, X_val, y_val = job.X_fit, job.y_fit, job.X_val, job.y_val
             log.step("split", f"{X_fit.shape[0]} for training, {X_val.shape[0]} for validation",
                      f"stratified hold-out of {100 * validation_fraction:g}% for choosing among models")
             selection = _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_folds, one_se,
@@ -424,7 +427,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                                 confidence, compression_points, deadline, route == "budget", class_weight,
                                 random_state, log)
             if route == "budget":
-                reference = stronger_reference(candidates, reference, y_val, max_accuracy_drop, confidence, log)
+                reference = stronger_reference(task, candidates, reference, X_fit.shape[0], log)
             chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             if confirm and route == "exact":
                 validated, fold_references = chosen is not reference, {}
@@ -439,10 +442,8 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             final = None
             if refit:
                 exact = next(c for c in candidates if c.kind == "exact")
-                compress_to = partial(compress_at_rows, min_points=compression_points, random_state=random_state)
                 final = keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
-                    chosen, exact, X, y, X_fit.shape[0], compress_to, deadline.allowance("refit"), log,
-                    random_state))
+                    job, chosen, exact, deadline.allowance("refit")))
                 if final is not None:
                     candidates.append(final)
             final = final or chosen
@@ -461,7 +462,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                               max_accuracy_drop, *libsvm, data_2d,
                               np.unique(y), time.perf_counter() - start, final,
                               None if preprocessor is None else preprocessor.describe(), confidence,
-                              reference=reference)
+                              reference=reference, params={"C": C, "gamma": gamma})
     except KeyboardInterrupt as exc:
         held = _held_model(candidates, reference, max_accuracy_drop)
         hold_on_interrupt(exc, start, log, held)
@@ -472,7 +473,8 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
         return LeanResult(model, held, candidates, selection, route, log.steps, summary, max_accuracy_drop,
                           classes=np.unique(y), seconds=time.perf_counter() - start, final=held,
                           preprocessing=None if preprocessor is None else preprocessor.describe(),
-                          confidence=confidence, interrupted=exc, reference=reference)
+                          confidence=confidence, interrupted=exc, reference=reference,
+                          params={} if selection is None else {"C": selection.fit_C, "gamma": selection.gamma})
 
 
 def _held_model(candidates, reference, max_accuracy_drop):

@@ -157,6 +157,14 @@ def rmse_bound(reference_errors, candidate_errors, confidence=DEFAULT_CONFIDENCE
     return float(np.sqrt(ref.mean()) * np.sqrt(max(1.0 + excess / base, 0.0)))
 
 
+def set_rmse_estimate(c, exact_errors, errors, confidence, folds=1):
+    """``c``'s RMSE, its one-sided bound and the exact model's RMSE on the same rows (``folds``: how
+    many held-out parts they came from)."""
+    c.validation_error = float(np.sqrt(np.mean(errors ** 2)))
+    c.error_bound = rmse_bound(exact_errors, errors, confidence)
+    c.reference_error, c.evidence_folds = float(np.sqrt(np.mean(exact_errors ** 2))), folds
+
+
 def share_bound(flags, confidence=DEFAULT_CONFIDENCE, folds=1) -> float:
     """A one-sided ``confidence`` bound on the share of rows where ``flags`` is set (a one-class
     candidate labelling a row otherwise than the exact model): p + z sqrt(p~ (1 - p~) / n) with

@@ -31,13 +31,15 @@ from leansvm import io
 from leansvm.core.validation import allowed_share
 from leansvm.job.helpers import thread_limited
 from leansvm.job.candidates import pass_work
+from leansvm.job.context import JobContext
 from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
-from leansvm.job.records import JobLog
-from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, after_the_choice, candidate_sizes,
+from leansvm.job.records import JobLog, LeanResult
+from leansvm.job.one_output import (COMPRESSION_POINTS, DEFAULT_SIZE_FRACTIONS, after_the_choice, candidate_sizes,
                                      cheap_candidates, choose_fewest, confirm_then_refit, interrupted_result,
                                      one_output_deadline, summarize, train_exact_model)
+from leansvm.job.task_rules import NoveltyTask
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
 #: would flag half the normal data)
@@ -87,7 +89,7 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
                      gamma_factor=1.0, max_disagreement=0.01, size_fractions=DEFAULT_SIZE_FRACTIONS,
                      validation_fraction=0.2, random_state=0, verbose=False,
                      confidence=DEFAULT_CONFIDENCE, budget_seconds=None, refit=True,
-                     confirm=True) -> OneOutputResult:
+                     confirm=True) -> LeanResult:
     """Data to the cheapest one-class SVM (module docstring). ``max_disagreement``: a fraction
     (0.01 = the returned model labels at most 1 % of the validation rows otherwise than the exact
     model) or a percentage ('1%'). ``y`` (or a ``target`` column) is ignored but for its removal from a table.
@@ -112,46 +114,44 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     if preprocessor is None:
         X, X_test, preprocessor = scale_features(X, X_test, scale, log)
     folds = validation_folds(X, None, validation_fraction, random_state)
-    X_fit, X_val = X[folds[0][0]], X[folds[0][1]]
+    job = JobContext(X, None, folds, NoveltyTask(confidence), deadline, log, random_state, COMPRESSION_POINTS, start)
+    X_fit, X_val, task = job.X_fit, job.X_val, job.task
     gamma = gamma_factor * leansvm.Kernel.from_params("rbf", "scale", X=X_fit).gamma
     log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, novelty detection",
              f"{X_val.shape[0]} rows held out for validation; training labels, if any, are ignored (LIBSVM's "
              f"one-class); nu = {nu:g}: the share of training rows allowed outside")
 
     make_exact = lambda: leansvm.OneClassSVM(nu=nu, gamma=gamma, random_state=random_state)  # noqa: E731
-    exact = train_exact_model(make_exact, X_fit, np.zeros(X_fit.shape[0]), deadline, random_state, "one-class SVM",
-                              f"IRWLS at nu = {nu:g}, gamma = {gamma:.4g} ({gamma_factor:g} x 'scale': no labels "
-                              "to tune by)", log)
+    exact = train_exact_model(job, make_exact, f"IRWLS at nu = {nu:g}, gamma = {gamma:.4g} ({gamma_factor:g} x "
+                                               "'scale': no labels to tune by)")
     families = [("BSGD", lambda size: leansvm.BSGDOneClassSVM(budget=size, nu=nu, gamma=gamma,
                                                               random_state=random_state), pass_work)]
-    candidates = [exact] + cheap_candidates(exact, families, X_fit, None,
-                                            candidate_sizes(exact.n_support, size_fractions), random_state,
-                                            "one-class SVM", time_limit=deadline.allowance("compress"), log=log)
-    val_labels = {id(c): c.model.predict(X_val) for c in candidates}
-    differ = {id(c): val_labels[id(c)] != val_labels[id(exact)] for c in candidates}
+    candidates = [exact] + cheap_candidates(job, exact, families, candidate_sizes(exact.n_support, size_fractions),
+                                            time_limit=deadline.allowance("compress"))
     for c in candidates:
-        c.validation_error = float(np.mean(differ[id(c)]))
-        c.error_bound = c.validation_error if c is exact else share_bound(differ[id(c)], confidence)
+        c.validation_predictions = c.model.predict(X_val)
+    task.estimate(candidates, exact)
     chosen = choose_fewest(candidates, max_disagreement)
-    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, labels {100 * chosen.validation_error:.2f} % "
-             f"of the validation rows otherwise than the exact model ({100 * confidence:g} % bound "
-             f"{100 * chosen.error_bound:.2f} %)",
+    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, {task.describe(chosen)}",
              f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")
-    chosen, refit, interrupted = after_the_choice(lambda: confirm_then_refit(
-        chosen, candidates, exact, X, None, folds, make_exact,
-        lambda c: share_bound(differ[id(c)], confidence, len(folds)) <= max_disagreement,
-        disagreement_judge(max_disagreement, confidence, log), deadline, refit, X_fit.shape[0], random_state,
-        log), chosen, exact, start, log)
-    allowed = f"labels differing from the exact model's on at most {100 * max_disagreement:g} % of the validation rows"
+    chosen, refit, interrupted = after_the_choice(job, lambda: confirm_then_refit(
+        job, chosen, candidates, exact, make_exact,
+        lambda c: share_bound(c.validation_predictions != exact.validation_predictions, confidence, len(folds))
+        <= max_disagreement,
+        disagreement_judge(max_disagreement, confidence, log), refit), chosen, exact)
+    choice = {"params": {"nu": nu, "gamma": gamma}, "error_name": "disagreement", "limit": max_disagreement,
+              "allowed": f"labels differing from the exact model's on at most {100 * max_disagreement:g} % of the "
+                         "validation rows"}
     summary = summarize(X, X_test, X_val.shape[0])
     if interrupted is not None:
-        return interrupted_result("novelty", "disagreement", preprocessor, chosen, candidates,
-                                  {"nu": nu, "gamma": gamma}, max_disagreement, allowed, log, start, summary, interrupted)
+        return interrupted_result(job, preprocessor, chosen, candidates, summary, choice, interrupted)
     final = refit or chosen
+    if refit is not None:
+        candidates.append(refit)
     log.flush()
     if X_test is not None:                                    # measured, never used for the choice
         reference_test = exact.model.predict(X_test)
-        for c in candidates + ([refit] if refit is not None else []):
+        for c in candidates:
             predicted = c.model.predict(X_test)
             c.test_error = float(np.mean(predicted != reference_test))
             if y_test is not None:
@@ -160,9 +160,10 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     X_eval = X_test if X_test is not None else X_val
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
     model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
-    return OneOutputResult(
-        "novelty", "disagreement", model, chosen, candidates, {"nu": nu, "gamma": gamma}, max_disagreement, allowed,
-        log.steps, time.perf_counter() - start, summary,
-        {"part": measured, "labels": None if measured != "test" or y_test is None else np.asarray(y_test, float),
-         "exact": exact.model.decision_function(X_eval), "chosen": final.model.decision_function(X_eval)},
-        None, None if preprocessor is None else preprocessor.describe(), refit)
+    return LeanResult(
+        model, chosen, candidates, None, None, log.steps, summary, seconds=time.perf_counter() - start, final=final,
+        preprocessing=None if preprocessor is None else preprocessor.describe(), confidence=confidence,
+        task="novelty", **choice,
+        evaluation={"part": measured,
+                    "labels": None if measured != "test" or y_test is None else np.asarray(y_test, float),
+                    "exact": exact.model.decision_function(X_eval), "chosen": final.model.decision_function(X_eval)})

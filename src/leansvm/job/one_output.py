@@ -16,7 +16,7 @@ Both follow one plan after their own data and tuning stages:
 4. measurements never used for a choice: the same error on the test part, the prediction cost
    (:func:`leansvm.job.measure.measure_prediction_cost`).
 
-The records (:class:`Candidate`, :class:`OneOutputResult`) are what the table
+The records (:class:`~leansvm.job.records.Candidate`, :class:`~leansvm.job.records.LeanResult`) are what the table
 (:func:`format_one_output_table`) and the HTML report (:mod:`leansvm.job.report_one_output`) read.
 """
 
@@ -27,7 +27,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from leansvm.job.helpers import hold_on_interrupt, keep_on_failure
-from leansvm.job.records import Candidate, stage_seconds
+from leansvm.job.records import Candidate, LeanResult
 from leansvm.job.refit import refit_on_all_rows, train_like
 
 #: L-BFGS iterations of each compressed candidate (compress's default scales to 3,000 at small
@@ -41,68 +41,22 @@ DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.33)
 MIN_VECTORS = 5
 
 
-@dataclass
-class OneOutputResult:
-    """What a one-output job decided: ``model`` (with its preprocessing), the chosen candidate,
-    all candidates, the tuned parameters, the error limit the choice used, the log's steps.
-
-    ``evaluation``: the arrays the report plots (the part measured: 'test' or 'validation';
-    its targets or labels; the exact and chosen models' outputs there); ``cv_results``: the
-    tuning's ``cv_results_`` (regression) or None; ``summary``: the data's sizes."""
-
-    task: str                     # 'regression' | 'novelty'
-    error_name: str               # 'RMSE' | 'disagreement'
-    model: object
-    chosen: Candidate
-    candidates: list[Candidate]
-    params: dict
-    limit: float
-    allowed: str                  # the limit in words, e.g. 'RMSE within 2 % of the exact model's'
-    steps: list = field(default_factory=list)
-    seconds: float = 0.0
-    summary: dict = field(default_factory=dict)
-    evaluation: dict = field(default_factory=dict)
-    cv_results: dict | None = None
-    preprocessing: str | None = None
-    #: the chosen kind and size trained again on every row (:func:`~leansvm.job.refit.refit_on_all_rows`), or None
-    refit: Candidate | None = None
-    #: the Ctrl-C that ended the job with the chosen model as validated (:func:`after_the_choice`)
-    interrupted: BaseException | None = None
-
-    #: the classification report's prediction-cost plot reads this: no LIBSVM reference is timed here
-    libsvm_seconds_per_1000 = None
-
-    @property
-    def final(self) -> Candidate:
-        """The returned model's record: the refit of the chosen candidate, else the chosen one."""
-        return self.refit or self.chosen
-
-    @property
-    def exact(self) -> Candidate:
-        return next(c for c in self.candidates if c.kind == "exact")
-
-    def stage_seconds(self) -> dict:
-        return stage_seconds(self.steps, self.seconds)
-
-
-def confirm_then_refit(chosen, candidates, exact, X, y, folds, make_exact, promising, judge, deadline, refit,
-                       n_fit, random_state, log):
+def confirm_then_refit(job, chosen, candidates, exact, make_exact, promising, judge, refit):
     """(chosen, refit): :func:`confirm_on_folds` unless the deadline skipped it (``promising``, ``judge``:
     the job's rule on the folds), then, with ``refit``, :func:`refit_on_all_rows` of the confirmed model
-    (else None); a stage that fails keeps what the job holds (``keep_on_failure``). ``y``: targets, or
-    None for one-class models."""
+    (else None); a stage that fails keeps what the job holds (``keep_on_failure``)."""
+    deadline, log = job.deadline, job.log
     confirmed = chosen
     if "confirm" not in deadline.skipped:
         confirmed = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
-            candidates, exact, X, y, folds, make_exact, promising, judge, deadline.allowance("confirm"),
-            random_state, log))
+            job, candidates, exact, make_exact, promising, judge, deadline.allowance("confirm")))
     # without a budget the refit is outside the bound the job set itself after the exact fit
     time_left = None if "refit" in deadline.unbounded else deadline.remaining()
     return confirmed, keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
-        confirmed, exact, X, y, n_fit, compressor(random_state), time_left, log, random_state)) if refit else None
+        job, confirmed, exact, time_left)) if refit else None
 
 
-def after_the_choice(stages, chosen: Candidate, exact: Candidate, started, log):
+def after_the_choice(job, stages, chosen: Candidate, exact: Candidate):
     """(chosen, refit, None) from ``stages()`` (the confirming folds and the refit: (chosen, refit)); a
     Ctrl-C during them, where the validation part chose a model with fewer vectors than the exact one,
     gives (that model as validated, None, the interrupt), as the classification job does (the log's
@@ -111,23 +65,24 @@ def after_the_choice(stages, chosen: Candidate, exact: Candidate, started, log):
         return (*stages(), None)
     except KeyboardInterrupt as exc:
         held = chosen if chosen is not exact and chosen.n_support < exact.n_support else None
-        hold_on_interrupt(exc, started, log, held)
+        hold_on_interrupt(exc, job.started, job.log, held)
         if held is None:
             raise
         return held, None, exc
 
 
-def interrupted_result(task, error_name, preprocessor, chosen, candidates, params, limit, allowed, log, started,
-                       summary, interrupted) -> OneOutputResult:
-    """The result of a job :func:`after_the_choice` ended: ``chosen`` as validated, nothing measured."""
+def interrupted_result(job, preprocessor, chosen, candidates, summary, choice, interrupted) -> LeanResult:
+    """The result of a job :func:`after_the_choice` ended: ``chosen`` as validated, nothing measured;
+    ``choice``: the result's fields that say what the choice allowed (``params``, ``error_name``,
+    ``limit``, ``allowed``)."""
     from leansvm import io
 
     model = chosen.model if preprocessor is None else io.with_preprocessing(preprocessor, chosen.model)
-    log.flush()
-    return OneOutputResult(task, error_name, model, chosen, candidates, params, limit, allowed, log.steps,
-                           time.perf_counter() - started, summary,
-                           preprocessing=None if preprocessor is None else preprocessor.describe(),
-                           interrupted=interrupted)
+    job.log.flush()
+    return LeanResult(model, chosen, candidates, None, None, job.log.steps, summary,
+                      seconds=job.log.clock() - job.started,
+                      preprocessing=None if preprocessor is None else preprocessor.describe(),
+                      confidence=job.task.confidence, interrupted=interrupted, task=job.task.name, **choice)
 
 
 def candidate_sizes(n_support, size_fractions) -> list[int]:
@@ -137,16 +92,14 @@ def candidate_sizes(n_support, size_fractions) -> list[int]:
     return sorted(s for s in sizes if s < n_support)
 
 
-def cheap_candidates(exact: Candidate, budget_families, X_fit, y_fit, sizes, random_state, label,
-                     time_limit=None, log=None, compression_points=COMPRESSION_POINTS):
+def cheap_candidates(job, exact: Candidate, budget_families, sizes, time_limit=None):
     """For every size: a compressed copy of the exact model (fitted at training rows; at most
     ``COMPRESS_ITERATIONS`` L-BFGS iterations) and, for each (name, make, work) of ``budget_families``,
-    ``make(size)`` trained on all training rows (named '<name> ``label`` (size)'; ``label`` names
-    the model kind: 'SVR', 'one-class SVM').
+    ``make(size)`` trained on all training rows (named '<name> <the task's model name> (size)').
 
     The compression's fitting points are a random subsample of the training rows, as the
     classification job's (:func:`leansvm.job.candidates._n_fitting_points`): at least
-    ``compression_points``, 4 per vector and 3 per fitted parameter (all rows when there are fewer),
+    the job's ``compression_points``, 4 per vector and 3 per fitted parameter (all rows when there are fewer),
     so that they grow with the size past ``compress``'s own cap of 20,000 (synth-50k's 868 vectors
     x 21 parameters tested 0.9098 fitted on 50,000 rows, 0.9004 on 20,000).
 
@@ -156,7 +109,7 @@ def cheap_candidates(exact: Candidate, budget_families, X_fit, y_fit, sizes, ran
     its last model's scaled by the ratio of their work (a budget family's first model timed
     beforehand on a subsample, :func:`leansvm.job.candidates._timed_subsample`; a compression's time
     taken as proportional to its size, the first one always made), and once the cheapest next model
-    would end past the limit the rest are left out; ``log`` names them. Made in the order of the sizes
+    would end past the limit the rest are left out; the log names them. Made in the order of the sizes
     instead, on friedman1-1M's 800,000 rows the BSGD models of 172 and 430 vectors (a pass over
     every row each) were made and Nystroem's 860 to 2,839 landmarks were left out for lack of time;
     cheapest first, Nystroem's five sizes were made and BSGD's larger four left out."""
@@ -165,6 +118,7 @@ def cheap_candidates(exact: Candidate, budget_families, X_fit, y_fit, sizes, ran
     from leansvm.job.candidates import _timed_subsample
     from leansvm.job.helpers import _timed
 
+    X_fit, y_fit, random_state, log, label = job.X_fit, job.y_fit, job.random_state, job.log, job.task.model_name
     rng = np.random.default_rng(random_state)
     n, start = X_fit.shape[0], time.perf_counter()
     plan = [(f"compressed {label}", "compressed", None, lambda size, rows: size)] + \
@@ -198,20 +152,19 @@ def cheap_candidates(exact: Candidate, budget_families, X_fit, y_fit, sizes, ran
             model, seconds = ready.pop(entry)
         elif make is None:
             model, seconds = _timed(compress_exact, exact.model, size, X_fit, y_fit, rng, random_state,
-                                    compression_points)
+                                    job.compression_points)
         else:
             model, seconds = _timed(make(size).fit, X_fit, y_fit)
         last[k] = (size, seconds, n)
         made.append((entry, Candidate(f"{family} ({size})", kind, model, int(model.expansion_.n_support),
                                               seconds)))
     made = [c for _, c in sorted(made, key=lambda pair: pair[0])]
-    if log is not None:
-        if todo:
-            log.say(f"  left out for lack of time ({time_limit:.0f} s): "
-                    + ", ".join(f"{plan[k][0]} ({size})" for size, k in sorted(todo)))
-        # a step of its own, so that the stage times show what the cheap models cost (else the next step's)
-        log.step("candidates", f"{len(made)} cheap models", ", ".join(c.name for c in made)
-                 + (f"; {len(todo)} left out for lack of time" if todo else ""), time.perf_counter() - start)
+    if todo:
+        log.say(f"  left out for lack of time ({time_limit:.0f} s): "
+                + ", ".join(f"{plan[k][0]} ({size})" for size, k in sorted(todo)))
+    # a step of its own, so that the stage times show what the cheap models cost (else the next step's)
+    log.step("candidates", f"{len(made)} cheap models", ", ".join(c.name for c in made)
+             + (f"; {len(todo)} left out for lack of time" if todo else ""), time.perf_counter() - start)
     return made
 
 
@@ -248,18 +201,17 @@ def one_output_deadline(budget_seconds, confirm=True):
     return deadline
 
 
-def compressor(random_state):
+def compressor(random_state, compression_points=COMPRESSION_POINTS):
     """The one-output tasks' ``compress_to`` (:mod:`leansvm.job.refit`): :func:`compress_exact` with
     its fitting points drawn by a generator seeded ``random_state``."""
     import numpy as np
 
     return lambda model, size, X, y: compress_exact(model, size, X, y, np.random.default_rng(random_state),
-                                                    random_state)
+                                                    random_state, compression_points)
 
 
-def confirm_on_folds(candidates, exact: Candidate, X, y, folds, make_exact, promising, judge, time_limit,
-                     random_state, log) -> Candidate:
-    """The smallest cheap candidate accepted on every fold of ``folds`` pooled, else ``exact``.
+def confirm_on_folds(job, candidates, exact: Candidate, make_exact, promising, judge, time_limit) -> Candidate:
+    """The smallest cheap candidate accepted on every fold of the job's ``folds`` pooled, else ``exact``.
 
     As the classification job's confirming folds (:func:`leansvm.job.choice.pool_folds`): the first
     fold is the validation part; on each other one the exact model (``make_exact()``) and a model of
@@ -267,19 +219,20 @@ def confirm_on_folds(candidates, exact: Candidate, X, y, folds, make_exact, prom
     held-out rows. ``promising(c)``: whether ``c``'s validation estimate would pass with as many rows
     as the folds hold (only those are tried, the smallest first); ``judge(c, exact predictions,
     candidate predictions)`` (lists over the folds used) sets ``c``'s pooled error and bound and says
-    whether it is within the limit. ``y``: targets, or None for one-class models. Measured on
+    whether it is within the limit. Measured on
     diamonds (regression, seed 0): BSGD at 2,192 vectors had a bound 1.98 % above the exact SVR on
     the hold-out, against a limit of 2 %, and tested 2.77 % above it."""
     import numpy as np
 
     from leansvm.job.choice import pool_folds, tried_note
 
+    X, y, folds, log, random_state = job.X, job.y, job.folds, job.log, job.random_state
     start = time.perf_counter()
     finalists = sorted((c for c in candidates if c.kind != "exact" and promising(c)), key=lambda c: c.n_support)
     if not finalists or len(folds) < 2:
         return exact
 
-    compress_to = compressor(random_state)
+    compress_to = job.compress_to()
 
     def fit_rows(k):
         fit = folds[k][0]
@@ -307,15 +260,19 @@ def confirm_on_folds(candidates, exact: Candidate, X, y, folds, make_exact, prom
     return chosen
 
 
-def train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, label, how, log) -> Candidate:
-    """The exact model (``make_exact()``, named 'exact ``label``') on every training row, or with a time
-    budget on the largest subsample whose fit is estimated
+def train_exact_model(job, make_exact, how) -> Candidate:
+    """The exact model (``make_exact()``, named 'exact <the task's model name>') on every training row,
+    or with a time budget on the largest subsample whose fit is estimated
     (:func:`~leansvm.job.candidates.estimate_fit_seconds`) to fit the exact stage's share; one log
-    step, ``how`` its reason. ``y_fit``: targets, or zeros for one-class models."""
+    step, ``how`` its reason."""
+    import numpy as np
+
     from leansvm.job.candidates import estimate_fit_seconds, rows_within
     from leansvm.job.deadline import release_unaffordable_shares, say_bound_after_exact
     from leansvm.job.helpers import _subsample, _timed
 
+    X_fit, deadline, random_state, log, label = job.X_fit, job.deadline, job.random_state, job.log, job.task.model_name
+    y_fit = np.zeros(X_fit.shape[0]) if job.y_fit is None else job.y_fit       # one-class fit takes zeros
     X_ex, y_ex, name = X_fit, y_fit, f"exact {label}"
     allowed = deadline.allowance("exact")
     if allowed is not None:
@@ -351,7 +308,7 @@ def summarize(X, X_test, n_validation) -> dict:
     return {**summarize_data(X, None, X_test), "n_validation": int(n_validation)}
 
 
-def format_one_output_table(result: OneOutputResult, every_model: bool = True) -> str:
+def format_one_output_table(result: LeanResult, every_model: bool = True) -> str:
     """The candidates (and the refit), one line each: vectors, fit seconds, validation (and test) error,
     further test figures; * = returned. ``every_model`` False keeps the exact, chosen and returned models
     (the command's default; -v shows every candidate)."""
@@ -359,8 +316,7 @@ def format_one_output_table(result: OneOutputResult, every_model: bool = True) -
 
     extra = sorted({k for c in result.candidates for k in c.test_metrics})
     name = result.error_name
-    every = result.candidates + ([result.refit] if result.refit is not None else [])
-    shown = [c for c in every if every_model or c.kind == "exact" or c is result.chosen or c is result.final]
+    shown = [c for c in result.candidates if every_model or c.kind == "exact" or c is result.chosen or c is result.final]
     rows = [["model", "vectors", "fit s", "val " + name, "test " + name] + ["test " + k for k in extra]]
     for c in shown:
         rows.append([c.name + (" *" if c is result.final else ""), str(c.n_support), f"{c.fit_seconds:.2f}",
@@ -369,5 +325,5 @@ def format_one_output_table(result: OneOutputResult, every_model: bool = True) -
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
              for r in rows]
-    return "\n".join(lines + ([f"(* returned; {len(every) - len(shown)} more with -v)"] if len(shown) < len(every)
-                              else []))
+    hidden = len(result.candidates) - len(shown)
+    return "\n".join(lines + ([f"(* returned; {hidden} more with -v)"] if hidden else []))

@@ -66,7 +66,7 @@ class Candidate:
     """A trained model of any task with its size, its validation and test figures and its test-time cost.
 
     Classification reads ``validation_accuracy``, ``required_accuracy``, ``drop`` and ``test_accuracy``;
-    regression and novelty detection read the task's error (``OneOutputResult.error_name``):
+    regression and novelty detection read the task's error (``LeanResult.error_name``):
     ``validation_error``, ``error_bound``, ``reference_error`` and ``test_error``. The rest is common."""
 
     name: str
@@ -103,20 +103,27 @@ class Candidate:
 
 @dataclass
 class LeanResult:
-    """Everything ``fit_lean`` decided and measured; ``model`` is the returned estimator.
+    """Everything the main job decided and measured, for every task; ``model`` is the returned
+    estimator (with its preprocessing).
 
-    ``chosen`` is the candidate the validation part chose; ``final`` the model
-    returned: ``chosen`` refit on all training rows (kind 'refit', see
-    :func:`refit_on_all_rows`), or ``chosen`` itself when not refit."""
+    ``chosen`` is the candidate the held-out rows chose; ``final`` the model returned: ``chosen``
+    trained again on every row (kind 'refit', :func:`~leansvm.job.refit.refit_on_all_rows`; it is
+    among ``candidates`` too), or ``chosen`` itself when not refit.
+
+    Classification fills ``selection``, ``route``, ``max_accuracy_drop``, ``confidence`` and the
+    LIBSVM figures; regression and novelty detection ``error_name``, ``limit``, ``allowed``,
+    ``evaluation`` (the arrays the report plots: the part measured, 'test' or 'validation', its
+    targets or labels, the exact and returned models' outputs there) and ``cv_results`` (the
+    regression tuning's ``cv_results_``). ``params``: the tuned parameters of every task."""
 
     model: object
     chosen: Candidate
     candidates: list[Candidate]
-    selection: Selection
-    route: str                    # 'exact' | 'budget'
+    selection: Selection | None
+    route: str | None             # classification: 'exact' | 'budget'
     steps: list[Step]
     summary: dict
-    max_accuracy_drop: float
+    max_accuracy_drop: float | None = None
     libsvm_seconds_per_1000: float | None = None
     libsvm_n_support: int | None = None
     libsvm_test_accuracy: float | None = None
@@ -125,15 +132,32 @@ class LeanResult:
     seconds: float = 0.0
     final: Candidate | None = None
     preprocessing: str | None = None    # what stage 1 did (a table's columns, or the scaling); None: nothing
-    confidence: float = 0.95            # of the one-sided bound on each candidate's drop against the exact model
+    confidence: float = 0.95            # of the one-sided bound on each candidate's estimate against the reference
     interrupted: BaseException | None = None   # the Ctrl-C that ended the job with the model it held
-    #: the model the drops are against: the exact one, or a candidate more accurate than an exact SVC
-    #: that had only a subsample (:func:`~leansvm.job.choice.stronger_reference`); None: not known yet
+    #: the model the estimates are against: the exact one, or a candidate more accurate than an exact
+    #: model that had only a subsample (:func:`~leansvm.job.choice.stronger_reference`); None: not known yet
     reference: Candidate | None = None
+    task: str = "classification"        # 'classification' | 'regression' | 'novelty'
+    params: dict = field(default_factory=dict)
+    error_name: str | None = None       # regression: 'RMSE'; novelty: 'disagreement'
+    limit: float | None = None          # the error bound the choice allowed
+    allowed: str | None = None          # the limit in words, e.g. 'RMSE within 2 % of the exact model's'
+    evaluation: dict = field(default_factory=dict)
+    cv_results: dict | None = None
 
     def __post_init__(self):
         if self.final is None:
             self.final = self.chosen
+
+    @property
+    def refit(self) -> Candidate | None:
+        """The chosen kind and size trained again on every row, or None where it was not."""
+        return self.final if self.final is not self.chosen else None
+
+    @property
+    def exact(self) -> Candidate:
+        """The job's exact model."""
+        return next(c for c in self.candidates if c.kind == "exact")
 
     def stage_seconds(self) -> dict:
         return stage_seconds(self.steps, self.seconds)

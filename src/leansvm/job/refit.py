@@ -2,10 +2,11 @@
 rows (:func:`train_like`) and on every row once the held-out part has chosen
 (:func:`refit_on_all_rows`), as scikit-learn's ``GridSearchCV(refit=True)`` does.
 
-What differs by task is how an exact model is compressed to a size; the caller hands it in as
-``compress_to(exact_model, size, X, y) -> model`` (classification:
+What differs by task is how an exact model is compressed to a size, ``compress_to(exact_model, size,
+X, y) -> model``: the task supplies it (:mod:`leansvm.job.task_rules`; classification:
 :func:`leansvm.job.candidates.compress_at_rows`; regression and novelty:
-:func:`leansvm.job.one_output.compress_exact`).
+:func:`leansvm.job.one_output.compress_exact`), and the run's
+:meth:`~leansvm.job.context.JobContext.compress_to` hands it over.
 """
 
 from __future__ import annotations
@@ -54,10 +55,9 @@ def refit_seconds(chosen: Candidate, exact: Candidate, n, n_fit) -> float:
     return estimated
 
 
-def refit_on_all_rows(chosen: Candidate, exact: Candidate, X, y, n_fit, compress_to, time_left, log,
-                      random_state=0) -> Candidate | None:
-    """The chosen kind and size trained again on every row ``X, y`` (the fit and validation parts;
-    ``y`` None for one-class models): a budget model of the same budget; the exact model (a clone of
+def refit_on_all_rows(job, chosen: Candidate, exact: Candidate, time_left) -> Candidate | None:
+    """The chosen kind and size trained again on every row of the job (:class:`~leansvm.job.context.JobContext`:
+    the fit and validation parts): a budget model of the same budget; the exact model (a clone of
     ``exact.model``, so the same C and gamma); a compressed one as that exact model compressed to the
     same size (:func:`train_like`). The record's kind is 'refit'; it has no validation figures (it
     has seen the validation part).
@@ -68,10 +68,11 @@ def refit_on_all_rows(chosen: Candidate, exact: Candidate, X, y, n_fit, compress
 
     None, with a log line, when the estimate (:func:`refit_seconds`) exceeds ``time_left`` seconds
     (None: no limit), or when the choice needs the exact model and that had only a subsample of the
-    ``n_fit`` fit rows for lack of time (its fit on every row is further out of reach)."""
+    fit rows for lack of time (its fit on every row is further out of reach)."""
     from sklearn.base import clone
 
-    n = X.shape[0]
+    X, y, n_fit, log = job.X, job.y, job.n_fit, job.log
+    compress_to, random_state, n = job.compress_to(), job.random_state, job.X.shape[0]
     if chosen.kind not in REFITTABLE:
         log.step("refit", "not refit", f"the chosen model is a {chosen.kind} model; it is returned as validated")
         return None

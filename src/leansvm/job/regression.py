@@ -41,14 +41,17 @@ from leansvm import io
 from leansvm.budget.landmarks import LandmarkSVR
 from leansvm.core.validation import allowed_share
 from leansvm.job.candidates import pass_work
+from leansvm.job.choice import stronger_reference
+from leansvm.job.context import JobContext
 from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.helpers import _subsample, thread_limited
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, rmse_bound
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, rmse_bound, set_rmse_estimate
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
-from leansvm.job.records import JobLog
-from leansvm.job.one_output import (DEFAULT_SIZE_FRACTIONS, OneOutputResult, after_the_choice, candidate_sizes,
+from leansvm.job.records import JobLog, LeanResult
+from leansvm.job.one_output import (COMPRESSION_POINTS, DEFAULT_SIZE_FRACTIONS, after_the_choice, candidate_sizes,
                                      cheap_candidates, choose_fewest, confirm_then_refit, interrupted_result,
                                      one_output_deadline, summarize, train_exact_model)
+from leansvm.job.task_rules import RegressionTask
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
 DEFAULT_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -85,43 +88,12 @@ def rmse_judge(y, folds, max_error_increase, confidence, log):
     return judge
 
 
-def set_rmse_estimate(c, exact_errors, errors, confidence, folds=1):
-    """``c``'s RMSE, its one-sided bound and the exact model's RMSE on the same rows (``folds``: how
-    many held-out parts they came from)."""
-    c.validation_error = float(np.sqrt(np.mean(errors ** 2)))
-    c.error_bound = rmse_bound(exact_errors, errors, confidence)
-    c.reference_error, c.evidence_folds = float(np.sqrt(np.mean(exact_errors ** 2))), folds
-
-
-def stronger_reference(candidates, exact, errors, confidence, log):
-    """The model the others are judged against when the exact SVR had only a subsample of the fit
-    rows (a time budget): the candidate whose RMSE bound (:func:`rmse_bound`, paired with the exact
-    model's squared errors) is lowest, when that bound is below the exact model's RMSE, i.e. a model
-    trained on every fit row that is better than the subsample's exact SVR at the ``confidence``
-    level; else the exact model. Every candidate's estimate is then set against it, so the limit
-    only tightens. On friedman1-1M (BENCHMARKS.md, "The main job at scale") the exact SVR on 11,159
-    of 800,000 rows tested RMSE 0.2095 and the exact SVR on the 32,926 rows that fit 10 minutes
-    0.2030: within 2 % of the first could be 5 % above the second. The 1,420 Nystroem landmarks
-    chosen against the better reference tested 0.1998."""
-    better = [c for c in candidates if c is not exact and c.error_bound < exact.validation_error]
-    if not better:
-        return exact
-    reference = min(better, key=lambda c: c.error_bound)
-    log.step("reference", f"{reference.name}: validation RMSE {reference.validation_error:.4g} "
-             f"(its {100 * confidence:g} % bound {reference.error_bound:.4g})",
-             f"the exact SVR had {exact.n_rows} of the fit rows; this model, trained on the whole fit part, is below its "
-             f"RMSE {exact.validation_error:.4g} at that confidence, so the candidates are judged against it")
-    for c in candidates:
-        set_rmse_estimate(c, errors[id(reference)], errors[id(c)], confidence)
-    return reference
-
-
 @thread_limited
 def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=None, scale=True,
                         max_error_increase=0.02, epsilon=0.1, Cs=None, gamma_factors=None,
                         size_fractions=DEFAULT_SIZE_FRACTIONS, selection_size=2000, validation_fraction=0.2,
                         random_state=0, verbose=False, confidence=DEFAULT_CONFIDENCE,
-                        budget_seconds=None, refit=True, confirm=True) -> OneOutputResult:
+                        budget_seconds=None, refit=True, confirm=True) -> LeanResult:
     """Data to the cheapest accurate SVR (module docstring). ``max_error_increase``: a fraction
     (0.02 = validation RMSE at most 2 % above the exact model's) or a percentage ('2%'); ``budget_seconds``: a bound on
     the whole call (the exact SVR on a subsample, fewer candidate sizes; None: the candidates and
@@ -147,7 +119,9 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     if preprocessor is None:
         X, X_test, preprocessor = scale_features(X, X_test, scale, log)
     folds = validation_folds(X, None, validation_fraction, random_state)
-    X_fit, X_val, y_fit, y_val = X[folds[0][0]], X[folds[0][1]], y[folds[0][0]], y[folds[0][1]]
+    job = JobContext(X, y, folds, RegressionTask(y[folds[0][1]], confidence), deadline, log, random_state,
+                     COMPRESSION_POINTS, start)
+    X_fit, X_val, y_fit, y_val, task = job.X_fit, job.X_val, job.y_fit, job.y_val, job.task
     eps = float(epsilon * np.std(y_fit))
     log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, regression",
              f"{X_val.shape[0]} rows held out for validation; epsilon = {epsilon:g} x std(y) = {eps:.4g}")
@@ -164,53 +138,50 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              time.perf_counter() - t0)
 
     make_exact = lambda: leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state)  # noqa: E731
-    exact = train_exact_model(make_exact, X_fit, y_fit, deadline, random_state, "SVR",
-                              f"IRWLS at C = {C:g}, gamma = {gamma:.4g}", log)
+    exact = train_exact_model(job, make_exact, f"IRWLS at C = {C:g}, gamma = {gamma:.4g}")
     families = [("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=C, gamma=gamma, epsilon=eps,
                                                             random_state=random_state), pass_work),
                 ("Nystroem", lambda size: LandmarkSVR(budget=size, C=C, gamma=gamma, random_state=random_state),
                  LandmarkSVR.fit_work)]
-    candidates = [exact] + cheap_candidates(exact, families, X_fit, y_fit,
-                                            candidate_sizes(exact.n_support, size_fractions), random_state, "SVR",
-                                            time_limit=deadline.allowance("compress"), log=log)
-    errors = {id(c): c.model.predict(X_val) - y_val for c in candidates}
-    exact_errors = errors[id(exact)]
+    candidates = [exact] + cheap_candidates(job, exact, families, candidate_sizes(exact.n_support, size_fractions),
+                                            time_limit=deadline.allowance("compress"))
     for c in candidates:
-        set_rmse_estimate(c, exact_errors, errors[id(c)], confidence)
-    exact.error_bound = exact.validation_error
+        c.validation_predictions = c.model.predict(X_val)
+    task.estimate(candidates, exact)
     reference = exact
     if exact.n_rows < X_fit.shape[0]:
-        reference = stronger_reference(candidates, exact, errors, confidence, log)
-    reference_errors = errors[id(reference)]
+        reference = stronger_reference(task, candidates, exact, X_fit.shape[0], log)
+    reference_errors = reference.validation_predictions - y_val
     limit = (1 + max_error_increase) * reference.validation_error
     chosen = choose_fewest(candidates, limit)
-    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, validation RMSE {chosen.validation_error:.4g} "
-             f"(its {100 * confidence:g} % bound {chosen.error_bound:.4g})",
+    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, {task.describe(chosen)}",
              f"the fewest vectors whose RMSE bound, from squared errors paired row by row with the "
              f"{'exact' if reference is exact else 'reference'} model's, is within {100 * max_error_increase:g} % "
              f"of its {reference.validation_error:.4g}")
-    chosen, refit, interrupted = after_the_choice(lambda: confirm_then_refit(
-        chosen, candidates, exact, X, y, folds, make_exact,
-        lambda c: rmse_bound(reference_errors, errors[id(c)], confidence, len(folds)) <= limit,
-        rmse_judge(y, folds, max_error_increase, confidence, log), deadline, refit, X_fit.shape[0], random_state,
-        log), chosen, exact, start, log)
-    params, allowed = {"C": C, "gamma": gamma, "epsilon": eps}, \
-        f"validation RMSE within {100 * max_error_increase:g} % of the exact SVR's"
+    chosen, refit, interrupted = after_the_choice(job, lambda: confirm_then_refit(
+        job, chosen, candidates, exact, make_exact,
+        lambda c: rmse_bound(reference_errors, c.validation_predictions - y_val, confidence, len(folds)) <= limit,
+        rmse_judge(y, folds, max_error_increase, confidence, log), refit), chosen, exact)
+    choice = {"params": {"C": C, "gamma": gamma, "epsilon": eps}, "error_name": "RMSE", "limit": limit,
+              "allowed": f"validation RMSE within {100 * max_error_increase:g} % of the exact SVR's"}
     summary = summarize(X, X_test, X_val.shape[0])
     if interrupted is not None:
-        return interrupted_result("regression", "RMSE", preprocessor, chosen, candidates, params, limit, allowed, log,
-                                  start, summary, interrupted)
+        return interrupted_result(job, preprocessor, chosen, candidates, summary, choice, interrupted)
     final = refit or chosen
+    if refit is not None:
+        candidates.append(refit)
     log.flush()
     if X_test is not None and y_test is not None:             # measured, never used for the choice
-        for c in candidates + ([refit] if refit is not None else []):
+        for c in candidates:
             c.test_error = _rmse(c.model, X_test, np.asarray(y_test, dtype=np.float64))
     measured = "test" if X_test is not None and y_test is not None else "validation"
     X_eval, y_eval = (X_test, np.asarray(y_test, dtype=np.float64)) if measured == "test" else (X_val, y_val)
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
     model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
-    return OneOutputResult(
-        "regression", "RMSE", model, chosen, candidates, params, limit, allowed, log.steps,
-        time.perf_counter() - start, summary,
-        {"part": measured, "y": y_eval, "exact": exact.model.predict(X_eval), "chosen": final.model.predict(X_eval)},
-        cv.cv_results_, None if preprocessor is None else preprocessor.describe(), refit)
+    return LeanResult(
+        model, chosen, candidates, None, None, log.steps, summary, seconds=time.perf_counter() - start, final=final,
+        preprocessing=None if preprocessor is None else preprocessor.describe(), confidence=confidence,
+        reference=reference, task="regression", **choice,
+        evaluation={"part": measured, "y": y_eval, "exact": exact.model.predict(X_eval),
+                    "chosen": final.model.predict(X_eval)},
+        cv_results=cv.cv_results_)

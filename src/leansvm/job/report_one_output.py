@@ -1,6 +1,6 @@
 """The HTML report of ``leansvm fit`` on regression targets and for novelty detection: the page of
 :mod:`leansvm.job.report` (one self-contained file, PNG plots embedded) for a
-:class:`leansvm.job.one_output.OneOutputResult`.
+:class:`leansvm.job.records.LeanResult` of a regression or novelty job.
 
 Sections: the data and the tuned parameters, every decision of the job, the candidate models
 (vectors, validation and test error, prediction cost). Plots:
@@ -140,8 +140,7 @@ def _summary_section(result) -> str:
 def _models_section(result) -> str:
     extra = sorted({k for c in result.candidates for k in c.test_metrics})
     exact_cost = result.exact.seconds_per_1000
-    models = sorted(result.candidates, key=lambda c: (c.kind != "exact", c.kind, c.n_support))
-    models += [result.refit] if result.refit is not None else []
+    models = sorted(result.candidates, key=lambda c: (c.kind != "exact", c.kind == "refit", c.kind, c.n_support))
     rows, classes = [], []
     for c in models:
         mark = " (returned)" if c is result.final else " (chosen)" if c is result.chosen else ""

@@ -1,8 +1,8 @@
 """``leansvm.fit_lean``: the main job for the task the targets call for, as ``leansvm fit`` infers it.
 
-    task = 'classification'  -> :func:`leansvm.job.classification.fit_lean_classification` (a LeanResult)
-    task = 'regression'      -> :func:`leansvm.job.regression.fit_lean_regression` (a OneOutputResult)
-    task = 'novelty'         -> :func:`leansvm.job.novelty.fit_lean_novelty` (a OneOutputResult)
+    task = 'classification'  -> :func:`leansvm.job.classification.fit_lean_classification`
+    task = 'regression'      -> :func:`leansvm.job.regression.fit_lean_regression`
+    task = 'novelty'         -> :func:`leansvm.job.novelty.fit_lean_novelty`
     task = 'auto'            -> regression when the targets are continuous (scikit-learn's
                                 ``type_of_target``: non-integer values), else classification
 
@@ -53,8 +53,9 @@ def fit_lean(X, y=None, *, task="auto", **options):
 
     Returns
     -------
-    LeanResult or OneOutputResult
-        The task's result; ``result.model`` is the returned estimator.
+    LeanResult
+        The job's result (:class:`~leansvm.job.records.LeanResult`); ``result.model`` is the returned
+        estimator, ``result.final`` its record.
 
     Examples
     --------
