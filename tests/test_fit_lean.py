@@ -661,15 +661,15 @@ def test_the_reduced_family_doubles_from_the_small_end_and_bounds_compression(mo
 
 def test_the_reduced_family_is_left_out_with_class_weights_and_says_why(moons):
     from leansvm.job.candidates import train_exact
-    from leansvm.job.estimates import correct
     from leansvm.job.records import JobLog
     from leansvm.job.reduced import reduced_sizes, train_reduced_models
+    from leansvm.job.task_rules import ClassificationTask
 
     X, y, Xt, yt = moons
     exact = train_exact(X, y, 10.0, 0.5)
     log = JobLog(False)
-    assert train_reduced_models(exact, correct(exact.model.predict(Xt), yt), X, y, Xt, yt, 10.0, 0.5, 0.01,
-                                class_weight="balanced", log=log) == []
+    job = _context(X, y, ClassificationTask(y[280:], 0.01, class_weight="balanced"), 280, log)
+    assert train_reduced_models(job, exact, 10.0, 0.5) == []
     assert log.steps[-1].stage == "reduced" and "class weights" in log.steps[-1].reason
     assert reduced_sizes(1000, 2) == [10, 20, 40, 80, 160, 320, 640]
     assert reduced_sizes(40000, 2, below=1000) == [400, 800]
@@ -683,18 +683,20 @@ def test_a_reduced_model_stopped_by_its_time_limit_is_trained_on_in_the_time_lef
     trained on from where it stopped (no new start), validated as a candidate of its own, and its
     parameters are those of one fit of the whole time (what a refit repeats)."""
     from leansvm import SVC, ReducedSVC
-    from leansvm.job.estimates import correct
+    from leansvm.job.helpers import _validate
     from leansvm.job.records import JobLog
     from leansvm.job.reduced import continue_in_the_time_left
+    from leansvm.job.task_rules import ClassificationTask
 
     X, y = make_moons(3000, noise=0.25, random_state=0)
     X_fit, y_fit, X_val, y_val = X[:2400], y[:2400], X[2400:], y[2400:]
     short = ReducedSVC(n_vectors=12, gamma=1.0, max_seconds=1e-9, subsample=500, random_state=0).fit(X_fit, y_fit)
     assert short.fit_status_ == 1                                       # stopped at its start
     last = Candidate("ReducedSVC B=12", "budget", short, 12, 0.05)
-    reference_correct = correct(SVC(gamma=1.0).fit(X_fit, y_fit).predict(X_val), y_val)
+    reference = _validate(Candidate("exact SVC", "exact", SVC(gamma=1.0).fit(X_fit, y_fit), 0, 1.0), X_val, y_val)
     log = JobLog(False)
-    [more] = continue_in_the_time_left(last, reference_correct, X_fit, y_fit, X_val, y_val, 0.005, 0.95, 2.0, log)
+    job = _context(X, y, ClassificationTask(y_val, 0.005, 0.95), 2400, log)
+    [more] = continue_in_the_time_left(job, last, reference, 2.0)
     assert more.model is not short and more.n_support == 12 and more.model.n_iter_ > 0
     assert not np.allclose(more.model.expansion_.support_vectors, short.expansion_.support_vectors)
     assert more.validation_accuracy >= short.score(X_val, y_val) - 0.01
@@ -702,24 +704,41 @@ def test_a_reduced_model_stopped_by_its_time_limit_is_trained_on_in_the_time_lef
     assert more.model.get_params()["max_seconds"] == pytest.approx(1e-9 + more.fit_seconds - 0.05)
     assert log.steps[-1].stage == "reduced" and "trained on" in log.steps[-1].choice
     finished = Candidate("ReducedSVC B=12", "budget", ReducedSVC(n_vectors=12).fit(X_fit[:300], y_fit[:300]), 12, 1.0)
-    assert continue_in_the_time_left(finished, reference_correct, X_fit, y_fit, X_val, y_val, 0.005, 0.95, 2.0,
-                                     log) == []                         # it ended on its own: nothing to go on with
-    assert continue_in_the_time_left(last, reference_correct, X_fit, y_fit, X_val, y_val, 0.005, 0.95, 0.5,
-                                     log) == []                         # under a second left
+    assert continue_in_the_time_left(job, finished, reference, 2.0) == []   # it ended on its own: nothing to go on with
+    assert continue_in_the_time_left(job, last, reference, 0.5) == []       # under a second left
 
 
 def test_time_left_when_nothing_qualified_goes_to_the_next_reduced_size():
     from leansvm.job.reduced import MAX_VECTORS, next_size_in_the_time_left
 
+    task = _majority_task(0.5)
+
     tried = [Candidate("ReducedSVC B=329", "budget", None, 329, 16.0)]
     exact = Candidate("exact SVC", "exact", None, 32856, 23.0)
-    assert next_size_in_the_time_left(tried, exact, 38.0, 0.5) == [658]
-    assert next_size_in_the_time_left(tried, exact, 0.0, 0.5) == []
-    assert next_size_in_the_time_left([], exact, 38.0, 0.5) == []
-    assert next_size_in_the_time_left(tried, exact, 10.0, 0.5) == []       # under the last size's 16 s
-    assert next_size_in_the_time_left(tried, Candidate("exact SVC", "exact", None, 600, 1.0), 38.0, 0.5) == []
+    assert next_size_in_the_time_left(task, tried, exact, 38.0) == [658]
+    assert next_size_in_the_time_left(task, tried, exact, 0.0) == []
+    assert next_size_in_the_time_left(task, [], exact, 38.0) == []
+    assert next_size_in_the_time_left(task, tried, exact, 10.0) == []       # under the last size's 16 s
+    assert next_size_in_the_time_left(task, tried, Candidate("exact SVC", "exact", None, 600, 1.0), 38.0) == []
     big = [Candidate("ReducedSVC B=2600", "budget", None, 2600, 16.0)]
-    assert next_size_in_the_time_left(big, exact, 38.0, 0.5) == ([5200] if 5200 <= MAX_VECTORS else [])
+    assert next_size_in_the_time_left(task, big, exact, 38.0) == ([5200] if 5200 <= MAX_VECTORS else [])
+
+
+def _context(X, y, task, n_fit, log=None):
+    """A classification job's context: the first ``n_fit`` rows fit, the rest validate."""
+    from leansvm.job.context import JobContext
+    from leansvm.job.records import JobLog
+
+    folds = [(np.arange(n_fit), np.arange(n_fit, X.shape[0]))]
+    return JobContext(X, y, folds, task, log=log or JobLog(False))
+
+
+def _majority_task(share):
+    """A classification task whose validation part's majority class has ``share`` of 100 rows."""
+    from leansvm.job.task_rules import ClassificationTask
+
+    k = int(round(100 * share))
+    return ClassificationTask(np.r_[np.zeros(k, int), np.ones(100 - k, int)], 0.005)
 
 
 def _missed(sizes, misses, required=0.97):
@@ -735,13 +754,13 @@ def test_the_reduced_family_stops_doubling_where_its_misses_shrink_too_slowly():
 
     splice = _missed([30, 60, 120, 240], [0.0187, 0.0118, 0.0149, 0.0266])
     exact = Candidate("exact SVC", "exact", None, 1882, 0.1)
-    assert out_of_reach(splice, 1882, majority=0.52)
-    assert next_size_in_the_time_left(splice, exact, 200.0, 0.52) == []
-    assert not out_of_reach(splice[:2], 1882, majority=0.52)                      # two sizes: no rate yet
+    assert out_of_reach(_majority_task(0.52), splice, 1882)
+    assert next_size_in_the_time_left(_majority_task(0.52), splice, exact, 200.0) == []
+    assert not out_of_reach(_majority_task(0.52), splice[:2], 1882)                      # two sizes: no rate yet
     closing = _missed([30, 60, 120, 240], [0.04, 0.03, 0.02, 0.01])
-    assert not out_of_reach(closing, 1882, majority=0.52)
-    assert next_size_in_the_time_left(closing, exact, 200.0, 0.52) == [480]
-    assert not out_of_reach(splice, 1882, majority=0.96)                          # near chance: not yet rising
+    assert not out_of_reach(_majority_task(0.52), closing, 1882)
+    assert next_size_in_the_time_left(_majority_task(0.52), closing, exact, 200.0) == [480]
+    assert not out_of_reach(_majority_task(0.96), splice, 1882)                          # near chance: not yet rising
 
 
 def test_compression_tries_no_size_at_or_above_a_model_that_already_qualifies(moons):

@@ -54,7 +54,8 @@ def test_returns_the_fewest_vectors_within_the_allowed_increase(friedman):
     assert r.refit is not None and r.final is r.refit and r.refit.kind == "refit"
     assert r.refit.n_rows == X.shape[0] and r.refit.n_support <= r.chosen.n_support
     assert {c.kind for c in r.candidates} == {"exact", "compressed", "budget", "refit"}
-    assert {c.name.split()[0] for c in r.candidates if c.kind == "budget"} == {"BSGD", "Nystroem"}
+    assert {c.name.split()[0] for c in r.candidates if c.kind == "budget"} <= {"BSGD", "Nystroem", "ReducedSVR"}
+    assert {"BSGD", "Nystroem"} <= {c.name.split()[0] for c in r.candidates if c.kind == "budget"}
 
 
 def test_the_chosen_kind_and_size_is_trained_again_on_every_row(friedman, capsys):
@@ -279,7 +280,7 @@ def test_a_model_better_than_a_subsampled_exact_svr_becomes_the_reference():
 
     rng = np.random.default_rng(0)
     base = rng.normal(size=20000)
-    task = RegressionTask(np.zeros(base.size), 0.95)      # targets 0: the predictions are the errors
+    task = RegressionTask(np.zeros(base.size), confidence=0.95)      # targets 0: the predictions are the errors
     exact = Candidate("exact SVR (2000 of 16000 rows)", "exact", None, 5000, 1.0, n_rows=2000)
     strong = Candidate("Nystroem SVR (1000)", "budget", None, 1000, 1.0)
     small = Candidate("BSGD SVR (100)", "budget", None, 100, 1.0)
@@ -331,3 +332,44 @@ def test_ctrl_c_after_the_choice_returns_the_chosen_model_and_the_command_writes
     monkeypatch.setattr(regression, "cheap_candidates", interrupted)           # before the choice
     with pytest.raises(KeyboardInterrupt):
         fit_lean_regression(X, z, max_error_increase=0.05, **SMALL)
+
+
+def test_the_reduced_family_is_a_candidate_of_the_regression_job(friedman):
+    """ReducedSVR, trained from the targets on every fit row, at doubling sizes from the small end
+    below the smallest model that already qualifies, judged against the exact SVR by the same paired
+    RMSE bound as every candidate; without a model that qualifies the sizes go up to the exact one's
+    (at most MAX_VECTORS), stopping at the first that qualifies."""
+    from leansvm.job.reduced import train_reduced_models
+
+    X, z, Xt, zt = friedman
+    r = fit_lean_regression(X, z, X_test=Xt, y_test=zt, max_error_increase=0.05, **SMALL)
+    step = next(s for s in r.steps if s.stage == "reduced")
+    reduced = [c for c in r.candidates if c.name.startswith("ReducedSVR")]
+    others = [c for c in r.candidates if c.kind in ("compressed", "budget") and c not in reduced]
+    qualified = min((c.n_support for c in others if c.error_bound <= 1.05 * c.reference_error), default=None)
+    assert "sizes tried" in step.reason and "from the targets" in step.reason
+    if qualified is not None and qualified <= 10:
+        assert reduced == []
+    else:
+        assert reduced and all(isinstance(c.model, leansvm.ReducedSVR) for c in reduced)
+        # judged against the exact SVR on the validation part (those the folds tried: on the folds pooled)
+        assert all(c.kind == "budget" and np.isfinite(c.error_bound) for c in reduced)
+        assert all(c.evidence_folds > 1 or c.reference_error == pytest.approx(r.exact.validation_error)
+                   for c in reduced)
+        assert all(qualified is None or c.n_support < qualified for c in reduced)
+        sizes = [c.n_support for c in reduced]
+        assert sizes == sorted(sizes) and all(b == 2 * a for a, b in zip(sizes, sizes[1:]))
+        assert all(c.error_bound > 1.05 * c.reference_error for c in reduced[:-1])   # it stops at the first within
+    # on its own: the first size qualifies with a generous limit, so the family stops there
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    exact_svr = leansvm.SVR(C=10.0, gamma=0.2, epsilon=0.2).fit(X[:1200], z[:1200])
+    from leansvm.job.records import Candidate
+
+    exact = Candidate("exact SVR", "exact", exact_svr, int(exact_svr.n_support_[0]), 0.1)
+    job = context(X, z, 1200)
+    job.task.max_error_increase = 1.0                  # twice the exact RMSE: easily within
+    job.task.validate(exact, job.X_val)
+    job.task.estimate([exact], exact)
+    [first] = train_reduced_models(job, exact, 10.0, 0.2)
+    assert isinstance(first.model, leansvm.ReducedSVR) and first.n_support == 10 and job.task.within(first)
+    assert "ReducedSVR reaches the target at 10 vectors" in job.log.steps[-1].choice

@@ -185,8 +185,7 @@ def _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline, size_frac
                                          time_limit=deadline.allowance("budget")), exact
 
 
-def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, gamma, max_accuracy_drop, confidence,
-                        compression_points, deadline, refine, class_weight, random_state, log):
+def _compress_reference(job, reference, candidates, C, gamma, refine):
     """Stage 6: every candidate validated and its drop against ``reference`` estimated; with
     ``refine`` (the budget route) one more budget size between the smallest qualifying one and the
     miss below it (:func:`refine_budget_size`); ReducedSVC from the small end below the smallest
@@ -197,6 +196,8 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
 
     Only the budget route refines: there the budget models are the main family, trained on every
     row while the exact model, and so compression, sees a subsample."""
+    X_fit, y_fit, X_val, y_val, deadline, log = job.X_fit, job.y_fit, job.X_val, job.y_val, job.deadline, job.log
+    max_accuracy_drop, confidence = job.task.max_accuracy_drop, job.task.confidence
     for c in candidates:
         _validate(c, X_val, y_val)
     estimate_drops(candidates, reference, y_val, max_accuracy_drop, confidence)
@@ -210,28 +211,23 @@ def _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, ga
         refined = refine_budget_size(candidates, reference_correct, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
                                      confidence, deadline.allowance("compress"), log)
         candidates += [refined] if refined is not None else []
-    n_classes = np.unique(np.asarray(y_fit)).size
-    one_size = teacher_free_size(reference, n_classes, smallest_qualified()) if deadline.without_teacher else None
-    candidates += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
-                                       max_accuracy_drop, confidence, deadline.allowance("reduced"),
-                                       below=smallest_qualified(), class_weight=class_weight,
-                                       random_state=random_state, log=log, **({} if one_size is None else one_size))
+    one_size = teacher_free_size(reference, job.task.n_classes, smallest_qualified()) if deadline.without_teacher \
+        else None
+    candidates += train_reduced_models(job, reference, C, gamma, deadline.allowance("reduced"),
+                                       below=smallest_qualified(), plan=one_size)
     # a compressed model is only worth trying below the smallest model that already qualifies
     candidates += compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
-                                  min_points=compression_points, time_limit=deadline.allowance("compress"),
-                                  random_state=random_state, log=log, confidence=confidence,
+                                  min_points=job.compression_points, time_limit=deadline.allowance("compress"),
+                                  random_state=job.random_state, log=log, confidence=confidence,
                                   below=smallest_qualified(), reference_correct=reference_correct)
     if smallest_qualified() is None and deadline.seconds is not None:
         left, family = deadline.allowance("compress"), reduced_family(candidates)
         if deadline.without_teacher:      # its one size trains on, rather than doubling
-            candidates += continue_in_the_time_left(family[-1] if family else None, reference_correct, X_fit,
-                                                    y_fit, X_val, y_val, max_accuracy_drop, confidence, left, log)
-        elif sizes := next_size_in_the_time_left(family, reference, left, majority_share(y_val)):
-            candidates += train_reduced_models(reference, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
-                                               max_accuracy_drop, confidence, left, class_weight=class_weight,
-                                               random_state=random_state, log=log, sizes=sizes,
-                                               why=f"the next size in the {left:.0f} s the budget has left: "
-                                                   "nothing qualified and the stages stopped for lack of time")
+            candidates += continue_in_the_time_left(job, family[-1] if family else None, reference, left)
+        elif sizes := next_size_in_the_time_left(job.task, family, reference, left):
+            candidates += train_reduced_models(job, reference, C, gamma, left, plan=dict(
+                sizes=sizes, why=f"the next size in the {left:.0f} s the budget has left: nothing qualified and "
+                                 "the stages stopped for lack of time"))
 
 
 def _compressed_sizes_up(candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
@@ -402,7 +398,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             X, y, X_test, y_test, preprocessor, summary = _prepare_data(
                 X, y, X_test, y_test, target, impute, scale, max_accuracy_drop, budget_seconds, confidence, log)
             folds = validation_folds(X, y, validation_fraction, random_state)
-            task = ClassificationTask(y[folds[0][1]], max_accuracy_drop, confidence)
+            task = ClassificationTask(y[folds[0][1]], max_accuracy_drop, confidence, class_weight, np.unique(y).size)
             job = JobContext(X, y, folds, task, deadline, log, random_state, compression_points)
             X_fit, y_fit, X_val, y_val = job.X_fit, job.y_fit, job.X_val, job.y_val
             log.step("split", f"{X_fit.shape[0]} for training, {X_val.shape[0]} for validation",
@@ -423,9 +419,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             release_unaffordable_shares(deadline, reference.fit_seconds,
                                         scaled_fit_seconds(reference.fit_seconds, X.shape[0], X_fit.shape[0]),
                                         f"the exact SVC on all {X.shape[0]} rows", log)
-            _compress_reference(reference, candidates, X_fit, y_fit, X_val, y_val, C, gamma, max_accuracy_drop,
-                                confidence, compression_points, deadline, route == "budget", class_weight,
-                                random_state, log)
+            _compress_reference(job, reference, candidates, C, gamma, route == "budget")
             if route == "budget":
                 reference = stronger_reference(task, candidates, reference, X_fit.shape[0], log)
             chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)

@@ -36,6 +36,7 @@ from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bound
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import JobLog, LeanResult
+from leansvm.job.reduced import train_reduced_models
 from leansvm.job.one_output import (COMPRESSION_POINTS, DEFAULT_SIZE_FRACTIONS, after_the_choice, candidate_sizes,
                                      cheap_candidates, choose_fewest, confirm_then_refit, interrupted_result,
                                      one_output_deadline, summarize, train_exact_model)
@@ -131,6 +132,7 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     for c in candidates:
         c.validation_predictions = c.model.predict(X_val)
     task.estimate(candidates, exact)
+    train_reduced_models(job, exact, None, gamma)          # says once why the family does not apply
     chosen = choose_fewest(candidates, max_disagreement)
     log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, {task.describe(chosen)}",
              f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")

@@ -1,6 +1,7 @@
-"""Stage 6a of the main job: the reduced family, a model of a chosen size trained from the labels on
-every training row (:class:`~leansvm.reduced.reduced_svm.ReducedSVC`, no exact teacher), at doubling
-sizes from the small end until one qualifies.
+"""Stage 6a of the main job: the reduced family, a model of a chosen size trained from the labels or
+targets on every training row (:class:`~leansvm.reduced.reduced_svm.ReducedSVC`,
+:class:`~leansvm.reduced.reduced_svm.ReducedSVR`; no exact teacher), at doubling sizes from the small
+end until one qualifies by the task's rule (:mod:`leansvm.job.task_rules`).
 
 It runs after the budget models and before compression, so a size it qualifies at bounds the
 compression sizes still worth trying (a compressed model is only chosen with fewer vectors). Each fit
@@ -17,9 +18,8 @@ import time
 import numpy as np
 
 from leansvm.job.candidates import doubling_out_of_reach
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, against_target, set_drop
-from leansvm.job.helpers import _QuietConvergence, _timed, _validate, majority_share
-from leansvm.job.records import Candidate, JobLog
+from leansvm.job.helpers import _QuietConvergence, _timed
+from leansvm.job.records import Candidate
 from leansvm.progress import default_progress
 
 #: the first size is this share of the reference's support vectors ...
@@ -70,38 +70,35 @@ def teacher_free_size(reference: Candidate, n_classes: int, below: int | None = 
                 why="one size for the whole share: the exact fit on every row is out of the budget's reach")
 
 
-def train_reduced_models(reference: Candidate, reference_correct, X_fit, y_fit, X_val, y_val, C, gamma,
-                         max_accuracy_drop, confidence=DEFAULT_CONFIDENCE, time_limit=None, below=None,
-                         class_weight=None, random_state=0, log=None, sizes=None,
-                         why="doubling from the small end until one qualifies", max_iter=None) -> list[Candidate]:
-    """ReducedSVC at ``sizes`` (default :func:`reduced_sizes` of ``reference``, the exact model), each
-    validated and its drop against ``reference`` estimated (``reference_correct``: whether it labels each
-    validation row right), until one is within ``max_accuracy_drop``, the next size (the last one's
-    seconds, doubled) would pass ``time_limit`` seconds, the misses shrink too slowly for a size under the
-    reference's to qualify (:func:`~leansvm.job.candidates.doubling_out_of_reach`, compression's rule), or
-    the sizes end; the first size always starts, stopped at ``time_limit`` as it stands. Returns the models trained; the log says what was tried
-    (and ``why``) and why it stopped, or why the family was left out."""
-    from leansvm import ReducedSVC
-
-    log = log or JobLog(False)
-    n_classes = np.unique(np.asarray(y_fit)).size
-    if class_weight is not None:
-        log.step("reduced", "family left out", "ReducedSVC has no class weights; with class_weight the "
-                                               "exact, budget and compressed models are the candidates")
+def train_reduced_models(job, reference: Candidate, C, gamma, time_limit=None, below=None,
+                         plan=None) -> list[Candidate]:
+    """The task's reduced model (``job.task.reduced_model``: ReducedSVC, ReducedSVR) at the sizes of
+    ``plan`` (default :func:`reduced_sizes` of ``reference``, the exact model, doubling from the small
+    end), each validated and judged against ``reference`` by the task's rule, until one qualifies, the
+    next size (the last one's seconds, doubled) would pass ``time_limit`` seconds, the misses shrink too
+    slowly for a size under the reference's to qualify (:func:`out_of_reach`), or the sizes end; the
+    first size always starts, stopped at ``time_limit`` as it stands. ``plan``: a dict of ``sizes``,
+    ``why`` (the log's words for them) and ``max_iter`` (:func:`teacher_free_size`). Returns the models
+    trained; the log says what was tried (and why) and why it stopped, or why the family was left out."""
+    task, log, plan = job.task, job.log, plan or {}
+    name, why = task.reduced_name, plan.get("why", "doubling from the small end until one qualifies")
+    left_out = task.reduced_left_out()
+    if left_out:
+        log.step("reduced", "family left out", left_out)
         return []
-    sizes = reduced_sizes(reference.n_support, n_classes, below) if sizes is None else sizes
+    sizes = reduced_sizes(reference.n_support, task.n_classes, below) if plan.get("sizes") is None else plan["sizes"]
     if not sizes:
         log.step("reduced", "family left out", f"no size from {FIRST_MIN} vectors on is below "
                                                f"{min(reference.n_support, below or reference.n_support)}, "
                                                "the smallest model that already qualifies")
         return []
     start, out, stop = time.perf_counter(), [], None
-    limit, majority = size_limit(reference.n_support, below), majority_share(y_val)
+    limit = size_limit(reference.n_support, below)
     for size in sizes:
-        if out_of_reach(out, limit, majority):
+        if out_of_reach(task, out, limit):
             stop = f"stopped before {size} vectors: the smallest miss of the target, " \
-                   f"{100 * min(c.required_accuracy - c.validation_accuracy for c in out):.2f} points, shrank " \
-                   f"too slowly over the last two doublings to close below {limit} vectors"
+                   f"{task.describe_miss(min(out, key=task.miss))}, shrank too slowly over the last two " \
+                   f"doublings to close below {limit} vectors"
             break
         left = None if time_limit is None else time_limit - (time.perf_counter() - start)
         if left is not None and out and 2 * out[-1].fit_seconds > left:
@@ -109,23 +106,23 @@ def train_reduced_models(reference: Candidate, reference_correct, X_fit, y_fit, 
                    f"the {max(left, 0):.0f} s left of {time_limit:.0f} s"
             break
         # out of time already: the fit returns its start (k-means++ centres and their ridge fit)
-        estimator = ReducedSVC(n_vectors=size, C=C, gamma=gamma, max_seconds=None if left is None else max(left, 1e-3),
-                               progress=False, random_state=random_state,
-                               **({} if max_iter is None else dict(max_iter=max_iter)))
+        estimator = task.reduced_model(size, C, gamma, max_seconds=None if left is None else max(left, 1e-3),
+                                       progress=False, random_state=job.random_state,
+                                       **({} if plan.get("max_iter") is None else dict(max_iter=plan["max_iter"])))
         with default_progress(False), _QuietConvergence():
-            model, seconds = _timed(estimator.fit, X_fit, y_fit)
-        c = _validate(Candidate(f"ReducedSVC B={size}", "budget", model, model.expansion_.n_support, seconds),
-                      X_val, y_val)
-        set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
+            model, seconds = _timed(estimator.fit, job.X_fit, job.y_fit)
+        c = _judged(job, Candidate(f"{name} B={size}", "budget", model, model.expansion_.n_support, seconds),
+                    reference)
         out.append(c)
-        log.say(f"  ReducedSVC with {size} vectors ({model.n_iter_} iterations"
-                f"{', stopped by the time limit' if model.fit_status_ else ''}): {against_target(c)} [{seconds:.1f} s]")
-        if c.drop.within(max_accuracy_drop):
+        log.say(f"  {name} with {size} vectors ({model.n_iter_} iterations"
+                f"{', stopped by the time limit' if model.fit_status_ else ''}): {task.against_target(c)} "
+                f"[{seconds:.1f} s]")
+        if task.within(c):
             break
-    reached = [c for c in out if c.drop.within(max_accuracy_drop)]
-    log.step("reduced", (f"ReducedSVC reaches the target at {reached[0].n_support} vectors" if reached
-                         else "no ReducedSVC model reached the target"),
-             f"trained from the labels on every training row (no teacher), sizes tried "
+    reached = [c for c in out if task.within(c)]
+    log.step("reduced", (f"{name} reaches the target at {reached[0].n_support} vectors" if reached
+                         else f"no {name} model reached the target"),
+             f"trained from the {task.labels_word} on every training row (no teacher), sizes tried "
              f"{', '.join(str(c.n_support) for c in out)} ({why})"
              + (f"; {stop}" if stop else "")
              + (f"; no size from {below} on: a model of {below} SV already qualifies"
@@ -134,27 +131,34 @@ def train_reduced_models(reference: Candidate, reference_correct, X_fit, y_fit, 
     return out
 
 
-def out_of_reach(tried: list[Candidate], limit: int, majority: float) -> bool:
+def _judged(job, c: Candidate, reference: Candidate) -> Candidate:
+    """``c`` validated on the job's validation part and judged against ``reference`` by the task's rule."""
+    job.task.validate(c, job.X_val)
+    job.task.estimate([c], reference)
+    return c
+
+
+def out_of_reach(task, tried: list[Candidate], limit: int) -> bool:
     """Whether the family's doubling sizes ``tried`` (none qualified) miss the target by margins that
     shrink too slowly for a size under ``limit`` to reach it (compression's rule,
-    :func:`~leansvm.job.candidates.doubling_out_of_reach`; ``majority``: the validation part's majority
-    share). splice (2,041 rows, 287 features, 1,882 exact vectors): 30, 60, 120 and 240 vectors missed by
-    1.87, 1.18, 1.49 and 2.66 points; 480 and 960 vectors, which also missed, took 15 of the job's 38 s."""
+    :func:`~leansvm.job.candidates.doubling_out_of_reach`; the task says each miss and the miss of a
+    model that predicts by chance). splice (2,041 rows, 287 features, 1,882 exact vectors): 30, 60,
+    120 and 240 vectors missed by 1.87, 1.18, 1.49 and 2.66 points; 480 and 960 vectors, which also
+    missed, took 15 of the job's 38 s."""
     if len(tried) < 3:
         return False
-    return doubling_out_of_reach([c.n_support for c in tried], [c.required_accuracy - c.validation_accuracy
-                                                                for c in tried], limit,
-                                 tried[-1].required_accuracy - majority)
+    return doubling_out_of_reach([c.n_support for c in tried], [task.miss(c) for c in tried], limit,
+                                 task.chance_miss(tried[-1]))
 
 
-def continue_in_the_time_left(last: Candidate | None, reference_correct, X_fit, y_fit, X_val, y_val,
-                              max_accuracy_drop, confidence, time_left, log) -> list[Candidate]:
+def continue_in_the_time_left(job, last: Candidate | None, reference: Candidate, time_left) -> list[Candidate]:
     """[``last``, the family's last model, trained on from where it stopped for ``time_left`` seconds]
     where its time limit stopped it (its held-out loss still falling) and at least a tenth of its fit
     time is left; every iteration on every row (its last phase's rows), the held-out rows as before
-    (the same draw). The teacher-free split's one size does not double: synth-1M, 600 s, 2,500
-    vectors stopped by the time at 0.03 points under the target, and the job ended 84 s early. The
-    copy's parameters are set back to one fit of the whole time, which a refit repeats."""
+    (the same draw); judged against ``reference``. The teacher-free split's one size does not double:
+    synth-1M, 600 s, 2,500 vectors stopped by the time at 0.03 points under the target, and the job
+    ended 84 s early. The copy's parameters are set back to one fit of the whole time, which a refit
+    repeats."""
     import copy
 
     if last is None or not getattr(last.model, "fit_status_", 0) or time_left is None \
@@ -164,26 +168,25 @@ def continue_in_the_time_left(last: Candidate | None, reference_correct, X_fit, 
     first = model.get_params()
     model.set_params(warm_start=True, subsample=None, max_seconds=time_left)
     with default_progress(False), _QuietConvergence():
-        model, seconds = _timed(model.fit, X_fit, y_fit)
+        model, seconds = _timed(model.fit, job.X_fit, job.y_fit)
     model.set_params(warm_start=False, subsample=first["subsample"],
                      max_seconds=(first["max_seconds"] or last.fit_seconds) + seconds)
-    c = _validate(Candidate(f"{last.name}, trained on", "budget", model, model.expansion_.n_support,
-                            last.fit_seconds + seconds), X_val, y_val)
-    set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
-    log.step("reduced", f"ReducedSVC with {c.n_support} vectors trained on for {seconds:.0f} s: "
-                        f"{against_target(c)}",
-             f"the time the budget had left, where nothing qualified and its last fit stopped at its time limit "
-             f"({model.n_iter_} more iterations on every row)", seconds)
+    c = _judged(job, Candidate(f"{last.name}, trained on", "budget", model, model.expansion_.n_support,
+                               last.fit_seconds + seconds), reference)
+    job.log.step("reduced", f"{type(model).__name__} with {c.n_support} vectors trained on for {seconds:.0f} s: "
+                            f"{job.task.against_target(c)}",
+                 f"the time the budget had left, where nothing qualified and its last fit stopped at its time "
+                 f"limit ({model.n_iter_} more iterations on every row)", seconds)
     return [c]
 
 
 def reduced_family(candidates: list[Candidate]) -> list[Candidate]:
-    """The ReducedSVC models among ``candidates``, in the order they were trained."""
-    from leansvm import ReducedSVC
-    return [c for c in candidates if isinstance(c.model, ReducedSVC)]
+    """The reduced models (ReducedSVC, ReducedSVR) among ``candidates``, in the order they were trained."""
+    from leansvm import ReducedSVC, ReducedSVR
+    return [c for c in candidates if isinstance(c.model, (ReducedSVC, ReducedSVR))]
 
 
-def next_size_in_the_time_left(tried: list[Candidate], reference: Candidate, time_left, majority) -> list[int]:
+def next_size_in_the_time_left(task, tried: list[Candidate], reference: Candidate, time_left) -> list[int]:
     """[the next doubling size] of the reduced family (``tried``: its models, the last the largest) after
     its stage and compression both stopped short of the target for lack of time, where ``time_left``
     (seconds) remains and is at least the last size's fit time (so the next size, twice the work per
@@ -191,12 +194,11 @@ def next_size_in_the_time_left(tried: list[Candidate], reference: Candidate, tim
     model as far as it got, so the time is spent on the family's next size rather than left unused
     (synth-200k at 120 s: 329 vectors missed the target by 0.03 points, the stages' own shares were
     spent, and the job ended after 76 s). [] where there is nothing to try, or where the family's misses
-    put every size under the reference's out of reach (:func:`out_of_reach`; ``majority``: the validation
-    part's majority share)."""
+    put every size under the reference's out of reach (:func:`out_of_reach`, by ``task``'s rule)."""
     if not tried or time_left is None or time_left <= 0 or time_left < tried[-1].fit_seconds:
         return []
     limit = size_limit(reference.n_support)
-    if out_of_reach(tried, limit, majority):
+    if out_of_reach(task, tried, limit):
         return []
     size = 2 * tried[-1].n_support
     return [size] if size < limit else []

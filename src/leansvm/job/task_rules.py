@@ -2,8 +2,10 @@
 :class:`NoveltyTask`): how a candidate is judged against a reference model on the validation rows
 (``estimate``: the paired accuracy drop, RMSE bound or disagreement bound of
 :mod:`leansvm.job.estimates`; ``margin``: that bound's excess over the reference, below 0 where the
-candidate is surely better), how it is described in the log, and how an exact model is compressed to
-a size (``compress_to``, for :mod:`leansvm.job.refit`).
+candidate is surely better; ``within``, ``miss``: whether it qualifies, and by how much it missed),
+how it is described in the log, its teacher-free model (``reduced_model``, for
+:mod:`leansvm.job.reduced`) and how an exact model is compressed to a size (``compress_to``, for
+:mod:`leansvm.job.refit`).
 """
 
 from __future__ import annotations
@@ -20,26 +22,70 @@ from leansvm.job.estimates import DEFAULT_CONFIDENCE, set_rmse_estimate, share_b
 class ClassificationTask:
     """Candidates judged by their accuracy drop against the reference, with a one-sided bound from
     predictions paired row by row (:func:`~leansvm.job.estimates.paired_drop`); ``y_val``: the
-    validation labels."""
+    validation labels; ``class_weight``: the exact models'; ``n_classes``: the training labels'."""
 
     y_val: np.ndarray
     max_accuracy_drop: float
     confidence: float = DEFAULT_CONFIDENCE
+    class_weight: object = None
+    n_classes: int = 2
     name = "classification"
     model_name = "SVC"
+    reduced_name = "ReducedSVC"
+    labels_word = "labels"
+
+    def validate(self, c, X_val):
+        from leansvm.job.helpers import _validate
+
+        _validate(c, X_val, self.y_val)
 
     def estimate(self, candidates, reference):
         from leansvm.job.choice import estimate_drops
 
         estimate_drops(candidates, reference, self.y_val, self.max_accuracy_drop, self.confidence)
 
+    def within(self, c) -> bool:
+        return c.drop is not None and c.drop.within(self.max_accuracy_drop)
+
     @staticmethod
     def margin(c, reference) -> float:
         return float("inf") if c.drop is None else c.drop.upper
 
     @staticmethod
+    def miss(c) -> float:
+        """How far ``c``'s validation accuracy is below the accuracy it had to reach."""
+        return c.required_accuracy - c.validation_accuracy
+
+    def chance_miss(self, c) -> float:
+        """The miss of predicting the validation part's majority class."""
+        from leansvm.job.helpers import majority_share
+
+        return c.required_accuracy - majority_share(self.y_val)
+
+    def describe_miss(self, c) -> str:
+        return f"{100 * self.miss(c):.2f} points"
+
+    @staticmethod
     def describe(c) -> str:
         return f"validation accuracy {c.validation_accuracy:.4f}"
+
+    @staticmethod
+    def against_target(c) -> str:
+        from leansvm.job.estimates import against_target
+
+        return against_target(c)
+
+    def reduced_model(self, size, C, gamma, **options):
+        from leansvm import ReducedSVC
+
+        return ReducedSVC(n_vectors=size, C=C, gamma=gamma, **options)
+
+    def reduced_left_out(self) -> str | None:
+        """Why the reduced family is not trained, or None."""
+        if self.class_weight is not None:
+            return "ReducedSVC has no class weights; with class_weight the exact, budget and compressed models " \
+                   "are the candidates"
+        return None
 
     @staticmethod
     def compress_to(min_points, random_state):
@@ -51,25 +97,65 @@ class ClassificationTask:
 @dataclass
 class RegressionTask:
     """Candidates judged by a one-sided bound on their validation RMSE, from squared errors paired row
-    by row with the reference's (:func:`~leansvm.job.estimates.rmse_bound`)."""
+    by row with the reference's (:func:`~leansvm.job.estimates.rmse_bound`): within when it is at most
+    (1 + ``max_error_increase``) times the reference's RMSE."""
 
     y_val: np.ndarray
+    max_error_increase: float = 0.02
     confidence: float = DEFAULT_CONFIDENCE
     name = "regression"
     model_name = "SVR"
+    reduced_name = "ReducedSVR"
+    labels_word = "targets"
+    n_classes = 1
+
+    @staticmethod
+    def validate(c, X_val):
+        c.validation_predictions = np.asarray(c.model.predict(X_val), dtype=np.float64)
 
     def estimate(self, candidates, reference):
         reference_errors = reference.validation_predictions - self.y_val
-        for c in candidates:
+        for c in candidates + ([] if any(c is reference for c in candidates) else [reference]):
             set_rmse_estimate(c, reference_errors, c.validation_predictions - self.y_val, self.confidence)
         reference.error_bound = reference.validation_error      # the reference's is its own error
+
+    def limit(self, c) -> float:
+        """The RMSE bound ``c`` had to stay within: (1 + increase) x the reference's on the same rows."""
+        return (1 + self.max_error_increase) * c.reference_error
+
+    def within(self, c) -> bool:
+        return c.reference_error is not None and c.error_bound <= self.limit(c)
 
     @staticmethod
     def margin(c, reference) -> float:
         return c.error_bound - reference.validation_error
 
+    def miss(self, c) -> float:
+        """How far ``c``'s RMSE bound is above its limit."""
+        return c.error_bound - self.limit(c)
+
+    def chance_miss(self, c) -> float:
+        """The miss of predicting the validation targets' mean."""
+        return float(np.std(self.y_val)) - self.limit(c)
+
+    def describe_miss(self, c) -> str:
+        return f"{100 * self.miss(c) / c.reference_error:.2f} % of the reference's RMSE"
+
     def describe(self, c) -> str:
         return f"validation RMSE {c.validation_error:.4g} (its {100 * self.confidence:g} % bound {c.error_bound:.4g})"
+
+    def against_target(self, c) -> str:
+        return f"validation RMSE {c.validation_error:.4g}, bound {c.error_bound:.4g} (limit {self.limit(c):.4g})"
+
+    @staticmethod
+    def reduced_model(size, C, gamma, **options):
+        from leansvm import ReducedSVR
+
+        return ReducedSVR(n_vectors=size, C=C, gamma=gamma, **options)
+
+    @staticmethod
+    def reduced_left_out() -> str | None:
+        return None
 
     @staticmethod
     def compress_to(min_points, random_state):
@@ -86,6 +172,16 @@ class NoveltyTask:
     confidence: float = DEFAULT_CONFIDENCE
     name = "novelty"
     model_name = "one-class SVM"
+    reduced_name = "reduced one-class model"
+
+    @staticmethod
+    def reduced_left_out() -> str:
+        return "the reduced models learn from labels or targets, which one-class data has not; the exact, " \
+               "compressed and BSGD one-class models are the candidates"
+
+    @staticmethod
+    def validate(c, X_val):
+        c.validation_predictions = np.asarray(c.model.predict(X_val))
 
     def estimate(self, candidates, reference):
         for c in candidates:
