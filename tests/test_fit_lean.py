@@ -12,9 +12,11 @@ from leansvm import cli, io
 from leansvm.budget.landmarks import LandmarkSVC
 from leansvm.job.choice import choose_model
 from leansvm.job.classification import fit_lean_classification as fit_lean, format_table, save_result_model
+from leansvm.job.context import JobContext
 from leansvm.job.hyperparameters import select_hyperparameters
 from leansvm.job.records import Candidate
 from leansvm.job.report import render_report
+from leansvm.job.task_rules import ClassificationTask
 
 GRID = dict(Cs=[1.0, 10.0], gammas=[0.5, 2.0], size_fractions=(0.05, 0.2), scale=False)   # gammas in raw units
 
@@ -56,10 +58,8 @@ def test_chosen_model_is_smallest_within_the_drop(moons_result):
 
 def test_refit_trains_the_choice_again_on_all_rows(moons):
     from leansvm.job.candidates import train_exact
-    from leansvm.job.context import JobContext
     from leansvm.job.records import JobLog
     from leansvm.job.refit import refit_on_all_rows
-    from leansvm.job.task_rules import ClassificationTask
 
     X, y, Xt, _ = moons
     n_fit = 280
@@ -126,11 +126,14 @@ def test_compression_search_respects_its_time_limit(moons_result):
     from leansvm.job.candidates import compress_models
     from leansvm.job.records import JobLog
 
-    exact = next(c for c in moons_result.candidates if c.kind == "exact")
+    from dataclasses import replace
+
+    # the job's exact model, judged on other rows than its job's validation part
+    exact = replace(next(c for c in moons_result.candidates if c.kind == "exact"), validation_predictions=None)
     X, y = make_moons(300, noise=0.25, random_state=5)
     log = JobLog(False)
-    out = compress_models(exact, X[:200], y[:200], X[200:], y[200:], max_accuracy_drop=-0.1,  # unreachable
-                          time_limit=1e-9, log=log)
+    job = _context(X, y, ClassificationTask(y[200:], -0.1), 200, log)        # an unreachable drop
+    out = compress_models(job, exact, time_limit=1e-9)
     assert len(out) == 1                                  # one size tried, then stopped by the limit
     assert "time limit" in log.steps[-1].reason
 
@@ -290,7 +293,6 @@ def test_a_candidate_surely_better_than_a_subsample_exact_model_becomes_the_refe
     longer qualifies. A candidate only slightly ahead (one row) leaves the exact model the reference."""
     from leansvm.job.choice import stronger_reference
     from leansvm.job.records import JobLog
-    from leansvm.job.task_rules import ClassificationTask
 
     y = np.ones(400, int)
     task = ClassificationTask(y, 0.01)
@@ -358,7 +360,8 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused(monkeypatch):
     lucky.validation_predictions = exact.predict(X[:200])          # as right as the exact model there
     lucky.validation_accuracy = reference.validation_accuracy
     assert choose_model([reference, lucky], reference, y[:200], 0.02).name == "BSGD B=10"
-    chosen = confirm_choice([reference, lucky], reference, X, y, folds, 1.0, 0.5, 0.02)
+    job = JobContext(X, y, folds, ClassificationTask(y[folds[0][1]], 0.02))
+    chosen = confirm_choice(job, [reference, lucky], reference, 1.0, 0.5)
     assert chosen is reference and lucky.drop.folds == 3 and lucky.drop.mean > 0.02
 
     # a fold needs the exact model and the candidate's: when both do not fit the time limit, no exact
@@ -366,7 +369,7 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused(monkeypatch):
     from leansvm.job import choice
     lucky.fit_seconds, calls = 30.0, []
     monkeypatch.setattr(choice, "train_exact", lambda *a, **k: calls.append(a) or pytest.fail("trained"))
-    confirm_choice([reference, lucky], reference, X, y, folds, 1.0, 0.5, 0.02, time_limit=20.0)
+    confirm_choice(job, [reference, lucky], reference, 1.0, 0.5, time_limit=20.0)
     assert calls == [] and lucky.drop.folds == 1
 
 
@@ -481,7 +484,8 @@ def test_a_timing_fit_on_every_row_is_kept_not_repeated(moons, monkeypatch):
     for cls in (leansvm.BSGDClassifier, LandmarkSVC):
         monkeypatch.setattr(cls, "fit", lambda self, *a, _real=cls.fit, **k: fits.append(self) or _real(self, *a, **k))
     log = JobLog(False)
-    made = train_budget_models(X, y, 1.0, 0.5, [10, 20], time_limit=0.0, log=log)
+    made = train_budget_models(_context(X, y, ClassificationTask(y[:0], 0.01), X.shape[0], log), 1.0, 0.5, [10, 20],
+                               time_limit=0.0)
     assert [c.name for c in made] == ["BSGD B=10", "Nystroem B=10"]
     assert len(fits) == 2 and [c.model for c in made] == fits
     assert "left out for lack of time" in log.steps[-1].reason and "B=20" in log.steps[-1].reason
@@ -663,7 +667,6 @@ def test_the_reduced_family_is_left_out_with_class_weights_and_says_why(moons):
     from leansvm.job.candidates import train_exact
     from leansvm.job.records import JobLog
     from leansvm.job.reduced import reduced_sizes, train_reduced_models
-    from leansvm.job.task_rules import ClassificationTask
 
     X, y, Xt, yt = moons
     exact = train_exact(X, y, 10.0, 0.5)
@@ -686,7 +689,6 @@ def test_a_reduced_model_stopped_by_its_time_limit_is_trained_on_in_the_time_lef
     from leansvm.job.helpers import _validate
     from leansvm.job.records import JobLog
     from leansvm.job.reduced import continue_in_the_time_left
-    from leansvm.job.task_rules import ClassificationTask
 
     X, y = make_moons(3000, noise=0.25, random_state=0)
     X_fit, y_fit, X_val, y_val = X[:2400], y[:2400], X[2400:], y[2400:]
@@ -726,7 +728,6 @@ def test_time_left_when_nothing_qualified_goes_to_the_next_reduced_size():
 
 def _context(X, y, task, n_fit, log=None):
     """A classification job's context: the first ``n_fit`` rows fit, the rest validate."""
-    from leansvm.job.context import JobContext
     from leansvm.job.records import JobLog
 
     folds = [(np.arange(n_fit), np.arange(n_fit, X.shape[0]))]
@@ -735,8 +736,6 @@ def _context(X, y, task, n_fit, log=None):
 
 def _majority_task(share):
     """A classification task whose validation part's majority class has ``share`` of 100 rows."""
-    from leansvm.job.task_rules import ClassificationTask
-
     k = int(round(100 * share))
     return ClassificationTask(np.r_[np.zeros(k, int), np.ones(100 - k, int)], 0.005)
 
@@ -772,9 +771,10 @@ def test_compression_tries_no_size_at_or_above_a_model_that_already_qualifies(mo
         pytest.skip("leansvm.compress not available")
     X, y, Xt, yt = moons
     exact = train_exact(X[:280], y[:280], 10.0, 0.5)
-    out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], max_accuracy_drop=-0.1, below=12)
+    job = _context(X, y, ClassificationTask(y[280:], -0.1), 280)
+    out = compress_models(job, exact, below=12)
     assert out and max(c.n_support for c in out) < 12
-    unbounded = compress_models(exact, X[:280], y[:280], X[280:], y[280:], max_accuracy_drop=-0.1)
+    unbounded = compress_models(job, exact)
     assert max(c.n_support for c in unbounded) >= 12
 
 
@@ -788,7 +788,7 @@ def test_the_size_search_runs_fewer_iterations_than_the_refit(moons):
         pytest.skip("leansvm.compress not available")
     X, y, Xt, yt = moons
     exact = train_exact(X[:280], y[:280], 10.0, 0.5)
-    out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], max_accuracy_drop=-0.1, below=12)
+    out = compress_models(_context(X, y, ClassificationTask(y[280:], -0.1), 280), exact, below=12)
     lo, hi = SEARCH_ITERATION_RANGE
     assert out and all(lo <= c.model.compression_["max_iter"] <= hi for c in out)
     full = leansvm.compress(exact.model, n_sv=out[0].n_support, X=X[:280], y=y[:280], random_state=0)
@@ -836,7 +836,7 @@ def test_an_unreachable_target_stops_the_size_search_after_three_sizes(moons):
     X, y, Xt, yt = moons
     exact = train_exact(X[:280], y[:280], 10.0, 0.5)
     log = JobLog(False)
-    out = compress_models(exact, X[:280], y[:280], X[280:], y[280:], max_accuracy_drop=-0.1, log=log)
+    out = compress_models(_context(X, y, ClassificationTask(y[280:], -0.1), 280, log), exact)
     assert [c.n_support for c in out] == [5, 10, 20] and exact.n_support > 40
     assert "shrank too slowly" in log.steps[-1].reason
 
@@ -913,7 +913,9 @@ def test_the_route_takes_the_teacher_free_split_where_the_exact_fit_is_far_out_o
                                            (100.0, "exact", False, None), (400.0, "budget", False, "balanced")):
         monkeypatch.setattr(module, "estimate_exact_seconds", lambda *a, e=estimate, **k: (e, 1.0, 1000, 1.7))
         deadline, log = Deadline(600), JobLog(False)
-        assert module._choose_route(X, y, 1.0, 0.5, deadline, weights, 0, log)[0] == route
+        job = JobContext(X, y, [(np.arange(len(y)), np.arange(0))], ClassificationTask(y[:0], 0.01, class_weight=weights),
+                         deadline, log)
+        assert module._choose_route(job, 1.0, 0.5)[0] == route
         assert deadline.without_teacher is free
         assert ("without a teacher" in log.steps[-1].reason) is free
 
@@ -1042,17 +1044,19 @@ def test_a_budget_size_between_a_miss_and_the_smallest_hit_is_tried_once(moons):
     landmark = LandmarkSVC(budget=20, C=1.0, gamma=0.5, random_state=0).fit(X, y)
     candidates = [_planted_budget("BSGD B=10", fitted[10], 0.05), _planted_budget("Nystroem B=20", landmark, 0.05),
                   _planted_budget("BSGD B=40", fitted[40], 0.0)]
-    reference_correct = correct(leansvm.SVC(C=1.0, gamma=0.5).fit(X, y).predict(Xv), yv)
+    svc = leansvm.SVC(C=1.0, gamma=0.5).fit(X, y)
+    reference = Candidate("exact SVC", "exact", svc, 0, 1.0, validation_predictions=svc.predict(Xv))
     log = JobLog(False)
-    refined = refine_budget_size(candidates, reference_correct, X, y, Xv, yv, 0.01, log=log)
+    job = _context(np.vstack([X, Xv]), np.r_[y, yv], ClassificationTask(yv, 0.01), X.shape[0], log)
+    refined = refine_budget_size(job, candidates, reference)
     assert refined.name == "BSGD B=20" and refined.model.budget == 20 and refined.kind == "budget"
     assert refined.validation_predictions.shape == yv.shape and refined.drop.n == yv.size
     assert log.steps[-1].stage == "refine" and "BSGD B=10 (missed)" in log.steps[-1].reason
     # no miss below the smallest hit of its family: nothing to refine
-    assert refine_budget_size(candidates[1:], reference_correct, X, y, Xv, yv, 0.01) is None
+    assert refine_budget_size(job, candidates[1:], reference) is None
     # no time for it: not trained, and the log says so
-    log = JobLog(False)
-    assert refine_budget_size(candidates, reference_correct, X, y, Xv, yv, 0.01, time_limit=0.1, log=log) is None
+    job.log = log = JobLog(False)
+    assert refine_budget_size(job, candidates, reference, time_limit=0.1) is None
     assert "not trained" in log.steps[-1].choice and "over the time left" in log.steps[-1].reason
 
 
@@ -1113,7 +1117,8 @@ def test_c_is_carried_to_the_fit_s_rows_by_the_smallest_c_within_one_se_at_growi
     X, y = make_moons(4000, noise=0.3, random_state=1)
     X_fit, y_fit, X_val, y_val = X[:3400], y[:3400], X[3400:], y[3400:]
     log = JobLog(False)
-    C = carry_C(X_fit, y_fit, X_val, y_val, 10.0, 2.0, search_rows=100, fit_rows=3400, time_limit=None, log=log)
+    C = carry_C(_context(X, y, ClassificationTask(y_val, 0.01), 3400, log), 10.0, 2.0, search_rows=100,
+                time_limit=None)
     step = log.steps[-1]
     assert step.stage == "carry" and "400 rows" in step.reason and "1600 rows" in step.reason
     # each size multiplies C by one of the factors
@@ -1131,8 +1136,9 @@ def test_c_is_carried_to_the_fit_s_rows_by_the_smallest_c_within_one_se_at_growi
     assert C == pytest.approx(before * CARRY_FACTORS[min(within)])
     # a search on nearly every row, or no time left: nothing to carry
     quiet = JobLog(False)
-    assert carry_C(X_fit, y_fit, X_val, y_val, 8.0, 2.0, 1000, 3400, None, log=quiet) == 8.0
-    assert carry_C(X_fit, y_fit, X_val, y_val, 8.0, 2.0, 100, 3400, 0.0, log=quiet) == 8.0 and not quiet.steps
+    job = _context(X, y, ClassificationTask(y_val, 0.01), 3400, quiet)
+    assert carry_C(job, 8.0, 2.0, 1000, None) == 8.0
+    assert carry_C(job, 8.0, 2.0, 100, 0.0) == 8.0 and not quiet.steps
 
 
 def test_the_command_writes_the_held_model_on_ctrl_c_and_exits_130(moons, monkeypatch, tmp_path, capsys):
@@ -1167,11 +1173,11 @@ def test_the_search_says_when_it_found_no_signal_beyond_the_class_shares():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(600, 3)), (rng.uniform(size=600) < 0.3).astype(int)
     log = JobLog(False)
-    search_hyperparameters(X, y, max_rows=600, log=log)
+    search_hyperparameters(_context(X, y, ClassificationTask(y[:0], 0.01), 600, log), max_rows=600)
     share = max(np.mean(y), 1 - np.mean(y))
     assert f"no better than predicting the majority class ({share:.4f}" in log.steps[-1].reason
     X, y = make_moons(600, noise=0.2, random_state=0)
-    search_hyperparameters(X, y, max_rows=600, log=log)
+    search_hyperparameters(_context(X, y, ClassificationTask(y[:0], 0.01), 600, log), max_rows=600)
     assert "majority class" not in log.steps[-1].reason
 
 
@@ -1182,9 +1188,9 @@ def test_after_the_folds_refute_every_accepted_model_compression_is_tried_one_si
     import leansvm.job.classification as job
     real, calls = job.confirm_choice, []
 
-    def refute_first(candidates, reference, *args):
+    def refute_first(context, candidates, reference, *args):
         calls.append(list(candidates))
-        return reference if len(calls) == 1 else real(candidates, reference, *args)
+        return reference if len(calls) == 1 else real(context, candidates, reference, *args)
 
     monkeypatch.setattr(job, "confirm_choice", refute_first)
     X, y = make_moons(n_samples=1500, noise=0.2, random_state=3)

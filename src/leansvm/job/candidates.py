@@ -10,10 +10,8 @@ import numpy as np
 from leansvm.budget.landmarks import LandmarkSVC
 from leansvm.compression.cvm import reuse_eigendecompositions
 from leansvm.exact.svc import SVC
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, against_target, correct, set_drop
-from leansvm.job.helpers import (_QuietConvergence, _int32_indices, _optional, _subsample, _timed,
-                                 _validate, majority_share)
-from leansvm.job.records import Candidate, JobLog
+from leansvm.job.helpers import _QuietConvergence, _int32_indices, _optional, _subsample, _timed
+from leansvm.job.records import Candidate
 from leansvm.progress import Progress, default_progress
 
 
@@ -175,17 +173,16 @@ def pass_work(budget, rows) -> float:
     return float(budget) * rows
 
 
-def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progress=None, landmarks=True,
-                        time_limit=None):
+def train_budget_models(job, C, gamma, budgets, time_limit=None, landmarks=True):
     """Budget models at each budget: ``leansvm.BSGDClassifier`` (with its convex refit) and, with
     ``landmarks``, Nystroem landmarks + LinearSVC (:class:`~leansvm.budget.landmarks.LandmarkSVC`),
     the family ahead of plain BSGD at equal size on magic and a9a (BENCHMARKS.md, "Budgeted SGD
     against LIBSVM and Nystroem": 500 vectors, magic 0.8867 against 0.8575, a9a 0.8497 against 0.8398).
 
-    ``progress``: a bar over the budgets (None: on a terminal, :mod:`leansvm.progress`). ``time_limit``
-    (seconds): no model is started when the one before it, scaled by the budgets' ratio, would end
-    past it; the log names the budgets left out."""
-    log = log or JobLog(False)
+    Trained on the job's fit rows, with a bar over the budgets (on a terminal, :mod:`leansvm.progress`).
+    ``time_limit`` (seconds): no model is started when the one before it, scaled by the budgets'
+    ratio, would end past it; the log names the budgets left out."""
+    X, y, random_state, log = job.X_fit, job.y_fit, job.random_state, job.log
     bsgd = _optional("BSGDClassifier")
     fallback = None
     if bsgd is None:
@@ -204,7 +201,7 @@ def train_budget_models(X, y, C, gamma, budgets, random_state=0, log=None, progr
             plan.append((f"Nystroem B={int(budget)}",
                          LandmarkSVC(budget=int(budget), C=C, gamma=gamma, random_state=random_state)))
     left_out, last = [], {}          # the last model of each family: its budget and seconds
-    with Progress(len(plan), "budget models", "models", progress) as bar:
+    with Progress(len(plan), "budget models", "models") as bar:
         for name, estimator in plan:
             family, model = type(estimator).__name__, None
             if time_limit is not None and family not in last:
@@ -245,26 +242,25 @@ def budget_route_sizes(n_support, n_rows, size_fractions=DEFAULT_SIZE_FRACTIONS)
     return sorted(b for b in fractions | set(BUDGET_ROUTE_SIZES) if b < n_rows)
 
 
-def refine_budget_size(candidates, reference_correct, X, y, X_val, y_val, max_accuracy_drop,
-                       confidence=DEFAULT_CONFIDENCE, time_limit=None, log=None) -> Candidate | None:
+def refine_budget_size(job, candidates, reference: Candidate, time_limit=None) -> Candidate | None:
     """One more budget size, as :func:`compress_models` refines its doubling: the geometric mean of
     the smallest qualifying budget model's budget and its family's largest budget below it that
-    missed, trained on ``X`` and validated (its drop against the reference, whose correctness on the
-    validation rows is ``reference_correct``). None where there is no such pair, or where the model,
+    missed, trained on the job's fit rows and judged against ``reference`` on the validation part
+    by the task's rule. None where there is no such pair, or where the model,
     estimated from the qualifying one's time scaled by the budgets' ratio, would take longer than
     ``time_limit`` seconds. checker-1M with 600 s: B = 21 missed, 50 qualified, and the 32 between
     them qualified (test 0.9974, the 10-minute exact SVC 0.9996)."""
     from sklearn.base import clone
 
-    log = log or JobLog(False)
+    task, X, y, log = job.task, job.X_fit, job.y_fit, job.log
     made = [c for c in candidates if c.kind == "budget" and c.drop is not None]
-    hits = [c for c in made if c.drop.within(max_accuracy_drop)]
+    hits = [c for c in made if task.within(c)]
     if not hits:
         return None
     hit = min(hits, key=lambda c: (c.model.budget, c.drop.upper))
     family = type(hit.model)
     misses = [c for c in made if type(c.model) is family and c.model.budget < hit.model.budget
-              and not c.drop.within(max_accuracy_drop)]
+              and not task.within(c)]
     if not misses:
         return None
     miss = max(misses, key=lambda c: c.model.budget)
@@ -280,9 +276,10 @@ def refine_budget_size(candidates, reference_correct, X, y, X_val, y_val, max_ac
         return None
     with default_progress(False):
         model, seconds = _timed(clone(hit.model).set_params(budget=middle).fit, X, y)
-    c = _validate(Candidate(name, "budget", model, model.expansion_.n_support, seconds), X_val, y_val)
-    set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
-    log.step("refine", f"{name}: {'qualifies' if c.drop.within(max_accuracy_drop) else 'misses'}, "
+    c = Candidate(name, "budget", model, model.expansion_.n_support, seconds)
+    task.validate(c, job.X_val)
+    task.estimate([c], reference)
+    log.step("refine", f"{name}: {'qualifies' if task.within(c) else 'misses'}, "
                        f"validation accuracy {c.validation_accuracy:.4f}", why, seconds)
     return c
 
@@ -311,43 +308,39 @@ def doubling_out_of_reach(sizes, misses, limit, chance_miss) -> bool:
     return bool(smallest[-1] > rate * np.log2(limit / sizes[-1]))
 
 
-def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accuracy_drop, first_fraction=0.01,
-                    max_iter=None, time_limit=None, random_state=0, log=None, progress=None,
-                    confidence=DEFAULT_CONFIDENCE, min_points=None, points_per_vector=POINTS_PER_VECTOR,
-                    per_class=VECTORS_PER_CLASS, below=None, iteration_range=None, reference_correct=None):
-    """Compressed models of ``reference`` (``leansvm.compress``), searching the smallest size that reaches
-    the drop on the validation part: its accuracy drop against ``reference`` (the exact model,
-    validated on ``X_val``), paired row by row, has a one-sided ``confidence`` bound within
-    ``max_accuracy_drop`` (:mod:`leansvm.job.estimates`).
+def compress_models(job, reference: Candidate, first_fraction=0.01, time_limit=None, below=None):
+    """Compressed models of ``reference`` (``leansvm.compress``), searching the smallest size that
+    qualifies on the job's validation part by the task's rule (classification: the accuracy drop
+    against ``reference``, paired row by row, has a one-sided bound within the allowed drop,
+    :mod:`leansvm.job.estimates`).
 
     Sizes double from ``first_fraction`` of the reference's #SV until one
     reaches the target, or until the misses shrink too slowly for any size under
     the limit to reach it (:func:`doubling_out_of_reach`); then one more size,
     the geometric mean of the last miss and the hit, refines it. Every compressed model is fitted to the
-    reference's outputs on training points ``X_fit`` (never on the validation
+    reference's outputs on the job's training points (never on the validation
     part, which only measures), so each tried size is an honest point of the
-    accuracy-against-#SV curve. ``max_iter`` fixes the L-BFGS iterations of
-    the gradient support vectors (None: compress's own choice scaled to the
-    problem, within ``iteration_range``; letter at 1,040 vectors: 0.9745 on
-    test against 0.9720 with 50 iterations, the full model 0.9768). The search
-    runs fewer iterations than compress's default (``SEARCH_ITERATION_RANGE``), and so does
-    the refit of the chosen size (:func:`refit_on_all_rows`).
+    accuracy-against-#SV curve. The L-BFGS iterations of the gradient support
+    vectors are compress's own choice scaled to the problem, within
+    :func:`search_iterations`' bounds (letter at 1,040 vectors: 0.9745 on test
+    against 0.9720 with 50 iterations, the full model 0.9768): fewer than
+    compress's default, as in the refit of the chosen size
+    (:func:`~leansvm.job.refit.refit_on_all_rows`).
     ``time_limit`` (seconds): no new size is tried when the next one (about
     twice the last one's time, times the growth of
     its fitting points) would end past it. Cost: about 2.5 times the compression at the
     final size (``compress(max_accuracy_drop=...)`` grows sizes by 1.25 and
-    pays about 5 times). ``progress``: each compression's bar (None: on a terminal).
-    Fitting points: a stratified subsample of ``X_fit`` with at least
-    ``min_points`` rows (default: all) and ``points_per_vector`` rows per
-    compressed vector, so that larger models are not fitted to too few
+    pays about 5 times). Fitting points: a stratified subsample of the fit rows
+    with at least the job's ``compression_points`` (None: all) and ``POINTS_PER_VECTOR``
+    rows per compressed vector, so that larger models are not fitted to too few
     points (each vector has d + outputs parameters). The first size has at
-    least ``per_class`` vectors per class. ``below``: no size at or above it is tried
+    least ``VECTORS_PER_CLASS`` vectors per class. ``below``: no size at or above it is tried
     (the #SV of the smallest model that already qualifies: a larger compressed one
     could not be chosen; on magic with BSGD's refit, B = 199 qualified and sizes of 312
-    and more were tried for nothing). ``reference_correct``: whether ``reference`` labels each
-    validation row right, when the caller has it (None: predicted here).
+    and more were tried for nothing).
     """
-    log = log or JobLog(False)
+    task, X_fit, y_fit, log, random_state = job.task, job.X_fit, job.y_fit, job.log, job.random_state
+    min_points, points_per_vector = job.compression_points, POINTS_PER_VECTOR
     compress = _optional("compress")
     if compress is None:
         log.step("compress", "no compression",
@@ -359,9 +352,9 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
     # L-BFGS bounds; a larger size never gets fewer iterations than the size before it: with a fixed
     # amount of work they fell as points x vectors grew (synth-200k: 790 vectors 970 iterations,
     # validation 0.9364; 1,580 vectors 300 iterations, 0.9309; 1,580 at 970, 0.9383)
-    bounds = list(iteration_range or search_iterations(reference.model))
-    if reference_correct is None:        # the reference's correctness on the rows every size is judged on
-        reference_correct = correct(reference.model.predict(X_val), y_val)
+    bounds = list(search_iterations(reference.model))
+    if reference.validation_predictions is None:      # what every size is judged against
+        task.validate(reference, job.X_val)
 
     def attempt(size):
         nonlocal n_unconverged
@@ -369,8 +362,8 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
         try:
             with _QuietConvergence() as quiet:
                 model, seconds = _timed(compress, reference.model, n_sv=int(size), X=X_pts, y=y_pts,
-                                        max_iter=max_iter, max_fit_points=None, random_state=random_state,
-                                        progress=progress, iteration_range=tuple(bounds))
+                                        max_iter=None, max_fit_points=None, random_state=random_state,
+                                        iteration_range=tuple(bounds))
         except Exception as exc:
             log.step("compress", f"size {size} failed", f"{type(exc).__name__}: {exc}")
             return None
@@ -378,30 +371,30 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
         used = int(getattr(model, "compression_", {}).get("max_iter") or 0)
         bounds[0], bounds[1] = max(bounds[0], used), max(bounds[1], used)
         n_sv = model.expansion_.n_support
-        c = _validate(Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds), X_val, y_val)
-        set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
+        c = Candidate(f"compressed {n_sv} SV", "compressed", model, n_sv, seconds)
+        task.validate(c, job.X_val)
+        task.estimate([c], reference)
         out.append(c)
         log.say(f"  compressed to {n_sv} SV (fitted on {X_pts.shape[0]} points): "
-                f"{against_target(c)} [{seconds:.1f} s]")
+                f"{task.against_target(c)} [{seconds:.1f} s]")
         return c
 
     def out_of_time(next_cost):
         return time_limit is not None and time.perf_counter() - start + next_cost > time_limit
 
-    n_classes = np.unique(np.asarray(y_fit)).size
-    majority = majority_share(y_val)
-    size = max(5, int(round(first_fraction * m)), per_class * n_classes if n_classes > 2 else 0)
+    n_classes = task.n_classes
+    size = max(5, int(round(first_fraction * m)), VECTORS_PER_CLASS * n_classes if n_classes > 2 else 0)
     miss, hit, stopped, out_of_reach = None, None, False, False
-    missed = []                          # (size, required - validation accuracy) of each doubling
+    missed = []                          # (candidate, the task's miss) of each doubling
     with reuse_eigendecompositions():   # one K_SS eigendecomposition for all sizes (same candidates)
         limit = m if below is None else min(m, below)
         while size < limit:
             c = attempt(size)
-            if c is not None and c.drop.within(max_accuracy_drop):
+            if c is not None and task.within(c):
                 hit = size
                 break
             if c is not None:
-                missed.append((c.n_support, c.required_accuracy - c.validation_accuracy))
+                missed.append((c, task.miss(c)))
             miss, size = size, 2 * size
             # an L-BFGS iteration costs N r (d + 1): twice the vectors, and the points they need
             growth = 2 * _n_fitting_points(X_fit, size, min_points, points_per_vector) / \
@@ -410,7 +403,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
                 stopped = True
                 break
             if size < limit and c is not None and doubling_out_of_reach(
-                    [s for s, _ in missed], [g for _, g in missed], limit, c.required_accuracy - majority):
+                    [m.n_support for m, _ in missed], [g for _, g in missed], limit, task.chance_miss(c)):
                 out_of_reach = True
                 break
         if hit is not None and miss is not None:
@@ -418,7 +411,7 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
             if miss < middle < hit and not out_of_time(out[-1].fit_seconds):
                 attempt(middle)
     out.sort(key=lambda c: c.n_support)
-    reached = [c for c in out if c.drop.within(max_accuracy_drop)]
+    reached = [c for c in out if task.within(c)]
     log.step("compress", (f"smallest compressed model reaching the target: {min(c.n_support for c in reached)} SV"
                           if reached else "no compressed model reached the target"),
              f"sizes tried {', '.join(str(c.n_support) for c in out)} (doubling, then one refinement) "
@@ -428,8 +421,8 @@ def compress_models(reference: Candidate, X_fit, y_fit, X_val, y_val, max_accura
              + (f"; stopped before size {size}: the next size would pass the time limit of {time_limit:g} s"
                 if stopped else "")
              + (f"; stopped before size {size}: the smallest miss of the target, "
-                f"{100 * min(g for _, g in missed):.2f} points, shrank too slowly over the last two doublings "
-                f"to close below {limit} vectors" if out_of_reach else "")
+                f"{task.describe_miss(min(missed, key=lambda pair: pair[1])[0])}, shrank too slowly over the "
+                f"last two doublings to close below {limit} vectors" if out_of_reach else "")
              + (f"; no size from {below} on: a model of {below} SV already qualifies"
                 if below is not None and below < m and not stopped and not out_of_reach and hit is None else ""),
              time.perf_counter() - start)

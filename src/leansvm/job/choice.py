@@ -11,13 +11,11 @@ with the exact model and the candidate trained again without each) before a cand
 from __future__ import annotations
 
 import time
-from functools import partial
-
 import numpy as np
 
-from leansvm.job.candidates import compress_at_rows, train_exact
+from leansvm.job.candidates import train_exact
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, paired_drop, set_drop, z_value
-from leansvm.job.records import Candidate, JobLog
+from leansvm.job.records import Candidate
 from leansvm.job.refit import train_like
 
 
@@ -136,12 +134,12 @@ def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, 
     return None, tried, out_of_time
 
 
-def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_accuracy_drop,
-                   confidence=DEFAULT_CONFIDENCE, min_points=None, time_limit=None, random_state=0,
-                   class_weight=None, log=None, fold_references=None) -> Candidate:
-    """The smallest candidate whose drop, pooled over every fold of ``folds``, has its bound within the drop.
+def confirm_choice(job, candidates, reference: Candidate, C, gamma, time_limit=None,
+                   fold_references=None) -> Candidate:
+    """The smallest candidate whose drop, pooled over every fold of the job's ``folds``, has its bound
+    within the allowed drop (:class:`~leansvm.job.task_rules.ClassificationTask`).
 
-    ``folds``: (fit rows, held-out rows) index pairs over ``X``; the first is the validation part
+    ``folds``: (fit rows, held-out rows) index pairs over the job's rows; the first is the validation part
     the candidates were trained and validated on, the others are new evidence: on each, the
     exact SVC at (C, gamma) and a model of the candidate's kind and size
     (:func:`~leansvm.job.refit.train_like`) are trained on the fit rows and compared on
@@ -152,7 +150,8 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
     accepted candidate, or ``reference`` when none is; each tried candidate's ``drop`` becomes the
     pooled estimate. ``fold_references``: the exact models of the folds, kept across calls on the same
     folds (:func:`pool_folds`' ``references``)."""
-    log = log or JobLog(False)
+    X, y, folds, log, random_state = job.X, job.y, job.folds, job.log, job.random_state
+    max_accuracy_drop, confidence, class_weight = job.task.max_accuracy_drop, job.task.confidence, job.task.class_weight
     start = time.perf_counter()
     # the promising ones: their bound would be within the drop if the pooled folds kept the hold-out's
     # mean and shrank its standard error by sqrt(folds) (synth-50k: 216 and 432 vectors, 0.47 and 0.49
@@ -171,7 +170,7 @@ def confirm_choice(candidates, reference: Candidate, X, y, folds, C, gamma, max_
         model = train_exact(X[fit], y[fit], C, gamma, random_state, class_weight).model
         return model, correct(model.predict(X[out]), y[out])
 
-    compress_to = partial(compress_at_rows, min_points=min_points, random_state=random_state)
+    compress_to = job.compress_to()
 
     def candidate_on_fold(c, k, exact_model):
         fit, out = folds[k]

@@ -56,14 +56,13 @@ from leansvm.core.validation import allowed_share
 from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_models,
                                     estimate_exact_seconds, estimate_fit_seconds, refine_budget_size,
                                     rows_within, scaled_fit_seconds, train_budget_models, train_exact)
-from leansvm.job.choice import (choose_model, confirm_choice, eligible_models, estimate_drops, fewest_vectors,
-                                stronger_reference)
-from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
+from leansvm.job.choice import choose_model, confirm_choice, eligible_models, fewest_vectors, stronger_reference
 from leansvm.job.context import JobContext
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, correct
-from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _validate, _int32_indices, thread_limited,
-                                 hold_on_interrupt, keep_on_failure, majority_share)
+from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
+from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _int32_indices, thread_limited,
+                                 hold_on_interrupt, keep_on_failure)
 from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, carry_C, screening_along_path,
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
@@ -78,7 +77,7 @@ from leansvm.progress import default_progress, progress_enabled
 __all__ = ["fit_lean_classification", "format_table", "save_result_model"]
 
 
-def _check_inputs(X, y, max_accuracy_drop, budget_seconds, confidence=DEFAULT_CONFIDENCE):
+def _check_inputs(X, y):
     from sklearn.utils import check_X_y
 
     from sklearn.utils.multiclass import type_of_target
@@ -91,16 +90,15 @@ def _check_inputs(X, y, max_accuracy_drop, budget_seconds, confidence=DEFAULT_CO
                          "leansvm.BSGDRegressor, leansvm.compress")
     if np.unique(y).size < 2:
         raise ValueError("fit_lean needs samples of at least two classes")
-    check_confidence(confidence)
     return X, y
 
 
-def _prepare_data(X, y, X_test, y_test, target, impute, scale, max_accuracy_drop, budget_seconds, confidence, log):
+def _prepare_data(X, y, X_test, y_test, target, impute, scale, log):
     """Stage 1: a table's columns encoded (:func:`prepare_table`) or a matrix scaled (:func:`scale_features`),
     inputs checked; returns (X, y, X_test, y_test, preprocessor or None, data summary)."""
     X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale,
                                                        labelled=True)
-    X, y = _check_inputs(X, y, max_accuracy_drop, budget_seconds, confidence)
+    X, y = _check_inputs(X, y)
     if preprocessor is None:
         X, X_test, preprocessor = scale_features(X, X_test, scale, log, y)
     summary = summarize_data(X, y, X_test, y_test)
@@ -110,16 +108,16 @@ def _prepare_data(X, y, X_test, y_test, target, impute, scale, max_accuracy_drop
     return X, y, X_test, y_test, preprocessor, summary
 
 
-def _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_folds, one_se, class_weight,
-                            random_state, deadline, log) -> Selection:
+def _choose_hyperparameters(job, Cs, gammas, selection_size, n_folds, one_se) -> Selection:
     """Stage 3: (C, gamma) by the wide search, or on the grid ``Cs`` x ``gammas`` when either is given;
     then how much screening saves along C's path there (reported, not used for a choice)."""
-    X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
+    X_fit, random_state, log = job.X_fit, job.random_state, job.log
+    X_sel, y_sel = _subsample(X_fit, job.y_fit, selection_size, random_state)
     if Cs is None and gammas is None:
         # every training row, as grid.py: the folds hold rows out (the validation part only
         # chooses among the models trained at this (C, gamma) later)
-        selection = search_hyperparameters(X, y, selection_size, n_folds, one_se, class_weight,
-                                           random_state, log, time_limit=deadline.allowance("search"))
+        selection = search_hyperparameters(job, selection_size, n_folds, one_se,
+                                           time_limit=job.deadline.allowance("search"))
     else:
         scale = resolve_gamma("scale", X_fit)
         Cs = DEFAULT_C_GRID if Cs is None else Cs
@@ -131,12 +129,14 @@ def _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_fo
     return selection
 
 
-def _choose_route(X_fit, y_fit, C, gamma, deadline, class_weight, random_state, log):
+def _choose_route(job, C, gamma):
     """Stage 4: exact training, or budget training when the exact fit's estimated time exceeds the
     exact stage's share of the budget, and the teacher-free split of the budget
     (:meth:`Deadline.teacher_free`) where it exceeds ``TEACHER_FREE_FROM`` of all of it (without class
     weights: the reduced family has none); returns (route, (measured seconds, sample size,
     power) or None)."""
+    X_fit, y_fit, deadline, log, class_weight = job.X_fit, job.y_fit, job.deadline, job.log, job.task.class_weight
+    random_state = job.random_state
     if deadline.seconds is None:
         log.step("route", "exact training", "no time budget given", detail=True)
         return "exact", None
@@ -156,11 +156,12 @@ def _choose_route(X_fit, y_fit, C, gamma, deadline, class_weight, random_state, 
     return route, (measured, size, power)
 
 
-def _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline, size_fractions, class_weight,
-                      random_state, log):
+def _train_candidates(job, C, gamma, route, timing, size_fractions):
     """Stage 5: the exact model (on the budget route on the largest subsample estimated to fit the
     exact stage's share of the budget) and budget models at fractions of its size; returns
     (candidates, the exact one)."""
+    X_fit, y_fit, deadline, log, class_weight = job.X_fit, job.y_fit, job.deadline, job.log, job.task.class_weight
+    random_state = job.random_state
     if route == "exact":
         exact = train_exact(X_fit, y_fit, C, gamma, random_state, class_weight)
         log.step("train", f"exact SVC: {exact.n_support} support vectors", f"IRWLS at C = {C:g}, gamma = {gamma:g}",
@@ -181,8 +182,7 @@ def _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline, size_frac
                  f"{allowed:.0f} s (the exact stage's share of the budget); the reference for compression",
                  exact.fit_seconds)
         budgets = budget_route_sizes(exact.n_support, X_fit.shape[0], size_fractions)
-    return [exact] + train_budget_models(X_fit, y_fit, C, gamma, budgets, random_state, log,
-                                         time_limit=deadline.allowance("budget")), exact
+    return [exact] + train_budget_models(job, C, gamma, budgets, time_limit=deadline.allowance("budget")), exact
 
 
 def _compress_reference(job, reference, candidates, C, gamma, refine):
@@ -196,30 +196,23 @@ def _compress_reference(job, reference, candidates, C, gamma, refine):
 
     Only the budget route refines: there the budget models are the main family, trained on every
     row while the exact model, and so compression, sees a subsample."""
-    X_fit, y_fit, X_val, y_val, deadline, log = job.X_fit, job.y_fit, job.X_val, job.y_val, job.deadline, job.log
-    max_accuracy_drop, confidence = job.task.max_accuracy_drop, job.task.confidence
+    task, deadline = job.task, job.deadline
     for c in candidates:
-        _validate(c, X_val, y_val)
-    estimate_drops(candidates, reference, y_val, max_accuracy_drop, confidence)
-    reference_correct = correct(reference.validation_predictions, y_val)
+        task.validate(c, job.X_val)
+    task.estimate(candidates, reference)
 
     def smallest_qualified():
-        return min((c.n_support for c in candidates
-                    if c is not reference and c.drop.within(max_accuracy_drop)), default=None)
+        return min((c.n_support for c in candidates if c is not reference and task.within(c)), default=None)
 
     if refine:
-        refined = refine_budget_size(candidates, reference_correct, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
-                                     confidence, deadline.allowance("compress"), log)
+        refined = refine_budget_size(job, candidates, reference, deadline.allowance("compress"))
         candidates += [refined] if refined is not None else []
-    one_size = teacher_free_size(reference, job.task.n_classes, smallest_qualified()) if deadline.without_teacher \
-        else None
+    one_size = teacher_free_size(reference, task.n_classes, smallest_qualified()) if deadline.without_teacher else None
     candidates += train_reduced_models(job, reference, C, gamma, deadline.allowance("reduced"),
                                        below=smallest_qualified(), plan=one_size)
     # a compressed model is only worth trying below the smallest model that already qualifies
-    candidates += compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
-                                  min_points=job.compression_points, time_limit=deadline.allowance("compress"),
-                                  random_state=job.random_state, log=log, confidence=confidence,
-                                  below=smallest_qualified(), reference_correct=reference_correct)
+    candidates += compress_models(job, reference, time_limit=deadline.allowance("compress"),
+                                  below=smallest_qualified())
     if smallest_qualified() is None and deadline.seconds is not None:
         left, family = deadline.allowance("compress"), reduced_family(candidates)
         if deadline.without_teacher:      # its one size trains on, rather than doubling
@@ -230,8 +223,7 @@ def _compress_reference(job, reference, candidates, C, gamma, refine):
                                  "the stages stopped for lack of time"))
 
 
-def _compressed_sizes_up(candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
-                         compression_points, time_limit, random_state, class_weight, log, fold_references=None):
+def _compressed_sizes_up(job, candidates, reference, C, gamma, time_limit, fold_references=None):
     """After the confirming folds refuted every model the validation part had accepted: the compressed
     model one doubling above the largest compressed one tried, validated, and confirmed on the folds on
     its own; again one doubling up while the validation part accepts and the folds refute, under the exact
@@ -240,35 +232,30 @@ def _compressed_sizes_up(candidates, reference, X, y, folds, C, gamma, max_accur
     Compression stops at its first size that reaches the target on the validation part, so a refuted hit
     left no larger compressed model: satimage seed 0 (120 vectors accepted, refuted on the folds) and
     letter seed 1 returned the exact model."""
-    start = time.perf_counter()
-    X_fit, y_fit, X_val, y_val = X[folds[0][0]], y[folds[0][0]], X[folds[0][1]], y[folds[0][1]]
-    reference_correct = correct(reference.validation_predictions, y_val)
+    start, task, log = time.perf_counter(), job.task, job.log
     while True:
         size = 2 * max((c.n_support for c in candidates if c.kind == "compressed"), default=reference.n_support)
         left = None if time_limit is None else time_limit - (time.perf_counter() - start)
         if size >= reference.n_support or (left is not None and left <= 0):
             return reference
         log.say(f"  every model the validation part accepted was refuted: compression one size up, {size} vectors")
-        new = compress_models(reference, X_fit, y_fit, X_val, y_val, max_accuracy_drop,
-                              first_fraction=size / reference.n_support, time_limit=left, random_state=random_state,
-                              log=log, confidence=confidence, min_points=compression_points, below=size + 1,
-                              reference_correct=reference_correct)
+        new = compress_models(job, reference, first_fraction=size / reference.n_support, time_limit=left,
+                              below=size + 1)
         candidates += new
-        if not any(c.drop.within(max_accuracy_drop) for c in new):
+        if not any(task.within(c) for c in new):
             return reference
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), 0.0)
-        chosen = confirm_choice(new, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
-                                compression_points, left, random_state, class_weight, log, fold_references)
+        chosen = confirm_choice(job, new, reference, C, gamma, left, fold_references)
         if chosen is not reference:
             return chosen
 
 
-def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight, libsvm_reference_model,
-             deadline, random_state, log):
+def _measure(job, candidates, X_test, y_test, C, gamma, libsvm_reference_model):
     """Stage 9, measurements never used for a choice: test accuracy, LIBSVM's full model at the same
     (C, gamma) and the prediction cost of every model; returns LIBSVM's (seconds per 1000
     predictions, #SV, test accuracy), None where not measured."""
-    X_measure = X_test if X_test is not None else X_val
+    X_fit, y_fit, deadline, log, class_weight = job.X_fit, job.y_fit, job.deadline, job.log, job.task.class_weight
+    X_measure = X_test if X_test is not None else job.X_val
     if X_test is not None:
         for c in candidates:
             c.test_accuracy = _accuracy(c.model, X_test, y_test)
@@ -278,7 +265,7 @@ def _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_we
     if libsvm_reference_model and allowed is not None:
         from sklearn.svm import SVC as LibsvmSVC
         libsvm_estimate, _, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma, class_weight=class_weight),
-                                                        X_fit, y_fit, random_state=random_state)
+                                                        X_fit, y_fit, random_state=job.random_state)
     if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= allowed):
         (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma, class_weight)
         libsvm_n_sv = int(libsvm_model.n_support_.sum())
@@ -389,33 +376,31 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
         interrupt in ``interrupted``.
     """
     max_accuracy_drop = allowed_share("max_accuracy_drop", max_accuracy_drop)
+    check_confidence(confidence)
     log = JobLog(verbose)
     start = time.perf_counter()
     deadline = Deadline(budget_seconds, clock=log.clock)     # one clock for the budget and the log
     candidates, reference, selection, route, summary, preprocessor = [], None, None, None, None, None
     try:
         with default_progress(progress_enabled(True if progress is None and verbose else progress)):
-            X, y, X_test, y_test, preprocessor, summary = _prepare_data(
-                X, y, X_test, y_test, target, impute, scale, max_accuracy_drop, budget_seconds, confidence, log)
+            X, y, X_test, y_test, preprocessor, summary = _prepare_data(X, y, X_test, y_test, target, impute, scale,
+                                                                        log)
             folds = validation_folds(X, y, validation_fraction, random_state)
             task = ClassificationTask(y[folds[0][1]], max_accuracy_drop, confidence, class_weight, np.unique(y).size)
             job = JobContext(X, y, folds, task, deadline, log, random_state, compression_points)
             X_fit, y_fit, X_val, y_val = job.X_fit, job.y_fit, job.X_val, job.y_val
             log.step("split", f"{X_fit.shape[0]} for training, {X_val.shape[0]} for validation",
                      f"stratified hold-out of {100 * validation_fraction:g}% for choosing among models")
-            selection = _choose_hyperparameters(X, y, X_fit, y_fit, Cs, gammas, selection_size, n_folds, one_se,
-                                                class_weight, random_state, deadline, log)
+            selection = _choose_hyperparameters(job, Cs, gammas, selection_size, n_folds, one_se)
             C, gamma = selection.C, selection.gamma
             if selection.search is not None:      # the wide search's C, chosen on its rows
-                C = carry_C(X_fit, y_fit, X_val, y_val, C, gamma, selection.n_samples, X_fit.shape[0],
-                            deadline.allowance("search") if deadline.seconds is not None else selection.search.seconds,
-                            class_weight, random_state, log)
+                C = carry_C(job, C, gamma, selection.n_samples,
+                            deadline.allowance("search") if deadline.seconds is not None else selection.search.seconds)
                 selection.carried_C = C
-            route, timing = _choose_route(X_fit, y_fit, C, gamma, deadline, class_weight, random_state, log)
+            route, timing = _choose_route(job, C, gamma)
             if not (confirm and route == "exact"):
                 deadline.skip("confirm")
-            candidates, reference = _train_candidates(X_fit, y_fit, C, gamma, route, timing, deadline,
-                                                      size_fractions, class_weight, random_state, log)
+            candidates, reference = _train_candidates(job, C, gamma, route, timing, size_fractions)
             release_unaffordable_shares(deadline, reference.fit_seconds,
                                         scaled_fit_seconds(reference.fit_seconds, X.shape[0], X_fit.shape[0]),
                                         f"the exact SVC on all {X.shape[0]} rows", log)
@@ -426,13 +411,10 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             if confirm and route == "exact":
                 validated, fold_references = chosen is not reference, {}
                 chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_choice(
-                    candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence, compression_points,
-                    deadline.allowance("confirm"), random_state, class_weight, log, fold_references))
+                    job, candidates, reference, C, gamma, deadline.allowance("confirm"), fold_references))
                 if validated and chosen is reference:
                     chosen = keep_on_failure("confirm", chosen, log, lambda: _compressed_sizes_up(
-                        candidates, reference, X, y, folds, C, gamma, max_accuracy_drop, confidence,
-                        compression_points, deadline.allowance("confirm"), random_state, class_weight, log,
-                        fold_references))
+                        job, candidates, reference, C, gamma, deadline.allowance("confirm"), fold_references))
             final = None
             if refit:
                 exact = next(c for c in candidates if c.kind == "exact")
@@ -441,8 +423,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                 if final is not None:
                     candidates.append(final)
             final = final or chosen
-            libsvm = _measure(candidates, X_fit, y_fit, X_val, X_test, y_test, C, gamma, class_weight,
-                              libsvm_reference_model, deadline, random_state, log)
+            libsvm = _measure(job, candidates, X_test, y_test, C, gamma, libsvm_reference_model)
             data_2d = None
             if X.shape[1] == 2:
                 data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)

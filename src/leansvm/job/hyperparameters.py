@@ -77,16 +77,16 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
     return selection
 
 
-def search_hyperparameters(X, y, max_rows=4000, n_folds=5, one_se=0.0, class_weight=None, random_state=0,
-                           log=None, progress=None, time_limit=None) -> Selection:
-    """(C, gamma) by :func:`leansvm.paths.search.wide_search` (grid.py's ranges, successive halving up to
-    ``max_rows`` rows, no round started past ``time_limit`` seconds); the final round's cells as
-    the grid of a :class:`Selection`."""
+def search_hyperparameters(job, max_rows=4000, n_folds=5, one_se=0.0, time_limit=None) -> Selection:
+    """(C, gamma) by :func:`leansvm.paths.search.wide_search` on every row of the job (grid.py's
+    ranges, successive halving up to ``max_rows`` rows, no round started past ``time_limit``
+    seconds); the final round's cells as the grid of a :class:`Selection`."""
     from leansvm.paths.search import wide_search
-    log = log or JobLog(False)
+    X, y, log = job.X, job.y, job.log
     with _QuietConvergence() as quiet:
-        found = wide_search(X, y, n_folds=n_folds, max_rows=max_rows, one_se=one_se, class_weight=class_weight,
-                            random_state=random_state, progress=progress, time_limit=time_limit)
+        found = wide_search(X, y, n_folds=n_folds, max_rows=max_rows, one_se=one_se,
+                            class_weight=job.task.class_weight, random_state=job.random_state,
+                            time_limit=time_limit)
     last = found.final_cells()
     gammas = np.array(sorted({found.scale * 2.0 ** c.log2_gamma for c in last}))
     Cs = np.array(sorted({2.0 ** c.log2_C for c in last}))
@@ -159,10 +159,9 @@ CARRY_GROWTH = 4
 CARRY_VALIDATION_ROWS = 20000
 
 
-def carry_C(X_fit, y_fit, X_val, y_val, C, gamma, search_rows, fit_rows, time_limit, class_weight=None,
-            random_state=0, log=None) -> float:
+def carry_C(job, C, gamma, search_rows, time_limit) -> float:
     """C at the size it is used: the search chose C on ``search_rows`` rows, the exact model trains on
-    ``fit_rows``. With C sum_i loss_i + 1/2 ||w||^2, a C right for 4,000 rows regularises 50 times less
+    the job's ``fit_rows`` (``job.n_fit``). With C sum_i loss_i + 1/2 ||w||^2, a C right for 4,000 rows regularises 50 times less
     at 200,000. So at sizes ``CARRY_GROWTH`` times larger each (below ``fit_rows`` / 2), the exact SVC
     is fitted at ``CARRY_FACTORS`` times the current C on a random subsample of the training rows and
     scored on at most ``CARRY_VALIDATION_ROWS`` validation rows; the smallest C within one standard
@@ -171,7 +170,8 @@ def carry_C(X_fit, y_fit, X_val, y_val, C, gamma, search_rows, fit_rows, time_li
     ``time_limit`` seconds. Returns the C to fit with; the log says which C was carried and why."""
     from leansvm.job.helpers import _same_labels, _subsample
 
-    log = log or JobLog(False)
+    X_fit, y_fit, X_val, y_val, log = job.X_fit, job.y_fit, job.X_val, job.y_val, job.log
+    fit_rows, class_weight, random_state = job.n_fit, job.task.class_weight, job.random_state
     start, sizes, trail = time.perf_counter(), [], []
     size = CARRY_GROWTH * int(search_rows)
     while size <= fit_rows // 2:

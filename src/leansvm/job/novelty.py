@@ -27,7 +27,6 @@ import time
 
 import numpy as np
 
-from leansvm import io
 from leansvm.core.validation import allowed_share
 from leansvm.job.helpers import thread_limited
 from leansvm.job.candidates import pass_work
@@ -38,7 +37,7 @@ from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import JobLog, LeanResult
 from leansvm.job.reduced import train_reduced_models
 from leansvm.job.one_output import (COMPRESSION_POINTS, DEFAULT_SIZE_FRACTIONS, after_the_choice, candidate_sizes,
-                                     cheap_candidates, choose_fewest, confirm_then_refit, interrupted_result,
+                                     cheap_candidates, choose_fewest, confirm_then_refit, one_output_result,
                                      one_output_deadline, summarize, train_exact_model)
 from leansvm.job.task_rules import NoveltyTask
 
@@ -146,11 +145,8 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
                          "validation rows"}
     summary = summarize(X, X_test, X_val.shape[0])
     if interrupted is not None:
-        return interrupted_result(job, preprocessor, chosen, candidates, summary, choice, interrupted)
+        return one_output_result(job, chosen, None, candidates, preprocessor, interrupted, summary=summary, **choice)
     final = refit or chosen
-    if refit is not None:
-        candidates.append(refit)
-    log.flush()
     if X_test is not None:                                    # measured, never used for the choice
         reference_test = exact.model.predict(X_test)
         for c in candidates:
@@ -161,11 +157,7 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     measured = "test" if X_test is not None else "validation"
     X_eval = X_test if X_test is not None else X_val
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
-    model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
-    return LeanResult(
-        model, chosen, candidates, None, None, log.steps, summary, seconds=time.perf_counter() - start, final=final,
-        preprocessing=None if preprocessor is None else preprocessor.describe(), confidence=confidence,
-        task="novelty", **choice,
-        evaluation={"part": measured,
-                    "labels": None if measured != "test" or y_test is None else np.asarray(y_test, float),
-                    "exact": exact.model.decision_function(X_eval), "chosen": final.model.decision_function(X_eval)})
+    evaluation = {"part": measured, "labels": None if measured != "test" or y_test is None else np.asarray(y_test, float),
+                  "exact": exact.model.decision_function(X_eval), "chosen": final.model.decision_function(X_eval)}
+    return one_output_result(job, chosen, refit, candidates, preprocessor, summary=summary, evaluation=evaluation,
+                             **choice)

@@ -44,7 +44,8 @@ MIN_VECTORS = 5
 def confirm_then_refit(job, chosen, candidates, exact, make_exact, promising, judge, refit):
     """(chosen, refit): :func:`confirm_on_folds` unless the deadline skipped it (``promising``, ``judge``:
     the job's rule on the folds), then, with ``refit``, :func:`refit_on_all_rows` of the confirmed model
-    (else None); a stage that fails keeps what the job holds (``keep_on_failure``)."""
+    (else None; the refit joins ``candidates``); a stage that fails keeps what the job holds
+    (``keep_on_failure``)."""
     deadline, log = job.deadline, job.log
     confirmed = chosen
     if "confirm" not in deadline.skipped:
@@ -52,8 +53,11 @@ def confirm_then_refit(job, chosen, candidates, exact, make_exact, promising, ju
             job, candidates, exact, make_exact, promising, judge, deadline.allowance("confirm")))
     # without a budget the refit is outside the bound the job set itself after the exact fit
     time_left = None if "refit" in deadline.unbounded else deadline.remaining()
-    return confirmed, keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
+    refitted = keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
         job, confirmed, exact, time_left)) if refit else None
+    if refitted is not None:
+        candidates.append(refitted)
+    return confirmed, refitted
 
 
 def after_the_choice(job, stages, chosen: Candidate, exact: Candidate):
@@ -71,18 +75,20 @@ def after_the_choice(job, stages, chosen: Candidate, exact: Candidate):
         return held, None, exc
 
 
-def interrupted_result(job, preprocessor, chosen, candidates, summary, choice, interrupted) -> LeanResult:
-    """The result of a job :func:`after_the_choice` ended: ``chosen`` as validated, nothing measured;
-    ``choice``: the result's fields that say what the choice allowed (``params``, ``error_name``,
-    ``limit``, ``allowed``)."""
+def one_output_result(job, chosen, refit, candidates, preprocessor, interrupted=None, **fields) -> LeanResult:
+    """The job's :class:`~leansvm.job.records.LeanResult`: the returned model, ``refit`` else ``chosen``,
+    with its preprocessing; ``interrupted``: the Ctrl-C that ended the job with ``chosen`` as validated
+    (:func:`after_the_choice`). ``fields``: the result's fields the task fills (``summary``, ``params``,
+    ``error_name``, ``limit``, ``allowed``, ``evaluation``, ...)."""
     from leansvm import io
 
-    model = chosen.model if preprocessor is None else io.with_preprocessing(preprocessor, chosen.model)
+    final = refit or chosen
+    model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
     job.log.flush()
-    return LeanResult(model, chosen, candidates, None, None, job.log.steps, summary,
-                      seconds=job.log.clock() - job.started,
+    return LeanResult(model, chosen, candidates, None, None, job.log.steps, fields.pop("summary"),
+                      seconds=job.log.clock() - job.started, final=final,
                       preprocessing=None if preprocessor is None else preprocessor.describe(),
-                      confidence=job.task.confidence, interrupted=interrupted, task=job.task.name, **choice)
+                      confidence=job.task.confidence, interrupted=interrupted, task=job.task.name, **fields)
 
 
 def candidate_sizes(n_support, size_fractions) -> list[int]:

@@ -40,7 +40,6 @@ import time
 
 import numpy as np
 
-from leansvm import io
 from leansvm.budget.landmarks import LandmarkSVR
 from leansvm.core.validation import allowed_share
 from leansvm.job.candidates import pass_work
@@ -53,7 +52,7 @@ from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import JobLog, LeanResult
 from leansvm.job.reduced import train_reduced_models
 from leansvm.job.one_output import (COMPRESSION_POINTS, DEFAULT_SIZE_FRACTIONS, after_the_choice, candidate_sizes,
-                                     cheap_candidates, choose_fewest, confirm_then_refit, interrupted_result,
+                                     cheap_candidates, choose_fewest, confirm_then_refit, one_output_result,
                                      one_output_deadline, summarize, train_exact_model)
 from leansvm.job.task_rules import RegressionTask
 
@@ -123,9 +122,9 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     if preprocessor is None:
         X, X_test, preprocessor = scale_features(X, X_test, scale, log)
     folds = validation_folds(X, None, validation_fraction, random_state)
-    job = JobContext(X, y, folds, RegressionTask(y[folds[0][1]], max_error_increase, confidence), deadline, log, random_state,
-                     COMPRESSION_POINTS, start)
-    X_fit, X_val, y_fit, y_val, task = job.X_fit, job.X_val, job.y_fit, job.y_val, job.task
+    task = RegressionTask(y[folds[0][1]], max_error_increase, confidence)
+    job = JobContext(X, y, folds, task, deadline, log, random_state, COMPRESSION_POINTS, start)
+    X_fit, X_val, y_fit, y_val = job.X_fit, job.X_val, job.y_fit, job.y_val
     eps = float(epsilon * np.std(y_fit))
     log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, regression",
              f"{X_val.shape[0]} rows held out for validation; epsilon = {epsilon:g} x std(y) = {eps:.4g}")
@@ -176,22 +175,15 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
               "allowed": f"validation RMSE within {100 * max_error_increase:g} % of the exact SVR's"}
     summary = summarize(X, X_test, X_val.shape[0])
     if interrupted is not None:
-        return interrupted_result(job, preprocessor, chosen, candidates, summary, choice, interrupted)
+        return one_output_result(job, chosen, None, candidates, preprocessor, interrupted, summary=summary, **choice)
     final = refit or chosen
-    if refit is not None:
-        candidates.append(refit)
-    log.flush()
     if X_test is not None and y_test is not None:             # measured, never used for the choice
         for c in candidates:
             c.test_error = _rmse(c.model, X_test, np.asarray(y_test, dtype=np.float64))
     measured = "test" if X_test is not None and y_test is not None else "validation"
     X_eval, y_eval = (X_test, np.asarray(y_test, dtype=np.float64)) if measured == "test" else (X_val, y_val)
     measure_prediction_cost(candidates, X_eval[:TIMING_ROWS])
-    model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
-    return LeanResult(
-        model, chosen, candidates, None, None, log.steps, summary, seconds=time.perf_counter() - start, final=final,
-        preprocessing=None if preprocessor is None else preprocessor.describe(), confidence=confidence,
-        reference=reference, task="regression", **choice,
-        evaluation={"part": measured, "y": y_eval, "exact": exact.model.predict(X_eval),
-                    "chosen": final.model.predict(X_eval)},
-        cv_results=cv.cv_results_)
+    return one_output_result(job, chosen, refit, candidates, preprocessor, summary=summary, reference=reference,
+                             evaluation={"part": measured, "y": y_eval, "exact": exact.model.predict(X_eval),
+                                         "chosen": final.model.predict(X_eval)},
+                             cv_results=cv.cv_results_, **choice)
