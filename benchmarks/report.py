@@ -227,7 +227,7 @@ def promise_section() -> str:
 
 #: the job's log stages, grouped into the columns of the stage-time table (the rest: 'other')
 STAGE_GROUPS = (("search", ("select", "screening", "carry")), ("exact fit", ("route", "train")),
-                ("budget models", ("budget", "refine", "candidates")), ("ReducedSVC", ("reduced",)), ("compression", ("compress",)),
+                ("budget models", ("budget", "refine", "candidates")), ("reduced family", ("reduced",)), ("compression", ("compress",)),
                 ("confirming folds", ("confirm",)), ("refit", ("refit",)), ("measurements", ("reference", "measure")))
 
 
@@ -252,8 +252,9 @@ def stage_time_section() -> str:
            "made it), median over the seeds of each set, as multiples of the exact SVC's fit on every training "
            "row (the promise benchmark's runs above that recorded their stages; no time budget). 'search': the "
            "(C, gamma) search and the screening-rate path; 'exact fit': the route's timing fits and the exact "
-           "model; 'budget models': BSGD and Nystroem at each size (regression and novelty: with the compressed copies, one step); 'ReducedSVC': the family trained from the labels "
-           "(runs before it had none); 'other': data, split, choice, assembling.", "",
+           "model; 'budget models': BSGD and Nystroem at each size (regression and novelty: with the compressed copies, one step); 'reduced family': ReducedSVC / ReducedSVR "
+           "trained from the labels or targets (runs before the job had it: none); 'other': data, split, choice, "
+           "assembling.", "",
            "| set | runs | exact fit s | job x exact fit | " + " | ".join(columns) + " |",
            "|---|---|---|---|" + "---|" * len(columns)]
     for name in sorted({r["dataset"] for r in rows}):

@@ -322,8 +322,9 @@ def test_a_candidate_surely_better_than_a_subsample_exact_model_becomes_the_refe
 
 def test_a_candidate_lucky_on_one_hold_out_is_refused(monkeypatch):
     """The planted case: on a small hold-out a budget model looks as good as the exact one, while it is
-    worse on the other folds. One hold-out accepts it; the folds pooled by confirm_choice refuse it."""
-    from leansvm.job.choice import confirm_choice
+    worse on the other folds. One hold-out accepts it; the folds pooled by confirm_on_folds refuse it."""
+    from leansvm.job.candidates import exact_svc
+    from leansvm.job.choice import confirm_on_folds
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1000, 2))
@@ -361,16 +362,16 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused(monkeypatch):
     lucky.validation_accuracy = reference.validation_accuracy
     assert choose_model([reference, lucky], reference, y[:200], 0.02).name == "BSGD B=10"
     job = JobContext(X, y, folds, ClassificationTask(y[folds[0][1]], 0.02))
-    chosen = confirm_choice(job, [reference, lucky], reference, 1.0, 0.5)
+    chosen = confirm_on_folds(job, [reference, lucky], reference, lambda: exact_svc(1.0, 0.5))
     assert chosen is reference and lucky.drop.folds == 3 and lucky.drop.mean > 0.02
 
     # a fold needs the exact model and the candidate's: when both do not fit the time limit, no exact
     # fold model is trained for nothing, and the candidate is judged on the hold-out alone
-    from leansvm.job import choice
     lucky.fit_seconds, calls = 30.0, []
-    monkeypatch.setattr(choice, "train_exact", lambda *a, **k: calls.append(a) or pytest.fail("trained"))
-    confirm_choice(job, [reference, lucky], reference, 1.0, 0.5, time_limit=20.0)
-    assert calls == [] and lucky.drop.folds == 1
+    choose_model([reference, lucky], reference, y[:200], 0.02)     # its estimate on the validation part again
+    kept = confirm_on_folds(job, [reference, lucky], reference, lambda: calls.append(1) or pytest.fail("trained"),
+                            time_limit=20.0)
+    assert calls == [] and lucky.drop.folds == 1 and kept is lucky
 
 
 def test_finalists_the_folds_could_not_reach_keep_their_hold_out_verdict(monkeypatch):
@@ -1070,7 +1071,7 @@ def test_a_stage_that_fails_after_the_choice_leaves_the_model_the_job_holds(moon
 
     X, y, Xt, yt = moons        # a drop of 10 points: the validation part accepts a compressed model
     expected = fit_lean(X, y, X_test=Xt, y_test=yt, max_accuracy_drop=0.1, confirm=False, refit=False, **GRID)
-    monkeypatch.setattr(classification, "confirm_choice", fails)
+    monkeypatch.setattr(classification, "confirm_on_folds", fails)
     monkeypatch.setattr(classification, "refit_on_all_rows", fails)
     result = fit_lean(X, y, X_test=Xt, y_test=yt, max_accuracy_drop=0.1, **GRID)
     assert result.final is result.chosen and result.chosen.kind != "exact"
@@ -1094,7 +1095,7 @@ def test_ctrl_c_after_a_cheap_model_was_accepted_returns_it_and_before_stops_the
     X, y, Xt, yt = moons
     expected = fit_lean(X, y, max_accuracy_drop=0.1, progress=False, verbose=False, confirm=False, refit=False,
                         **GRID)
-    monkeypatch.setattr(classification, "confirm_choice", interrupted)
+    monkeypatch.setattr(classification, "confirm_on_folds", interrupted)
     held = fit_lean(X, y, max_accuracy_drop=0.1, progress=False, verbose=False, **GRID)
     assert isinstance(held.interrupted, KeyboardInterrupt) and held.final is held.chosen
     assert (held.chosen.name, held.chosen.n_support) == (expected.chosen.name, expected.chosen.n_support)
@@ -1153,7 +1154,7 @@ def test_the_command_writes_the_held_model_on_ctrl_c_and_exits_130(moons, monkey
     X, y, _, _ = moons
     data, model = tmp_path / "moons.txt", tmp_path / "moons.model"
     dump_svmlight_file(X, y, str(data), zero_based=False)
-    monkeypatch.setattr(classification, "confirm_choice", interrupted)
+    monkeypatch.setattr(classification, "confirm_on_folds", interrupted)
     status = main(["fit", str(data), "-o", str(model), "--max-accuracy-drop-points", "10", "--c-grid", "1", "10",
                    "--gamma-grid", "0.5", "2", "--no-scale", "--quiet"])
     err = capsys.readouterr().err
@@ -1186,13 +1187,13 @@ def test_after_the_folds_refute_every_accepted_model_compression_is_tried_one_si
     then compresses the exact model at twice the largest compressed size tried and confirms that model
     alone (here the real folds: accepted, or refuted and the next size up)."""
     import leansvm.job.classification as job
-    real, calls = job.confirm_choice, []
+    real, calls = job.confirm_on_folds, []
 
     def refute_first(context, candidates, reference, *args):
         calls.append(list(candidates))
         return reference if len(calls) == 1 else real(context, candidates, reference, *args)
 
-    monkeypatch.setattr(job, "confirm_choice", refute_first)
+    monkeypatch.setattr(job, "confirm_on_folds", refute_first)
     X, y = make_moons(n_samples=1500, noise=0.2, random_state=3)
     result = fit_lean(X, y, Cs=[1.0], gammas=[1.0], max_accuracy_drop=0.02, random_state=0)
     assert len(calls) >= 2

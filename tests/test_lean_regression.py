@@ -199,11 +199,9 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
     confirm_on_folds, with the exact SVR trained again without each, refuse it."""
     from sklearn.base import BaseEstimator
 
+    from leansvm.job.choice import confirm_on_folds
+    from leansvm.job.one_output import choose_fewest
     from leansvm.job.records import Candidate
-    from leansvm.job.one_output import choose_fewest, confirm_on_folds
-    from leansvm.job.records import JobLog
-    from leansvm.job.estimates import set_rmse_estimate
-    from leansvm.job.regression import rmse_judge
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1000, 2))
@@ -226,14 +224,14 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
     model = make_exact().fit(X[folds[0][0]], y[folds[0][0]])
     exact = Candidate("exact SVR", "exact", model, int(model.n_support_[0]), 0.1)
     lucky = Candidate("BSGD SVR (10)", "budget", Lucky(), 10, 0.1)
-    val = folds[0][1]
-    exact_errors = model.predict(X[val]) - y[val]
+    job = context(X, y, folds=folds)                   # the limit: 2 % above the exact SVR's RMSE
     for c in (exact, lucky):
-        set_rmse_estimate(c, exact_errors, c.model.predict(X[val]) - y[val], 0.95)
+        job.task.validate(c, job.X_val)
+    job.task.estimate([exact, lucky], exact)
     assert choose_fewest([exact, lucky], 1.02 * exact.validation_error) is lucky
-    chosen = confirm_on_folds(context(X, y, folds=folds), [exact, lucky], exact, make_exact, lambda c: True,
-                              rmse_judge(y, folds, 0.02, 0.95, JobLog(False)), None)
+    chosen = confirm_on_folds(job, [exact, lucky], exact, make_exact)
     assert chosen is exact and lucky.evidence_folds == 3
+    assert job.log.steps[-1].stage == "confirm" and "none confirmed" in job.log.steps[-1].choice
     assert lucky.error_bound > 1.02 * lucky.reference_error and lucky.validation_error > 0.35
 
 

@@ -135,14 +135,18 @@ def estimate_exact_seconds(X, y, C, gamma, sample_size=2000, random_state=0) -> 
                                 sample_size, random_state)
 
 
+def exact_svc(C, gamma, random_state=0, class_weight=None) -> SVC:
+    """The job's exact C-SVC (``leansvm.SVC``, IRWLS) at (C, gamma), unfitted."""
+    return SVC(C=C, gamma=gamma, random_state=random_state, cache_size=500, class_weight=class_weight)
+
+
 def train_exact(X, y, C, gamma, random_state=0, class_weight=None) -> Candidate:
-    """The exact C-SVC (``leansvm.SVC``, IRWLS) at (C, gamma)."""
-    model, seconds = _timed(SVC(C=C, gamma=gamma, random_state=random_state, cache_size=500,
-                                class_weight=class_weight).fit, X, y)
+    """The exact C-SVC (:func:`exact_svc`) at (C, gamma) trained on ``X, y``."""
+    model, seconds = _timed(exact_svc(C, gamma, random_state, class_weight).fit, X, y)
     return Candidate("exact SVC", "exact", model, model.expansion_.n_support, seconds, n_rows=X.shape[0])
 
 
-def compress_at_rows(exact_model, size, X, y, min_points=None, random_state=0, progress=None):
+def compress_at_rows(exact_model, size, X, y, min_points=None, random_state=0):
     """Classification's ``compress_to`` (:mod:`leansvm.job.refit`): ``compress`` of ``exact_model``
     to ``size`` vectors, fitted at a stratified subsample of ``X`` (at least ``min_points`` rows,
     ``POINTS_PER_VECTOR`` per vector: :func:`_n_fitting_points`) within :func:`search_iterations`'
@@ -150,7 +154,7 @@ def compress_at_rows(exact_model, size, X, y, min_points=None, random_state=0, p
     compress = _optional("compress")
     X_pts, y_pts = _fitting_points(X, y, size, min_points, POINTS_PER_VECTOR, random_state)
     return compress(exact_model, n_sv=size, X=X_pts, y=y_pts, max_iter=None, max_fit_points=None,
-                    random_state=random_state, progress=progress, iteration_range=search_iterations(exact_model))
+                    random_state=random_state, iteration_range=search_iterations(exact_model))
 
 
 def _timed_subsample(estimator, X, y, random_state):

@@ -4,17 +4,17 @@ refit of the chosen kind and size on all rows that follows: :mod:`leansvm.job.re
 The rule (:mod:`leansvm.job.estimates`): the candidate with the fewest support vectors whose
 accuracy drop against the exact model has a one-sided ``confidence`` bound within
 ``max_accuracy_drop``; the exact model is always eligible. :func:`choose_model` applies it on the
-validation part; :func:`confirm_choice` pools more evidence (the other cross-validation folds,
+validation part; :func:`confirm_on_folds` pools more evidence (the other cross-validation folds,
 with the exact model and the candidate trained again without each) before a candidate is taken.
 """
 
 from __future__ import annotations
 
 import time
+
 import numpy as np
 
-from leansvm.job.candidates import train_exact
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, paired_drop, set_drop, z_value
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, set_drop
 from leansvm.job.records import Candidate
 from leansvm.job.refit import train_like
 
@@ -134,65 +134,60 @@ def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, 
     return None, tried, out_of_time
 
 
-def confirm_choice(job, candidates, reference: Candidate, C, gamma, time_limit=None,
-                   fold_references=None) -> Candidate:
-    """The smallest candidate whose drop, pooled over every fold of the job's ``folds``, has its bound
-    within the allowed drop (:class:`~leansvm.job.task_rules.ClassificationTask`).
+def confirm_on_folds(job, candidates, reference: Candidate, make_exact, time_limit=None,
+                     fold_references=None) -> Candidate | None:
+    """The smallest cheap candidate the task's rule accepts on every fold of the job's ``folds``
+    pooled, else ``reference``; None where there is nothing to confirm (no candidate is promising, or
+    one fold only): the validation part's choice stands.
 
-    ``folds``: (fit rows, held-out rows) index pairs over the job's rows; the first is the validation part
-    the candidates were trained and validated on, the others are new evidence: on each, the
-    exact SVC at (C, gamma) and a model of the candidate's kind and size
-    (:func:`~leansvm.job.refit.train_like`) are trained on the fit rows and compared on
-    the held-out ones (:func:`pool_folds`). Candidates are tried from the smallest, among those
-    whose validation estimate would pass with the standard error the pooled folds are expected to
-    have (se / sqrt(folds)). A candidate whose folds did not all fit in ``time_limit`` seconds is
-    judged on the folds it has, and the later ones on the validation part alone. Returns the
-    accepted candidate, or ``reference`` when none is; each tried candidate's ``drop`` becomes the
-    pooled estimate. ``fold_references``: the exact models of the folds, kept across calls on the same
-    folds (:func:`pool_folds`' ``references``)."""
-    X, y, folds, log, random_state = job.X, job.y, job.folds, job.log, job.random_state
-    max_accuracy_drop, confidence, class_weight = job.task.max_accuracy_drop, job.task.confidence, job.task.class_weight
+    The first fold is the validation part the candidates were chosen on; on each other one the exact
+    model (``make_exact()``) and a model of the candidate's kind and size
+    (:func:`~leansvm.job.refit.train_like`) are trained on its fit rows and predict its held-out rows
+    (:func:`pool_folds`). Candidates are tried from the smallest, among those the task finds
+    promising (its validation estimate would pass with the standard error the pooled folds are
+    expected to have). A candidate whose folds did not all fit in ``time_limit`` seconds is judged on
+    the folds it has, and the later ones on the validation part alone. Each tried candidate's
+    estimate becomes the pooled one. ``fold_references``: the exact models of the folds, kept across
+    calls on the same folds (:func:`pool_folds`' ``references``)."""
+    task, X, y, folds, log = job.task, job.X, job.y, job.folds, job.log
     start = time.perf_counter()
-    # the promising ones: their bound would be within the drop if the pooled folds kept the hold-out's
-    # mean and shrank its standard error by sqrt(folds) (synth-50k: 216 and 432 vectors, 0.47 and 0.49
-    # points below on the hold-out, failed on the folds and used the time that 864 vectors needed)
-    z = z_value(confidence)
-    finalists = sorted((c for c in candidates if c.drop is not None and c.kind in ("budget", "compressed")
-                        and c.drop.mean + z * c.drop.se / np.sqrt(len(folds)) <= max_accuracy_drop),
-                       key=lambda c: c.n_support)
+    finalists = sorted((c for c in candidates if c.kind in ("budget", "compressed")
+                        and task.promising(c, reference, len(folds))), key=lambda c: c.n_support)
     if not finalists or len(folds) < 2:
-        return choose_model(candidates, reference, y[folds[0][1]], max_accuracy_drop, confidence)  # logged already
-
-    def reference_on_fold(k):
-        fit, out = folds[k]
-        if k == 0:
-            return reference.model, correct(reference.validation_predictions, y[out])
-        model = train_exact(X[fit], y[fit], C, gamma, random_state, class_weight).model
-        return model, correct(model.predict(X[out]), y[out])
-
+        return None
     compress_to = job.compress_to()
 
-    def candidate_on_fold(c, k, exact_model):
-        fit, out = folds[k]
-        if k == 0:
-            return correct(c.validation_predictions, y[out])
-        model, _ = train_like(c, X[fit], y[fit], exact_model, compress_to, random_state)
-        return correct(model.predict(X[out]), y[out])
+    def fit_part(k):
+        fit = folds[k][0]
+        return X[fit], (np.zeros(fit.size) if y is None else y[fit])
 
-    def judge(c, reference_ok, candidate_ok):
-        c.drop = paired_drop(np.concatenate(reference_ok), np.concatenate(candidate_ok), confidence,
-                             folds=len(reference_ok))
-        log.say(f"  {c.name}: drop {c.drop.describe()}")
-        return c.drop.within(max_accuracy_drop)
+    def reference_on_fold(k):
+        if k == 0:
+            return reference.model, reference.validation_predictions
+        model = make_exact().fit(*fit_part(k))
+        return model, model.predict(X[folds[k][1]])
+
+    def candidate_on_fold(c, k, exact_model):
+        if k == 0:
+            return c.validation_predictions
+        X_k, y_k = fit_part(k)
+        model, _ = train_like(c, X_k, None if y is None else y_k, exact_model, compress_to, job.random_state)
+        return model.predict(X[folds[k][1]])
+
+    def judge(c, reference_predictions, predictions):
+        used = range(len(predictions))
+        task.pool(c, reference_predictions, predictions, None if y is None else [y[folds[k][1]] for k in used])
+        log.say(f"  {c.name}: {task.describe_pooled(c)} on {sum(folds[k][1].size for k in used)} rows of "
+                f"{len(predictions)} folds")
+        return task.within(c)
 
     accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
                                               reference.fit_seconds, time_limit, fold_references)
     chosen = accepted or reference
-    log.step("confirm", f"{chosen.name} ({chosen.n_support} SV) confirmed on the other folds" if chosen is not reference
-             else f"none confirmed on the other folds: {chosen.name} ({chosen.n_support} SV)",
-             (f"its drop against the exact model, {chosen.drop.describe()}, is within "
-              f"{100 * max_accuracy_drop:g} points" if chosen is not reference else
-              "no candidate's drop bound is within "f"{100 * max_accuracy_drop:g} points; the exact model")
+    log.step("confirm", f"{chosen.name}: {chosen.n_support} vectors, confirmed on the other folds" if accepted
+             else f"none confirmed on the other folds: {chosen.name}, {chosen.n_support} vectors",
+             (f"its {task.describe_pooled(chosen)} is within the limit" if accepted else
+              f"no candidate's bound is within the limit on the pooled folds; {reference.name}")
              + tried_note(tried, len(folds), out_of_time), time.perf_counter() - start)
     return chosen
 

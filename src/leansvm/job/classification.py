@@ -25,19 +25,20 @@ order by :func:`fit_lean` (each readable on one screen):
 7. :func:`choose_model`            -- the model with the fewest support vectors whose accuracy drop
    against the exact model has a one-sided ``confidence`` bound (95 %) within
    ``max_accuracy_drop`` (a fraction) on the validation part (:mod:`leansvm.job.estimates`);
-   :func:`confirm_choice` then pools the other folds (both models trained again without
+   :func:`confirm_on_folds` then pools the other folds (both models trained again without
    each) before a candidate is taken, so that one lucky hold-out does not decide.
-8. :func:`~leansvm.job.refit.refit_on_all_rows` -- the chosen kind and size trained again on every training row
-   (the validation part included), as ``GridSearchCV(refit=True)`` does: the
-   exact SVC at the chosen (C, gamma), its compression to the chosen size, or the
-   chosen budget model. This is the returned model.
+8. :func:`refit_on_all_rows`       -- the chosen kind and size trained again on every training row
+   (the validation part included), as ``GridSearchCV(refit=True)`` does: the exact SVC at the
+   chosen (C, gamma), its compression to the chosen size, or the chosen budget model
+   (:mod:`leansvm.job.refit`, shared with the other tasks). This is the returned model.
 9. :func:`_measure`                -- test accuracy, and seconds per 1000 predictions of every
    model and of LIBSVM's full model (scikit-learn ``SVC``) at the chosen (C, gamma)
    (:func:`measure_prediction_cost`); never used for a choice.
 
-Every stage appends a :class:`Step` (what it chose, why, how long, and a
-``fallback`` note when an intended method was not available): the log that
-``verbose`` prints and the HTML report (:mod:`leansvm.job.report`) shows. A Ctrl-C once a
+Each stage takes the run's :class:`~leansvm.job.context.JobContext` (rows and split, the task's rules
+:class:`~leansvm.job.task_rules.ClassificationTask`, deadline, log, random state) and appends a
+:class:`Step` (what it chose, why, how long, and a ``fallback`` note when an intended method was not
+available): the log that ``verbose`` prints and the HTML report (:mod:`leansvm.job.report`) shows. A Ctrl-C once a
 model cheaper than the exact one was accepted ends the job with that model (:func:`_held_model`).
 """
 
@@ -46,6 +47,7 @@ from __future__ import annotations
 import sys
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -54,9 +56,9 @@ from leansvm import io
 from leansvm.core.kernels import resolve_gamma
 from leansvm.core.validation import allowed_share
 from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_models,
-                                    estimate_exact_seconds, estimate_fit_seconds, refine_budget_size,
+                                    estimate_exact_seconds, exact_svc, estimate_fit_seconds, refine_budget_size,
                                     rows_within, scaled_fit_seconds, train_budget_models, train_exact)
-from leansvm.job.choice import choose_model, confirm_choice, eligible_models, fewest_vectors, stronger_reference
+from leansvm.job.choice import choose_model, confirm_on_folds, eligible_models, fewest_vectors, stronger_reference
 from leansvm.job.context import JobContext
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
@@ -223,7 +225,7 @@ def _compress_reference(job, reference, candidates, C, gamma, refine):
                                  "the stages stopped for lack of time"))
 
 
-def _compressed_sizes_up(job, candidates, reference, C, gamma, time_limit, fold_references=None):
+def _compressed_sizes_up(job, candidates, reference, make_exact, time_limit, fold_references=None):
     """After the confirming folds refuted every model the validation part had accepted: the compressed
     model one doubling above the largest compressed one tried, validated, and confirmed on the folds on
     its own; again one doubling up while the validation part accepts and the folds refute, under the exact
@@ -245,8 +247,8 @@ def _compressed_sizes_up(job, candidates, reference, C, gamma, time_limit, fold_
         if not any(task.within(c) for c in new):
             return reference
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), 0.0)
-        chosen = confirm_choice(job, new, reference, C, gamma, left, fold_references)
-        if chosen is not reference:
+        chosen = confirm_on_folds(job, new, reference, make_exact, left, fold_references)
+        if chosen is not None and chosen is not reference:
             return chosen
 
 
@@ -329,7 +331,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     n_folds : int, default=5
         Folds of the (C, gamma) search.
     validation_fraction : float, default=0.2
-        The validation part; its inverse is the number of folds :func:`confirm_choice` may pool.
+        The validation part; its inverse is the number of folds :func:`confirm_on_folds` may pool.
     selection_size : int, default=4000
         Rows of the search's last round.
     one_se : float, default=0
@@ -410,11 +412,12 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
             if confirm and route == "exact":
                 validated, fold_references = chosen is not reference, {}
-                chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_choice(
-                    job, candidates, reference, C, gamma, deadline.allowance("confirm"), fold_references))
+                make_exact = partial(exact_svc, C, gamma, random_state, class_weight)
+                chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
+                    job, candidates, reference, make_exact, deadline.allowance("confirm"), fold_references) or chosen)
                 if validated and chosen is reference:
                     chosen = keep_on_failure("confirm", chosen, log, lambda: _compressed_sizes_up(
-                        job, candidates, reference, C, gamma, deadline.allowance("confirm"), fold_references))
+                        job, candidates, reference, make_exact, deadline.allowance("confirm"), fold_references))
             final = None
             if refit:
                 exact = next(c for c in candidates if c.kind == "exact")

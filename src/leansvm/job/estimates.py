@@ -15,7 +15,7 @@ that two models that agreed on every held-out row still get a bound above their 
 z_confidence the standard normal quantile (1.645 at the default 95 %). The bound is over all the
 rows the estimate pools: the validation part and, where the main job could afford them, the
 other cross-validation folds with both models trained again without them
-(:func:`leansvm.job.choice.confirm_choice`), so that a candidate that was lucky on one small
+(:func:`leansvm.job.choice.confirm_on_folds`), so that a candidate that was lucky on one small
 hold-out is not taken on that luck alone (the winner's curse of choosing among many).
 """
 

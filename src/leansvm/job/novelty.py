@@ -32,7 +32,7 @@ from leansvm.job.helpers import thread_limited
 from leansvm.job.candidates import pass_work
 from leansvm.job.context import JobContext
 from leansvm.job.data import prepare_table, scale_features, validation_folds
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, share_bound
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import JobLog, LeanResult
 from leansvm.job.reduced import train_reduced_models
@@ -58,20 +58,6 @@ def label_metrics(model, X, predicted, labels) -> dict:
     if 0 < normal.sum() < normal.size:
         out["AUC"] = float(roc_auc_score(normal, model.decision_function(X)))
     return out
-
-
-def disagreement_judge(max_disagreement, confidence, log):
-    """The novelty rule on the rows of the folds used, for :func:`~leansvm.job.one_output.confirm_on_folds`:
-    a candidate is within when the bound on the share of rows it labels otherwise than the exact
-    model (:func:`share_bound`) is at most ``max_disagreement``."""
-    def judge(c, exact_labels, labels):
-        differ = np.concatenate(labels) != np.concatenate(exact_labels)
-        c.validation_error, c.error_bound = float(np.mean(differ)), share_bound(differ, confidence)
-        c.evidence_folds = len(labels)
-        log.say(f"  {c.name}: labels {100 * c.validation_error:.2f} % of {differ.size} rows of {len(labels)} folds "
-                f"otherwise than the exact model (bound {100 * c.error_bound:.2f} %)")
-        return c.error_bound <= max_disagreement
-    return judge
 
 
 def _check(nu, gamma_factor, validation_fraction, confidence=DEFAULT_CONFIDENCE):
@@ -114,7 +100,7 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     if preprocessor is None:
         X, X_test, preprocessor = scale_features(X, X_test, scale, log)
     folds = validation_folds(X, None, validation_fraction, random_state)
-    job = JobContext(X, None, folds, NoveltyTask(confidence), deadline, log, random_state, COMPRESSION_POINTS, start)
+    job = JobContext(X, None, folds, NoveltyTask(max_disagreement, confidence), deadline, log, random_state, COMPRESSION_POINTS, start)
     X_fit, X_val, task = job.X_fit, job.X_val, job.task
     gamma = gamma_factor * leansvm.Kernel.from_params("rbf", "scale", X=X_fit).gamma
     log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, novelty detection",
@@ -136,10 +122,7 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, {task.describe(chosen)}",
              f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")
     chosen, refit, interrupted = after_the_choice(job, lambda: confirm_then_refit(
-        job, chosen, candidates, exact, make_exact,
-        lambda c: share_bound(c.validation_predictions != exact.validation_predictions, confidence, len(folds))
-        <= max_disagreement,
-        disagreement_judge(max_disagreement, confidence, log), refit), chosen, exact)
+        job, chosen, candidates, exact, make_exact, refit), chosen, exact)
     choice = {"params": {"nu": nu, "gamma": gamma}, "error_name": "disagreement", "limit": max_disagreement,
               "allowed": f"labels differing from the exact model's on at most {100 * max_disagreement:g} % of the "
                          "validation rows"}

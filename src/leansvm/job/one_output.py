@@ -9,26 +9,27 @@ Both follow one plan after their own data and tuning stages:
    and a budgeted SGD model (``BSGDRegressor`` / ``BSGDOneClassSVM``) of each size;
 3. the choice (:func:`choose_fewest`): the fewest vectors whose validation error is at most the
    job's limit (regression: (1 + increase) x the exact model's RMSE; novelty: a share of
-   validation rows labelled otherwise than by the exact model); :func:`confirm_on_folds` then pools
-   the other folds (both models trained again without each) before a candidate is taken, as the
-   classification job does; the chosen kind and size is trained again on every row
+   validation rows labelled otherwise than by the exact model); the other folds are then pooled
+   (:func:`~leansvm.job.choice.confirm_on_folds`, both models trained again without each) before a
+   candidate is taken, as in the classification job; the chosen kind and size is trained again on every row
    (:func:`~leansvm.job.refit.refit_on_all_rows`), as GridSearchCV and the classification job refit;
 4. measurements never used for a choice: the same error on the test part, the prediction cost
    (:func:`leansvm.job.measure.measure_prediction_cost`).
 
-The records (:class:`~leansvm.job.records.Candidate`, :class:`~leansvm.job.records.LeanResult`) are what the table
-(:func:`format_one_output_table`) and the HTML report (:mod:`leansvm.job.report_one_output`) read.
+The records (:class:`~leansvm.job.records.Candidate`, :class:`~leansvm.job.records.LeanResult`) are
+what the table (:func:`format_one_output_table`) and the HTML report
+(:mod:`leansvm.job.report_one_output`) read.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
 
+from leansvm.job.choice import confirm_on_folds
 from leansvm.job.helpers import hold_on_interrupt, keep_on_failure
 from leansvm.job.records import Candidate, LeanResult
-from leansvm.job.refit import refit_on_all_rows, train_like
+from leansvm.job.refit import refit_on_all_rows
 
 #: L-BFGS iterations of each compressed candidate (compress's default scales to 3,000 at small
 #: sizes: 95 s for 256 vectors on friedman1-10k)
@@ -41,16 +42,16 @@ DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.33)
 MIN_VECTORS = 5
 
 
-def confirm_then_refit(job, chosen, candidates, exact, make_exact, promising, judge, refit):
-    """(chosen, refit): :func:`confirm_on_folds` unless the deadline skipped it (``promising``, ``judge``:
-    the job's rule on the folds), then, with ``refit``, :func:`refit_on_all_rows` of the confirmed model
-    (else None; the refit joins ``candidates``); a stage that fails keeps what the job holds
-    (``keep_on_failure``)."""
+def confirm_then_refit(job, chosen, candidates, exact, make_exact, refit):
+    """(chosen, refit): :func:`~leansvm.job.choice.confirm_on_folds` against ``exact`` unless the
+    deadline skipped it (by the task's rule; ``make_exact()``: the exact model a fold trains), then,
+    with ``refit``, :func:`~leansvm.job.refit.refit_on_all_rows` of the confirmed model (else None; the
+    refit joins ``candidates``); a stage that fails keeps what the job holds (``keep_on_failure``)."""
     deadline, log = job.deadline, job.log
     confirmed = chosen
     if "confirm" not in deadline.skipped:
         confirmed = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
-            job, candidates, exact, make_exact, promising, judge, deadline.allowance("confirm")))
+            job, candidates, exact, make_exact, deadline.allowance("confirm")) or chosen)
     # without a budget the refit is outside the bound the job set itself after the exact fit
     time_left = None if "refit" in deadline.unbounded else deadline.remaining()
     refitted = keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
@@ -214,56 +215,6 @@ def compressor(random_state, compression_points=COMPRESSION_POINTS):
 
     return lambda model, size, X, y: compress_exact(model, size, X, y, np.random.default_rng(random_state),
                                                     random_state, compression_points)
-
-
-def confirm_on_folds(job, candidates, exact: Candidate, make_exact, promising, judge, time_limit) -> Candidate:
-    """The smallest cheap candidate accepted on every fold of the job's ``folds`` pooled, else ``exact``.
-
-    As the classification job's confirming folds (:func:`leansvm.job.choice.pool_folds`): the first
-    fold is the validation part; on each other one the exact model (``make_exact()``) and a model of
-    the candidate's kind and size (:func:`train_like`) are trained on its fit rows and predict its
-    held-out rows. ``promising(c)``: whether ``c``'s validation estimate would pass with as many rows
-    as the folds hold (only those are tried, the smallest first); ``judge(c, exact predictions,
-    candidate predictions)`` (lists over the folds used) sets ``c``'s pooled error and bound and says
-    whether it is within the limit. Measured on
-    diamonds (regression, seed 0): BSGD at 2,192 vectors had a bound 1.98 % above the exact SVR on
-    the hold-out, against a limit of 2 %, and tested 2.77 % above it."""
-    import numpy as np
-
-    from leansvm.job.choice import pool_folds, tried_note
-
-    X, y, folds, log, random_state = job.X, job.y, job.folds, job.log, job.random_state
-    start = time.perf_counter()
-    finalists = sorted((c for c in candidates if c.kind != "exact" and promising(c)), key=lambda c: c.n_support)
-    if not finalists or len(folds) < 2:
-        return exact
-
-    compress_to = job.compress_to()
-
-    def fit_rows(k):
-        fit = folds[k][0]
-        return X[fit], (np.zeros(fit.size) if y is None else y[fit])
-
-    def reference_on_fold(k):
-        model = exact.model if k == 0 else make_exact().fit(*fit_rows(k))
-        return model, model.predict(X[folds[k][1]])
-
-    def candidate_on_fold(c, k, exact_model):
-        if k == 0:
-            return c.model.predict(X[folds[k][1]])
-        X_k, y_k = fit_rows(k)
-        model, _ = train_like(c, X_k, None if y is None else y_k, exact_model, compress_to, random_state)
-        return model.predict(X[folds[k][1]])
-
-    accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
-                                              exact.fit_seconds, time_limit)
-    chosen = accepted or exact
-    log.step("confirm", f"{chosen.name}: {chosen.n_support} vectors, confirmed on the other folds" if accepted
-             else f"none confirmed on the other folds: {chosen.name}, {chosen.n_support} vectors",
-             (f"its error bound {chosen.error_bound:.4g} on {chosen.evidence_folds} folds is within the limit"
-              if accepted else "no candidate's bound is within the limit on the pooled folds; the exact model")
-             + tried_note(tried, len(folds), out_of_time), time.perf_counter() - start)
-    return chosen
 
 
 def train_exact_model(job, make_exact, how) -> Candidate:

@@ -47,7 +47,7 @@ from leansvm.job.choice import stronger_reference
 from leansvm.job.context import JobContext
 from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.helpers import _subsample, thread_limited
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence, rmse_bound, set_rmse_estimate
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import JobLog, LeanResult
 from leansvm.job.reduced import train_reduced_models
@@ -75,20 +75,6 @@ def _one_standard_error(results, n_folds):
 
 def _rmse(model, X, y) -> float:
     return float(np.sqrt(np.mean((model.predict(X) - y) ** 2)))
-
-
-def rmse_judge(y, folds, max_error_increase, confidence, log):
-    """The regression rule on the rows of the folds used, for :func:`~leansvm.job.one_output.confirm_on_folds`:
-    a candidate is within when its RMSE bound (paired squared errors, :func:`rmse_bound`) is at most
-    (1 + ``max_error_increase``) times the exact model's RMSE on the same rows."""
-    def judge(c, exact_predictions, predictions):
-        truth = np.concatenate([y[folds[k][1]] for k in range(len(predictions))])
-        exact_errors, errors = np.concatenate(exact_predictions) - truth, np.concatenate(predictions) - truth
-        set_rmse_estimate(c, exact_errors, errors, confidence, len(predictions))
-        log.say(f"  {c.name}: RMSE {c.validation_error:.4g} (bound {c.error_bound:.4g}) against the exact model's "
-                f"{c.reference_error:.4g} on {truth.size} rows of {len(predictions)} folds")
-        return c.error_bound <= (1 + max_error_increase) * c.reference_error
-    return judge
 
 
 @thread_limited
@@ -160,7 +146,6 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     reference = exact
     if exact.n_rows < X_fit.shape[0]:
         reference = stronger_reference(task, candidates, exact, X_fit.shape[0], log)
-    reference_errors = reference.validation_predictions - y_val
     limit = (1 + max_error_increase) * reference.validation_error
     chosen = choose_fewest(candidates, limit)
     log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, {task.describe(chosen)}",
@@ -168,9 +153,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              f"{'exact' if reference is exact else 'reference'} model's, is within {100 * max_error_increase:g} % "
              f"of its {reference.validation_error:.4g}")
     chosen, refit, interrupted = after_the_choice(job, lambda: confirm_then_refit(
-        job, chosen, candidates, exact, make_exact,
-        lambda c: rmse_bound(reference_errors, c.validation_predictions - y_val, confidence, len(folds)) <= limit,
-        rmse_judge(y, folds, max_error_increase, confidence, log), refit), chosen, exact)
+        job, chosen, candidates, exact, make_exact, refit), chosen, exact)
     choice = {"params": {"C": C, "gamma": gamma, "epsilon": eps}, "error_name": "RMSE", "limit": limit,
               "allowed": f"validation RMSE within {100 * max_error_increase:g} % of the exact SVR's"}
     summary = summarize(X, X_test, X_val.shape[0])

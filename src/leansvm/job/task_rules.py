@@ -15,7 +15,7 @@ from functools import partial
 
 import numpy as np
 
-from leansvm.job.estimates import DEFAULT_CONFIDENCE, set_rmse_estimate, share_bound
+from leansvm.job.estimates import DEFAULT_CONFIDENCE, rmse_bound, set_rmse_estimate, share_bound
 
 
 @dataclass
@@ -46,6 +46,28 @@ class ClassificationTask:
 
     def within(self, c) -> bool:
         return c.drop is not None and c.drop.within(self.max_accuracy_drop)
+
+    def promising(self, c, reference, n_folds) -> bool:
+        """Whether ``c``'s drop would be within the allowed one with its validation mean and the
+        standard error ``n_folds`` pooled folds are expected to have (se / sqrt(folds)): synth-50k's
+        216 and 432 vectors, 0.47 and 0.49 points below on the hold-out, failed on the folds and used
+        the time that 864 vectors needed."""
+        from leansvm.job.estimates import z_value
+
+        return c.drop is not None and \
+            c.drop.mean + z_value(self.confidence) * c.drop.se / np.sqrt(n_folds) <= self.max_accuracy_drop
+
+    def pool(self, c, reference_predictions, predictions, truths):
+        """``c``'s drop over the rows of the folds used, paired with the reference's predictions."""
+        from leansvm.job.estimates import correct, paired_drop
+
+        truth = np.concatenate(truths)
+        c.drop = paired_drop(correct(np.concatenate(reference_predictions), truth),
+                             correct(np.concatenate(predictions), truth), self.confidence, folds=len(predictions))
+
+    @staticmethod
+    def describe_pooled(c) -> str:
+        return f"drop {c.drop.describe()}"
 
     @staticmethod
     def margin(c, reference) -> float:
@@ -126,6 +148,24 @@ class RegressionTask:
     def within(self, c) -> bool:
         return c.reference_error is not None and c.error_bound <= self.limit(c)
 
+    def promising(self, c, reference, n_folds) -> bool:
+        """Whether ``c``'s RMSE bound would be within the limit with ``n_folds`` times the rows."""
+        return rmse_bound(reference.validation_predictions - self.y_val, c.validation_predictions - self.y_val,
+                          self.confidence, n_folds) <= (1 + self.max_error_increase) * reference.validation_error
+
+    def pool(self, c, reference_predictions, predictions, truths):
+        """``c``'s RMSE and its bound over the rows of the folds used, paired with the reference's
+        squared errors. Measured on diamonds (seed 0): BSGD at 2,192 vectors had a bound 1.98 % above
+        the exact SVR on the hold-out, against a limit of 2 %, and tested 2.77 % above it."""
+        truth = np.concatenate(truths)
+        set_rmse_estimate(c, np.concatenate(reference_predictions) - truth, np.concatenate(predictions) - truth,
+                          self.confidence, len(predictions))
+
+    @staticmethod
+    def describe_pooled(c) -> str:
+        return f"RMSE {c.validation_error:.4g} (bound {c.error_bound:.4g}) against the exact model's " \
+               f"{c.reference_error:.4g}"
+
     @staticmethod
     def margin(c, reference) -> float:
         return c.error_bound - reference.validation_error
@@ -167,8 +207,10 @@ class RegressionTask:
 @dataclass
 class NoveltyTask:
     """One-class candidates judged by a one-sided bound on the share of validation rows they label
-    otherwise than the reference (:func:`~leansvm.job.estimates.share_bound`)."""
+    otherwise than the reference (:func:`~leansvm.job.estimates.share_bound`): within when it is at
+    most ``max_disagreement``."""
 
+    max_disagreement: float = 0.02
     confidence: float = DEFAULT_CONFIDENCE
     name = "novelty"
     model_name = "one-class SVM"
@@ -189,6 +231,20 @@ class NoveltyTask:
             c.validation_error = float(np.mean(differ))
             c.error_bound = c.validation_error if c is reference else share_bound(differ, self.confidence)
 
+    def within(self, c) -> bool:
+        return c.error_bound <= self.max_disagreement
+
+    def promising(self, c, reference, n_folds) -> bool:
+        """Whether ``c``'s disagreement bound would be within the limit with ``n_folds`` times the rows."""
+        differ = c.validation_predictions != reference.validation_predictions
+        return share_bound(differ, self.confidence, n_folds) <= self.max_disagreement
+
+    def pool(self, c, reference_predictions, predictions, truths):
+        """``c``'s disagreement with the reference over the rows of the folds used, and its bound."""
+        differ = np.concatenate(predictions) != np.concatenate(reference_predictions)
+        c.validation_error, c.error_bound = float(np.mean(differ)), share_bound(differ, self.confidence)
+        c.evidence_folds = len(predictions)
+
     @staticmethod
     def margin(c, reference) -> float:
         return c.error_bound            # a disagreement is never below the reference's own 0
@@ -196,5 +252,10 @@ class NoveltyTask:
     def describe(self, c) -> str:
         return (f"labels {100 * c.validation_error:.2f} % of the validation rows otherwise than the exact model "
                 f"({100 * self.confidence:g} % bound {100 * c.error_bound:.2f} %)")
+
+    @staticmethod
+    def describe_pooled(c) -> str:
+        return f"labels {100 * c.validation_error:.2f} % otherwise than the exact model (bound " \
+               f"{100 * c.error_bound:.2f} %)"
 
     compress_to = staticmethod(RegressionTask.compress_to)
