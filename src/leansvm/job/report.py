@@ -275,18 +275,30 @@ def _figure(png: str, name: str, alt: str, caption: str) -> str:
             f'src="data:image/png;base64,{png}"><figcaption>{_esc(caption)}</figcaption></figure>')
 
 
-def _summary_section(result) -> str:
+#: the summary's words for each task
+TASK_WORDS = {"classification": "classification (C-SVC)", "regression": "regression (epsilon-SVR)",
+              "novelty": "novelty detection (one-class SVM)"}
+
+
+def summary_section(result) -> str:
+    """The report's 'Dataset' table for a result of any task: the data's sizes and storage, the
+    preprocessing, the tuned parameters, what the choice allowed, the total time (classification:
+    the classes and the route too)."""
     s = result.summary
-    classes = ", ".join(f"{_esc(c)} ({n})" for c, n in zip(s["classes"], s["class_counts"]))
-    rows = [("training samples", s["n_train"]), ("test samples", s["n_test"] or "none"),
-            ("features", s["n_features"]),
-            ("preprocessing", getattr(result, "preprocessing", None) or "none (numeric data used as given)"),
-            ("storage", "sparse (density %.3f)" % s["density"] if s["sparse"] else "dense"),
-            ("classes (count)", classes), ("route", result.route),
-            ("max accuracy drop", f"{100 * result.max_accuracy_drop:g} percentage points"),
-            ("total time", f"{result.seconds:.1f} s")]
-    body = "".join(f"<tr><th>{_esc(k)}</th><td>{v if k == 'classes (count)' else _esc(v)}</td></tr>"
-                   for k, v in rows)
+    held = f" ({s['n_validation']} held out for validation)" if s.get("n_validation") else ""
+    params = ", ".join(f"{k} = {v:.4g}" for k, v in result.params.items()) or "-"
+    rows = [("task", _esc(TASK_WORDS.get(result.task, result.task))),
+            ("training samples", _esc(f"{s['n_train']}{held}")), ("test samples", _esc(s["n_test"] or "none")),
+            ("features", _esc(s["n_features"])),
+            ("preprocessing", _esc(result.preprocessing or "none (numeric data used as given)")),
+            ("storage", _esc("sparse (density %.3f)" % s["density"] if s["sparse"] else "dense"))]
+    if result.task == "classification":
+        rows += [("classes (count)", ", ".join(f"{_esc(c)} ({n})" for c, n in zip(s["classes"], s["class_counts"]))),
+                 ("route", _esc(result.route))]
+    allowed = result.allowed or f"accuracy within {100 * result.max_accuracy_drop:g} percentage points of the " \
+                                "exact model's"
+    rows += [("parameters", _esc(params)), ("the choice", _esc(allowed)), ("total time", f"{result.seconds:.1f} s")]
+    body = "".join(f"<tr><th>{_esc(k)}</th><td>{v}</td></tr>" for k, v in rows)
     return f"<h2>Dataset</h2><table>{body}</table>"
 
 
@@ -387,7 +399,7 @@ def render_report(result, title="leansvm fit report") -> tuple[str, list[str]]:
         headline += (f" Returned: <b>{_esc(final.name)}</b> ({final.n_support} support vectors"
                      + (f", test accuracy {final.test_accuracy:.4f}" if final.test_accuracy is not None else "")
                      + "), the same kind and size trained again on the training and validation parts.")
-    page = html_page(title, headline, _summary_section(result) + _steps_section(result) + _models_section(result),
+    page = html_page(title, headline, summary_section(result) + _steps_section(result) + _models_section(result),
                      figures, notes, len(names))
     return page, names
 

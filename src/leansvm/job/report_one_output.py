@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from leansvm.job.report import (KIND_STYLE, _esc, _figure, _png, _pyplot, _steps_section, _table, html_page,
-                            number_cell, plot_by_kind, plot_prediction_cost, write_page)
+                            number_cell, plot_by_kind, plot_prediction_cost, summary_section, write_page)
 
 
 def _error_label(result) -> str:
@@ -124,19 +124,6 @@ def plot_score_distributions(result) -> str:
     return _png(fig)
 
 
-def _summary_section(result) -> str:
-    s = result.summary
-    params = ", ".join(f"{k} = {v:.4g}" for k, v in result.params.items())
-    rows = [("task", "regression (epsilon-SVR)" if result.task == "regression" else "novelty detection (one-class SVM)"),
-            ("training samples", f"{s['n_train']} ({s['n_validation']} held out for validation)"),
-            ("test samples", s["n_test"] or "none"), ("features", s["n_features"]),
-            ("preprocessing", result.preprocessing or "none (numeric data used as given)"),
-            ("storage", "sparse (density %.3f)" % s["density"] if s["sparse"] else "dense"),
-            ("parameters", params), ("the choice", result.allowed), ("total time", f"{result.seconds:.1f} s")]
-    body = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
-    return f"<h2>Dataset</h2><table>{body}</table>"
-
-
 def _models_section(result) -> str:
     extra = sorted({k for c in result.candidates for k in c.test_metrics})
     exact_cost = result.exact.seconds_per_1000
@@ -192,7 +179,7 @@ def render_one_output_report(result, title="leansvm fit report") -> tuple[str, l
                 + (f", test {_esc(result.error_name)} {number_cell(final.test_error)}" if final.test_error is not None
                    else "")
                 + "".join(f", test {_esc(k)} {number_cell(v)}" for k, v in final.test_metrics.items()) + ".")
-    sections = _summary_section(result) + _steps_section(result) + _models_section(result)
+    sections = summary_section(result) + _steps_section(result) + _models_section(result)
     return html_page(title, headline, sections, figures, [], len(names)), names
 
 

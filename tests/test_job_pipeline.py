@@ -1,0 +1,84 @@
+"""The main job's shared stages run for every task through its rules (leansvm.job.task_rules): the
+paired estimate against a reference, the confirming folds, the reduced family and the refit on every
+row, on one JobContext, with one candidate record."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs, make_friedman1, make_moons
+
+import leansvm
+from leansvm.job.candidates import exact_svc
+from leansvm.job.choice import confirm_on_folds, stronger_reference
+from leansvm.job.context import JobContext
+from leansvm.job.data import validation_folds
+from leansvm.job.deadline import Deadline
+from leansvm.job.records import Candidate, JobLog
+from leansvm.job.reduced import train_reduced_models
+from leansvm.job.refit import refit_on_all_rows
+from leansvm.job.task_rules import ClassificationTask, NoveltyTask, RegressionTask
+
+
+def _classification():
+    X, y = make_moons(600, noise=0.25, random_state=0)
+    folds = validation_folds(X, y, 0.2, 0)
+    task = ClassificationTask(y[folds[0][1]], 0.05, n_classes=2)
+    return X, y, folds, task, lambda: exact_svc(10.0, 0.5), \
+        lambda: leansvm.BSGDClassifier(budget=20, C=10.0, gamma=0.5, random_state=0)
+
+
+def _regression():
+    X, y = make_friedman1(600, n_features=5, noise=0.5, random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    folds = validation_folds(X, None, 0.2, 0)
+    task = RegressionTask(y[folds[0][1]], 0.5)
+    return X, y, folds, task, lambda: leansvm.SVR(C=10.0, gamma=0.2, epsilon=0.3), \
+        lambda: leansvm.BSGDRegressor(budget=20, C=10.0, gamma=0.2, epsilon=0.3, random_state=0)
+
+
+def _novelty():
+    X, _ = make_blobs(600, centers=1, n_features=2, random_state=0)
+    folds = validation_folds(X, None, 0.2, 0)
+    task = NoveltyTask(0.2)
+    return X, None, folds, task, lambda: leansvm.OneClassSVM(nu=0.1, gamma=0.5), \
+        lambda: leansvm.BSGDOneClassSVM(budget=20, nu=0.1, gamma=0.5, random_state=0)
+
+
+@pytest.mark.parametrize("make", [_classification, _regression, _novelty], ids=["classification", "regression",
+                                                                                "novelty"])
+def test_every_shared_stage_runs_for_every_task(make):
+    X, y, folds, task, make_exact, make_budget = make()
+    log = JobLog(False)
+    job = JobContext(X, y, folds, task, Deadline(None), log, random_state=0, compression_points=100)
+    y_fit = np.zeros(job.n_fit) if y is None else job.y_fit
+    exact_model = make_exact().fit(job.X_fit, y_fit)
+    exact = Candidate(f"exact {task.model_name}", "exact", exact_model, int(exact_model.expansion_.n_support),
+                      0.1, n_rows=job.n_fit)
+    budget_model = make_budget().fit(job.X_fit, job.y_fit)
+    budget = Candidate("budget (20)", "budget", budget_model, int(budget_model.expansion_.n_support), 0.1)
+    candidates = [exact, budget]
+    for c in candidates:
+        task.validate(c, job.X_val)
+        assert c.validation_predictions.shape == (job.X_val.shape[0],)
+    task.estimate(candidates, exact)
+    assert isinstance(task.within(budget), bool) and np.isfinite(task.margin(budget, exact))
+    # the exact model had every fit row: it stays the reference
+    assert stronger_reference(task, candidates, exact, job.n_fit, log) is exact
+    # the folds: the generous limits accept the budget model on every fold pooled, or keep the exact one
+    chosen = confirm_on_folds(job, candidates, exact, make_exact)
+    if chosen is not None:
+        assert chosen in (exact, budget) and log.steps[-1].stage == "confirm"
+        assert chosen is exact or task.within(chosen)
+    # the reduced family: trained from the labels or targets, or left out with the reason said once
+    reduced = train_reduced_models(job, exact, 10.0, 0.5, time_limit=5.0, below=None)
+    step = log.steps[-1]
+    assert step.stage == "reduced"
+    if task.name == "novelty":
+        assert reduced == [] and step.choice == "family left out" and "one-class" in step.reason
+    else:
+        assert reduced and all(type(c.model).__name__ == task.reduced_name for c in reduced)
+        assert all(c.validation_predictions is not None for c in reduced)
+    # the refit of the chosen kind on every row: one record, kind 'refit'
+    refit = refit_on_all_rows(job, budget, exact, None)
+    assert isinstance(refit, Candidate) and refit.kind == "refit" and refit.n_rows == X.shape[0]
+    assert refit.model is not budget.model and refit.n_support <= budget.n_support
+    assert log.steps[-1].stage == "refit" and "returned" in log.steps[-1].choice
