@@ -115,7 +115,7 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     candidates = [exact] + cheap_candidates(job, exact, families, candidate_sizes(exact.n_support, size_fractions),
                                             time_limit=deadline.allowance("compress"))
     for c in candidates:
-        c.validation_predictions = c.model.predict(X_val)
+        task.validate(c, X_val)
     task.estimate(candidates, exact)
     train_reduced_models(job, exact, None, gamma)          # says once why the family does not apply
     chosen = choose_fewest(candidates, max_disagreement)

@@ -135,7 +135,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     candidates = [exact] + cheap_candidates(job, exact, families, candidate_sizes(exact.n_support, size_fractions),
                                             time_limit=deadline.allowance("compress"))
     for c in candidates:
-        c.validation_predictions = c.model.predict(X_val)
+        task.validate(c, X_val)
     task.estimate(candidates, exact)
     # the teacher-free family in the time the cheap families left, below the smallest model that qualifies
     # (a larger one could not be chosen); not the classification job's teacher-free split of the budget:
