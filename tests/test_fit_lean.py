@@ -374,7 +374,7 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused(monkeypatch):
     assert calls == [] and lucky.drop.folds == 1 and kept is lucky
 
 
-def test_finalists_the_folds_could_not_reach_keep_their_hold_out_verdict(monkeypatch):
+def test_finalists_the_folds_could_not_reach_keep_their_hold_out_verdict():
     """pool_folds on a scripted clock: the smaller finalist fails on the folds and uses the time; the
     larger one, which no fold can hold any more, is judged on the validation part alone and accepted
     there (it is not left unjudged, which returned the exact model on letter); one that fails there
@@ -384,7 +384,6 @@ def test_finalists_the_folds_could_not_reach_keep_their_hold_out_verdict(monkeyp
     from leansvm.job import choice
 
     clock = [0.0]
-    monkeypatch.setattr(choice.time, "perf_counter", lambda: clock[0])
     small, large = SimpleNamespace(name="small", fit_seconds=4.0), SimpleNamespace(name="large", fit_seconds=50.0)
 
     def candidate_on_fold(c, k, reference_model):
@@ -401,7 +400,8 @@ def test_finalists_the_folds_could_not_reach_keep_their_hold_out_verdict(monkeyp
     for large_passes in (True, False):
         clock[0], judged[:] = 0.0, []
         accepted, tried, out_of_time = choice.pool_folds([small, large], 5, lambda k: (f"exact {k}", k),
-                                                         candidate_on_fold, judge, 0.0, time_limit=10.0)
+                                                         candidate_on_fold, judge, 0.0, time_limit=10.0,
+                                                         clock=lambda: clock[0])
         # small: folds 1 and 2 end at 4 and 8 s, fold 3 would end at 12 s, past the limit
         assert judged == [("small", 3), ("large", 1)] and out_of_time
         assert tried == [(small, 3), (large, 1)]

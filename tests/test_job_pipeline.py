@@ -82,3 +82,23 @@ def test_every_shared_stage_runs_for_every_task(make):
     assert isinstance(refit, Candidate) and refit.kind == "refit" and refit.n_rows == X.shape[0]
     assert refit.model is not budget.model and refit.n_support <= budget.n_support
     assert log.steps[-1].stage == "refit" and "returned" in log.steps[-1].choice
+
+
+def test_the_stages_time_checks_and_steps_read_the_jobs_clock():
+    """One clock for the job (JobContext.clock, the deadline's and the log's): on a clock that moves
+    1,000 s at each reading, the budget stage trains the one timing model of each family and leaves
+    the other budgets out for lack of time, and its step reports seconds of that clock."""
+    import itertools
+
+    from leansvm.job.candidates import train_budget_models
+
+    X, y, folds, task, _, _ = _classification()
+    ticks = itertools.count(step=1000.0)
+    clock = lambda: float(next(ticks))  # noqa: E731
+    log = JobLog(False, clock=clock)
+    job = JobContext(X, y, folds, task, Deadline(None, clock=clock), log, random_state=0)
+    out = train_budget_models(job, 10.0, 0.5, [10, 20, 40], time_limit=500.0)
+    assert sorted(c.name for c in out) == ["BSGD B=10", "Nystroem B=10"]
+    step = log.steps[-1]
+    assert step.stage == "budget" and "left out for lack of time" in step.reason
+    assert step.seconds >= 1000.0

@@ -3,7 +3,6 @@ models trained, and the compression size search (``leansvm.compress`` of the exa
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -193,7 +192,7 @@ def train_budget_models(job, C, gamma, budgets, time_limit=None, landmarks=True)
         fallback = ("leansvm.BSGDClassifier is not available; Nystroem landmarks + "
                     "LinearSVC (scikit-learn), written as a kernel expansion over the landmarks")
     out = []
-    start = time.perf_counter()
+    start = job.clock()
     plan = []
     for budget in budgets:
         if bsgd is not None:
@@ -213,7 +212,7 @@ def train_budget_models(job, C, gamma, budgets, time_limit=None, landmarks=True)
             if time_limit is not None and model is None:
                 budget, seconds, rows = last[family]
                 expected = seconds * pass_work(estimator.budget, X.shape[0]) / pass_work(max(budget, 1), rows)
-                if time.perf_counter() - start + expected > time_limit:
+                if job.clock() - start + expected > time_limit:
                     left_out.append(name)
                     continue
             if model is None:
@@ -229,7 +228,7 @@ def train_budget_models(job, C, gamma, budgets, time_limit=None, landmarks=True)
     log.step("budget", f"{len(out)} budget model(s), B = {', '.join(str(int(b)) for b in budgets)}",
              "budgeted training at fixed size: " + " and ".join(families)
              + (f"; left out for lack of time ({time_limit:.0f} s): {', '.join(left_out)}" if left_out else ""),
-             time.perf_counter() - start, fallback)
+             job.clock() - start, fallback)
     return out
 
 
@@ -352,7 +351,7 @@ def compress_models(job, reference: Candidate, first_fraction=0.01, time_limit=N
                  "leansvm.compress is not available; the exact and budget models are the candidates")
         return []
     m = reference.n_support
-    out, start, n_unconverged = [], time.perf_counter(), 0
+    out, start, n_unconverged = [], job.clock(), 0
     # L-BFGS bounds; a larger size never gets fewer iterations than the size before it: with a fixed
     # amount of work they fell as points x vectors grew (synth-200k: 790 vectors 970 iterations,
     # validation 0.9364; 1,580 vectors 300 iterations, 0.9309; 1,580 at 970, 0.9383)
@@ -384,7 +383,7 @@ def compress_models(job, reference: Candidate, first_fraction=0.01, time_limit=N
         return c
 
     def out_of_time(next_cost):
-        return time_limit is not None and time.perf_counter() - start + next_cost > time_limit
+        return time_limit is not None and job.clock() - start + next_cost > time_limit
 
     n_classes = task.n_classes
     size = max(5, int(round(first_fraction * m)), VECTORS_PER_CLASS * n_classes if n_classes > 2 else 0)
@@ -429,7 +428,7 @@ def compress_models(job, reference: Candidate, first_fraction=0.01, time_limit=N
                 f"last two doublings to close below {limit} vectors" if out_of_reach else "")
              + (f"; no size from {below} on: a model of {below} SV already qualifies"
                 if below is not None and below < m and not stopped and not out_of_reach and hit is None else ""),
-             time.perf_counter() - start)
+             job.clock() - start)
     return out
 
 

@@ -87,7 +87,7 @@ def choose_model(candidates, reference: Candidate, y_val, max_accuracy_drop, con
 
 
 def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, reference_seconds,
-               time_limit=None, references=None):
+               time_limit=None, references=None, clock=time.perf_counter):
     """Try ``finalists`` (smallest first) on folds 0..``n_folds`` - 1 pooled, until ``judge`` accepts one.
 
     Fold 0 is the validation part the candidates were chosen on; on each other fold the reference
@@ -106,14 +106,14 @@ def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, 
     finalist is tried only when a smaller one failed. ``references``: {fold: (model, evidence)} of the
     reference already trained, filled here (a later call on the same folds reuses them). Returns
     (accepted candidate or None, [(candidate, folds it was judged on)] of those tried, out of time)."""
-    start = time.perf_counter()
+    start = clock()
     references = {} if references is None else references
     if 0 not in references:
         references[0] = reference_on_fold(0)
     tried, out_of_time = [], False
 
     def over(extra):
-        return time_limit is not None and time.perf_counter() - start + extra > time_limit
+        return time_limit is not None and clock() - start + extra > time_limit
 
     for c in finalists:
         evidence = [candidate_on_fold(c, 0, None)]
@@ -150,7 +150,7 @@ def confirm_on_folds(job, candidates, reference: Candidate, make_exact, time_lim
     estimate becomes the pooled one. ``fold_references``: the exact models of the folds, kept across
     calls on the same folds (:func:`pool_folds`' ``references``)."""
     task, X, y, folds, log = job.task, job.X, job.y, job.folds, job.log
-    start = time.perf_counter()
+    start = job.clock()
     finalists = sorted((c for c in candidates if c.kind in ("budget", "compressed")
                         and task.promising(c, reference, len(folds))), key=lambda c: c.n_support)
     if not finalists or len(folds) < 2:
@@ -182,13 +182,13 @@ def confirm_on_folds(job, candidates, reference: Candidate, make_exact, time_lim
         return task.within(c)
 
     accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
-                                              reference.fit_seconds, time_limit, fold_references)
+                                              reference.fit_seconds, time_limit, fold_references, job.clock)
     chosen = accepted or reference
     log.step("confirm", f"{chosen.name}: {chosen.n_support} vectors, confirmed on the other folds" if accepted
              else f"none confirmed on the other folds: {chosen.name}, {chosen.n_support} vectors",
              (f"its {task.describe_pooled(chosen)} is within the limit" if accepted else
               f"no candidate's bound is within the limit on the pooled folds; {reference.name}")
-             + tried_note(tried, len(folds), out_of_time), time.perf_counter() - start)
+             + tried_note(tried, len(folds), out_of_time), job.clock() - start)
     return chosen
 
 

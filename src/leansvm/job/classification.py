@@ -45,7 +45,6 @@ model cheaper than the exact one was accepted ends the job with that model (:fun
 from __future__ import annotations
 
 import sys
-import time
 import warnings
 from functools import partial
 
@@ -234,10 +233,10 @@ def _compressed_sizes_up(job, candidates, reference, make_exact, time_limit, fol
     Compression stops at its first size that reaches the target on the validation part, so a refuted hit
     left no larger compressed model: satimage seed 0 (120 vectors accepted, refuted on the folds) and
     letter seed 1 returned the exact model."""
-    start, task, log = time.perf_counter(), job.task, job.log
+    start, task, log = job.clock(), job.task, job.log
     while True:
         size = 2 * max((c.n_support for c in candidates if c.kind == "compressed"), default=reference.n_support)
-        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        left = None if time_limit is None else time_limit - (job.clock() - start)
         if size >= reference.n_support or (left is not None and left <= 0):
             return reference
         log.say(f"  every model the validation part accepted was refuted: compression one size up, {size} vectors")
@@ -246,7 +245,7 @@ def _compressed_sizes_up(job, candidates, reference, make_exact, time_limit, fol
         candidates += new
         if not any(task.within(c) for c in new):
             return reference
-        left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), 0.0)
+        left = None if time_limit is None else max(time_limit - (job.clock() - start), 0.0)
         chosen = confirm_on_folds(job, new, reference, make_exact, left, fold_references)
         if chosen is not None and chosen is not reference:
             return chosen
@@ -380,7 +379,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     max_accuracy_drop = allowed_share("max_accuracy_drop", max_accuracy_drop)
     check_confidence(confidence)
     log = JobLog(verbose)
-    start = time.perf_counter()
+    start = log.clock()
     deadline = Deadline(budget_seconds, clock=log.clock)     # one clock for the budget and the log
     candidates, reference, selection, route, summary, preprocessor = [], None, None, None, None, None
     try:
@@ -438,7 +437,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             log.flush()
             return LeanResult(model, chosen, candidates, selection, route, log.steps, summary,
                               max_accuracy_drop, *libsvm, data_2d,
-                              np.unique(y), time.perf_counter() - start, final,
+                              np.unique(y), log.clock() - start, final,
                               None if preprocessor is None else preprocessor.describe(), confidence,
                               reference=reference, params={"C": C, "gamma": gamma})
     except KeyboardInterrupt as exc:
@@ -449,7 +448,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
         model = held.model if preprocessor is None else io.with_preprocessing(preprocessor, held.model)
         log.flush()
         return LeanResult(model, held, candidates, selection, route, log.steps, summary, max_accuracy_drop,
-                          classes=np.unique(y), seconds=time.perf_counter() - start, final=held,
+                          classes=np.unique(y), seconds=log.clock() - start, final=held,
                           preprocessing=None if preprocessor is None else preprocessor.describe(),
                           confidence=confidence, interrupted=exc, reference=reference,
                           params={} if selection is None else {"C": selection.fit_C, "gamma": selection.gamma})

@@ -76,12 +76,10 @@ def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
     other's: ranges squeezed by a few extreme values (magic, page-blocks0) need C far up the
     grid, where every later fit is slow. ``scaled``: a function of a scaling's name that returns
     the training rows so scaled."""
-    import time
-
     from leansvm.job.helpers import _QuietConvergence
     from leansvm.paths.search import wide_search
 
-    start, scores = time.perf_counter(), {}
+    start, scores = log.clock(), {}
     for name in AUTO_SCALINGS:
         try:
             with _QuietConvergence():      # counted by the search itself; not printed mid-job
@@ -97,7 +95,7 @@ def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
     rows = next(iter(scores.values()))[3]
     scored = " against ".join(f"{n} {acc:.4f}" for n, (acc, *_) in sorted(scores.items(), key=lambda i: i[0] != chosen))
     log.step("scale", f"{chosen}: CV accuracy {scored}", f"the search's first round, {n_folds}-fold CV on {rows} rows: {detail}; "
-             + why, time.perf_counter() - start)
+             + why, log.clock() - start)
     return chosen
 
 

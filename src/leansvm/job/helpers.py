@@ -4,7 +4,6 @@ warnings collected instead of printed mid-progress."""
 from __future__ import annotations
 
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -48,12 +47,12 @@ def keep_on_failure(stage: str, held, log, run):
 
 
 def hold_on_interrupt(exc, started, log, held):
-    """A Ctrl-C during the job (``started``: its start on ``time.perf_counter``'s clock): says where it
+    """A Ctrl-C during the job (``started``: its start on the log's clock): says where it
     stopped (on the command's one line where the command runs, else on stderr) and, where ``held`` (the
     cheapest model accepted so far) is not None, logs that it is returned as validated; the caller
     raises ``exc`` where ``held`` is None."""
     last = log.steps[-1].stage if log.steps else "none"
-    seconds = time.perf_counter() - started
+    seconds = log.clock() - started
     if interrupts.active():                # the command prints it on its one line
         interrupts.add_context(exc, f"leansvm fit after {seconds:.0f} s, last finished step: {last}")
     else:

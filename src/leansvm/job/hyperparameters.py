@@ -3,7 +3,6 @@ given grid (screened paths of ``leansvm.SVCCV``), and the screening rate along C
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
@@ -47,7 +46,7 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
     """
     log = log or JobLog(False)
     Cs, gammas = np.sort(np.asarray(Cs, float)), np.sort(np.asarray(gammas, float))
-    start = time.perf_counter()
+    start = log.clock()
     accuracy, n_support, fallback = None, None, None
     method = "screened C path (leansvm.SVCCV)"
     path_search = _optional("SVCCV")
@@ -73,7 +72,7 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
     log.step("select", f"C = {selection.C:g}, gamma = {selection.gamma:g}",
              f"best {n_folds}-fold CV accuracy {accuracy[i, j]:.4f} over {len(gammas)} gamma x {len(Cs)} C "
              f"on {X.shape[0]} samples ({method}); ties broken by fewer support vectors" + quiet.note(),
-             time.perf_counter() - start, fallback)
+             log.clock() - start, fallback)
     return selection
 
 
@@ -137,7 +136,7 @@ def screening_along_path(X, y, C_min, C_max, gamma, n_C=10, random_state=0, log=
                  fallback="leansvm.svm_path is not available")
         return None
     Cs = np.logspace(np.log10(C_min), np.log10(C_max), n_C)
-    start = time.perf_counter()
+    start = log.clock()
     try:
         with _QuietConvergence() as quiet:
             path = svm_path(X, y, Cs, gamma=gamma, screening="it", random_state=random_state)
@@ -147,7 +146,7 @@ def screening_along_path(X, y, C_min, C_max, gamma, n_C=10, random_state=0, log=
     rate = np.asarray(path.screening_rate, float)
     log.step("screening", f"mean screening rate {rate.mean():.2f} along {n_C} values of C",
              f"one path with the Intersection Test at gamma = {gamma:g} on {X.shape[0]} samples" + quiet.note(),
-             time.perf_counter() - start)
+             log.clock() - start)
     return Cs, rate
 
 
@@ -172,7 +171,7 @@ def carry_C(job, C, gamma, search_rows, time_limit) -> float:
 
     X_fit, y_fit, X_val, y_val, log = job.X_fit, job.y_fit, job.X_val, job.y_val, job.log
     fit_rows, class_weight, random_state = job.n_fit, job.task.class_weight, job.random_state
-    start, sizes, trail = time.perf_counter(), [], []
+    start, sizes, trail = job.clock(), [], []
     size = CARRY_GROWTH * int(search_rows)
     while size <= fit_rows // 2:
         sizes.append(size)
@@ -184,18 +183,18 @@ def carry_C(job, C, gamma, search_rows, time_limit) -> float:
     last_seconds, stopped = None, ""
     for size in sizes:
         if last_seconds is not None and time_limit is not None and \
-                time.perf_counter() - start + last_seconds * CARRY_GROWTH ** 2 > time_limit:
+                job.clock() - start + last_seconds * CARRY_GROWTH ** 2 > time_limit:
             stopped = f"; stopped before {size} rows: the next size would pass the {time_limit:.0f} s left of " \
                       "the search's share"
             break
         X_s, y_s = _subsample(X_fit, y_fit, size, random_state)
-        t0, scores = time.perf_counter(), []
+        t0, scores = job.clock(), []
         for factor in CARRY_FACTORS:
             with _QuietConvergence():
                 model = SVC(C=C * factor, gamma=gamma, class_weight=class_weight,
                             random_state=random_state).fit(X_s, y_s)
             scores.append(np.asarray(_same_labels(model.predict(X_v), y_v), dtype=float))
-        last_seconds = time.perf_counter() - t0
+        last_seconds = job.clock() - t0
         best = int(np.argmax([s.mean() for s in scores]))
         within = [k for k, s in enumerate(scores)
                   if s.mean() >= scores[best].mean() - np.std(scores[best] - s) / np.sqrt(len(y_v))]
@@ -205,5 +204,5 @@ def carry_C(job, C, gamma, search_rows, time_limit) -> float:
         log.step("carry", f"C = {C:g} for {fit_rows} rows",
                  f"the search's C carried to the fit's size: the smallest C within one SE of the best validation "
                  f"accuracy on {len(y_v)} rows among {', '.join(f'{f:g}' for f in CARRY_FACTORS)} x C, at "
-                 f"{'; '.join(trail)}{stopped}", time.perf_counter() - start)
+                 f"{'; '.join(trail)}{stopped}", job.clock() - start)
     return C

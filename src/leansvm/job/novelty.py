@@ -23,7 +23,6 @@ Stages, each one line of the log:
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -90,9 +89,9 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
 
     max_disagreement = allowed_share("max_disagreement", max_disagreement)
     _check(nu, gamma_factor, validation_fraction, confidence)
-    start = time.perf_counter()
-    deadline = one_output_deadline(budget_seconds, confirm)
     log = JobLog(verbose)
+    start = log.clock()
+    deadline = one_output_deadline(budget_seconds, confirm, log.clock)
     if y is None and target is None and hasattr(X, "columns"):
         y = np.zeros(len(X))                           # a table of features only: no column to split off
     X, _, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale)

@@ -23,7 +23,6 @@ what the table (:func:`format_one_output_table`) and the HTML report
 
 from __future__ import annotations
 
-import time
 import warnings
 
 from leansvm.job.choice import confirm_on_folds
@@ -127,7 +126,7 @@ def cheap_candidates(job, exact: Candidate, budget_families, sizes, time_limit=N
 
     X_fit, y_fit, random_state, log, label = job.X_fit, job.y_fit, job.random_state, job.log, job.task.model_name
     rng = np.random.default_rng(random_state)
-    n, start = X_fit.shape[0], time.perf_counter()
+    n, start = X_fit.shape[0], job.clock()
     plan = [(f"compressed {label}", "compressed", None, lambda size, rows: size)] + \
         [(f"{name} {label}", "budget", make, work) for name, make, work in budget_families]
     todo = [(size, k) for size in sizes for k in range(len(plan))]      # the order of the sizes
@@ -151,7 +150,7 @@ def cheap_candidates(job, exact: Candidate, budget_families, sizes, time_limit=N
     while todo:
         entry = min(todo, key=lambda e: 0.0 if e in ready else expected(e)) if time_limit is not None else todo[0]
         if entry not in ready and time_limit is not None and entry[1] in last \
-                and time.perf_counter() - start + expected(entry) > time_limit:
+                and job.clock() - start + expected(entry) > time_limit:
             break
         todo.remove(entry)
         (size, k), (family, kind, make, _) = entry, plan[entry[1]]
@@ -171,7 +170,7 @@ def cheap_candidates(job, exact: Candidate, budget_families, sizes, time_limit=N
                 + ", ".join(f"{plan[k][0]} ({size})" for size, k in sorted(todo)))
     # a step of its own, so that the stage times show what the cheap models cost (else the next step's)
     log.step("candidates", f"{len(made)} cheap models", ", ".join(c.name for c in made)
-             + (f"; {len(todo)} left out for lack of time" if todo else ""), time.perf_counter() - start)
+             + (f"; {len(todo)} left out for lack of time" if todo else ""), job.clock() - start)
     return made
 
 
@@ -193,14 +192,14 @@ def compress_exact(exact_model, size, X, y, rng, random_state, compression_point
                                 progress=False)
 
 
-def one_output_deadline(budget_seconds, confirm=True):
+def one_output_deadline(budget_seconds, confirm=True, clock=None):
     """The time budget of a one-output job: :class:`~leansvm.job.deadline.Deadline` whose refit
     share goes to the candidates (the refit runs when time is left), and the confirming folds'
     too when ``confirm`` is False; the reduced family's share goes to compression (these jobs do
-    not train it yet)."""
+    not train it yet). ``clock``: the job's (its log's; None: ``time.perf_counter``)."""
     from leansvm.job.deadline import Deadline
 
-    deadline = Deadline(budget_seconds)
+    deadline = Deadline(budget_seconds) if clock is None else Deadline(budget_seconds, clock=clock)
     deadline.skip("refit")
     deadline.skip("reduced")
     if not confirm:

@@ -13,7 +13,6 @@ again as they do a BSGD model (no exact solve).
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -92,7 +91,7 @@ def train_reduced_models(job, reference: Candidate, C, gamma, time_limit=None, b
                                                f"{min(reference.n_support, below or reference.n_support)}, "
                                                "the smallest model that already qualifies")
         return []
-    start, out, stop = time.perf_counter(), [], None
+    start, out, stop = job.clock(), [], None
     limit = size_limit(reference.n_support, below)
     for size in sizes:
         if out_of_reach(task, out, limit):
@@ -100,7 +99,7 @@ def train_reduced_models(job, reference: Candidate, C, gamma, time_limit=None, b
                    f"{task.describe_miss(min(out, key=task.miss))}, shrank too slowly over the last two " \
                    f"doublings to close below {limit} vectors"
             break
-        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        left = None if time_limit is None else time_limit - (job.clock() - start)
         if left is not None and out and 2 * out[-1].fit_seconds > left:
             stop = f"stopped before {size} vectors: twice the last size's {out[-1].fit_seconds:.0f} s is over " \
                    f"the {max(left, 0):.0f} s left of {time_limit:.0f} s"
@@ -127,7 +126,7 @@ def train_reduced_models(job, reference: Candidate, C, gamma, time_limit=None, b
              + (f"; {stop}" if stop else "")
              + (f"; no size from {below} on: a model of {below} SV already qualifies"
                 if below is not None and below < size_limit(reference.n_support) else ""),
-             time.perf_counter() - start)
+             job.clock() - start)
     return out
 
 

@@ -85,7 +85,7 @@ def refit_on_all_rows(job, chosen: Candidate, exact: Candidate, time_left) -> Ca
         log.step("refit", "not refit", f"no refit on all {n} rows: estimated at {estimated:.0f} s, {time_left:.0f} "
                  "s of the budget left; the chosen model is returned as trained")
         return None
-    start = time.perf_counter()
+    start = job.clock()
     if chosen.kind == "budget":
         model, _ = train_like(chosen, X, y, None, compress_to, random_state)
         how = f"{type(chosen.model).__name__} with budget {chosen.n_support}"
@@ -95,7 +95,7 @@ def refit_on_all_rows(job, chosen: Candidate, exact: Candidate, time_left) -> Ca
         how = f"the exact model ({int(exact_model.expansion_.n_support)} vectors)"
         if chosen.kind == "compressed":
             how += f", compressed to {chosen.n_support} vectors as the chosen one was"
-    seconds = time.perf_counter() - start
+    seconds = job.clock() - start
     n_sv = int(model.expansion_.n_support)
     refit = Candidate(f"{chosen.name}, refit on all {n} rows", "refit", model, n_sv, seconds, n_rows=n,
                       note=f"the chosen {chosen.name} trained again on the training and validation parts")

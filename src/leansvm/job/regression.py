@@ -36,7 +36,6 @@ the refit with classification too. The HTML report:
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -98,9 +97,9 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     check_confidence(confidence)
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
-    start = time.perf_counter()
-    deadline = one_output_deadline(budget_seconds, confirm)
     log = JobLog(verbose)
+    start = log.clock()
+    deadline = one_output_deadline(budget_seconds, confirm, log.clock)
     X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale)
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
     if not np.all(np.isfinite(y)):
@@ -115,7 +114,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, regression",
              f"{X_val.shape[0]} rows held out for validation; epsilon = {epsilon:g} x std(y) = {eps:.4g}")
 
-    t0 = time.perf_counter()
+    t0 = job.clock()
     scale_gamma = leansvm.Kernel.from_params("rbf", "scale", X=X_fit).gamma
     gammas = [f * scale_gamma for f in (gamma_factors or DEFAULT_GAMMA_FACTORS)]
     X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
@@ -124,7 +123,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     log.step("select", f"C = {C:g}, gamma = {gamma:.4g}",
              f"3-fold CV R^2 {score:.4f} (best {cv.best_score_:.4f}; the smallest C within one standard error) "
              f"over {len(cv.cv_results_['params'])} cells on {X_sel.shape[0]} rows (SVR paths over C)",
-             time.perf_counter() - t0)
+             job.clock() - t0)
 
     make_exact = lambda: leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state)  # noqa: E731
     exact = train_exact_model(job, make_exact, f"IRWLS at C = {C:g}, gamma = {gamma:.4g}")
