@@ -727,6 +727,25 @@ def test_time_left_when_nothing_qualified_goes_to_the_next_reduced_size():
     assert next_size_in_the_time_left(task, big, exact, 38.0) == ([5200] if 5200 <= MAX_VECTORS else [])
 
 
+def test_a_reduced_family_within_reach_of_the_target_gets_its_next_size_on_the_last_sizes_time():
+    """synth-200k at 300 s: 379 vectors missed by 0.07 points after 31 s with 28 s left. Within reach
+    (the miss under what the last doubling gained, or under 2 % of the miss of chance) the next size
+    starts on the last size's time, not twice it; a family far from the target still needs twice."""
+    from leansvm.job.reduced import REACH_OF_CHANCE, next_size_seconds, within_reach
+
+    task = _majority_task(0.5)                      # chance misses the target by 0.965 - 0.5
+    near = _missed([190, 379], [0.0040, 0.0007], required=0.965)
+    far = _missed([190, 379], [0.0300, 0.0200], required=0.965)
+    for c, seconds in zip(near + far, (15.0, 31.0, 15.0, 31.0)):
+        c.fit_seconds = seconds
+    assert within_reach(task, near) and next_size_seconds(task, near) == 31.0
+    assert not within_reach(task, far) and next_size_seconds(task, far) == 62.0
+    one = _missed([379], [0.5 * REACH_OF_CHANCE * (0.965 - 0.5)], required=0.965)
+    assert within_reach(task, one)                  # one size: judged against the miss of chance
+    assert not within_reach(task, _missed([379], [2 * REACH_OF_CHANCE * (0.965 - 0.5)], required=0.965))
+    assert not within_reach(task, [])
+
+
 def _context(X, y, task, n_fit, log=None):
     """A classification job's context: the first ``n_fit`` rows fit, the rest validate."""
     from leansvm.job.records import JobLog

@@ -68,7 +68,7 @@ from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, 
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
 from leansvm.job.records import LeanResult, Selection, JobLog
-from leansvm.job.reduced import (continue_in_the_time_left, next_size_in_the_time_left, reduced_family,
+from leansvm.job.reduced import (continue_in_the_time_left, next_size_in_the_time_left, reduced_family, within_reach,
                                  teacher_free_size, train_reduced_models)
 from leansvm.job.refit import refit_on_all_rows
 from leansvm.job.report import accuracy_cell, drop_cell
@@ -190,7 +190,9 @@ def _compress_reference(job, reference, candidates, C, gamma, refine):
     """Stage 6: every candidate validated and its drop against ``reference`` estimated; with
     ``refine`` (the budget route) one more budget size between the smallest qualifying one and the
     miss below it (:func:`refine_budget_size`); ReducedSVC from the small end below the smallest
-    model that qualifies (:func:`train_reduced_models`); then compressed models of ``reference``
+    model that qualifies (:func:`train_reduced_models`), and where none qualified but the family came
+    within reach of the target (:func:`within_reach`), its next size first, in compression's time; then
+    compressed models of ``reference``
     below the smallest model that qualifies by then (:func:`compress_models`). Adds the models it
     trains to ``candidates`` as each family ends, so that a Ctrl-C finds them there (the job's held
     model, :func:`_held_model`).
@@ -211,17 +213,30 @@ def _compress_reference(job, reference, candidates, C, gamma, refine):
     one_size = teacher_free_size(reference, task.n_classes, smallest_qualified()) if deadline.without_teacher else None
     candidates += train_reduced_models(job, reference, C, gamma, deadline.allowance("reduced"),
                                        below=smallest_qualified(), plan=one_size)
+    if smallest_qualified() is None and not deadline.without_teacher and within_reach(task, reduced_family(candidates)):
+        candidates += _next_reduced_size(job, candidates, reference, (C, gamma), "it came within reach of the target")
     # a compressed model is only worth trying below the smallest model that already qualifies
     candidates += compress_models(job, reference, time_limit=deadline.allowance("compress"),
                                   below=smallest_qualified())
     if smallest_qualified() is None and deadline.seconds is not None:
-        left, family = deadline.allowance("compress"), reduced_family(candidates)
         if deadline.without_teacher:      # its one size trains on, rather than doubling
-            candidates += continue_in_the_time_left(job, family[-1] if family else None, reference, left)
-        elif sizes := next_size_in_the_time_left(job.task, family, reference, left):
-            candidates += train_reduced_models(job, reference, C, gamma, left, plan=dict(
-                sizes=sizes, why=f"the next size in the {left:.0f} s the budget has left: nothing qualified and "
-                                 "the stages stopped for lack of time"))
+            family = reduced_family(candidates)
+            candidates += continue_in_the_time_left(job, family[-1] if family else None, reference,
+                                                    deadline.allowance("compress"))
+        else:
+            candidates += _next_reduced_size(job, candidates, reference, (C, gamma),
+                                             "nothing qualified and the stages stopped for lack of time")
+
+
+def _next_reduced_size(job, candidates, reference, params, why) -> list:
+    """The reduced family's next doubling (:func:`next_size_in_the_time_left`) in the time compression's
+    allowance holds, ``why`` in the log; [] where there is none to try."""
+    left = job.deadline.allowance("compress")
+    sizes = next_size_in_the_time_left(job.task, reduced_family(candidates), reference, left)
+    if not sizes:
+        return []
+    return train_reduced_models(job, reference, *params, left, plan=dict(
+        sizes=sizes, why=f"the next size in the {left:.0f} s the budget has left: {why}"))
 
 
 def _compressed_sizes_up(job, candidates, reference, make_exact, time_limit, fold_references=None):
