@@ -1056,7 +1056,6 @@ def test_a_budget_size_between_a_miss_and_the_smallest_hit_is_tried_once(moons):
     """The refinement trains the hit's family at the geometric mean of the two budgets, validates it
     against the reference and sets its drop; the other family's sizes do not bracket it."""
     from leansvm.job.candidates import refine_budget_size
-    from leansvm.job.estimates import correct
     from leansvm.job.records import JobLog
 
     X, y, Xv, yv = moons

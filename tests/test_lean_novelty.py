@@ -12,7 +12,7 @@ from sklearn.metrics import roc_auc_score
 from leansvm.cli import main
 from leansvm.job.novelty import fit_lean_novelty
 from leansvm.job.one_output import format_one_output_table
-from leansvm.job.report_one_output import render_one_output_report
+from leansvm.job.report import render_one_output_report
 
 SMALL = dict(size_fractions=(0.1, 0.3, 0.6))
 
@@ -122,7 +122,7 @@ def test_a_time_budget_fits_the_exact_model_on_a_subsample(normal_data, monkeypa
 def test_ctrl_c_after_the_choice_returns_the_chosen_model(normal_data, monkeypatch):
     """As the other jobs: a Ctrl-C during the confirming folds after a model with fewer vectors than the
     exact one was chosen returns it as validated; before the choice it stops the job."""
-    from leansvm.job import novelty, one_output
+    from leansvm.job import one_output
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -133,6 +133,6 @@ def test_ctrl_c_after_the_choice_returns_the_chosen_model(normal_data, monkeypat
     exact = next(c for c in r.candidates if c.kind == "exact")
     assert isinstance(r.interrupted, KeyboardInterrupt) and r.final is r.chosen
     assert r.chosen.n_support < exact.n_support and r.steps[-1].stage == "interrupted"
-    monkeypatch.setattr(novelty, "cheap_candidates", interrupted)
+    monkeypatch.setattr(one_output, "cheap_candidates", interrupted)
     with pytest.raises(KeyboardInterrupt):
         fit_lean_novelty(X, nu=0.05, max_disagreement=0.03, **SMALL)

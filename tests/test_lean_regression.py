@@ -123,7 +123,7 @@ def test_leansvm_fit_detects_regression_and_writes_a_libsvm_model(friedman, tmp_
 
 
 def test_report_plots_the_surface_predictions_and_residuals(friedman):
-    from leansvm.job.report_one_output import render_one_output_report
+    from leansvm.job.report import render_one_output_report
     X, z, Xt, zt = friedman
     r = fit_lean_regression(X[:800], z[:800], X_test=Xt, y_test=zt, **SMALL)
     page, names = render_one_output_report(r)
@@ -306,7 +306,7 @@ def test_ctrl_c_after_the_choice_returns_the_chosen_model_and_the_command_writes
     """A Ctrl-C during the confirming folds, once the validation part chose a model with fewer vectors
     than the exact SVR: the job returns that model as validated (``interrupted`` set, a log step), and
     `leansvm fit` writes it and exits with 130 on one message line. Before the choice it stops the job."""
-    from leansvm.job import regression, one_output
+    from leansvm.job import one_output
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -325,9 +325,9 @@ def test_ctrl_c_after_the_choice_returns_the_chosen_model_and_the_command_writes
     assert main(["fit", str(data), "-o", str(model), "--max-error-increase", "5%", "--C-grid", "1", "10",
                  "--quiet"]) == 130
     line = [s for s in capsys.readouterr().err.splitlines() if s.startswith("leansvm: interrupted (Ctrl-C)")]
-    assert len(line) == 1 and f"to {model}" in line[0] and "the model chosen before it" in line[0]
+    assert len(line) == 1 and f"to {model}" in line[0] and "the cheapest model accepted before it" in line[0]
     assert isinstance(leansvm.io.load_libsvm_model(model), leansvm.SVR)
-    monkeypatch.setattr(regression, "cheap_candidates", interrupted)           # before the choice
+    monkeypatch.setattr(one_output, "cheap_candidates", interrupted)           # before the choice
     with pytest.raises(KeyboardInterrupt):
         fit_lean_regression(X, z, max_error_increase=0.05, **SMALL)
 

@@ -89,13 +89,13 @@ def test_report_loads_without_console_errors_and_shows_every_plot(browser, repor
 
 @pytest.mark.parametrize("task", ["regression", "novelty"])
 def test_one_output_reports_load_and_show_every_plot(browser, tmp_path, task):
-    """The regression and novelty reports (leansvm.job.report_one_output) in the same browser."""
+    """The regression and novelty reports (write_report of their results) in the same browser."""
     import numpy as np
     from sklearn.datasets import make_friedman1
 
     from leansvm.job.novelty import fit_lean_novelty
     from leansvm.job.regression import fit_lean_regression
-    from leansvm.job.report_one_output import write_one_output_report
+    from leansvm.job.report import write_report
 
     if task == "regression":
         X, z = make_friedman1(500, n_features=5, noise=0.3, random_state=0)
@@ -105,7 +105,7 @@ def test_one_output_reports_load_and_show_every_plot(browser, tmp_path, task):
         X = np.random.default_rng(0).normal(size=(500, 3))
         result = fit_lean_novelty(X[:400], X_test=X[400:], y_test=np.ones(100), size_fractions=(0.2,))
     path = tmp_path / "report.html"
-    names = write_one_output_report(result, path)
+    names = write_report(result, path)
     errors, images, declared = open_and_check(browser, path)
     assert errors == [] and declared == len(names) == len(images) == (5 if task == "regression" else 3)
     for alt, complete, width, height in images:

@@ -135,7 +135,12 @@ def _params(row) -> dict:
 
 def intelex_peer(name, row, minutes):
     """scikit-learn-intelex's SVC (SVR) on every training row at the job's hyperparameters, in a child
-    process stopped after ``minutes`` (then {'stopped_after_seconds': ...})."""
+    process stopped after ``minutes`` (then {'stopped_after_seconds': ...}); {'missing': ...} where it is
+    not installed (the 'bench' extra), so the job's own row is still written."""
+    import importlib.util
+
+    if importlib.util.find_spec("sklearnex") is None:
+        return {"missing": "scikit-learn-intelex is not installed (pip install '.[bench]')"}
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     child = ctx.Process(target=_reference_child, args=(name, None, _params(row), queue, "intelex"))

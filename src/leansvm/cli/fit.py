@@ -10,7 +10,7 @@ from leansvm import interrupts
 from leansvm.preprocessing.tabular import is_table_file
 from leansvm.core.validation import widen
 from leansvm.cli.common import (HelpFormatter, UsageError, _add_table_options, _add_zero_based, add_n_jobs_option,
-                                add_share_option, load_data, save_any_model, share_from)
+                                add_share_option, load_data, share_from)
 
 
 EPILOG = """examples:
@@ -88,7 +88,7 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    from leansvm.job.classification import fit_lean_classification as fit_lean, format_table, save_result_model
+    from leansvm.job.classification import fit_lean_classification as fit_lean
     from leansvm.job.tasks import infer_task
     from leansvm.progress import progress_enabled
 
@@ -124,20 +124,7 @@ def run(args) -> int:
     result = fit_lean(X, y, max_accuracy_drop=drop, Cs=args.C_grid, gammas=args.gamma_grid,
                       selection_size=args.selection_size, class_weight=args.class_weight,
                       progress=False if args.quiet else progress_enabled(None), **common)   # bars on a terminal
-    path = save_result_model(result, args.model)
-    if result.interrupted is not None:   # Ctrl-C after a cheap model was accepted: that model, status 130
-        interrupts.add_context(result.interrupted, f"wrote {result.final.name} ({result.final.n_support} SV), the "
-                                                   f"cheapest model accepted before it, to {path}")
-        raise result.interrupted
-    if args.report:
-        from leansvm.job.report import write_report
-        write_report(result, args.report, title=f"leansvm fit: {described}")
-    if not args.quiet:
-        print("\n" + format_table(result, every_model=args.verbose))
-        print(f"model written to {path}")
-        if args.report:
-            print(f"report written to {args.report}")
-    return 0
+    return _finish(args, result, described)
 
 
 def _verbosity(args) -> int:
@@ -150,7 +137,7 @@ def _fit_regression(args, X, y, common, increase, described) -> int:
     from leansvm.job.regression import fit_lean_regression
 
     result = fit_lean_regression(X, y, max_error_increase=increase, Cs=args.C_grid, **common)
-    return _finish_one_output(args, result, described)
+    return _finish(args, result, described)
 
 
 def _fit_novelty(args, X, common, disagreement, described) -> int:
@@ -161,24 +148,24 @@ def _fit_novelty(args, X, common, disagreement, described) -> int:
         raise UsageError(f"leansvm fit: error: --nu is the share of training rows allowed outside, in (0, 1]; "
                          f"got {args.nu}")
     result = fit_lean_novelty(X, nu=args.nu, max_disagreement=disagreement, **common)
-    return _finish_one_output(args, result, described)
+    return _finish(args, result, described)
 
 
-def _finish_one_output(args, result, described) -> int:
-    """Write a one-output job's model (and report), print its table."""
-    from leansvm.job.one_output import format_one_output_table
+def _finish(args, result, described) -> int:
+    """Write the job's model (LIBSVM's format where it holds it, else native) and report, print its table."""
+    from leansvm.job.classification import format_table, save_result_model
+    from leansvm.job.report import write_report
 
-    save_any_model(result.model, args.model)
-    if result.interrupted is not None:   # Ctrl-C after a cheaper model was chosen: that model, status 130
+    path = save_result_model(result, args.model)
+    if result.interrupted is not None:   # Ctrl-C after a cheap model was accepted: that model, status 130
         interrupts.add_context(result.interrupted, f"wrote {result.final.name} ({result.final.n_support} vectors), "
-                                                   f"the model chosen before it, to {args.model}")
+                                                   f"the cheapest model accepted before it, to {path}")
         raise result.interrupted
     if args.report:
-        from leansvm.job.report_one_output import write_one_output_report
-        write_one_output_report(result, args.report, title=f"leansvm fit: {described}")
+        write_report(result, args.report, title=f"leansvm fit: {described}")
     if not args.quiet:
-        print("\n" + format_one_output_table(result, every_model=args.verbose))
-        print(f"model written to {args.model}")
+        print("\n" + format_table(result, every_model=args.verbose))
+        print(f"model written to {path}")
         if args.report:
             print(f"report written to {args.report}")
     return 0

@@ -6,6 +6,5 @@ differs by task, for the stages every task shares (:mod:`~leansvm.job.task_rules
 shared state (:mod:`~leansvm.job.context`); the stages they are built of (:mod:`~leansvm.job.data`,
 :mod:`~leansvm.job.hyperparameters`, :mod:`~leansvm.job.candidates`, :mod:`~leansvm.job.estimates`,
 :mod:`~leansvm.job.choice`, :mod:`~leansvm.job.refit`, :mod:`~leansvm.job.measure`); the records
-they fill (:mod:`~leansvm.job.records`); and the HTML report (:mod:`~leansvm.job.report`,
-:mod:`~leansvm.job.report_one_output`).
+they fill (:mod:`~leansvm.job.records`); and the HTML report of every task (:mod:`~leansvm.job.report`).
 """

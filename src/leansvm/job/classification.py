@@ -71,7 +71,7 @@ from leansvm.job.records import LeanResult, Selection, JobLog
 from leansvm.job.reduced import (continue_in_the_time_left, next_size_in_the_time_left, reduced_family, within_reach,
                                  teacher_free_size, train_reduced_models)
 from leansvm.job.refit import refit_on_all_rows
-from leansvm.job.report import accuracy_cell, drop_cell
+from leansvm.job.report import accuracy_cell, drop_cell, text_table
 from leansvm.job.task_rules import ClassificationTask
 from leansvm.progress import default_progress, progress_enabled
 
@@ -480,9 +480,14 @@ def _held_model(candidates, reference, max_accuracy_drop):
 
 
 def format_table(result: LeanResult, every_model: bool = True) -> str:
-    """The final table: model, vectors, validation / test accuracy, the drop's estimate, prediction cost
-    against LIBSVM; ``every_model`` False keeps the exact and the returned models (the command's default,
-    within its log's 100 columns; -v and the report show every candidate)."""
+    """The final table of any task's result (a regression or novelty job's:
+    :func:`~leansvm.job.one_output.format_one_output_table`); classification: model, vectors,
+    validation / test accuracy, the drop's estimate, prediction cost against LIBSVM. ``every_model``
+    False keeps the exact and the returned models (the command's default, within its log's 100
+    columns; -v and the report show every candidate)."""
+    if result.task != "classification":
+        from leansvm.job.one_output import format_one_output_table
+        return format_one_output_table(result, every_model)
     rows = [("model", "#SV", "val acc", f"drop vs {result.reference_name()}", "test acc", "ms/1k", "vs LIBSVM")]
     lib = result.libsvm_seconds_per_1000
     shown = [c for c in result.candidates if every_model or c.kind == "exact" or c is result.final
@@ -498,9 +503,7 @@ def format_table(result: LeanResult, every_model: bool = True) -> str:
         rows.append(("LIBSVM (sklearn SVC)", str(result.libsvm_n_support), "-", "-",
                      accuracy_cell(result.libsvm_test_accuracy),
                      f"{1000 * lib:.2f}", "1.0x"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
-             for r in rows]
+    lines = text_table(rows)
     legend = ["* chosen on validation rows"] if result.chosen in shown else []
     if result.final is not result.chosen:
         legend.append(f"** returned: refit on all {result.summary.get('n_train', 'the')} rows")

@@ -34,10 +34,8 @@ from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import JobLog, LeanResult
-from leansvm.job.reduced import train_reduced_models
-from leansvm.job.one_output import (COMPRESSION_POINTS, DEFAULT_SIZE_FRACTIONS, after_the_choice, candidate_sizes,
-                                     cheap_candidates, choose_fewest, confirm_then_refit, one_output_result,
-                                     one_output_deadline, summarize, train_exact_model)
+from leansvm.job.one_output import (COMPRESSION_POINTS, DEFAULT_SIZE_FRACTIONS, one_output_deadline,
+                                     one_output_result, summarize, train_and_choose)
 from leansvm.job.task_rules import NoveltyTask
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
@@ -100,34 +98,26 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
         X, X_test, preprocessor = scale_features(X, X_test, scale, log)
     folds = validation_folds(X, None, validation_fraction, random_state)
     job = JobContext(X, None, folds, NoveltyTask(max_disagreement, confidence), deadline, log, random_state, COMPRESSION_POINTS, start)
-    X_fit, X_val, task = job.X_fit, job.X_val, job.task
+    X_fit, X_val = job.X_fit, job.X_val
     gamma = gamma_factor * leansvm.Kernel.from_params("rbf", "scale", X=X_fit).gamma
     log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, novelty detection",
              f"{X_val.shape[0]} rows held out for validation; training labels, if any, are ignored (LIBSVM's "
              f"one-class); nu = {nu:g}: the share of training rows allowed outside")
 
     make_exact = lambda: leansvm.OneClassSVM(nu=nu, gamma=gamma, random_state=random_state)  # noqa: E731
-    exact = train_exact_model(job, make_exact, f"IRWLS at nu = {nu:g}, gamma = {gamma:.4g} ({gamma_factor:g} x "
-                                               "'scale': no labels to tune by)")
     families = [("BSGD", lambda size: leansvm.BSGDOneClassSVM(budget=size, nu=nu, gamma=gamma,
                                                               random_state=random_state), pass_work)]
-    candidates = [exact] + cheap_candidates(job, exact, families, candidate_sizes(exact.n_support, size_fractions),
-                                            time_limit=deadline.allowance("compress"))
-    for c in candidates:
-        task.validate(c, X_val)
-    task.estimate(candidates, exact)
-    train_reduced_models(job, exact, None, gamma)          # says once why the family does not apply
-    chosen = choose_fewest(candidates, max_disagreement)
-    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, {task.describe(chosen)}",
-             f"the fewest vectors whose disagreement bound is within {100 * max_disagreement:g} %")
-    chosen, refit, interrupted = after_the_choice(job, lambda: confirm_then_refit(
-        job, chosen, candidates, exact, make_exact, refit), chosen, exact)
+    stages = train_and_choose(
+        job, make_exact, f"IRWLS at nu = {nu:g}, gamma = {gamma:.4g} ({gamma_factor:g} x 'scale': no labels to tune by)",
+        families, size_fractions, (None, gamma), refit)
+    exact, candidates, chosen, refit = stages.exact, stages.candidates, stages.chosen, stages.refit
     choice = {"params": {"nu": nu, "gamma": gamma}, "error_name": "disagreement", "limit": max_disagreement,
               "allowed": f"labels differing from the exact model's on at most {100 * max_disagreement:g} % of the "
                          "validation rows"}
     summary = summarize(X, X_test, X_val.shape[0])
-    if interrupted is not None:
-        return one_output_result(job, chosen, None, candidates, preprocessor, interrupted, summary=summary, **choice)
+    if stages.interrupted is not None:
+        return one_output_result(job, chosen, None, candidates, preprocessor, stages.interrupted, summary=summary,
+                                 **choice)
     final = refit or chosen
     if X_test is not None:                                    # measured, never used for the choice
         reference_test = exact.model.predict(X_test)

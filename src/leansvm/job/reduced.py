@@ -13,9 +13,6 @@ again as they do a BSGD model (no exact solve).
 
 from __future__ import annotations
 
-
-import numpy as np
-
 from leansvm.job.candidates import doubling_out_of_reach
 from leansvm.job.helpers import _QuietConvergence, _timed
 from leansvm.job.records import Candidate

@@ -29,9 +29,9 @@ Stages, as the classification job's (:mod:`leansvm.job.classification`), each on
    model as the exact SVR on every row, compressed);
 6. measurements never used for a choice: test RMSE, prediction cost.
 
-Stages 3-6 are shared with novelty detection (:mod:`leansvm.job.one_output`), the reduced family and
-the refit with classification too. The HTML report:
-:mod:`leansvm.job.report_one_output`.
+Stages 3-5 are written once for regression and novelty detection
+(:func:`leansvm.job.one_output.train_and_choose`), the reduced family, the confirming folds and the
+refit for classification too. The HTML report: :func:`leansvm.job.report.write_report`.
 """
 
 from __future__ import annotations
@@ -42,17 +42,14 @@ import numpy as np
 from leansvm.budget.landmarks import LandmarkSVR
 from leansvm.core.validation import allowed_share
 from leansvm.job.candidates import pass_work
-from leansvm.job.choice import stronger_reference
 from leansvm.job.context import JobContext
 from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.helpers import _subsample, thread_limited
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import JobLog, LeanResult
-from leansvm.job.reduced import train_reduced_models
-from leansvm.job.one_output import (COMPRESSION_POINTS, DEFAULT_SIZE_FRACTIONS, after_the_choice, candidate_sizes,
-                                     cheap_candidates, choose_fewest, confirm_then_refit, one_output_result,
-                                     one_output_deadline, summarize, train_exact_model)
+from leansvm.job.one_output import (COMPRESSION_POINTS, DEFAULT_SIZE_FRACTIONS, one_output_deadline,
+                                     one_output_result, summarize, train_and_choose)
 from leansvm.job.task_rules import RegressionTask
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
@@ -126,38 +123,20 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              job.clock() - t0)
 
     make_exact = lambda: leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state)  # noqa: E731
-    exact = train_exact_model(job, make_exact, f"IRWLS at C = {C:g}, gamma = {gamma:.4g}")
     families = [("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=C, gamma=gamma, epsilon=eps,
                                                             random_state=random_state), pass_work),
                 ("Nystroem", lambda size: LandmarkSVR(budget=size, C=C, gamma=gamma, random_state=random_state),
                  LandmarkSVR.fit_work)]
-    candidates = [exact] + cheap_candidates(job, exact, families, candidate_sizes(exact.n_support, size_fractions),
-                                            time_limit=deadline.allowance("compress"))
-    for c in candidates:
-        task.validate(c, X_val)
-    task.estimate(candidates, exact)
-    # the teacher-free family in the time the cheap families left, below the smallest model that qualifies
-    # (a larger one could not be chosen); not the classification job's teacher-free split of the budget:
-    # on friedman1-200k (2 cores) ReducedSVR with 300 vectors took 78.5 s for test RMSE 0.2161 and
-    # Nystroem's 300 landmarks 1.8 s for 0.2171, so a budget moved to it is time Nystroem lacks
-    below = min((c.n_support for c in candidates if c is not exact and task.within(c)), default=None)
-    candidates += train_reduced_models(job, exact, C, gamma, deadline.allowance("compress"), below=below)
-    reference = exact
-    if exact.n_rows < X_fit.shape[0]:
-        reference = stronger_reference(task, candidates, exact, X_fit.shape[0], log)
-    limit = (1 + max_error_increase) * reference.validation_error
-    chosen = choose_fewest(candidates, limit)
-    log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, {task.describe(chosen)}",
-             f"the fewest vectors whose RMSE bound, from squared errors paired row by row with the "
-             f"{'exact' if reference is exact else 'reference'} model's, is within {100 * max_error_increase:g} % "
-             f"of its {reference.validation_error:.4g}")
-    chosen, refit, interrupted = after_the_choice(job, lambda: confirm_then_refit(
-        job, chosen, candidates, exact, make_exact, refit), chosen, exact)
-    choice = {"params": {"C": C, "gamma": gamma, "epsilon": eps}, "error_name": "RMSE", "limit": limit,
+    stages = train_and_choose(job, make_exact, f"IRWLS at C = {C:g}, gamma = {gamma:.4g}", families, size_fractions,
+                              (C, gamma), refit)
+    exact, reference, candidates, chosen, refit = stages.exact, stages.reference, stages.candidates, \
+        stages.chosen, stages.refit
+    choice = {"params": {"C": C, "gamma": gamma, "epsilon": eps}, "error_name": "RMSE", "limit": stages.limit,
               "allowed": f"validation RMSE within {100 * max_error_increase:g} % of the exact SVR's"}
     summary = summarize(X, X_test, X_val.shape[0])
-    if interrupted is not None:
-        return one_output_result(job, chosen, None, candidates, preprocessor, interrupted, summary=summary, **choice)
+    if stages.interrupted is not None:
+        return one_output_result(job, chosen, None, candidates, preprocessor, stages.interrupted, summary=summary,
+                                 **choice)
     final = refit or chosen
     if X_test is not None and y_test is not None:             # measured, never used for the choice
         for c in candidates:

@@ -148,6 +148,11 @@ class RegressionTask:
     def within(self, c) -> bool:
         return c.reference_error is not None and c.error_bound <= self.limit(c)
 
+    def choice_reason(self, reference) -> str:
+        return (f"the fewest vectors whose RMSE bound, from squared errors paired row by row with the "
+                f"{'exact' if reference.kind == 'exact' else 'reference'} model's, is within "
+                f"{100 * self.max_error_increase:g} % of its {reference.validation_error:.4g}")
+
     def promising(self, c, reference, n_folds) -> bool:
         """Whether ``c``'s RMSE bound would be within the limit with ``n_folds`` times the rows."""
         return rmse_bound(reference.validation_predictions - self.y_val, c.validation_predictions - self.y_val,
@@ -231,8 +236,15 @@ class NoveltyTask:
             c.validation_error = float(np.mean(differ))
             c.error_bound = c.validation_error if c is reference else share_bound(differ, self.confidence)
 
+    def limit(self, c) -> float:
+        """The disagreement bound every candidate had to stay within: ``max_disagreement``."""
+        return self.max_disagreement
+
     def within(self, c) -> bool:
-        return c.error_bound <= self.max_disagreement
+        return c.error_bound <= self.limit(c)
+
+    def choice_reason(self, reference) -> str:
+        return f"the fewest vectors whose disagreement bound is within {100 * self.max_disagreement:g} %"
 
     def promising(self, c, reference, n_folds) -> bool:
         """Whether ``c``'s disagreement bound would be within the limit with ``n_folds`` times the rows."""
