@@ -207,8 +207,11 @@ def test_auto_is_logged_with_both_scores_and_is_range_without_labels(raw):
 
     X, y, Xt, _ = raw
 
+    import time
+
     class Log:
         lines = []
+        clock = staticmethod(time.perf_counter)      # the job log's clock, as JobLog has
 
         def step(self, stage, what, why="", *rest, **options):
             self.lines.append(f"{stage}: {what} ({why})")
