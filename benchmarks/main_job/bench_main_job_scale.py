@@ -49,7 +49,7 @@ def _fit_child(name, budget, queue):
     seconds = time.perf_counter() - start
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
     final = result.final
-    regression = hasattr(result, "error_name")
+    regression = result.task == "regression"
     row = {"dataset": name, "budget_seconds": budget, "seconds": seconds, "peak_gb": peak_gb,
            "returned": final.name, "returned_n_sv": int(final.n_support)}
     exact = next(c for c in result.candidates if c.kind == "exact")
