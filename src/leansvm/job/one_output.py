@@ -194,14 +194,15 @@ def compress_exact(exact_model, size, X, y, rng, random_state, compression_point
                                 progress=False)
 
 
-def one_output_deadline(budget_seconds, confirm=True, clock=None):
-    """The time budget of a one-output job: :class:`~leansvm.job.deadline.Deadline` whose refit
-    share goes to the candidates (the refit runs when time is left), and the confirming folds'
-    too when ``confirm`` is False; the reduced family's share goes to compression (these jobs do
-    not train it yet). ``clock``: the job's (its log's; None: ``time.perf_counter``)."""
+def one_output_deadline(budget_seconds, confirm, clock):
+    """The time budget of a one-output job, on ``clock`` (the job log's):
+    :class:`~leansvm.job.deadline.Deadline` whose refit share goes to the candidates (the refit runs
+    when time is left), and the confirming folds' too when ``confirm`` is False; the reduced family's
+    share goes to compression, in whose allowance these jobs train it after the cheap families
+    (:func:`train_and_choose`)."""
     from leansvm.job.deadline import Deadline
 
-    deadline = Deadline(budget_seconds) if clock is None else Deadline(budget_seconds, clock=clock)
+    deadline = Deadline(budget_seconds, clock=clock)
     deadline.skip("refit")
     deadline.skip("reduced")
     if not confirm:
