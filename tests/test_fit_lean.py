@@ -10,7 +10,7 @@ from sklearn.datasets import dump_svmlight_file, make_blobs, make_moons
 import leansvm
 from leansvm import cli, io
 from leansvm.budget.landmarks import LandmarkSVC
-from leansvm.job.choice import choose_model
+from leansvm.job.pipeline import choose_fewest
 from leansvm.job.classification import fit_lean_classification as fit_lean, format_table, save_result_model
 from leansvm.job.context import JobContext
 from leansvm.job.hyperparameters import select_hyperparameters
@@ -257,6 +257,11 @@ def _paired(name, n, pred, y, kind="budget"):
     c = Candidate(name, kind, None, n, 0.0, validation_accuracy=float(np.mean(pred == y)))
     c.validation_predictions = pred
     return c
+
+
+def choose_model(candidates, reference, y_val, max_accuracy_drop, confidence=0.95):
+    """The choice's rule (:func:`choose_fewest`) by classification's paired drop on ``y_val``."""
+    return choose_fewest(ClassificationTask(y_val, max_accuracy_drop, confidence), candidates, reference)
 
 
 def test_choose_model_takes_the_smallest_whose_drop_bound_is_within():
@@ -562,7 +567,8 @@ def test_cli_fit_writes_a_libsvm_model_and_a_report(tmp_path, moons, capsys):
     out = capsys.readouterr().out
     assert status == 0
     assert "[select]" in out and "[choose]" in out and "model written to" in out
-    assert "within 1 points at 95 % confidence" in out          # percentage points on the command line
+    # percentage points on the command line (the log wraps its reasons: compared without the line breaks)
+    assert "within 1 points at 95 % confidence" in " ".join(out.split())
     assert "[scale]" in out
     # the kernel model is on scaled features; svm-scale's range file beside it says how
     lines = (tmp_path / "m.model.range").read_text().split("\n")
@@ -1082,15 +1088,15 @@ def test_a_budget_size_between_a_miss_and_the_smallest_hit_is_tried_once(moons):
 def test_a_stage_that_fails_after_the_choice_leaves_the_model_the_job_holds(moons, monkeypatch):
     """The confirming folds and the refit fail (an error, not Ctrl-C): the job returns the model the
     validation part accepted, and the log names each failed stage and its error."""
-    from leansvm.job import classification
+    from leansvm.job import pipeline
 
     def fails(*args, **kwargs):
         raise MemoryError("no room for the folds' kernel rows")
 
     X, y, Xt, yt = moons        # a drop of 10 points: the validation part accepts a compressed model
     expected = fit_lean(X, y, X_test=Xt, y_test=yt, max_accuracy_drop=0.1, confirm=False, refit=False, **GRID)
-    monkeypatch.setattr(classification, "confirm_on_folds", fails)
-    monkeypatch.setattr(classification, "refit_on_all_rows", fails)
+    monkeypatch.setattr(pipeline, "confirm_on_folds", fails)
+    monkeypatch.setattr(pipeline, "refit_on_all_rows", fails)
     result = fit_lean(X, y, X_test=Xt, y_test=yt, max_accuracy_drop=0.1, **GRID)
     assert result.final is result.chosen and result.chosen.kind != "exact"
     assert (result.chosen.name, result.chosen.n_support) == (expected.chosen.name, expected.chosen.n_support)
@@ -1105,7 +1111,7 @@ def test_ctrl_c_after_a_cheap_model_was_accepted_returns_it_and_before_stops_the
     """Ctrl-C is no failure that the job keeps going past: before any model cheaper than the exact one
     was accepted it stops the job (``KeyboardInterrupt``); after, the job returns the cheapest model
     accepted so far, as validated, with the interrupt on the result and a log step."""
-    from leansvm.job import classification
+    from leansvm.job import classification, pipeline
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -1113,7 +1119,7 @@ def test_ctrl_c_after_a_cheap_model_was_accepted_returns_it_and_before_stops_the
     X, y, Xt, yt = moons
     expected = fit_lean(X, y, max_accuracy_drop=0.1, progress=False, verbose=False, confirm=False, refit=False,
                         **GRID)
-    monkeypatch.setattr(classification, "confirm_on_folds", interrupted)
+    monkeypatch.setattr(pipeline, "confirm_on_folds", interrupted)
     held = fit_lean(X, y, max_accuracy_drop=0.1, progress=False, verbose=False, **GRID)
     assert isinstance(held.interrupted, KeyboardInterrupt) and held.final is held.chosen
     assert (held.chosen.name, held.chosen.n_support) == (expected.chosen.name, expected.chosen.n_support)
@@ -1164,7 +1170,7 @@ def test_the_command_writes_the_held_model_on_ctrl_c_and_exits_130(moons, monkey
     """`leansvm fit` interrupted after a cheap model was accepted: the whole model file of that model
     (written atomically, as always), one message line naming it, status 130."""
     from leansvm.cli import main
-    from leansvm.job import classification
+    from leansvm.job import pipeline
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -1172,7 +1178,7 @@ def test_the_command_writes_the_held_model_on_ctrl_c_and_exits_130(moons, monkey
     X, y, _, _ = moons
     data, model = tmp_path / "moons.txt", tmp_path / "moons.model"
     dump_svmlight_file(X, y, str(data), zero_based=False)
-    monkeypatch.setattr(classification, "confirm_on_folds", interrupted)
+    monkeypatch.setattr(pipeline, "confirm_on_folds", interrupted)
     status = main(["fit", str(data), "-o", str(model), "--max-accuracy-drop-points", "10", "--c-grid", "1", "10",
                    "--gamma-grid", "0.5", "2", "--no-scale", "--quiet"])
     err = capsys.readouterr().err
@@ -1205,13 +1211,15 @@ def test_after_the_folds_refute_every_accepted_model_compression_is_tried_one_si
     then compresses the exact model at twice the largest compressed size tried and confirms that model
     alone (here the real folds: accepted, or refuted and the next size up)."""
     import leansvm.job.classification as job
+    from leansvm.job import pipeline
     real, calls = job.confirm_on_folds, []
 
     def refute_first(context, candidates, reference, *args):
         calls.append(list(candidates))
         return reference if len(calls) == 1 else real(context, candidates, reference, *args)
 
-    monkeypatch.setattr(job, "confirm_on_folds", refute_first)
+    monkeypatch.setattr(job, "confirm_on_folds", refute_first)          # compression one size up
+    monkeypatch.setattr(pipeline, "confirm_on_folds", refute_first)     # the first confirmation
     X, y = make_moons(n_samples=1500, noise=0.2, random_state=3)
     result = fit_lean(X, y, Cs=[1.0], gammas=[1.0], max_accuracy_drop=0.02, random_state=0)
     assert len(calls) >= 2

@@ -122,13 +122,13 @@ def test_a_time_budget_fits_the_exact_model_on_a_subsample(normal_data, monkeypa
 def test_ctrl_c_after_the_choice_returns_the_chosen_model(normal_data, monkeypatch):
     """As the other jobs: a Ctrl-C during the confirming folds after a model with fewer vectors than the
     exact one was chosen returns it as validated; before the choice it stops the job."""
-    from leansvm.job import one_output
+    from leansvm.job import one_output, pipeline
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     X, X_test, y_test = normal_data
-    monkeypatch.setattr(one_output, "confirm_on_folds", interrupted)
+    monkeypatch.setattr(pipeline, "confirm_on_folds", interrupted)
     r = fit_lean_novelty(X, X_test=X_test, y_test=y_test, nu=0.05, max_disagreement=0.03, **SMALL)
     exact = next(c for c in r.candidates if c.kind == "exact")
     assert isinstance(r.interrupted, KeyboardInterrupt) and r.final is r.chosen

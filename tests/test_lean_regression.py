@@ -200,7 +200,7 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
     from sklearn.base import BaseEstimator
 
     from leansvm.job.choice import confirm_on_folds
-    from leansvm.job.one_output import choose_fewest
+    from leansvm.job.pipeline import choose_fewest
     from leansvm.job.records import Candidate
 
     rng = np.random.default_rng(0)
@@ -228,7 +228,7 @@ def test_a_candidate_lucky_on_one_hold_out_is_refused_on_the_pooled_folds():
     for c in (exact, lucky):
         job.task.validate(c, job.X_val)
     job.task.estimate([exact, lucky], exact)
-    assert choose_fewest([exact, lucky], 1.02 * exact.validation_error) is lucky
+    assert choose_fewest(job.task, [exact, lucky], exact) is lucky
     chosen = confirm_on_folds(job, [exact, lucky], exact, make_exact)
     assert chosen is exact and lucky.evidence_folds == 3
     assert job.log.steps[-1].stage == "confirm" and "none confirmed" in job.log.steps[-1].choice
@@ -272,7 +272,7 @@ def test_a_model_better_than_a_subsampled_exact_svr_becomes_the_reference():
     within 2 % of the weaker exact model but 9 % above the stronger one is refused. Without such a
     candidate nothing changes."""
     from leansvm.job.choice import stronger_reference
-    from leansvm.job.one_output import choose_fewest
+    from leansvm.job.pipeline import choose_fewest
     from leansvm.job.records import Candidate, JobLog
     from leansvm.job.task_rules import RegressionTask
 
@@ -288,13 +288,13 @@ def test_a_model_better_than_a_subsampled_exact_svr_becomes_the_reference():
     candidates = [exact, strong, small]
     task.estimate(candidates, exact)
     assert exact.error_bound == exact.validation_error
-    assert choose_fewest(candidates, 1.02 * exact.validation_error) is small      # against the subsample's SVR
+    assert choose_fewest(task, candidates, exact) is small      # against the subsample's SVR
     log = JobLog(False)
     reference = stronger_reference(task, candidates, exact, 16000, log)
     assert reference is strong and log.steps[-1].stage == "reference"
     assert "had 2000 of the 16000 fit rows" in log.steps[-1].reason
     assert small.reference_error == pytest.approx(strong.validation_error)
-    assert choose_fewest(candidates, 1.02 * reference.validation_error) is strong
+    assert choose_fewest(task, candidates, reference) is strong
     # no candidate below the exact model: it stays the reference
     exact_again = Candidate("exact SVR", "exact", None, 5000, 1.0, n_rows=2000)
     exact_again.validation_predictions = strong.validation_predictions
@@ -306,13 +306,13 @@ def test_ctrl_c_after_the_choice_returns_the_chosen_model_and_the_command_writes
     """A Ctrl-C during the confirming folds, once the validation part chose a model with fewer vectors
     than the exact SVR: the job returns that model as validated (``interrupted`` set, a log step), and
     `leansvm fit` writes it and exits with 130 on one message line. Before the choice it stops the job."""
-    from leansvm.job import one_output
+    from leansvm.job import one_output, pipeline
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     X, z, Xt, zt = friedman
-    monkeypatch.setattr(one_output, "confirm_on_folds", interrupted)
+    monkeypatch.setattr(pipeline, "confirm_on_folds", interrupted)
     r = fit_lean_regression(X, z, X_test=Xt, y_test=zt, max_error_increase=0.05, **SMALL)
     exact = next(c for c in r.candidates if c.kind == "exact")
     assert isinstance(r.interrupted, KeyboardInterrupt) and r.refit is None and r.final is r.chosen

@@ -1,11 +1,9 @@
-"""Stage 7 of the main job: the choice among the candidates and its confirmation on more folds (the
-refit of the chosen kind and size on all rows that follows: :mod:`leansvm.job.refit`).
-
-The rule (:mod:`leansvm.job.estimates`): the candidate with the fewest support vectors whose
-accuracy drop against the exact model has a one-sided ``confidence`` bound within
-``max_accuracy_drop``; the exact model is always eligible. :func:`choose_model` applies it on the
-validation part; :func:`confirm_on_folds` pools more evidence (the other cross-validation folds,
-with the exact model and the candidate trained again without each) before a candidate is taken.
+"""What the choice among the candidates rests on, for every task: classification's paired drop
+estimates (:func:`estimate_drops`), the reference where the exact model had a subsample
+(:func:`stronger_reference`), and the confirmation on more folds (:func:`confirm_on_folds`: the
+other cross-validation folds, with the exact model and the candidate trained again without each)
+before a candidate is taken. The choice itself and the stages' order:
+:mod:`leansvm.job.pipeline`; the refit that follows: :mod:`leansvm.job.refit`.
 """
 
 from __future__ import annotations
@@ -28,18 +26,6 @@ def estimate_drops(candidates, reference: Candidate, y_val, max_accuracy_drop, c
         if c is not reference and c.validation_predictions is not None:
             set_drop(c, reference_correct, y_val, max_accuracy_drop, confidence)
     reference.required_accuracy, reference.drop = reference.validation_accuracy, None
-
-
-def eligible_models(candidates, reference: Candidate, max_accuracy_drop) -> list[Candidate]:
-    """``reference`` and every candidate whose drop estimate (as it stands) is within ``max_accuracy_drop``."""
-    return [reference] + [c for c in candidates if c is not reference and getattr(c, "drop", None) is not None
-                          and c.drop.within(max_accuracy_drop)]
-
-
-def fewest_vectors(eligible) -> Candidate:
-    """The rule's pick among ``eligible``: fewest support vectors, then the lowest drop bound (the
-    reference's counts as 0)."""
-    return min(eligible, key=lambda c: (c.n_support, c.drop.upper if c.drop is not None else 0.0))
 
 
 def stronger_reference(task, candidates, exact: Candidate, n_fit, log) -> Candidate:
@@ -66,24 +52,6 @@ def stronger_reference(task, candidates, exact: Candidate, n_fit, log) -> Candid
              "candidates are judged against it")
     task.estimate(candidates, reference)
     return reference
-
-
-def choose_model(candidates, reference: Candidate, y_val, max_accuracy_drop, confidence=DEFAULT_CONFIDENCE,
-                 log=None) -> Candidate:
-    """The candidate with the fewest support vectors whose drop against ``reference`` has its
-    ``confidence`` bound within ``max_accuracy_drop`` on the validation part (the reference
-    itself when none has)."""
-    estimate_drops(candidates, reference, y_val, max_accuracy_drop, confidence)
-    eligible = eligible_models(candidates, reference, max_accuracy_drop)
-    chosen = fewest_vectors(eligible)
-    if log is not None:
-        detail = f"; its drop {chosen.drop.describe()}" if chosen.drop is not None else ""
-        log.step("choose", f"{chosen.name} ({chosen.n_support} SV, validation accuracy "
-                           f"{chosen.validation_accuracy:.4f})",
-                 f"fewest support vectors among {len(eligible)} of {len(candidates)} models whose accuracy drop "
-                 f"against {reference.name} ({reference.validation_accuracy:.4f}) is within "
-                 f"{100 * max_accuracy_drop:g} points at {100 * confidence:g} % confidence{detail}")
-    return chosen
 
 
 def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, reference_seconds,

@@ -22,15 +22,16 @@ order by :func:`fit_lean` (each readable on one screen):
    (:func:`train_reduced_models`); :func:`compress_models`:
    ``leansvm.compress`` of the exact model at doubling sizes until one is within the drop on the
    validation part.
-7. :func:`choose_model`            -- the model with the fewest support vectors whose accuracy drop
-   against the exact model has a one-sided ``confidence`` bound (95 %) within
-   ``max_accuracy_drop`` (a fraction) on the validation part (:mod:`leansvm.job.estimates`);
-   :func:`confirm_on_folds` then pools the other folds (both models trained again without
-   each) before a candidate is taken, so that one lucky hold-out does not decide.
-8. :func:`refit_on_all_rows`       -- the chosen kind and size trained again on every training row
-   (the validation part included), as ``GridSearchCV(refit=True)`` does: the exact SVC at the
+7-8. every task's stages (:func:`~leansvm.job.pipeline.train_and_choose`, which runs 5-6 as this
+   task's candidates): the model with the fewest support vectors whose accuracy drop against the
+   exact model has a one-sided ``confidence`` bound (95 %) within ``max_accuracy_drop`` (a fraction)
+   on the validation part (:mod:`leansvm.job.estimates`); :func:`confirm_on_folds` then pools the
+   other folds (both models trained again without each) before a candidate is taken, so that one
+   lucky hold-out does not decide, and where they refuted every accepted model compression one size
+   up (:func:`_compressed_sizes_up`); then the chosen kind and size trained again on every training
+   row (the validation part included), as ``GridSearchCV(refit=True)`` does: the exact SVC at the
    chosen (C, gamma), its compression to the chosen size, or the chosen budget model
-   (:mod:`leansvm.job.refit`, shared with the other tasks). This is the returned model.
+   (:mod:`leansvm.job.refit`). This is the returned model.
 9. :func:`_measure`                -- test accuracy, and seconds per 1000 predictions of every
    model and of LIBSVM's full model (scikit-learn ``SVC``) at the chosen (C, gamma)
    (:func:`measure_prediction_cost`); never used for a choice.
@@ -39,7 +40,8 @@ Each stage takes the run's :class:`~leansvm.job.context.JobContext` (rows and sp
 :class:`~leansvm.job.task_rules.ClassificationTask`, deadline, log, random state) and appends a
 :class:`Step` (what it chose, why, how long, and a ``fallback`` note when an intended method was not
 available): the log that ``verbose`` prints and the HTML report (:mod:`leansvm.job.report`) shows. A Ctrl-C once a
-model cheaper than the exact one was accepted ends the job with that model (:func:`_held_model`).
+model cheaper than the exact one was accepted ends the job with that model
+(:func:`~leansvm.job.pipeline.held_model`).
 """
 
 from __future__ import annotations
@@ -57,20 +59,20 @@ from leansvm.core.validation import allowed_share
 from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, compress_models,
                                     estimate_exact_seconds, exact_svc, estimate_fit_seconds, refine_budget_size,
                                     rows_within, scaled_fit_seconds, train_budget_models, train_exact)
-from leansvm.job.choice import choose_model, confirm_on_folds, eligible_models, fewest_vectors, stronger_reference
+from leansvm.job.choice import confirm_on_folds
 from leansvm.job.context import JobContext
 from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
 from leansvm.job.deadline import TEACHER_FREE_FROM, Deadline, release_unaffordable_shares, say_bound_after_exact
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
 from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _int32_indices, thread_limited,
-                                 hold_on_interrupt, keep_on_failure)
+                                 hold_on_interrupt)
 from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, carry_C, screening_along_path,
                                          search_hyperparameters, select_hyperparameters)
 from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
+from leansvm.job.pipeline import held_model, train_and_choose
 from leansvm.job.records import LeanResult, Selection, JobLog
 from leansvm.job.reduced import (continue_in_the_time_left, next_size_in_the_time_left, reduced_family, within_reach,
                                  teacher_free_size, train_reduced_models)
-from leansvm.job.refit import refit_on_all_rows
 from leansvm.job.report import accuracy_cell, drop_cell, text_table
 from leansvm.job.task_rules import ClassificationTask
 from leansvm.progress import default_progress, progress_enabled
@@ -157,10 +159,12 @@ def _choose_route(job, C, gamma):
     return route, (measured, size, power)
 
 
-def _train_candidates(job, C, gamma, route, timing, size_fractions):
-    """Stage 5: the exact model (on the budget route on the largest subsample estimated to fit the
-    exact stage's share of the budget) and budget models at fractions of its size; returns
-    (candidates, the exact one)."""
+def _train_candidates(job, C, gamma, route, timing, size_fractions, candidates):
+    """Stages 5-6, classification's ``train_candidates`` (:func:`~leansvm.job.pipeline.train_and_choose`):
+    the exact model (on the budget route on the largest subsample estimated to fit the exact stage's
+    share of the budget) and budget models at fractions of its size, then the shares the exact fit
+    showed unaffordable released and the other families (:func:`_compress_reference`); appends each to
+    ``candidates`` as it is trained and returns the exact model."""
     X_fit, y_fit, deadline, log, class_weight = job.X_fit, job.y_fit, job.deadline, job.log, job.task.class_weight
     random_state = job.random_state
     if route == "exact":
@@ -183,7 +187,13 @@ def _train_candidates(job, C, gamma, route, timing, size_fractions):
                  f"{allowed:.0f} s (the exact stage's share of the budget); the reference for compression",
                  exact.fit_seconds)
         budgets = budget_route_sizes(exact.n_support, X_fit.shape[0], size_fractions)
-    return [exact] + train_budget_models(job, C, gamma, budgets, time_limit=deadline.allowance("budget")), exact
+    candidates += [exact]
+    candidates += train_budget_models(job, C, gamma, budgets, time_limit=deadline.allowance("budget"))
+    release_unaffordable_shares(deadline, exact.fit_seconds,
+                                scaled_fit_seconds(exact.fit_seconds, job.X.shape[0], X_fit.shape[0]),
+                                f"the exact SVC on all {job.X.shape[0]} rows", log)
+    _compress_reference(job, exact, candidates, C, gamma, route == "budget")
+    return exact
 
 
 def _compress_reference(job, reference, candidates, C, gamma, refine):
@@ -195,7 +205,7 @@ def _compress_reference(job, reference, candidates, C, gamma, refine):
     compressed models of ``reference``
     below the smallest model that qualifies by then (:func:`compress_models`). Adds the models it
     trains to ``candidates`` as each family ends, so that a Ctrl-C finds them there (the job's held
-    model, :func:`_held_model`).
+    model, :func:`~leansvm.job.pipeline.held_model`).
 
     Only the budget route refines: there the budget models are the main family, trained on every
     row while the exact model, and so compression, sees a subsample."""
@@ -396,7 +406,17 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     log = JobLog(verbose)
     start = log.clock()
     deadline = Deadline(budget_seconds, clock=log.clock)     # one clock for the budget and the log
-    candidates, reference, selection, route, summary, preprocessor = [], None, None, None, None, None
+    candidates, stages, selection, route, summary, preprocessor, task = [], None, None, None, None, None, None
+
+    def result(held, reference, **fields) -> LeanResult:
+        model = held.model if preprocessor is None else io.with_preprocessing(preprocessor, held.model)
+        log.flush()
+        params = {} if selection is None else {"C": selection.fit_C, "gamma": selection.gamma}
+        return LeanResult(model, fields.pop("chosen", held), candidates, selection, route, log.steps, summary,
+                          max_accuracy_drop, classes=np.unique(y), seconds=log.clock() - start, final=held,
+                          preprocessing=None if preprocessor is None else preprocessor.describe(),
+                          confidence=confidence, reference=reference, params=params, **fields)
+
     try:
         with default_progress(progress_enabled(True if progress is None and verbose else progress)):
             X, y, X_test, y_test, preprocessor, summary = _prepare_data(X, y, X_test, y_test, target, impute, scale,
@@ -404,8 +424,8 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             folds = validation_folds(X, y, validation_fraction, random_state)
             task = ClassificationTask(y[folds[0][1]], max_accuracy_drop, confidence, class_weight, np.unique(y).size)
             job = JobContext(X, y, folds, task, deadline, log, random_state, compression_points)
-            X_fit, y_fit, X_val, y_val = job.X_fit, job.y_fit, job.X_val, job.y_val
-            log.step("split", f"{X_fit.shape[0]} for training, {X_val.shape[0]} for validation",
+            X_fit, y_fit = job.X_fit, job.y_fit
+            log.step("split", f"{X_fit.shape[0]} for training, {job.X_val.shape[0]} for validation",
                      f"stratified hold-out of {100 * validation_fraction:g}% for choosing among models")
             selection = _choose_hyperparameters(job, Cs, gammas, selection_size, n_folds, one_se)
             C, gamma = selection.C, selection.gamma
@@ -414,69 +434,31 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
                             deadline.allowance("search") if deadline.seconds is not None else selection.search.seconds)
                 selection.carried_C = C
             route, timing = _choose_route(job, C, gamma)
-            if not (confirm and route == "exact"):
+            confirm = confirm and route == "exact"
+            if not confirm:
                 deadline.skip("confirm")
-            candidates, reference = _train_candidates(job, C, gamma, route, timing, size_fractions)
-            release_unaffordable_shares(deadline, reference.fit_seconds,
-                                        scaled_fit_seconds(reference.fit_seconds, X.shape[0], X_fit.shape[0]),
-                                        f"the exact SVC on all {X.shape[0]} rows", log)
-            _compress_reference(job, reference, candidates, C, gamma, route == "budget")
-            if route == "budget":
-                reference = stronger_reference(task, candidates, reference, X_fit.shape[0], log)
-            chosen = choose_model(candidates, reference, y_val, max_accuracy_drop, confidence, log)
-            if confirm and route == "exact":
-                validated, fold_references = chosen is not reference, {}
-                make_exact = partial(exact_svc, C, gamma, random_state, class_weight)
-                chosen = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
-                    job, candidates, reference, make_exact, deadline.allowance("confirm"), fold_references) or chosen)
-                if validated and chosen is reference:
-                    chosen = keep_on_failure("confirm", chosen, log, lambda: _compressed_sizes_up(
-                        job, candidates, reference, make_exact, deadline.allowance("confirm"), fold_references))
-            final = None
-            if refit:
-                exact = next(c for c in candidates if c.kind == "exact")
-                final = keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
-                    job, chosen, exact, deadline.allowance("refit")))
-                if final is not None:
-                    candidates.append(final)
-            final = final or chosen
+            stages = train_and_choose(job, partial(exact_svc, C, gamma, random_state, class_weight),
+                                      partial(_train_candidates, job, C, gamma, route, timing, size_fractions),
+                                      candidates, refit=refit, confirm=confirm, sizes_up=_compressed_sizes_up)
+            if stages.interrupted is not None:
+                return result(stages.chosen, stages.reference, interrupted=stages.interrupted)
+            final = stages.refit or stages.chosen
             libsvm = _measure(job, candidates, X_test, y_test, C, gamma, libsvm_reference_model)
-            data_2d = None
-            if X.shape[1] == 2:
-                data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)
-            model = final.model if preprocessor is None else io.with_preprocessing(preprocessor, final.model)
             if budget_seconds is not None and deadline.elapsed() > budget_seconds:
                 warnings.warn(f"leansvm fit took {deadline.elapsed():.0f} s, over the budget of {budget_seconds:g} s "
                               f"(no stage could be cut further); the model returned is {final.name}, the best "
                               "found in that time", RuntimeWarning, stacklevel=2)
-            log.flush()
-            return LeanResult(model, chosen, candidates, selection, route, log.steps, summary,
-                              max_accuracy_drop, *libsvm, data_2d,
-                              np.unique(y), log.clock() - start, final,
-                              None if preprocessor is None else preprocessor.describe(), confidence,
-                              reference=reference, params={"C": C, "gamma": gamma})
-    except KeyboardInterrupt as exc:
-        held = _held_model(candidates, reference, max_accuracy_drop)
+            data_2d = None
+            if X.shape[1] == 2:
+                data_2d = (X_fit.toarray() if sp.issparse(X_fit) else X_fit, y_fit)
+            return result(final, stages.reference, chosen=stages.chosen, libsvm_seconds_per_1000=libsvm[0],
+                          libsvm_n_support=libsvm[1], libsvm_test_accuracy=libsvm[2], data_2d=data_2d)
+    except KeyboardInterrupt as exc:        # outside the stages that hold their own (the data, the search, measuring)
+        held = None if task is None else held_model(task, candidates, None if stages is None else stages.chosen)
         hold_on_interrupt(exc, start, log, held)
         if held is None:
             raise
-        model = held.model if preprocessor is None else io.with_preprocessing(preprocessor, held.model)
-        log.flush()
-        return LeanResult(model, held, candidates, selection, route, log.steps, summary, max_accuracy_drop,
-                          classes=np.unique(y), seconds=log.clock() - start, final=held,
-                          preprocessing=None if preprocessor is None else preprocessor.describe(),
-                          confidence=confidence, interrupted=exc, reference=reference,
-                          params={} if selection is None else {"C": selection.fit_C, "gamma": selection.gamma})
-
-
-def _held_model(candidates, reference, max_accuracy_drop):
-    """The model a Ctrl-C leaves the job with: the candidate with the fewest vectors whose drop bound
-    against ``reference`` was already within ``max_accuracy_drop``, where it has fewer than the
-    reference; None before any such model (then the interrupt stops the job)."""
-    if reference is None:
-        return None
-    held = fewest_vectors(eligible_models(candidates, reference, max_accuracy_drop))
-    return held if held.n_support < reference.n_support else None
+        return result(held, None if stages is None else stages.reference, interrupted=exc)
 
 
 def format_table(result: LeanResult, every_model: bool = True) -> str:

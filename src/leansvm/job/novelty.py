@@ -23,6 +23,7 @@ Stages, each one line of the log:
 
 from __future__ import annotations
 
+from functools import partial
 
 import numpy as np
 
@@ -35,7 +36,8 @@ from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import JobLog, LeanResult
 from leansvm.job.one_output import (COMPRESSION_POINTS, DEFAULT_SIZE_FRACTIONS, one_output_deadline,
-                                     one_output_result, summarize, train_and_choose)
+                                     one_output_candidates, one_output_result, summarize)
+from leansvm.job.pipeline import train_and_choose
 from leansvm.job.task_rules import NoveltyTask
 
 #: the share of training rows allowed outside (a novelty job's contamination; LIBSVM's default 0.5
@@ -107,9 +109,9 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     make_exact = lambda: leansvm.OneClassSVM(nu=nu, gamma=gamma, random_state=random_state)  # noqa: E731
     families = [("BSGD", lambda size: leansvm.BSGDOneClassSVM(budget=size, nu=nu, gamma=gamma,
                                                               random_state=random_state), pass_work)]
-    stages = train_and_choose(
-        job, make_exact, f"IRWLS at nu = {nu:g}, gamma = {gamma:.4g} ({gamma_factor:g} x 'scale': no labels to tune by)",
-        families, size_fractions, (None, gamma), refit)
+    how = f"IRWLS at nu = {nu:g}, gamma = {gamma:.4g} ({gamma_factor:g} x 'scale': no labels to tune by)"
+    stages = train_and_choose(job, make_exact, partial(one_output_candidates, job, make_exact, how, families,
+                                                       size_fractions, (None, gamma)), refit=refit, confirm=confirm)
     exact, candidates, chosen, refit = stages.exact, stages.candidates, stages.chosen, stages.refit
     choice = {"params": {"nu": nu, "gamma": gamma}, "error_name": "disagreement", "limit": max_disagreement,
               "allowed": f"labels differing from the exact model's on at most {100 * max_disagreement:g} % of the "

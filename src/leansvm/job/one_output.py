@@ -1,36 +1,27 @@
-"""What the one-output jobs of ``leansvm fit`` share: regression (:mod:`leansvm.job.regression`)
-and novelty detection (:mod:`leansvm.job.novelty`).
+"""What the one-output tasks of ``leansvm fit`` share: regression (:mod:`leansvm.job.regression`)
+and novelty detection (:mod:`leansvm.job.novelty`). They run the stages every task runs
+(:func:`leansvm.job.pipeline.train_and_choose`: the reference, the choice, the confirming folds, the
+refit) with these candidates (:func:`one_output_candidates`):
 
-Both follow one plan after their own data and tuning stages, written once
-(:func:`train_and_choose`, by the task's rules, :mod:`leansvm.job.task_rules`):
-
-1. an exact model (``leansvm.SVR`` or ``leansvm.OneClassSVM``) on the training rows;
+1. an exact model (``leansvm.SVR`` or ``leansvm.OneClassSVM``) on the training rows, or with a
+   budget on the largest subsample that fits its share (:func:`train_exact_model`);
 2. cheap candidates at fractions of its support vectors (:func:`cheap_candidates`):
    ``leansvm.compress`` fitted at training rows (Xu et al.'s eq. 10 on the model's outputs)
-   and a budgeted SGD model (``BSGDRegressor`` / ``BSGDOneClassSVM``) of each size;
-3. the choice (:func:`choose_fewest`): the fewest vectors whose validation error is at most the
-   job's limit (regression: (1 + increase) x the exact model's RMSE; novelty: a share of
-   validation rows labelled otherwise than by the exact model); the other folds are then pooled
-   (:func:`~leansvm.job.choice.confirm_on_folds`, both models trained again without each) before a
-   candidate is taken, as in the classification job; the chosen kind and size is trained again on every row
-   (:func:`~leansvm.job.refit.refit_on_all_rows`), as GridSearchCV and the classification job refit;
-4. measurements never used for a choice: the same error on the test part, the prediction cost
-   (:func:`leansvm.job.measure.measure_prediction_cost`).
+   and a budgeted SGD model (``BSGDRegressor`` / ``BSGDOneClassSVM``, and Nystroem landmarks for
+   regression) of each size, cheapest first while the time lasts;
+3. the teacher-free family where the task has one (``ReducedSVR``), in the time they left.
 
-The records (:class:`~leansvm.job.records.Candidate`, :class:`~leansvm.job.records.LeanResult`) are
-what the table (:func:`format_one_output_table`) and the HTML report
-(:mod:`leansvm.job.report`) read.
+After the choice, the task measures what is never used for a choice: the same error on the test part,
+the prediction cost (:func:`leansvm.job.measure.measure_prediction_cost`). The result
+(:func:`one_output_result`, :class:`~leansvm.job.records.LeanResult`) is what the table
+(:func:`format_one_output_table`) and the HTML report (:mod:`leansvm.job.report`) read.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
-from leansvm.job.choice import confirm_on_folds
-from leansvm.job.helpers import hold_on_interrupt, keep_on_failure
 from leansvm.job.records import Candidate, LeanResult
-from leansvm.job.refit import refit_on_all_rows
 
 #: L-BFGS iterations of each compressed candidate (compress's default scales to 3,000 at small
 #: sizes: 95 s for 256 vectors on friedman1-10k)
@@ -43,44 +34,10 @@ DEFAULT_SIZE_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.33)
 MIN_VECTORS = 5
 
 
-def confirm_then_refit(job, chosen, candidates, exact, make_exact, refit):
-    """(chosen, refit): :func:`~leansvm.job.choice.confirm_on_folds` against ``exact`` unless the
-    deadline skipped it (by the task's rule; ``make_exact()``: the exact model a fold trains), then,
-    with ``refit``, :func:`~leansvm.job.refit.refit_on_all_rows` of the confirmed model (else None; the
-    refit joins ``candidates``); a stage that fails keeps what the job holds (``keep_on_failure``)."""
-    deadline, log = job.deadline, job.log
-    confirmed = chosen
-    if "confirm" not in deadline.skipped:
-        confirmed = keep_on_failure("confirm", chosen, log, lambda: confirm_on_folds(
-            job, candidates, exact, make_exact, deadline.allowance("confirm")) or chosen)
-    # without a budget the refit is outside the bound the job set itself after the exact fit
-    time_left = None if "refit" in deadline.unbounded else deadline.remaining()
-    refitted = keep_on_failure("refit", None, log, lambda: refit_on_all_rows(
-        job, confirmed, exact, time_left)) if refit else None
-    if refitted is not None:
-        candidates.append(refitted)
-    return confirmed, refitted
-
-
-def after_the_choice(job, stages, chosen: Candidate, exact: Candidate):
-    """(chosen, refit, None) from ``stages()`` (the confirming folds and the refit: (chosen, refit)); a
-    Ctrl-C during them, where the validation part chose a model with fewer vectors than the exact one,
-    gives (that model as validated, None, the interrupt), as the classification job does (the log's
-    ``interrupted`` step); before such a choice the interrupt stops the job."""
-    try:
-        return (*stages(), None)
-    except KeyboardInterrupt as exc:
-        held = chosen if chosen is not exact and chosen.n_support < exact.n_support else None
-        hold_on_interrupt(exc, job.started, job.log, held)
-        if held is None:
-            raise
-        return held, None, exc
-
-
 def one_output_result(job, chosen, refit, candidates, preprocessor, interrupted=None, **fields) -> LeanResult:
     """The job's :class:`~leansvm.job.records.LeanResult`: the returned model, ``refit`` else ``chosen``,
     with its preprocessing; ``interrupted``: the Ctrl-C that ended the job with ``chosen`` as validated
-    (:func:`after_the_choice`). ``fields``: the result's fields the task fills (``summary``, ``params``,
+    (:func:`~leansvm.job.pipeline.train_and_choose`). ``fields``: the result's fields the task fills (``summary``, ``params``,
     ``error_name``, ``limit``, ``allowed``, ``evaluation``, ...)."""
     from leansvm import io
 
@@ -199,7 +156,7 @@ def one_output_deadline(budget_seconds, confirm, clock):
     :class:`~leansvm.job.deadline.Deadline` whose refit share goes to the candidates (the refit runs
     when time is left), and the confirming folds' too when ``confirm`` is False; the reduced family's
     share goes to compression, in whose allowance these jobs train it after the cheap families
-    (:func:`train_and_choose`)."""
+    (:func:`one_output_candidates`)."""
     from leansvm.job.deadline import Deadline
 
     deadline = Deadline(budget_seconds, clock=clock)
@@ -252,65 +209,31 @@ def train_exact_model(job, make_exact, how) -> Candidate:
     return exact
 
 
-@dataclass
-class Stages:
-    """What :func:`train_and_choose` leaves: the exact model, the reference the candidates were judged
-    against (the exact model, or a better one where it had a subsample), the error ``limit`` of the
-    choice, every candidate, the chosen one, its refit on every row (None: not refit) and the Ctrl-C
-    that ended the job with the chosen model as validated (None: none)."""
-
-    exact: Candidate
-    reference: Candidate
-    limit: float
-    candidates: list
-    chosen: Candidate
-    refit: Candidate | None
-    interrupted: BaseException | None
-
-
-def train_and_choose(job, make_exact, how, families, size_fractions, reduced_params, refit):
-    """The stages a one-output job runs after its data and tuning, by its task's rules: the exact model
-    (:func:`train_exact_model`, ``how`` the log's reason), the ``families``' candidates ((name,
-    make(size), work) each, and compression) at ``size_fractions`` of its vectors
-    (:func:`cheap_candidates`), each validated and judged against it; the reduced family
-    (``reduced_params``: its (C, gamma)) in the time they left, below the smallest that qualifies (a
-    larger one could not be chosen; the log says once where the family does not apply); the stronger
-    reference where the exact model had a subsample; the fewest vectors within the task's limit; the
-    confirming folds and, with ``refit``, the refit on every row (:func:`after_the_choice`).
-    Returns the :class:`Stages` record.
+def one_output_candidates(job, make_exact, how, families, size_fractions, reduced_params, candidates) -> Candidate:
+    """A one-output task's candidates (the ``train_candidates`` of
+    :func:`~leansvm.job.pipeline.train_and_choose`), appended to ``candidates``: the exact model
+    (:func:`train_exact_model`, ``how`` the log's reason); the ``families``' models ((name, make(size),
+    work) each, and compression) at ``size_fractions`` of its vectors (:func:`cheap_candidates`), each
+    validated and judged against it; then the reduced family (``reduced_params``: its (C, gamma)) in the
+    time they left, below the smallest that qualifies (a larger one could not be chosen; the log says
+    once where the family does not apply). Returns the exact model.
 
     The reduced family is not given the classification job's teacher-free split of the budget: on
     friedman1-200k (2 cores) ReducedSVR with 300 vectors took 78.5 s for test RMSE 0.2161 and
     Nystroem's 300 landmarks 1.8 s for 0.2171, so a budget moved to it is time Nystroem lacks."""
-    from leansvm.job.choice import stronger_reference
     from leansvm.job.reduced import train_reduced_models
 
     task, deadline = job.task, job.deadline
     exact = train_exact_model(job, make_exact, how)
-    candidates = [exact] + cheap_candidates(job, exact, families, candidate_sizes(exact.n_support, size_fractions),
-                                            time_limit=deadline.allowance("compress"))
+    candidates += [exact]
+    candidates += cheap_candidates(job, exact, families, candidate_sizes(exact.n_support, size_fractions),
+                                   time_limit=deadline.allowance("compress"))
     for c in candidates:
         task.validate(c, job.X_val)
     task.estimate(candidates, exact)
     below = min((c.n_support for c in candidates if c is not exact and task.within(c)), default=None)
     candidates += train_reduced_models(job, exact, *reduced_params, deadline.allowance("compress"), below=below)
-    reference = exact
-    if exact.n_rows < job.n_fit:
-        reference = stronger_reference(task, candidates, exact, job.n_fit, job.log)
-    limit = task.limit(reference)
-    chosen = choose_fewest(candidates, limit)
-    job.log.step("choose", f"{chosen.name}: {chosen.n_support} vectors, {task.describe(chosen)}",
-                 task.choice_reason(reference))
-    chosen, refitted, interrupted = after_the_choice(job, lambda: confirm_then_refit(
-        job, chosen, candidates, exact, make_exact, refit), chosen, exact)
-    return Stages(exact, reference, limit, candidates, chosen, refitted, interrupted)
-
-
-def choose_fewest(candidates, limit) -> Candidate:
-    """The candidate with the fewest vectors whose error bound (:attr:`Candidate.error_bound`)
-    is at most ``limit`` (ties: the smaller bound); the exact model is within it by construction."""
-    eligible = [c for c in candidates if c.kind == "exact" or c.error_bound <= limit]
-    return min(eligible, key=lambda c: (c.n_support, c.error_bound if c.kind != "exact" else c.validation_error))
+    return exact
 
 
 def summarize(X, X_test, n_validation) -> dict:

@@ -29,13 +29,14 @@ Stages, as the classification job's (:mod:`leansvm.job.classification`), each on
    model as the exact SVR on every row, compressed);
 6. measurements never used for a choice: test RMSE, prediction cost.
 
-Stages 3-5 are written once for regression and novelty detection
-(:func:`leansvm.job.one_output.train_and_choose`), the reduced family, the confirming folds and the
-refit for classification too. The HTML report: :func:`leansvm.job.report.write_report`.
+Stages 3-4 are written once for regression and novelty detection
+(:func:`leansvm.job.one_output.one_output_candidates`); stage 5 is every task's
+(:func:`leansvm.job.pipeline.train_and_choose`). The HTML report: :func:`leansvm.job.report.write_report`.
 """
 
 from __future__ import annotations
 
+from functools import partial
 
 import numpy as np
 
@@ -49,7 +50,8 @@ from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import JobLog, LeanResult
 from leansvm.job.one_output import (COMPRESSION_POINTS, DEFAULT_SIZE_FRACTIONS, one_output_deadline,
-                                     one_output_result, summarize, train_and_choose)
+                                     one_output_candidates, one_output_result, summarize)
+from leansvm.job.pipeline import train_and_choose
 from leansvm.job.task_rules import RegressionTask
 
 #: the tuning grid: C values, and gamma as factors of scikit-learn's 'scale'
@@ -127,11 +129,12 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
                                                             random_state=random_state), pass_work),
                 ("Nystroem", lambda size: LandmarkSVR(budget=size, C=C, gamma=gamma, random_state=random_state),
                  LandmarkSVR.fit_work)]
-    stages = train_and_choose(job, make_exact, f"IRWLS at C = {C:g}, gamma = {gamma:.4g}", families, size_fractions,
-                              (C, gamma), refit)
+    stages = train_and_choose(job, make_exact, partial(one_output_candidates, job, make_exact,
+                                                       f"IRWLS at C = {C:g}, gamma = {gamma:.4g}", families,
+                                                       size_fractions, (C, gamma)), refit=refit, confirm=confirm)
     exact, reference, candidates, chosen, refit = stages.exact, stages.reference, stages.candidates, \
         stages.chosen, stages.refit
-    choice = {"params": {"C": C, "gamma": gamma, "epsilon": eps}, "error_name": "RMSE", "limit": stages.limit,
+    choice = {"params": {"C": C, "gamma": gamma, "epsilon": eps}, "error_name": "RMSE", "limit": job.task.limit(reference),
               "allowed": f"validation RMSE within {100 * max_error_increase:g} % of the exact SVR's"}
     summary = summarize(X, X_test, X_val.shape[0])
     if stages.interrupted is not None:

@@ -47,6 +47,15 @@ class ClassificationTask:
     def within(self, c) -> bool:
         return c.drop is not None and c.drop.within(self.max_accuracy_drop)
 
+    def limit(self, c) -> float:
+        """The accuracy drop ``c``'s bound had to stay within: ``max_accuracy_drop``."""
+        return self.max_accuracy_drop
+
+    def choice_reason(self, reference) -> str:
+        return (f"the fewest support vectors whose accuracy drop against {reference.name} "
+                f"({reference.validation_accuracy:.4f}) is within {100 * self.max_accuracy_drop:g} points at "
+                f"{100 * self.confidence:g} % confidence")
+
     def promising(self, c, reference, n_folds) -> bool:
         """Whether ``c``'s drop would be within the allowed one with its validation mean and the
         standard error ``n_folds`` pooled folds are expected to have (se / sqrt(folds)): synth-50k's
