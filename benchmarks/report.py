@@ -429,6 +429,34 @@ def scale_runs() -> dict:
     return runs
 
 
+def scale_repeats() -> list:
+    """Lines of a table per (set, budget) run more than once in one file (``--repeats``), the latest file:
+    each run's returned model beside its own exact model (whether a budget's outcome holds from run to run)."""
+    latest_runs = {}
+    for path in sorted(RESULTS.glob("main-job-scale-*.json")):
+        rows = [r for r in load(path)["rows"] if "run" in r]
+        for key in {(r["dataset"], r["budget_seconds"]) for r in rows}:
+            latest_runs[key] = (path, [r for r in rows if (r["dataset"], r["budget_seconds"]) == key])
+    out = []
+    for (name, budget), (path, rows) in sorted(latest_runs.items()):
+        small = sum(r["returned_n_sv"] <= 4000 for r in rows)
+        out += ["", f"### {name} at {budget:g} s, the same command {len(rows)} times", "",
+                f"`python benchmarks/main_job/bench_main_job_scale.py --datasets {name} --budget-seconds {budget:g} "
+                f"--repeats {len(rows)} --intelex-minutes 0` (`{path.name}`, one run after the other on the same "
+                f"machine): {small} of {len(rows)} runs return at most 4,000 vectors. 'drop' is the returned "
+                "model's test score against its own run's exact model (points of accuracy; RMSE: per cent above).", "",
+                "| run | took s | returned | #SV | test acc (RMSE) | exact #SV | exact test acc (RMSE) | drop |",
+                "|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            if "returned_test_rmse" in r:
+                drop = f"{100 * (r['returned_test_rmse'] / r['exact_test_rmse'] - 1):+.2f} %"
+            else:
+                drop = f"{100 * (r['exact_test_acc'] - r['returned_test_acc']):.2f}"
+            out.append(f"| {r['run']} | {r['seconds']:.0f} | {r['returned'].split(',')[0]} | {_n(r['returned_n_sv'])} | "
+                       f"{_test_score(r, 'returned_')} | {_n(r['exact_n_sv'])} | {_test_score(r, 'exact_')} | {drop} |")
+    return out
+
+
 def scale_sentence() -> str:
     """README's table of the main job at scale: each (set, budget), the returned model beside its reference
     (the exact SVC on the largest subsample fitted in 10 minutes where the job fitted it on a subsample)."""
@@ -478,7 +506,7 @@ def scale_section() -> str:
     out += ["", "Reproduce: `python benchmarks/main_job/bench_main_job_scale.py --datasets <set> --budget-seconds <s> "
             "--no-peer --intelex-minutes 0 --reference-seconds 600`, then the peers beside it: "
             "`python benchmarks/main_job/bench_main_job_scale.py --peer-for <file>` (files " + ", ".join(sorted({f"`{p.name}`" for p, _, _ in runs.values()})) + ")."]
-    return "\n".join(out + scale_stage_lines())
+    return "\n".join(out + scale_repeats() + scale_stage_lines())
 
 
 def compression_section() -> str:
@@ -905,6 +933,31 @@ def one_output_rows() -> tuple[dict, list]:
     return rows, files
 
 
+def regression_carry_section() -> str:
+    """The regression job with C carried to the fit's size and with the search's C kept, side by side."""
+    path = latest("fit-regression")
+    rows = [] if path is None else [r for r in load(path)["rows"] if "carried" in r]
+    if not rows:
+        return ""
+    out = ["## The regression job's C carried to the fit's size", "",
+           "`fit_lean_regression` tunes (C, gamma) by SVRCV on 2,000 training rows, then carries C to the size the "
+           "exact SVR is fitted on as the classification job does (the exact SVR at 1/4, 1/2, 1 and 2 times C on "
+           "subsamples 4 times larger each, below half the fit rows, scored by squared error on the validation rows; "
+           "the smallest C within one standard error of the best). Each set twice in one run: as the job is, and "
+           "with the search's C kept. The exact SVR is the reference every promise is against; 'returned' is the "
+           "model the job returns (refit on every row), its test RMSE and its increase over that run's exact SVR.", "",
+           "| set | C carried | C | gamma | exact #SV | exact fit s | exact test RMSE | returned | #SV | test RMSE "
+           "| RMSE + % | job s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['set']} | {'yes' if r['carried'] else 'no'} | {r['C']:g} | {r['gamma']:.4g} | "
+                   f"{_n(r['exact_sv'])} | {r['exact_fit_s']:.1f} | {r['exact_rmse']:.4f} | {r['chosen'].split(',')[0]} | "
+                   f"{_n(r['chosen_sv'])} | {r['chosen_rmse']:.4f} | {r['increase_pct']:+.2f} | {r['seconds']:.0f} |")
+    out += ["", f"Machine: {load(path)['machine'].get('cpu_count', '?')} cores, one process. Reproduce: "
+            "`python benchmarks/main_job/bench_fit_regression.py --sets " + " ".join(dict.fromkeys(r["set"] for r in rows))
+            + f" --carry both` (`{path.name}`)."]
+    return "\n".join(out)
+
+
 def one_output_section() -> str:
     """Exact SVR, nu-SVR, one-class SVM and nu-SVC against LIBSVM and scikit-learn-intelex."""
     rows, files = one_output_rows()
@@ -1048,7 +1101,7 @@ def benchmarks_page() -> str:
         recipe_section(), model_selection_section(), scale_section(),
         compression_section(), reduced_section(),
         screening_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),
-        one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
+        regression_carry_section(), one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 
 
 GENERATED = {"results-table": readme_table, "promise": promise_sentence, "scale": scale_sentence}

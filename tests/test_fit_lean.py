@@ -1142,7 +1142,8 @@ def test_c_is_carried_to_the_fit_s_rows_by_the_smallest_c_within_one_se_at_growi
     X, y = make_moons(4000, noise=0.3, random_state=1)
     X_fit, y_fit, X_val, y_val = X[:3400], y[:3400], X[3400:], y[3400:]
     log = JobLog(False)
-    C = carry_C(_context(X, y, ClassificationTask(y_val, 0.01), 3400, log), 10.0, 2.0, search_rows=100,
+    make = lambda C: leansvm.SVC(C=C, gamma=2.0, random_state=0)  # noqa: E731
+    C = carry_C(_context(X, y, ClassificationTask(y_val, 0.01), 3400, log), make, 10.0, search_rows=100,
                 time_limit=None)
     step = log.steps[-1]
     assert step.stage == "carry" and "400 rows" in step.reason and "1600 rows" in step.reason
@@ -1162,8 +1163,8 @@ def test_c_is_carried_to_the_fit_s_rows_by_the_smallest_c_within_one_se_at_growi
     # a search on nearly every row, or no time left: nothing to carry
     quiet = JobLog(False)
     job = _context(X, y, ClassificationTask(y_val, 0.01), 3400, quiet)
-    assert carry_C(job, 8.0, 2.0, 1000, None) == 8.0
-    assert carry_C(job, 8.0, 2.0, 100, 0.0) == 8.0 and not quiet.steps
+    assert carry_C(job, make, 8.0, 1000, None) == 8.0
+    assert carry_C(job, make, 8.0, 100, 0.0) == 8.0 and not quiet.steps
 
 
 def test_the_command_writes_the_held_model_on_ctrl_c_and_exits_130(moons, monkeypatch, tmp_path, capsys):

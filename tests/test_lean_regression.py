@@ -371,3 +371,18 @@ def test_the_reduced_family_is_a_candidate_of_the_regression_job(friedman):
     [first] = train_reduced_models(job, exact, 10.0, 0.2)
     assert isinstance(first.model, leansvm.ReducedSVR) and first.n_support == 10 and job.task.within(first)
     assert "ReducedSVR reaches the target at 10 vectors" in job.log.steps[-1].choice
+
+
+def test_the_tuned_c_is_carried_to_the_fit_s_size_as_classification_carries_it(friedman):
+    """SVRCV tunes on 100 rows here; with 1,200 fit rows the exact SVR at 1/4..2 times that C is fitted on
+    400 rows (4 times the search's, below half the fit rows) and scored by squared error on the validation
+    rows; the exact model and every refit use the C carried."""
+    from leansvm.job.hyperparameters import CARRY_FACTORS
+
+    X, z, Xt, zt = friedman
+    r = fit_lean_regression(X, z, max_error_increase=0.05, **{**SMALL, "selection_size": 100})
+    tuned = float(re.search(r"C = ([0-9.e+-]+),", next(s.choice for s in r.steps if s.stage == "select")).group(1))
+    carry = next(s for s in r.steps if s.stage == "carry")
+    assert "400 rows" in carry.reason and "squared error" in carry.reason and "RMSE" in carry.reason
+    assert any(np.isclose(r.params["C"], tuned * f) for f in CARRY_FACTORS)
+    assert r.exact.model.C == r.params["C"]

@@ -256,6 +256,9 @@ def main(argv=None) -> int:
                              "subsample found to fit in this many seconds")
     parser.add_argument("--intelex-minutes", type=float, default=30.0,
                         help="stop scikit-learn-intelex's SVC on the full data after this long (0: do not run it)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="run the same command this many times per set (rows numbered by 'run'; the peers "
+                             "and the reference beside the first): whether a budget's outcome holds from run to run")
     parser.add_argument("--peer-for", type=Path, metavar="RESULTS_FILE",
                         help="run only the peers, for each row of this results file that lacks them, and add them there")
     args = parser.parse_args(argv)
@@ -264,16 +267,18 @@ def main(argv=None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"main-job-scale-{time.strftime('%Y%m%d-%H%M%S')}.json"
     rows = []
-    for name in args.datasets:
+    for name, run in ((name, run) for name in args.datasets for run in range(1, args.repeats + 1)):
         queue = mp.get_context("spawn").Queue()
         child = mp.get_context("spawn").Process(target=_fit_child, args=(name, args.budget_seconds, queue))
         child.start()
         row = _result_of(child, queue)
-        if args.reference_seconds and row.get("exact_rows"):
+        if args.repeats > 1:
+            row["run"] = run
+        if run == 1 and args.reference_seconds and row.get("exact_rows"):
             row["reference"] = exact_reference(name, row, args.reference_seconds)
-        if not args.no_peer:
+        if run == 1 and not args.no_peer:
             row["nystroem"] = peer_of(row)
-        if args.intelex_minutes > 0:
+        if run == 1 and args.intelex_minutes > 0:
             row["intelex"] = intelex_peer(name, row, args.intelex_minutes)
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "steps"}, default=str), flush=True)

@@ -152,7 +152,10 @@ def confirm_on_folds(job, candidates, reference: Candidate, make_exact, time_lim
     accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
                                               reference.fit_seconds, time_limit, fold_references, job.clock)
     chosen = accepted or reference
-    log.step("confirm", f"{chosen.name}: {chosen.n_support} vectors, confirmed on the other folds" if accepted
+    used = next((folds for c, folds in tried if c is accepted), 1)
+    confirmed = (f"confirmed on {used - 1} other fold{'s' if used > 2 else ''}" if used > 1 else
+                 "kept on the validation part alone: no time for the other folds")
+    log.step("confirm", f"{chosen.name}: {chosen.n_support} vectors, {confirmed}" if accepted
              else f"none confirmed on the other folds: {chosen.name}, {chosen.n_support} vectors",
              (f"its {task.describe_pooled(chosen)} is within the limit" if accepted else
               f"no candidate's bound is within the limit on the pooled folds; {reference.name}")

@@ -430,7 +430,7 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
             selection = _choose_hyperparameters(job, Cs, gammas, selection_size, n_folds, one_se)
             C, gamma = selection.C, selection.gamma
             if selection.search is not None:      # the wide search's C, chosen on its rows
-                C = carry_C(job, C, gamma, selection.n_samples,
+                C = carry_C(job, lambda c: exact_svc(c, gamma, random_state, class_weight), C, selection.n_samples,
                             deadline.allowance("search") if deadline.seconds is not None else selection.search.seconds)
                 selection.carried_C = C
             route, timing = _choose_route(job, C, gamma)

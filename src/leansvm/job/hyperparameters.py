@@ -158,19 +158,21 @@ CARRY_GROWTH = 4
 CARRY_VALIDATION_ROWS = 20000
 
 
-def carry_C(job, C, gamma, search_rows, time_limit) -> float:
+def carry_C(job, make, C, search_rows, time_limit) -> float:
     """C at the size it is used: the search chose C on ``search_rows`` rows, the exact model trains on
-    the job's ``fit_rows`` (``job.n_fit``). With C sum_i loss_i + 1/2 ||w||^2, a C right for 4,000 rows regularises 50 times less
-    at 200,000. So at sizes ``CARRY_GROWTH`` times larger each (below ``fit_rows`` / 2), the exact SVC
-    is fitted at ``CARRY_FACTORS`` times the current C on a random subsample of the training rows and
-    scored on at most ``CARRY_VALIDATION_ROWS`` validation rows; the smallest C within one standard
-    error of the best accuracy (the paired difference's, row by row) is carried to the next size.
-    No size is started when the last one's time, scaled by the rows (n^2), would end past
-    ``time_limit`` seconds. Returns the C to fit with; the log says which C was carried and why."""
-    from leansvm.job.helpers import _same_labels, _subsample
+    the job's fit rows (``job.n_fit``). With C sum_i loss_i + 1/2 ||w||^2, a C right for 4,000 rows
+    regularises 50 times less at 200,000. So at sizes ``CARRY_GROWTH`` times larger each (below half the
+    fit rows), the exact model ``make(C')`` (unfitted) is fitted at ``CARRY_FACTORS`` times the current C
+    on a random subsample of the training rows and scored row by row (``job.task.row_scores``: right or
+    wrong, or minus the squared error) on at most ``CARRY_VALIDATION_ROWS`` validation rows; the
+    smallest C within one standard error of the best mean score (the paired difference's, row by row)
+    is carried to the next size. No size is started when the last one's time, scaled by the rows
+    (n^2), would end past ``time_limit`` seconds. Returns the C to fit with; the log says which C was
+    carried and why."""
+    from leansvm.job.helpers import _subsample
 
-    X_fit, y_fit, X_val, y_val, log = job.X_fit, job.y_fit, job.X_val, job.y_val, job.log
-    fit_rows, class_weight, random_state = job.n_fit, job.task.class_weight, job.random_state
+    X_fit, y_fit, X_val, y_val, log, task = job.X_fit, job.y_fit, job.X_val, job.y_val, job.log, job.task
+    fit_rows, random_state = job.n_fit, job.random_state
     start, sizes, trail = job.clock(), [], []
     size = CARRY_GROWTH * int(search_rows)
     while size <= fit_rows // 2:
@@ -191,18 +193,17 @@ def carry_C(job, C, gamma, search_rows, time_limit) -> float:
         t0, scores = job.clock(), []
         for factor in CARRY_FACTORS:
             with _QuietConvergence():
-                model = SVC(C=C * factor, gamma=gamma, class_weight=class_weight,
-                            random_state=random_state).fit(X_s, y_s)
-            scores.append(np.asarray(_same_labels(model.predict(X_v), y_v), dtype=float))
+                model = make(C * factor).fit(X_s, y_s)
+            scores.append(task.row_scores(model.predict(X_v), y_v))
         last_seconds = job.clock() - t0
         best = int(np.argmax([s.mean() for s in scores]))
         within = [k for k, s in enumerate(scores)
                   if s.mean() >= scores[best].mean() - np.std(scores[best] - s) / np.sqrt(len(y_v))]
         C = C * CARRY_FACTORS[min(within)]
-        trail.append(f"{size} rows: C = {C:g} ({scores[best].mean():.4f} best)")
+        trail.append(f"{size} rows: C = {C:g} ({task.describe_scores(scores[best])} best)")
     if trail:
         log.step("carry", f"C = {C:g} for {fit_rows} rows",
                  f"the search's C carried to the fit's size: the smallest C within one SE of the best validation "
-                 f"accuracy on {len(y_v)} rows among {', '.join(f'{f:g}' for f in CARRY_FACTORS)} x C, at "
+                 f"{task.score_name} on {len(y_v)} rows among {', '.join(f'{f:g}' for f in CARRY_FACTORS)} x C, at "
                  f"{'; '.join(trail)}{stopped}", job.clock() - start)
     return C

@@ -11,7 +11,10 @@ Stages, as the classification job's (:mod:`leansvm.job.classification`), each on
    epsilon = ``epsilon`` x std(y) (LIBSVM's 0.1 in units of the targets' spread). The one
    standard error rule toward small C: the smallest C whose best cell is within one standard
    error of the best mean score (large C costs the most to train and is where a grid's edge
-   lies: friedman1-10k chose C = 1000 by the best score, the exact fit then took 70 s);
+   lies: friedman1-10k chose C = 1000 by the best score, the exact fit then took 70 s); then C
+   carried to the fit's size as the classification job carries it
+   (:func:`~leansvm.job.hyperparameters.carry_C`: the exact SVR at 1/4..2 times C on growing
+   subsamples, scored by squared error on the validation rows);
 3. the exact :class:`leansvm.SVR` at the chosen (C, gamma) on every training row (with
    ``budget_seconds``: on the largest subsample estimated to fit the exact stage's share,
    :mod:`leansvm.job.deadline`, as the classification job's budget route);
@@ -46,6 +49,7 @@ from leansvm.job.candidates import pass_work
 from leansvm.job.context import JobContext
 from leansvm.job.data import prepare_table, scale_features, validation_folds
 from leansvm.job.helpers import _subsample, thread_limited
+from leansvm.job.hyperparameters import carry_C
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import JobLog, LeanResult
@@ -124,6 +128,8 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
              f"over {len(cv.cv_results_['params'])} cells on {X_sel.shape[0]} rows (SVR paths over C)",
              job.clock() - t0)
 
+    C = carry_C(job, lambda c: leansvm.SVR(C=c, gamma=gamma, epsilon=eps, random_state=random_state), C,
+                X_sel.shape[0], deadline.allowance("search") if deadline.seconds is not None else job.clock() - t0)
     make_exact = lambda: leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state)  # noqa: E731
     families = [("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=C, gamma=gamma, epsilon=eps,
                                                             random_state=random_state), pass_work),

@@ -47,6 +47,19 @@ class ClassificationTask:
     def within(self, c) -> bool:
         return c.drop is not None and c.drop.within(self.max_accuracy_drop)
 
+    score_name = "accuracy"
+
+    @staticmethod
+    def row_scores(predictions, y) -> np.ndarray:
+        """Each row's score, higher is better (the mean is the accuracy): 1 right, 0 wrong."""
+        from leansvm.job.helpers import _same_labels
+
+        return np.asarray(_same_labels(predictions, y), dtype=float)
+
+    @staticmethod
+    def describe_scores(scores) -> str:
+        return f"{scores.mean():.4f}"
+
     def limit(self, c) -> float:
         """The accuracy drop ``c``'s bound had to stay within: ``max_accuracy_drop``."""
         return self.max_accuracy_drop
@@ -149,6 +162,17 @@ class RegressionTask:
         for c in candidates + ([] if any(c is reference for c in candidates) else [reference]):
             set_rmse_estimate(c, reference_errors, c.validation_predictions - self.y_val, self.confidence)
         reference.error_bound = reference.validation_error      # the reference's is its own error
+
+    score_name = "squared error"
+
+    @staticmethod
+    def row_scores(predictions, y) -> np.ndarray:
+        """Each row's score, higher is better: minus its squared error (the mean is minus the MSE)."""
+        return -(np.asarray(predictions, dtype=float) - y) ** 2
+
+    @staticmethod
+    def describe_scores(scores) -> str:
+        return f"RMSE {np.sqrt(-scores.mean()):.4g}"
 
     def limit(self, c) -> float:
         """The RMSE bound ``c`` had to stay within: (1 + increase) x the reference's on the same rows."""
