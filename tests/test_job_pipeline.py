@@ -102,3 +102,73 @@ def test_the_stages_time_checks_and_steps_read_the_jobs_clock():
     step = log.steps[-1]
     assert step.stage == "budget" and "left out for lack of time" in step.reason
     assert step.seconds >= 1000.0
+
+
+@pytest.mark.parametrize("make", [_classification, _regression, _novelty], ids=["classification", "regression",
+                                                                                "novelty"])
+def test_the_pipeline_chooses_confirms_and_refits_the_task_s_candidates(make):
+    """train_and_choose on a task's two candidates (the exact model and one budget model): the choice is
+    the fewest vectors among the reference and those the task puts within; the folds run (the exact
+    model had every fit row), and the refit is the chosen kind trained on every row."""
+    from leansvm.job.pipeline import choose_fewest, train_and_choose
+
+    X, y, folds, task, make_exact, make_budget = make()
+    log = JobLog(False)
+    job = JobContext(X, y, folds, task, Deadline(None), log, random_state=0, compression_points=100)
+
+    def train_candidates(candidates):
+        y_fit = np.zeros(job.n_fit) if y is None else job.y_fit
+        exact_model = make_exact().fit(job.X_fit, y_fit)
+        candidates.append(Candidate(f"exact {task.model_name}", "exact", exact_model,
+                                    int(exact_model.expansion_.n_support), 0.1, n_rows=job.n_fit))
+        budget_model = make_budget().fit(job.X_fit, job.y_fit)
+        candidates.append(Candidate("budget (20)", "budget", budget_model, int(budget_model.expansion_.n_support),
+                                    0.1))
+        for c in candidates:
+            task.validate(c, job.X_val)
+        task.estimate(candidates, candidates[0])
+        return candidates[0]
+
+    stages = train_and_choose(job, make_exact, train_candidates)
+    exact, budget = stages.candidates[:2]
+    assert stages.exact is exact and stages.reference is exact and stages.interrupted is None
+    validated = next(s for s in log.steps if s.stage == "choose")
+    assert validated.choice.startswith(("exact", "budget (20)"))
+    if task.promising(budget, exact, len(folds)):           # the folds run where a candidate could pass them
+        assert "confirm" in [s.stage for s in log.steps]
+    assert stages.chosen in (exact, budget) and (stages.chosen is exact or task.within(stages.chosen))
+    assert stages.refit is stages.candidates[-1] and stages.refit.kind == "refit"
+    assert stages.refit.n_rows == X.shape[0]
+    # the rule itself: a budget model wrong wherever the exact one is right is out of the limit
+    p = exact.validation_predictions
+    budget.validation_predictions = p + 100.0 if task.name == "regression" else (-p if task.name == "novelty" else 1 - p)
+    assert choose_fewest(task, [exact, budget], exact) is exact and not task.within(budget)
+    budget.validation_predictions = p.copy()                  # and one that predicts as it does is within
+    assert choose_fewest(task, [exact, budget], exact) is budget and task.within(budget)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression", "novelty"])
+def test_each_task_s_job_runs_through_the_one_pipeline(task, monkeypatch):
+    """fit_lean on each task calls the one train_and_choose once, and returns its chosen model."""
+    from leansvm import fit_lean
+    from leansvm.job import classification, novelty, regression
+
+    module = {"classification": classification, "regression": regression, "novelty": novelty}[task]
+    real, calls = module.train_and_choose, []
+
+    def recorded(*args, **kwargs):
+        calls.append(real(*args, **kwargs))
+        return calls[-1]
+
+    monkeypatch.setattr(module, "train_and_choose", recorded)
+    if task == "classification":
+        X, y = make_moons(400, noise=0.25, random_state=0)
+        result = fit_lean(X, y, Cs=[1.0, 10.0], gammas=[0.5], max_accuracy_drop=0.05)
+    elif task == "regression":
+        X, y = make_friedman1(500, n_features=5, noise=0.5, random_state=0)
+        result = fit_lean(X, y, Cs=[10.0], gamma_factors=[1.0], selection_size=300, max_error_increase=0.1)
+    else:
+        X, _ = make_blobs(500, centers=1, n_features=2, random_state=0)
+        result = fit_lean(X, task="novelty", max_disagreement=0.05)
+    assert len(calls) == 1 and result.task == task
+    assert result.chosen is calls[0].chosen and result.exact is calls[0].exact
