@@ -420,12 +420,14 @@ def _share_of_reference(row) -> str:
 
 
 def scale_runs() -> dict:
-    """{(set, budget): (file, its data, row)}: the latest run of each set and budget."""
+    """{(set, budget): (file, its data, row)}: the latest run of each set and budget (of a repeated command,
+    its first run, which has the peers beside it: the others are in :func:`scale_repeats`)."""
     runs = {}
     for path in sorted(RESULTS.glob("main-job-scale-*.json")):
         data = load(path)
         for row in data["rows"]:
-            runs[(row["dataset"], row["budget_seconds"])] = (path, data, row)
+            if row.get("run", 1) == 1:
+                runs[(row["dataset"], row["budget_seconds"])] = (path, data, row)
     return runs
 
 
@@ -934,27 +936,26 @@ def one_output_rows() -> tuple[dict, list]:
 
 
 def regression_carry_section() -> str:
-    """The regression job with C carried to the fit's size and with the search's C kept, side by side."""
-    path = latest("fit-regression")
-    rows = [] if path is None else [r for r in load(path)["rows"] if "carried" in r]
-    if not rows:
+    """The exact SVR at the regression search's C and at the C carried to the fit's size."""
+    path = latest("carry-regression")
+    if path is None:
         return ""
+    data = load(path)
     out = ["## The regression job's C carried to the fit's size", "",
            "`fit_lean_regression` tunes (C, gamma) by SVRCV on 2,000 training rows, then carries C to the size the "
-           "exact SVR is fitted on as the classification job does (the exact SVR at 1/4, 1/2, 1 and 2 times C on "
-           "subsamples 4 times larger each, below half the fit rows, scored by squared error on the validation rows; "
-           "the smallest C within one standard error of the best). Each set twice in one run: as the job is, and "
-           "with the search's C kept. The exact SVR is the reference every promise is against; 'returned' is the "
-           "model the job returns (refit on every row), its test RMSE and its increase over that run's exact SVR.", "",
-           "| set | C carried | C | gamma | exact #SV | exact fit s | exact test RMSE | returned | #SV | test RMSE "
-           "| RMSE + % | job s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        out.append(f"| {r['set']} | {'yes' if r['carried'] else 'no'} | {r['C']:g} | {r['gamma']:.4g} | "
-                   f"{_n(r['exact_sv'])} | {r['exact_fit_s']:.1f} | {r['exact_rmse']:.4f} | {r['chosen'].split(',')[0]} | "
-                   f"{_n(r['chosen_sv'])} | {r['chosen_rmse']:.4f} | {r['increase_pct']:+.2f} | {r['seconds']:.0f} |")
-    out += ["", f"Machine: {load(path)['machine'].get('cpu_count', '?')} cores, one process. Reproduce: "
-            "`python benchmarks/main_job/bench_fit_regression.py --sets " + " ".join(dict.fromkeys(r["set"] for r in rows))
-            + f" --carry both` (`{path.name}`)."]
+           "exact SVR is fitted on as the classification job does (`carry_C`: the exact SVR at 1/4, 1/2, 1 and 2 "
+           "times C on subsamples 4 times larger each, below half the fit rows, scored by squared error on the "
+           "validation rows; the smallest C within one standard error of the best). The exact SVR is the reference "
+           "of every promise; here it is fitted on the job's fit rows at both C, with the job's own scaling and "
+           "split.", "",
+           "| set | C | value | gamma | fit rows | #SV | fit s | validation RMSE | test RMSE |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        out.append(f"| {r['set']} | {r['C_from']} | {r['C']:g} | {r['gamma']:.4g} | {_n(r['fit_rows'])} | "
+                   f"{_n(r['n_sv'])} | {r['fit_s']:.1f} | {r['validation_rmse']:.4f} | {r['test_rmse']:.4f} |")
+    out += ["", f"Machine: {data['machine'].get('cpu_count', '?')} cores, one process. Reproduce: "
+            "`python benchmarks/main_job/bench_carry_regression.py --sets "
+            + " ".join(dict.fromkeys(r["set"] for r in data["rows"])) + f"` (`{path.name}`)."]
     return "\n".join(out)
 
 

@@ -188,10 +188,18 @@ def exact_reference(name, row, seconds):
 PEER_VALUES = 5e8
 
 
-def nystroem_peer(name, n_landmarks, gamma, regression):
+def job_scaling(row) -> str | None:
+    """The feature scaling the job chose (its log's '[scale] <kind>:' line), None where it logged none."""
+    found = next((re.match(r"\[scale\] ([a-z-]+):", s) for s in row.get("steps", []) if re.match(r"\[scale\] [a-z-]+:", s)),
+                 None)
+    return found.group(1) if found else None
+
+
+def nystroem_peer(name, n_landmarks, gamma, regression, scaling=None):
     """Nystroem(n_landmarks) + LinearSVC (Ridge), C (alpha) by 3-fold CV on 20,000 rows, refit on the
     training rows (at most PEER_VALUES / n_landmarks of them, a random subsample, so that its features
-    stay within 4 GB)."""
+    stay within 4 GB); on the features scaled as the job scaled them (``scaling``: its kind, the job's
+    gamma is in those units; None: as loaded)."""
     from sklearn.kernel_approximation import Nystroem
     from sklearn.linear_model import Ridge
     from sklearn.model_selection import GridSearchCV
@@ -200,19 +208,26 @@ def nystroem_peer(name, n_landmarks, gamma, regression):
 
     from leansvm import datasets
 
+    from leansvm.preprocessing.scaling import FeatureScaler
+
     ds = datasets.load(name)
+    X_train, X_test = ds.X_train, ds.X_test
+    if scaling is not None:
+        scaler = FeatureScaler(scaling).fit(X_train)
+        X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
     linear = Ridge() if regression else LinearSVC(max_iter=2000)
     grid = {"ridge__alpha": [0.1, 1.0, 10.0]} if regression else {"linearsvc__C": [0.1, 1.0, 10.0]}
     pipe = make_pipeline(Nystroem(gamma=gamma, n_components=int(n_landmarks), random_state=0), linear)
-    order = np.random.default_rng(0).permutation(ds.X_train.shape[0])
+    order = np.random.default_rng(0).permutation(X_train.shape[0])
     rows, fit_rows = order[:20000], np.sort(order[:int(PEER_VALUES / n_landmarks)])
     start = time.perf_counter()
-    search = GridSearchCV(pipe, grid, cv=3).fit(ds.X_train[rows], np.asarray(ds.y_train)[rows])
-    model = pipe.set_params(**search.best_params_).fit(ds.X_train[fit_rows], np.asarray(ds.y_train)[fit_rows])
-    pred = model.predict(ds.X_test)
+    search = GridSearchCV(pipe, grid, cv=3).fit(X_train[rows], np.asarray(ds.y_train)[rows])
+    model = pipe.set_params(**search.best_params_).fit(X_train[fit_rows], np.asarray(ds.y_train)[fit_rows])
+    pred = model.predict(X_test)
     y = np.asarray(ds.y_test)
     score = float(np.sqrt(np.mean((pred - y) ** 2))) if regression else float(np.mean(pred == y))
     return {"landmarks": int(n_landmarks), "rows": int(fit_rows.size), "seconds": time.perf_counter() - start,
+            "scaling": scaling,
             ("test_rmse" if regression else "test_acc"): score, "params": search.best_params_}
 
 
@@ -221,16 +236,16 @@ def peer_of(row) -> dict:
     MAX_LANDMARKS (an exact model's tens of thousands would need tens of GB of features)."""
     gamma = row.get("gamma") or (row.get("params") or {}).get("gamma")
     landmarks = int(np.clip(row["returned_n_sv"], 10, MAX_LANDMARKS))
-    return nystroem_peer(row["dataset"], landmarks, gamma, "returned_test_rmse" in row)
+    return nystroem_peer(row["dataset"], landmarks, gamma, "returned_test_rmse" in row, job_scaling(row))
 
 
 def add_peers(path, nystroem=True, intelex_minutes=30.0) -> int:
     """The peers (Nystroem, scikit-learn-intelex after ``intelex_minutes``; 0: none) each row of the
-    results file ``path`` lacks, written into that file."""
+    results file ``path`` lacks (of a repeated command, its first run), written into that file."""
     from leansvm.io import atomic_write
 
     data = json.loads(Path(path).read_text())
-    for row in data["rows"]:
+    for row in (r for r in data["rows"] if r.get("run", 1) == 1):
         for key, wanted, run in (("nystroem", nystroem, lambda: peer_of(row)),
                                  ("intelex", intelex_minutes > 0, lambda: intelex_peer(row["dataset"], row,
                                                                                       intelex_minutes))):

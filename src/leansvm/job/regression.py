@@ -79,6 +79,31 @@ def _rmse(model, X, y) -> float:
     return float(np.sqrt(np.mean((model.predict(X) - y) ** 2)))
 
 
+def tune_svr(job, Cs, gamma_factors, selection_size, epsilon, carry=True):
+    """Stage 2: (C, gamma) by :class:`leansvm.SVRCV` on at most ``selection_size`` fit rows (C on ``Cs``,
+    gamma on ``gamma_factors`` x 'scale', ``epsilon`` in the targets' units; :func:`_one_standard_error`),
+    then, with ``carry``, C carried to the fit's size (:func:`~leansvm.job.hyperparameters.carry_C`, in
+    the search's share of the budget, or without one in the time the search took). Returns
+    (C, gamma, the search's ``cv_results_`` holder)."""
+    import leansvm
+
+    t0, log, random_state = job.clock(), job.log, job.random_state
+    scale_gamma = leansvm.Kernel.from_params("rbf", "scale", X=job.X_fit).gamma
+    gammas = [f * scale_gamma for f in (gamma_factors or DEFAULT_GAMMA_FACTORS)]
+    X_sel, y_sel = _subsample(job.X_fit, job.y_fit, selection_size, random_state)
+    cv = leansvm.SVRCV(Cs=list(Cs or DEFAULT_CS), gammas=gammas, epsilon=epsilon, cv=3, refit=False).fit(X_sel, y_sel)
+    C, gamma, score = _one_standard_error(cv.cv_results_, n_folds=3)
+    log.step("select", f"C = {C:g}, gamma = {gamma:.4g}",
+             f"3-fold CV R^2 {score:.4f} (best {cv.best_score_:.4f}; the smallest C within one standard error) "
+             f"over {len(cv.cv_results_['params'])} cells on {X_sel.shape[0]} rows (SVR paths over C)",
+             job.clock() - t0)
+    if carry:
+        deadline = job.deadline
+        C = carry_C(job, lambda c: leansvm.SVR(C=c, gamma=gamma, epsilon=epsilon, random_state=random_state), C,
+                    X_sel.shape[0], deadline.allowance("search") if deadline.seconds is not None else job.clock() - t0)
+    return C, gamma, cv
+
+
 @thread_limited
 def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=None, scale=True,
                         max_error_increase=0.02, epsilon=0.1, Cs=None, gamma_factors=None,
@@ -112,24 +137,12 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     folds = validation_folds(X, None, validation_fraction, random_state)
     task = RegressionTask(y[folds[0][1]], max_error_increase, confidence)
     job = JobContext(X, y, folds, task, deadline, log, random_state, COMPRESSION_POINTS, start)
-    X_fit, X_val, y_fit, y_val = job.X_fit, job.X_val, job.y_fit, job.y_val
+    X_val, y_fit, y_val = job.X_val, job.y_fit, job.y_val
     eps = float(epsilon * np.std(y_fit))
     log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, regression",
              f"{X_val.shape[0]} rows held out for validation; epsilon = {epsilon:g} x std(y) = {eps:.4g}")
 
-    t0 = job.clock()
-    scale_gamma = leansvm.Kernel.from_params("rbf", "scale", X=X_fit).gamma
-    gammas = [f * scale_gamma for f in (gamma_factors or DEFAULT_GAMMA_FACTORS)]
-    X_sel, y_sel = _subsample(X_fit, y_fit, selection_size, random_state)
-    cv = leansvm.SVRCV(Cs=list(Cs or DEFAULT_CS), gammas=gammas, epsilon=eps, cv=3, refit=False).fit(X_sel, y_sel)
-    C, gamma, score = _one_standard_error(cv.cv_results_, n_folds=3)
-    log.step("select", f"C = {C:g}, gamma = {gamma:.4g}",
-             f"3-fold CV R^2 {score:.4f} (best {cv.best_score_:.4f}; the smallest C within one standard error) "
-             f"over {len(cv.cv_results_['params'])} cells on {X_sel.shape[0]} rows (SVR paths over C)",
-             job.clock() - t0)
-
-    C = carry_C(job, lambda c: leansvm.SVR(C=c, gamma=gamma, epsilon=eps, random_state=random_state), C,
-                X_sel.shape[0], deadline.allowance("search") if deadline.seconds is not None else job.clock() - t0)
+    C, gamma, cv = tune_svr(job, Cs, gamma_factors, selection_size, eps)
     make_exact = lambda: leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state)  # noqa: E731
     families = [("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=C, gamma=gamma, epsilon=eps,
                                                             random_state=random_state), pass_work),
