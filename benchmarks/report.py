@@ -953,6 +953,13 @@ def regression_carry_section() -> str:
     for r in data["rows"]:
         out.append(f"| {r['set']} | {r['C_from']} | {r['C']:g} | {r['gamma']:.4g} | {_n(r['fit_rows'])} | "
                    f"{_n(r['n_sv'])} | {r['fit_s']:.1f} | {r['validation_rmse']:.4f} | {r['test_rmse']:.4f} |")
+    pairs = {}
+    for r in data["rows"]:
+        pairs.setdefault(r["set"], {})[r["C_from"]] = r
+    out += ["", "The carried C against the searched one: " + "; ".join(
+        f"{name} test RMSE {100 * (p['carried']['test_rmse'] / p['searched']['test_rmse'] - 1):+.1f} %, "
+        f"fit {p['searched']['fit_s'] / p['carried']['fit_s']:.2f} times as fast"
+        for name, p in pairs.items() if {"carried", "searched"} <= set(p)) + "."]
     out += ["", f"Machine: {data['machine'].get('cpu_count', '?')} cores, one process. Reproduce: "
             "`python benchmarks/main_job/bench_carry_regression.py --sets "
             + " ".join(dict.fromkeys(r["set"] for r in data["rows"])) + f"` (`{path.name}`)."]
