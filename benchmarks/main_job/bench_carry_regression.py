@@ -4,7 +4,7 @@ at the C the search chose on its rows and at the C carried to the fit rows.
     python benchmarks/main_job/bench_carry_regression.py [--sets friedman1-50k diamonds]
 
 Per set, the job's own stages on its own split (``leansvm.job``: the scaling it chooses, the
-validation part, ``tune_svr`` without and then ``carry_C``): the searched C, the carried C, and for each
+validation part, ``tune_svr``: its search and its carry): the searched C, the carried C, and for each
 the exact SVR fitted on the fit rows (vectors, seconds, validation and test RMSE). One process, BLAS
 threads as the machine gives. JSON to benchmarks/results/carry-regression-<timestamp>.json.
 """
@@ -26,7 +26,6 @@ def carry_study(name) -> list[dict]:
     import leansvm
     from leansvm.job.context import JobContext
     from leansvm.job.data import scale_features, validation_folds
-    from leansvm.job.hyperparameters import carry_C
     from leansvm.job.records import JobLog
     from leansvm.job.regression import tune_svr
     from leansvm.job.task_rules import RegressionTask
@@ -38,13 +37,12 @@ def carry_study(name) -> list[dict]:
     job = JobContext(X, z, folds, RegressionTask(z[folds[0][1]]), log=log)
     eps = float(0.1 * np.std(job.y_fit))
     t0 = time.perf_counter()
-    searched, gamma, _ = tune_svr(job, None, None, 2000, eps, carry=False)
-    carried = carry_C(job, lambda c: leansvm.SVR(C=c, gamma=gamma, epsilon=eps), searched, 2000, None)
+    searched, carried, gamma, _ = tune_svr(job, None, None, 2000, eps)     # the job's own rule and time limit
     carry_seconds = time.perf_counter() - t0
     rows = []
     for which, C in (("searched", searched), ("carried", carried)):
         start = time.perf_counter()
-        model = leansvm.SVR(C=C, gamma=gamma, epsilon=eps).fit(job.X_fit, job.y_fit)
+        model = leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=job.random_state).fit(job.X_fit, job.y_fit)
         seconds = time.perf_counter() - start
         rmse = lambda A, b: float(np.sqrt(np.mean((model.predict(A) - b) ** 2)))  # noqa: E731
         rows.append({"set": name, "C_from": which, "C": C, "gamma": gamma, "fit_rows": job.n_fit,

@@ -190,9 +190,11 @@ PEER_VALUES = 5e8
 
 def job_scaling(row) -> str | None:
     """The feature scaling the job chose (its log's '[scale] <kind>:' line), None where it logged none."""
-    found = next((re.match(r"\[scale\] ([a-z-]+):", s) for s in row.get("steps", []) if re.match(r"\[scale\] [a-z-]+:", s)),
-                 None)
-    return found.group(1) if found else None
+    for step in row.get("steps", []):
+        found = re.match(r"\[scale\] ([a-z-]+):", step)
+        if found:
+            return found.group(1)
+    return None
 
 
 def nystroem_peer(name, n_landmarks, gamma, regression, scaling=None):

@@ -79,12 +79,12 @@ def _rmse(model, X, y) -> float:
     return float(np.sqrt(np.mean((model.predict(X) - y) ** 2)))
 
 
-def tune_svr(job, Cs, gamma_factors, selection_size, epsilon, carry=True):
+def tune_svr(job, Cs, gamma_factors, selection_size, epsilon):
     """Stage 2: (C, gamma) by :class:`leansvm.SVRCV` on at most ``selection_size`` fit rows (C on ``Cs``,
     gamma on ``gamma_factors`` x 'scale', ``epsilon`` in the targets' units; :func:`_one_standard_error`),
-    then, with ``carry``, C carried to the fit's size (:func:`~leansvm.job.hyperparameters.carry_C`, in
-    the search's share of the budget, or without one in the time the search took). Returns
-    (C, gamma, the search's ``cv_results_`` holder)."""
+    then C carried to the fit's size (:func:`~leansvm.job.hyperparameters.carry_C`, in the search's share
+    of the budget, or without one in the time the search took). Returns (the search's C, the carried C,
+    gamma, the search's ``cv_results_`` holder)."""
     import leansvm
 
     t0, log, random_state = job.clock(), job.log, job.random_state
@@ -97,11 +97,10 @@ def tune_svr(job, Cs, gamma_factors, selection_size, epsilon, carry=True):
              f"3-fold CV R^2 {score:.4f} (best {cv.best_score_:.4f}; the smallest C within one standard error) "
              f"over {len(cv.cv_results_['params'])} cells on {X_sel.shape[0]} rows (SVR paths over C)",
              job.clock() - t0)
-    if carry:
-        deadline = job.deadline
-        C = carry_C(job, lambda c: leansvm.SVR(C=c, gamma=gamma, epsilon=epsilon, random_state=random_state), C,
-                    X_sel.shape[0], deadline.allowance("search") if deadline.seconds is not None else job.clock() - t0)
-    return C, gamma, cv
+    deadline = job.deadline
+    carried = carry_C(job, lambda c: leansvm.SVR(C=c, gamma=gamma, epsilon=epsilon, random_state=random_state), C,
+                      X_sel.shape[0], deadline.allowance("search") if deadline.seconds is not None else job.clock() - t0)
+    return C, carried, gamma, cv
 
 
 @thread_limited
@@ -142,7 +141,7 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     log.step("data", f"{X.shape[0]} samples x {X.shape[1]} features, regression",
              f"{X_val.shape[0]} rows held out for validation; epsilon = {epsilon:g} x std(y) = {eps:.4g}")
 
-    C, gamma, cv = tune_svr(job, Cs, gamma_factors, selection_size, eps)
+    _, C, gamma, cv = tune_svr(job, Cs, gamma_factors, selection_size, eps)
     make_exact = lambda: leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=random_state)  # noqa: E731
     families = [("BSGD", lambda size: leansvm.BSGDRegressor(budget=size, C=C, gamma=gamma, epsilon=eps,
                                                             random_state=random_state), pass_work),

@@ -60,10 +60,6 @@ class ClassificationTask:
     def describe_scores(scores) -> str:
         return f"{scores.mean():.4f}"
 
-    def limit(self, c) -> float:
-        """The accuracy drop ``c``'s bound had to stay within: ``max_accuracy_drop``."""
-        return self.max_accuracy_drop
-
     def choice_reason(self, reference) -> str:
         return (f"the fewest support vectors whose accuracy drop against {reference.name} "
                 f"({reference.validation_accuracy:.4f}) is within {100 * self.max_accuracy_drop:g} points at "
