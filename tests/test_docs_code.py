@@ -1,15 +1,26 @@
-"""Every Python block of README.md and docs/ runs, as a reader would paste it.
+"""Every code block of README.md and docs/ runs, as a reader would paste it.
 
-A block is run in a fresh process, in an empty folder. A block that uses names its page defines
+Python blocks (```python) and command blocks (```sh) are collected alike. A block is run in a fresh process, in an empty folder. A block that uses names its page defines
 in prose (``X``, ``y``, a fitted ``model``, a ``customers.csv``) says so on the line before its
 fence, ``<!-- code: setup=NAME -->``, and runs after :data:`SETUPS`' code of that name: small
 data, so the suite stays quick. ``<!-- code: illustration -->`` marks a block that is not run
 (none is, so far; :func:`test_few_blocks_are_illustrations` keeps it so). The blocks' own
 printed figures are not compared with anything: the figures of the pages are the results page's
 (``tests/test_readme_figures.py``).
+
+A command block's lines run one by one in its folder after :data:`COMMAND_FILES` wrote the small
+data files the pages name (``train.txt``, ``customers.csv``, ...); ``leansvm ...`` runs in the
+process (:func:`leansvm.cli.main`, exit status 0 wanted), other commands as they are written. A named
+benchmark dataset (``leansvm fit banana``) is the dataset's first 300 training and 200 test rows,
+so the suite stays quick. Blocks of ``make`` and ``pip install`` lines are the set-up itself (CI
+runs them): their targets and extras are checked to exist. ``<!-- code: help-only ... -->`` runs
+each line with ``--help`` (benchmarks that take minutes). A command written outside a fence (an
+indented block) would go untested: :func:`test_commands_are_in_fences` finds it.
 """
 
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +29,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
-FENCE = re.compile(r"(?:^<!-- code: (?P<mark>[^>]*?) -->\n)?^```python\n(?P<code>.*?)^```", re.S | re.M)
+FENCE = re.compile(r"(?:^<!-- code: (?P<mark>[^>]*?) -->\n)?^```(?P<lang>python|sh)\n(?P<code>.*?)^```", re.S | re.M)
+COMMANDS = ("leansvm", "svm-train", "svm-predict", "svm-scale", "python", "pip", "make")
 
 SETUPS = {
     "classification": """
@@ -71,6 +83,68 @@ model = leansvm.SVC(C=data.C, gamma=data.gamma).fit(data.X_train, data.y_train)
 }
 
 
+COMMAND_FILES = """
+import dataclasses
+import numpy as np
+import leansvm
+from leansvm import datasets, io
+from sklearn.datasets import dump_svmlight_file, make_classification, make_friedman1
+from sklearn.metrics.pairwise import rbf_kernel
+
+
+def dump(X, y, path):
+    dump_svmlight_file(X, y, path, zero_based=False)
+
+
+X, y = make_classification(400, n_features=6, n_informative=4, random_state=0)
+for train, test in (("train.txt", "test.txt"), ("a9a.txt", "a9a.t"), ("data.txt", None)):
+    dump(X[:300], y[:300], train)
+    if test:
+        dump(X[300:], y[300:], test)
+Xr, yr = make_friedman1(300, noise=0.5, random_state=0)
+dump(Xr, yr, "prices.txt")
+pd = __import__("pandas")
+pd.DataFrame(Xr, columns=[f"x{j}" for j in range(Xr.shape[1])]).assign(price=yr).to_csv("prices.csv", index=False)
+rng = np.random.default_rng(0)
+dump(rng.normal(size=(300, 3)), np.ones(300), "normal.txt")
+dump(np.vstack([rng.normal(size=(90, 3)), 4 + rng.normal(size=(10, 3))]),
+                 np.r_[np.ones(90), -np.ones(10)], "mixed.txt")
+for name, rows in (("kernel-train.txt", slice(0, 300)), ("kernel.txt", slice(0, 300)), ("kernel-test.txt", slice(300, 400))):
+    K = rbf_kernel(X[rows], X[:300], gamma=0.1)
+    with open(name, "w") as out:
+        for i, (label, k) in enumerate(zip(y[rows], K)):
+            out.write(f"{label} 0:{i + 1} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(k)) + "\\n")
+model = leansvm.SVC(C=10, gamma=0.1, probability=True, random_state=0).fit(X[:300], y[:300])
+io.save_model(model, "model.npz")
+io.save_libsvm_model(model, "model.txt")
+""" + SETUPS["customers"] + """
+_load = datasets.load
+def _first_rows(name, *args, **kwargs):
+    ds = _load(name, *args, **kwargs)
+    return dataclasses.replace(ds, X_train=ds.X_train[:300], y_train=ds.y_train[:300],
+                               X_test=ds.X_test[:200], y_test=ds.y_test[:200])
+datasets.load = _first_rows
+"""
+
+RUN_COMMANDS = """
+import shlex, subprocess, sys
+from leansvm import cli
+for line in COMMAND_LINES:
+    argv = shlex.split(line, comments=True)
+    if argv[0] == "leansvm":
+        status = cli.main(argv[1:])
+    else:
+        status = subprocess.run([sys.executable] + argv[1:] if argv[0] == "python" else argv).returncode
+    if status != 0:
+        sys.exit(f"{line!r} exited with {status}")
+"""
+
+
+def command_lines(code):
+    """The block's commands, one per entry (a line ending in a backslash goes on on the next)."""
+    return [line.strip() for line in code.replace("\\\n", " ").splitlines() if line.strip()]
+
+
 def blocks(unique=True):
     """One parameter per block (the same block on two pages: once, named by its first)."""
     found, seen = [], set()
@@ -78,32 +152,76 @@ def blocks(unique=True):
         text = page.read_text()
         for match in FENCE.finditer(text):
             line = text[:match.start("code")].count("\n") + 1
-            if unique and (match["mark"], match["code"]) in seen:
+            key = (match["lang"], match["mark"], match["code"])
+            if unique and key in seen:
                 continue
-            seen.add((match["mark"], match["code"]))
-            found.append(pytest.param(match["mark"], match["code"], id=f"{page.relative_to(ROOT)}:{line}"))
+            seen.add(key)
+            found.append(pytest.param(*key, id=f"{page.relative_to(ROOT)}:{line}"))
     return found
 
 
 def test_every_page_block_is_found():
     """The pattern sees every fence (a block it missed would go untested)."""
-    fences = sum(page.read_text().count("```python") for page in PAGES)
-    assert len(blocks(unique=False)) == fences and fences >= 15
+    fences = sum(page.read_text().count("```python") + page.read_text().count("```sh") for page in PAGES)
+    assert len(blocks(unique=False)) == fences and fences >= 30
+
+
+def test_commands_are_in_fences():
+    """An indented block that starts with a command would not run here: commands go in ```sh fences;
+    what stays indented is a synopsis (DATA, MODEL, [options]) or printed output."""
+    for page in PAGES:
+        text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.S | re.M)
+        for block in re.findall(r"(?:^ {4}.*\n)+", text, flags=re.M):
+            first = block.split()[0]
+            synopsis = re.search(r"\b(DATA|MODEL|OUT)\b|\[", block)
+            assert first not in COMMANDS or synopsis, f"{page.name}: a command outside a ```sh fence: {block!r}"
 
 
 def test_few_blocks_are_illustrations():
-    marks = [b.values[0] for b in blocks()]
-    assert sum(m is not None and m.startswith("illustration") for m in marks) <= 2
-    unknown = [m for m in marks if m is not None and not m.startswith("illustration")
+    marks = [b.values[1] for b in blocks()]
+    assert sum(m is not None and m.startswith(("illustration", "help-only")) for m in marks) <= 2
+    unknown = [m for m in marks if m is not None and not m.startswith(("illustration", "help-only"))
                and m.removeprefix("setup=") not in SETUPS]
     assert not unknown, unknown
 
 
-@pytest.mark.parametrize("mark, code", blocks())
-def test_the_block_runs(mark, code, tmp_path):
+def _check_set_up(lines):
+    """``make TARGET`` and ``pip install ".[EXTRAS]"``: the Makefile has the target, pyproject the extras."""
+    import tomllib
+
+    targets = re.findall(r"^([\w-]+):", (ROOT / "Makefile").read_text(), flags=re.M)
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for line in lines:
+        argv = shlex.split(line, comments=True)
+        if argv[0] == "make":
+            assert set(argv[1:]) <= set(targets), line
+        else:
+            named = re.fullmatch(r"\.(?:\[(.*)\])?", argv[-1])
+            assert argv[:2] == ["pip", "install"] and named, line
+            assert set(filter(None, (named[1] or "").split(","))) <= set(extras), line
+
+
+@pytest.mark.parametrize("lang, mark, code", blocks())
+def test_the_block_runs(lang, mark, code, tmp_path):
     if mark is not None and mark.startswith("illustration"):
         pytest.skip(mark)
-    setup = SETUPS[mark.removeprefix("setup=")] if mark else ""
-    done = subprocess.run([sys.executable, "-c", setup + "\n" + code], cwd=tmp_path, capture_output=True, text=True,
+    if lang == "sh":
+        lines = command_lines(code)
+        words = {shlex.split(line, comments=True)[0] for line in lines}
+        if words <= {"make", "pip"}:
+            return _check_set_up(lines)
+        if mark is not None and mark.startswith("help-only"):
+            for line in lines:
+                argv = shlex.split(line, comments=True)
+                done = subprocess.run([sys.executable] + argv[1:] + ["--help"], cwd=ROOT, capture_output=True, text=True)
+                assert done.returncode == 0 and "usage" in done.stdout, (line, done.stderr[-2000:])
+            return
+        missing = [word for word in words - {"leansvm", "python"} if shutil.which(word) is None]
+        if missing:
+            pytest.skip(f"not on PATH: {', '.join(missing)} (LIBSVM's tools: Debian's libsvm-tools)")
+        code = COMMAND_FILES + f"COMMAND_LINES = {lines!r}\n" + RUN_COMMANDS
+    else:
+        code = (SETUPS[mark.removeprefix("setup=")] if mark else "") + "\n" + code
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           timeout=600, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-4000:]
