@@ -44,14 +44,15 @@ def test_readme_is_a_product_page():
 
 
 #: a measured figure in prose: seconds, ratios, percentages, sizes (vectors, points), accuracies 0.xxx;
-#: a bound a test or a rule states (">= 99.5 %", "within 0.5 points") is not a measurement
-FIGURE = re.compile(r"(?<![\w.^=<>≥≤-])(?<![<>≥≤=] )(?<!within )(?<!1e-)"
+#: a bound a test or a rule states (">= 99.5 %", "within 0.5 points") is not a measurement, and a paper's
+#: own figure is quoted as "paper: 89.7 %"
+FIGURE = re.compile(r"(?<![\w.^=<>≥≤-])(?<![<>≥≤=] )(?<!within )(?<!1e-)(?<!paper: )"
                     r"(?:(?P<value>\d[\d,]*\.\d+|\d{1,3}(?:,\d{3})+|\d+)(?:\s?(?:s|%|vectors|points|ms|µs)|x|×)(?!\w)"
                     r"|(?P<accuracy>0\.\d{3,})(?!\d))")
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
 #: pages written before this check, with the figures of theirs the results page does not hold yet (earlier
 #: studies quoted by hand; the papers' own figures; hyperparameters): a fix lowers the count here
-UNSOURCED_LEFT = {"docs/datasets.md": 3, "docs/fit-design.md": 54, "docs/methods/bsgd.md": 6,
+UNSOURCED_LEFT = {"docs/datasets.md": 3, "docs/fit-design.md": 54, "docs/methods/bsgd.md": 5,
                   "docs/methods/budget-svm.md": 5, "docs/methods/compression.md": 20,
                   "docs/methods/dask-onnx.md": 10, "docs/methods/nu-svc.md": 3,
                   "docs/methods/reduced.md": 23, "docs/methods/screening-paths.md": 5}
@@ -89,3 +90,4 @@ def test_a_planted_page_figure_is_found():
     planted = text + "\nOn banana the job took 123.45 s and tested 0.97531, with 4,321 vectors.\n"
     assert unsourced_figures(planted, results_page) == ["123.45", "0.97531", "4,321"]
     assert unsourced_figures(text + "\nEvery label agrees on >= 99.5 % of the rows.\n", results_page) == []
+    assert unsourced_figures(text + "\nOne epoch: 0.90 (the BSGD paper: 89.7 %).\n", results_page) == []
