@@ -1,7 +1,7 @@
 """The demo (``make demo``): the main job, ``leansvm fit``, on the bundled default dataset.
 
     python -m leansvm.demo [--dataset magic] [--output models/magic.npz] [--report reports/magic.html]
-                           [--budget-seconds 20]
+                           [--budget-seconds 60]
 
 Runs exactly what ``leansvm fit magic -o ... --report ...`` runs: selects C
 and gamma, trains (exact, or budget models when the exact solver is estimated
