@@ -88,6 +88,7 @@ import dataclasses
 import numpy as np
 import leansvm
 from leansvm import datasets, io
+import pandas as pd
 from sklearn.datasets import dump_svmlight_file, make_classification, make_friedman1
 from sklearn.metrics.pairwise import rbf_kernel
 
@@ -103,12 +104,11 @@ for train, test in (("train.txt", "test.txt"), ("a9a.txt", "a9a.t"), ("data.txt"
         dump(X[300:], y[300:], test)
 Xr, yr = make_friedman1(300, noise=0.5, random_state=0)
 dump(Xr, yr, "prices.txt")
-pd = __import__("pandas")
 pd.DataFrame(Xr, columns=[f"x{j}" for j in range(Xr.shape[1])]).assign(price=yr).to_csv("prices.csv", index=False)
 rng = np.random.default_rng(0)
 dump(rng.normal(size=(300, 3)), np.ones(300), "normal.txt")
-dump(np.vstack([rng.normal(size=(90, 3)), 4 + rng.normal(size=(10, 3))]),
-                 np.r_[np.ones(90), -np.ones(10)], "mixed.txt")
+dump(np.vstack([rng.normal(size=(90, 3)), 4 + rng.normal(size=(10, 3))]), np.r_[np.ones(90), -np.ones(10)],
+     "mixed.txt")
 for name, rows in (("kernel-train.txt", slice(0, 300)), ("kernel.txt", slice(0, 300)), ("kernel-test.txt", slice(300, 400))):
     K = rbf_kernel(X[rows], X[:300], gamma=0.1)
     with open(name, "w") as out:
@@ -129,20 +129,20 @@ datasets.load = _first_rows
 RUN_COMMANDS = """
 import shlex, subprocess, sys
 from leansvm import cli
-for line in COMMAND_LINES:
-    argv = shlex.split(line, comments=True)
+for argv in COMMANDS_TO_RUN:
     if argv[0] == "leansvm":
         status = cli.main(argv[1:])
     else:
         status = subprocess.run([sys.executable] + argv[1:] if argv[0] == "python" else argv).returncode
     if status != 0:
-        sys.exit(f"{line!r} exited with {status}")
+        sys.exit(f"{shlex.join(argv)!r} exited with {status}")
 """
 
 
-def command_lines(code):
-    """The block's commands, one per entry (a line ending in a backslash goes on on the next)."""
-    return [line.strip() for line in code.replace("\\\n", " ").splitlines() if line.strip()]
+def commands(code):
+    """The block's commands as argument lists, comments dropped (a line ending in a backslash goes on
+    on the next)."""
+    return [argv for line in code.replace("\\\n", " ").splitlines() if (argv := shlex.split(line, comments=True))]
 
 
 def blocks(unique=True):
@@ -185,20 +185,19 @@ def test_few_blocks_are_illustrations():
     assert not unknown, unknown
 
 
-def _check_set_up(lines):
+def _check_set_up(argvs):
     """``make TARGET`` and ``pip install ".[EXTRAS]"``: the Makefile has the target, pyproject the extras."""
     import tomllib
 
     targets = re.findall(r"^([\w-]+):", (ROOT / "Makefile").read_text(), flags=re.M)
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    for line in lines:
-        argv = shlex.split(line, comments=True)
+    for argv in argvs:
         if argv[0] == "make":
-            assert set(argv[1:]) <= set(targets), line
+            assert set(argv[1:]) <= set(targets), argv
         else:
             named = re.fullmatch(r"\.(?:\[(.*)\])?", argv[-1])
-            assert argv[:2] == ["pip", "install"] and named, line
-            assert set(filter(None, (named[1] or "").split(","))) <= set(extras), line
+            assert argv[:2] == ["pip", "install"] and named, argv
+            assert set(filter(None, (named[1] or "").split(","))) <= set(extras), argv
 
 
 @pytest.mark.parametrize("lang, mark, code", blocks())
@@ -206,20 +205,19 @@ def test_the_block_runs(lang, mark, code, tmp_path):
     if mark is not None and mark.startswith("illustration"):
         pytest.skip(mark)
     if lang == "sh":
-        lines = command_lines(code)
-        words = {shlex.split(line, comments=True)[0] for line in lines}
+        argvs = commands(code)
+        words = {argv[0] for argv in argvs}
         if words <= {"make", "pip"}:
-            return _check_set_up(lines)
+            return _check_set_up(argvs)
         if mark is not None and mark.startswith("help-only"):
-            for line in lines:
-                argv = shlex.split(line, comments=True)
+            for argv in argvs:
                 done = subprocess.run([sys.executable] + argv[1:] + ["--help"], cwd=ROOT, capture_output=True, text=True)
-                assert done.returncode == 0 and "usage" in done.stdout, (line, done.stderr[-2000:])
+                assert done.returncode == 0 and "usage" in done.stdout, (argv, done.stderr[-2000:])
             return
         missing = [word for word in words - {"leansvm", "python"} if shutil.which(word) is None]
         if missing:
             pytest.skip(f"not on PATH: {', '.join(missing)} (LIBSVM's tools: Debian's libsvm-tools)")
-        code = COMMAND_FILES + f"COMMAND_LINES = {lines!r}\n" + RUN_COMMANDS
+        code = COMMAND_FILES + f"COMMANDS_TO_RUN = {argvs!r}\n" + RUN_COMMANDS
     else:
         code = (SETUPS[mark.removeprefix("setup=")] if mark else "") + "\n" + code
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
