@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from leansvm.core.expansion import KernelExpansion
+from leansvm.core.expansion import BLOCK_CALL_MULT_ADDS, KernelExpansion
 from leansvm.core.kernels import Kernel
 from leansvm.core.multiclass import dense_from_libsvm_coef, libsvm_coef_from_dense, ovo_pairs
 
@@ -46,10 +46,14 @@ def test_block_sparse_ovo_coefficients_use_the_fast_path_and_agree():
         nz = np.flatnonzero(coef[starts[c]])
         assert [p for p, (i, j) in enumerate(ovo_pairs(k)) if c in (i, j)] == nz.tolist()
     kernel = Kernel("rbf", 0.3)
-    sv, X = rng.normal(size=(m, 3)), rng.normal(size=(20, 3))
+    sv = rng.normal(size=(m, 3))
     exp = KernelExpansion(sv, coef, np.zeros(coef.shape[1]), kernel)
     assert exp._blocks is not None and len(exp._blocks) == k
-    np.testing.assert_allclose(exp.decision_function(X), kernel(X, sv) @ coef, rtol=1e-10, atol=1e-12)
+    # few rows take the full product (a Python call per block costs more than it saves), many the blocks
+    for rows, blocked in ((1, False), (20, False), (3000, True)):
+        assert (rows * exp._saved_per_row >= BLOCK_CALL_MULT_ADDS * len(exp._blocks)) is blocked
+        X = rng.normal(size=(rows, 3))
+        np.testing.assert_allclose(exp.decision_function(X), kernel(X, sv) @ coef, rtol=1e-10, atol=1e-12)
 
 
 def test_bad_expansions_and_inputs_raise():

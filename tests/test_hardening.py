@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import leansvm.exact.smo_full as smo_full
 from leansvm import SVC, io
-from leansvm.core.validation import fit_transaction, is_fitted_attribute
+from leansvm.core.validation import _ready_rows, fit_transaction, is_fitted_attribute
 
 from .estimators_under_test import CASES
 
@@ -141,6 +141,35 @@ def test_bad_input_at_predict(case):
         est.predict(bad)
     with pytest.raises(ValueError, match="0 sample"):
         est.predict(X[:0])
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        est.predict(bad)
+    bad[0, 0] = 1e200                    # finite, but its squared norm overflows
+    with pytest.raises(ValueError, match="overflows"):
+        est.predict(bad)
+
+
+@each_case
+def test_ready_rows_skip_the_conversions_and_predict_the_same(case):
+    """A float64 C-order array of the fitted width skips scikit-learn's validate_data (the one-row
+    fast path); every other form goes through it, and both give the same predictions."""
+    X, y = _blobs()
+    est = _quiet_fit(case.make(), X, y)
+    rows = np.ascontiguousarray(X[:7])
+    assert _ready_rows(est, rows) and _ready_rows(est, rows[:1])
+    for other in (rows.tolist(), np.asfortranarray(rows), rows.astype(np.float32), sp.csr_matrix(rows)):
+        assert not _ready_rows(est, other)
+        if not sp.issparse(other) or getattr(est, "_fitted_on_sparse", True) is not False:
+            np.testing.assert_allclose(est.decision_function(other), est.decision_function(rows), rtol=1e-6, atol=1e-9)
+    assert not _ready_rows(est, rows[:, :3]) and not _ready_rows(est, rows[:0])
+
+
+def test_feature_names_still_warn_on_ready_rows():
+    pd = pytest.importorskip("pandas")
+    X, y = _blobs()
+    est = SVC().fit(pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]), y)
+    with pytest.warns(UserWarning, match="feature names"):
+        est.predict(np.ascontiguousarray(X[:1]))
 
 
 @each_case

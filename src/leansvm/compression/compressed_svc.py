@@ -694,7 +694,3 @@ class CompressedSVC(KernelClassifierMixin, BaseEstimator):
                                           exp.intercept.copy(), exp.kernel)
         twin.n_support_ = np.bincount(cls, minlength=k).astype(np.int32)
         return twin
-
-    def _validate_for_predict(self, X):
-        check_is_fitted(self, "expansion_")
-        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)

@@ -132,13 +132,12 @@ def fit_ovr(X, y_enc, n_classes, train_binary, C, kernel, n_jobs=None) -> Multic
 
 # -- turning outputs into labels ------------------------------------------------------
 def ovo_votes(decision: np.ndarray, n_classes: int) -> np.ndarray:
-    """(n, n_classes) vote counts of one-vs-one outputs (column p > 0 votes for pair[p][0])."""
-    votes = np.zeros((decision.shape[0], n_classes), dtype=np.int64)
-    rows = np.arange(decision.shape[0])
-    for p, (i, j) in enumerate(ovo_pairs(n_classes)):
-        winner = np.where(decision[:, p] > 0, i, j)
-        np.add.at(votes, (rows, winner), 1)
-    return votes
+    """(n, n_classes) vote counts of one-vs-one outputs (column p > 0 votes for pair[p][0]): one
+    bincount over the winners' cells row * n_classes + class."""
+    first, second = np.array(ovo_pairs(n_classes), dtype=np.intp).reshape(-1, 2).T
+    n = decision.shape[0]
+    cells = np.where(decision > 0, first, second) + (np.arange(n, dtype=np.intp) * n_classes)[:, None]
+    return np.bincount(cells.ravel(), minlength=n * n_classes).reshape(n, n_classes)
 
 
 def predict_index(decision: np.ndarray, n_classes: int, strategy: str) -> np.ndarray:

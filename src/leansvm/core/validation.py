@@ -162,9 +162,27 @@ def validate_unlabelled_data(estimator, X):
     return _checked_rows(estimator, X, training=True)
 
 
+def _ready_rows(estimator, X) -> bool:
+    """Whether X needs no conversion and no check beyond finite squared norms: a 2-D float64 C-order
+    ndarray of the fitted width, for a model fitted on numeric rows without feature names. A NaN or
+    inf entry makes its row's norm non-finite, so the norms alone tell that every entry is finite;
+    where they do not, the full path runs and names the problem. This is the one-row prediction of a
+    served model, where scikit-learn's ``validate_data`` took 80 of 180 us (iris, one row)."""
+    if not (type(X) is np.ndarray and X.ndim == 2 and X.dtype == np.float64 and X.flags.c_contiguous
+            and X.shape[0] >= 1 and X.shape[1] == getattr(estimator, "n_features_in_", -1)):
+        return False
+    if hasattr(estimator, "feature_names_in_") or getattr(estimator, "_raw_fit_samples", None) is not None \
+            or is_precomputed(estimator):
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(squared_row_norms(X)).all())
+
+
 def validate_predict_data(estimator, X):
     """Checked float64 X for a fitted estimator: ``NotFittedError`` first, then shape and values."""
     check_is_fitted(estimator, "expansion_")
+    if _ready_rows(estimator, X):
+        return X
     X = raw_samples_as_gram(estimator, X, training=False)
     X = validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False,
                       accept_large_sparse=True)

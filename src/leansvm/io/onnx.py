@@ -323,11 +323,11 @@ def _coef_nodes(expansion, ft, nodes, inits):
         return
     parts, owner = [], []            # owner[q] = output column of concatenated partial column q
     inits.append(_const("axis1", np.array([1], np.int64)))
-    for b, (a, z, cols) in enumerate(blocks):
+    for b, (a, z, cols, block_coef) in enumerate(blocks):
         if cols.size == 0:
             continue
         inits += [_const(f"blk{b}_start", np.array([a], np.int64)), _const(f"blk{b}_stop", np.array([z], np.int64)),
-                  _const(f"blk{b}_coef", coef[a:z][:, cols].astype(ft))]
+                  _const(f"blk{b}_coef", block_coef.astype(ft))]
         nodes += [helper.make_node("Slice", ["K", f"blk{b}_start", f"blk{b}_stop", "axis1"], [f"blk{b}_K"]),
                   helper.make_node("MatMul", [f"blk{b}_K", f"blk{b}_coef"], [f"blk{b}_out"])]
         parts.append(f"blk{b}_out")
