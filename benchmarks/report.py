@@ -618,6 +618,63 @@ def small_grid_section() -> str:
     return "\n".join(out)
 
 
+def _us(value) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _rate(value) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def prediction_section() -> str:
+    """One-row latency and batch throughput of every family against LIBSVM, ONNX Runtime and the GEMM
+    floor, and a new process's first fit (bench_predict.py)."""
+    path = latest("prediction")
+    if path is None:
+        return ""
+    data = load(path)
+    machine, rows = data["machine"], data["rows"]
+    models = [r for r in rows if r["family"] != "process start"]
+    start = next((r for r in rows if r["family"] == "process start"), None)
+    sides = (("leansvm", "leansvm"), ("libsvm", "LIBSVM"), ("ort_leansvm", "ORT, leansvm's export"),
+             ("ort_skl2onnx", "ORT, skl2onnx's export"))
+    out = ["## Prediction", "",
+           "One model per row, predicted by each side: exact models are LIBSVM's (scikit-learn `SVC` at "
+           "`docs/datasets.md`'s C and gamma; iris: `SVC()`'s defaults on standardised rows) read into leansvm, "
+           "exported by `leansvm.io.to_onnx` (float32 MatMul graph) and by skl2onnx from scikit-learn's estimator; "
+           "the budgeted families are fitted at the same number of vectors each. One row: `predict` on one row, "
+           "a different test row each call, median and 99th percentile. Batch: rows per second predicting the whole "
+           "test set, best of 3. Floor: 2 m d flops per row at the float64 GEMM rate of the same run "
+           f"({rows[0]['gemm_flops_per_s'] / 1e9:.0f} GFLOP/s); for an RBF kernel of few features the m "
+           "exponentials per row cost more than those flops. Threads: leansvm and ONNX Runtime all cores, LIBSVM one. "
+           f"Machine: {machine['cpu_count']} cores ({machine.get('cpu_model', 'unknown')}).", "",
+           "| set | model | m | d | " + " | ".join(f"{label} one row us (p99)" for _, label in sides)
+           + " | " + " | ".join(f"{label} rows/s" for _, label in sides) + " | floor rows/s | leansvm share of floor |",
+           "|---|---|---|---|" + "---|" * (2 * len(sides) + 2)]
+    for r in models:
+        one_row = [f"{_us(r.get(f'{k}_one_row_median_us'))} ({_us(r.get(f'{k}_one_row_p99_us'))})"
+                   if r.get(f"{k}_one_row_median_us") is not None else "-" for k, _ in sides]
+        batch = [_rate(r.get(f"{k}_rows_per_s")) for k, _ in sides]
+        out.append(f"| {r['set']} | {r['family']} | {_n(r['n_vectors'])} | {r['d']} | " + " | ".join(one_row)
+                   + " | " + " | ".join(batch) + f" | {_rate(r['floor_rows_per_s'])} | {r['leansvm_share_of_floor']:.1%} |")
+    exact = [r for r in models if r["family"] == "exact"]
+    if exact:
+        ratios = [r["libsvm_one_row_median_us"] / r["leansvm_one_row_median_us"] for r in exact]
+        out += ["", f"On LIBSVM's own models leansvm's one-row `predict` is {min(ratios):.1f}-{max(ratios):.1f}x "
+                "faster than scikit-learn's `SVC.predict`; every exact model's test labels are LIBSVM's: "
+                + ("yes" if all(r["labels_equal"] for r in exact) else "NO") + "."]
+    if start:
+        out += ["", f"A new process that imports the library, fits `SVC()` on iris and predicts one row (median of "
+                f"{start['starts']}): scikit-learn {start['sklearn_process_s']:.2f} s, leansvm "
+                f"{start['leansvm_process_s']:.2f} s ({start['extra_s']:+.2f} s). Inside the process: import "
+                f"{start['sklearn_import_s']:.2f} s against {start['leansvm_import_s']:.2f} s, fit and predict "
+                f"{start['sklearn_fit_predict_s'] * 1e3:.0f} ms against {start['leansvm_fit_predict_s'] * 1e3:.0f} ms; "
+                "leansvm's difference is numba's: its import, its CPU target's set-up on the first compiled call, "
+                "and its teardown."]
+    out += ["", f"Reproduce: `python benchmarks/deploy/bench_predict.py` (`{path.name}`)."]
+    return "\n".join(out)
+
+
 def compiled_targets_section() -> str:
     """The shipped baseline code's speed against code compiled for the very CPU
     (bench_compiled_targets.py)."""
@@ -1105,7 +1162,7 @@ def benchmarks_page() -> str:
         "section says which file it reads, on what machine and with how many threads, and how to reproduce "
         "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
         "of each method in detail are on its page under `docs/methods/`.",
-        exact_section(), cache_section(), first_run_section(), compiled_targets_section(), small_grid_section(), promise_section(), stage_time_section(), search_cost_section(),
+        exact_section(), cache_section(), first_run_section(), compiled_targets_section(), small_grid_section(), prediction_section(), promise_section(), stage_time_section(), search_cost_section(),
         recipe_section(), model_selection_section(), scale_section(),
         compression_section(), reduced_section(),
         screening_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),
