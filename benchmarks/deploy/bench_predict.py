@@ -17,7 +17,8 @@ of ``--repeat``). The floor is 2 m d flops per row (the kernel's inner products 
 features) at the GEMM rate measured in the same run (a float64 2048 x 2048 product, leansvm's
 threads). A process start: a new Python process that imports the library, fits ``SVC()`` on iris
 and predicts one row, scikit-learn against leansvm, interleaved, median wall time of
-``--starts`` each.
+``--starts`` each; a third process is scikit-learn's with numba imported and its CPU target set up
+(what leansvm's first compiled call needs), to show numba's share of the difference.
 
 Threads: leansvm and ONNX Runtime use all cores (their defaults), LIBSVM's prediction is
 single-threaded; the GEMM rate is measured at all cores.
@@ -55,10 +56,14 @@ t0 = time.perf_counter()
 from sklearn.datasets import load_iris
 X, y = load_iris(return_X_y=True)
 from {module} import SVC
+{numba}
 t1 = time.perf_counter()
 SVC().fit(X, y).predict(X[:1])
 print(t1 - t0, time.perf_counter() - t1)
 """
+#: the scikit-learn process with numba imported and its CPU target set up, as a first compiled call does
+NUMBA_SETUP = "import numba\nfrom numba.core.registry import cpu_target\ncpu_target.target_context.refresh()"
+START_SIDES = (("sklearn", "sklearn.svm", ""), ("leansvm", "leansvm", ""), ("sklearn_numba", "sklearn.svm", NUMBA_SETUP))
 
 
 def gemm_rate(n: int = 2048, repeat: int = 3) -> float:
@@ -174,12 +179,12 @@ def family_rows(name: str, size: int, calls: int, repeat: int, rate: float) -> l
 
 def process_starts(starts: int) -> dict:
     """Median wall seconds of a new process importing, fitting SVC() on iris and predicting a row."""
-    walls = {"sklearn": [], "leansvm": []}
-    parts = {"sklearn": [], "leansvm": []}
+    walls = {side: [] for side, _, _ in START_SIDES}
+    parts = {side: [] for side, _, _ in START_SIDES}
     for _ in range(starts):
-        for side, module in (("sklearn", "sklearn.svm"), ("leansvm", "leansvm")):
+        for side, module, numba in START_SIDES:
             t0 = time.perf_counter()
-            out = subprocess.run([sys.executable, "-c", START_SCRIPT.format(module=module)], check=True,
+            out = subprocess.run([sys.executable, "-c", START_SCRIPT.format(module=module, numba=numba)], check=True,
                                  capture_output=True, text=True, env=dict(os.environ)).stdout
             walls[side].append(time.perf_counter() - t0)
             parts[side].append([float(v) for v in out.split()])
@@ -188,6 +193,7 @@ def process_starts(starts: int) -> dict:
         row[f"{side}_process_s"] = float(np.median(walls[side]))
         row[f"{side}_import_s"], row[f"{side}_fit_predict_s"] = (float(v) for v in np.median(parts[side], axis=0))
     row["extra_s"] = row["leansvm_process_s"] - row["sklearn_process_s"]
+    row["numba_extra_s"] = row["sklearn_numba_process_s"] - row["sklearn_process_s"]
     return row
 
 
