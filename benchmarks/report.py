@@ -646,7 +646,7 @@ def prediction_section() -> str:
            "a different test row each call, median and 99th percentile. Batch: rows per second predicting the whole "
            "test set, best of 3. Floor: 2 m d flops per row at the float64 GEMM rate of the same run "
            f"({rows[0]['gemm_flops_per_s'] / 1e9:.0f} GFLOP/s); for an RBF kernel of few features the m "
-           "exponentials per row cost more than those flops. Threads: leansvm and ONNX Runtime all cores, LIBSVM one. "
+           "exponentials per row cost more than those flops. Threads: leansvm and ONNX Runtime all cores (ONNX Runtime's not spinning between runs), LIBSVM one. "
            f"Machine: {machine['cpu_count']} cores ({machine.get('cpu_model', 'unknown')}).", "",
            "| set | model | m | d | " + " | ".join(f"{label} one row us (p99)" for _, label in sides)
            + " | " + " | ".join(f"{label} rows/s" for _, label in sides) + " | floor rows/s | leansvm share of floor |",

@@ -20,8 +20,8 @@ and predicts one row, scikit-learn against leansvm, interleaved, median wall tim
 ``--starts`` each; a third process is scikit-learn's with numba imported and its CPU target set up
 (what leansvm's first compiled call needs), to show numba's share of the difference.
 
-Threads: leansvm and ONNX Runtime use all cores (their defaults), LIBSVM's prediction is
-single-threaded; the GEMM rate is measured at all cores.
+Threads: leansvm and ONNX Runtime use all cores (their defaults; ONNX Runtime's threads do not spin
+between runs), LIBSVM's prediction is single-threaded; the GEMM rate is measured at all cores.
 
     python benchmarks/deploy/bench_predict.py
     python benchmarks/deploy/bench_predict.py --sets iris --families --starts 3
@@ -46,7 +46,7 @@ from common import finish_run, libsvm_input, race  # noqa: E402
 from leansvm import datasets  # noqa: E402
 from leansvm.io import to_onnx  # noqa: E402
 
-from bench_onnx import leansvm_model, session  # noqa: E402
+from bench_onnx import leansvm_model  # noqa: E402
 
 FAMILY_SIZE = 256
 
@@ -91,9 +91,19 @@ def one_row_latency(predict, X, calls: int) -> tuple[float, float]:
     return float(np.median(times)), float(np.percentile(times, 99))
 
 
+def ort_session(onnx_model):
+    """An ONNX Runtime session whose threads sleep between runs: spinning ones (its default) would take
+    the cores from the side timed after it."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(onnx_model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
 def ort_predict(onnx_model):
     """A callable that runs the graph on float32 rows and returns its first output (the labels)."""
-    sess = session(onnx_model)
+    sess = ort_session(onnx_model)
     name = sess.get_inputs()[0].name
     return lambda X: sess.run(None, {name: np.asarray(X, dtype=np.float32)})[0]
 
