@@ -158,8 +158,9 @@ def exact_row(name: str, calls: int, repeat: int, rate: float) -> dict:
     return row
 
 
-def family_models(X, y, C, gamma, size: int) -> dict:
-    """Each budgeted family fitted at ``size`` vectors (the compressed one from LIBSVM-sized exact SVC)."""
+def family_models(C, gamma, size: int) -> dict:
+    """Each budgeted family, unfitted, at ``size`` vectors (the compressed one from leansvm's exact SVC at
+    the same C and gamma)."""
     from leansvm import SVC, BSGDClassifier, BudgetSVC, CompressedSVC, ReducedSVC
 
     return {
@@ -173,7 +174,7 @@ def family_models(X, y, C, gamma, size: int) -> dict:
 def family_rows(name: str, size: int, calls: int, repeat: int, rate: float) -> list:
     X, y, X_test, C, gamma = load_set(name)
     rows = []
-    for family, estimator in family_models(X, y, C, gamma, size).items():
+    for family, estimator in family_models(C, gamma, size).items():
         t0 = time.perf_counter()
         estimator.fit(X, y)
         m, d = estimator.expansion_.n_support, X_test.shape[1]
