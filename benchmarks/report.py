@@ -923,6 +923,47 @@ def screening_section() -> str:
     return "\n".join(out)
 
 
+def path_section() -> str:
+    """C paths (screened and unscreened, warm-started) against LIBSVM fitted cold at every C, and SVCCV
+    against GridSearchCV over scikit-learn's SVC on the same folds (bench_path.py --parts path cv)."""
+    files = [p for p in (latest("path-path-cv"), latest("path-path")) if p is not None]
+    if not files:
+        return ""
+    runs = [load(p) for p in files]
+    paths = [r for data in runs for r in data.get("path", [])]
+    cvs = [r for data in runs for r in data.get("cv", [])]
+    machine = runs[0]["machine"]
+    out = ["## C paths and SVCCV against LIBSVM's grid and GridSearchCV", "",
+           "`svm_path` over 20 values of C (0.01 to 100, log-spaced) at the gamma of `docs/datasets.md`: screened "
+           "(the intersection test, warm starts, kernel rows reused) and unscreened (warm starts, kernel rows "
+           "reused), against LIBSVM (scikit-learn `SVC`, 1000 MB cache) fitted cold at every C. CPU seconds (the "
+           "process's, every thread counted). \"max |acc diff|\": the largest difference of test accuracy to LIBSVM's at one C.", "",
+           "| set | n | LIBSVM at every C | screened path | x | unscreened path | unscreened / screened | "
+           "mean screening rate | max acc diff |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in paths:
+        rates = r["screened_rate"][1:]                # the first C has no solution to screen from
+        rate = sum(rates) / len(rates) if rates else 0.0
+        diff = max(abs(a - b) for a, b in zip(r["screened_acc"], r["libsvm_acc"]))
+        out.append(f"| {r['dataset']} | {_n(r['n_train'])} | {r['libsvm_cpu']:.2f} | {r['screened_cpu']:.2f} | "
+                   f"{r['libsvm_cpu'] / r['screened_cpu']:.1f}x | {r['unscreened_cpu']:.2f} | "
+                   f"{r['unscreened_cpu'] / r['screened_cpu']:.2f} | {rate:.3f} | {diff:.4f} |")
+    if cvs:
+        out += ["", "`SVCCV` against `GridSearchCV(sklearn.svm.SVC())` with the same 5 folds, 10 values of C x 3 of "
+                "gamma (0.5, 1 and 2 times the set's), at most 2,000 training rows; CPU seconds, leansvm at `n_jobs=1`.", "",
+                "| set | n | GridSearchCV | SVCCV | x | same (C, gamma) | test accuracy GridSearchCV / SVCCV |",
+                "|---|---|---|---|---|---|---|"]
+        for r in cvs:
+            same = "yes" if r["svccv_best"] == r["gridsearch_best"] else "NO"
+            out.append(f"| {r['dataset']} | {_n(r['n_train'])} | {r['gridsearch_cpu']:.2f} | {r['svccv_cpu']:.2f} | "
+                       f"{r['gridsearch_cpu'] / r['svccv_cpu']:.1f}x | {same} | {r['gridsearch_test_acc']:.4f} / "
+                       f"{r['svccv_test_acc']:.4f} |")
+    out += ["", f"Machine: {machine['cpu_count']} cores ({machine.get('cpu_model', 'unknown')}). Reproduce: "
+            "`python benchmarks/screening/bench_path.py --parts path cv --path-datasets magic satimage mushroom "
+            "--cv-datasets wdbc banana mushroom` and `--parts path --path-datasets a9a --max-train 10000` ("
+            + ", ".join(f"`{p.name}`" for p in files) + ")."]
+    return "\n".join(out)
+
+
 #: compression's accuracy against size: one run per set with compress's defaults, fitted on the training rows
 COMPRESSION_QUALITY_FILES = tuple(f"compression-train-auto-{stamp}.json" for stamp in (
     "20261122-020405", "20261122-020511", "20261122-015814", "20261122-021513", "20261122-020649",
@@ -1123,8 +1164,8 @@ def budget_refit_section() -> str:
 
 #: capabilities whose measurements are on their method page (with the command that reproduces each figure)
 ELSEWHERE = [
-    ("C paths and SVCCV against LIBSVM's grid and GridSearchCV", "docs/methods/screening-paths.md",
-     "benchmarks/screening/bench_path.py, screening/bench_screening_oracle.py, screening/bench_linear_screening.py"),
+    ("Screening's oracle bounds; linear-kernel screening", "docs/methods/screening-paths.md",
+     "benchmarks/screening/bench_screening_oracle.py, screening/bench_linear_screening.py"),
     ("Budgeted SGD: the paper's figures, multi-merge's speed and accuracy over seeds", "docs/methods/bsgd.md",
      "benchmarks/budget/bench_bsgd.py, budget/bench_bsgd_oracle.py"),
     ("The budget SVM (Dekel & Singer)", "docs/methods/budget-svm.md", "benchmarks/budget/bench_budget_svc.py"),
@@ -1166,7 +1207,7 @@ def benchmarks_page() -> str:
         exact_section(), cache_section(), first_run_section(), compiled_targets_section(), small_grid_section(), prediction_section(), promise_section(), stage_time_section(), search_cost_section(),
         recipe_section(), model_selection_section(), scale_section(),
         compression_section(), reduced_section(),
-        screening_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),
+        screening_section(), path_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),
         regression_carry_section(), one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 
 
