@@ -1144,6 +1144,26 @@ def novelty_job_section() -> str:
     return "\n".join(out)
 
 
+def bsgd_one_class_section() -> str:
+    """BSGDOneClassSVM against the exact one-class SVM (LIBSVM's and leansvm's) and Nystroem +
+    SGDOneClassSVM (bench_bsgd_one_class.py)."""
+    path = latest("bsgd-one-class")
+    if path is None:
+        return ""
+    data = load(path)
+    out = ["## Budgeted one-class SVM", "",
+           "Trained on one class's training rows (magic: g, satimage: 1), nu = 0.1 at the classification gamma, "
+           "3 passes for BSGD; measured on the whole test part: ROC AUC of `decision_function` (that class against "
+           "the rest), the share of the class's test rows kept as inliers, and the share of test labels equal to "
+           f"LIBSVM's. One thread each, one after another. Machine: {data['machine']['cpu_count']} cores.", "",
+           "| set | model | n | fit s | vectors | ROC AUC | class inliers | labels = LIBSVM's |",
+           "|---|---|---|---|---|---|---|---|"]
+    out += [f"| {r['set']} | {r['side']} | {_n(r['n_train'])} | {r['fit_s']:.2f} | {_n(r['n_sv'])} | {r['auc']:.4f} | "
+            f"{r['inliers']:.4f} | {r['labels_eq_libsvm']:.4f} |" for r in data["rows"]]
+    out += ["", f"Reproduce: `python benchmarks/budget/bench_bsgd_one_class.py` (`{path.name}`)."]
+    return "\n".join(out)
+
+
 def budget_refit_section() -> str:
     """BSGD with and without its convex refit at the main job's budgets (fractions of the exact model's #SV)."""
     path = latest("budget-refit")
@@ -1207,7 +1227,7 @@ def benchmarks_page() -> str:
         exact_section(), cache_section(), first_run_section(), compiled_targets_section(), small_grid_section(), prediction_section(), promise_section(), stage_time_section(), search_cost_section(),
         recipe_section(), model_selection_section(), scale_section(),
         compression_section(), reduced_section(),
-        screening_section(), path_section(), compression_quality_section(), bsgd_section(), budget_refit_section(),
+        screening_section(), path_section(), compression_quality_section(), bsgd_section(), bsgd_one_class_section(), budget_refit_section(),
         regression_carry_section(), one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 
 
