@@ -1164,6 +1164,26 @@ def bsgd_one_class_section() -> str:
     return "\n".join(out)
 
 
+def bsgd_regression_section() -> str:
+    """BSGDRegressor against exact SVR (LIBSVM), Nystroem + Ridge and LinearSVR (bench_bsgd_regression.py)."""
+    path = latest("bsgd-regression")
+    if path is None:
+        return ""
+    data = load(path)
+    out = ["## Budgeted SGD regression", "",
+           "`BSGDRegressor` (500 vectors, one pass, then the ridge refit of the coefficients on the fixed vectors) "
+           "against LIBSVM's exact SVR, Nystroem (500 components) + Ridge and LinearSVR; C = 10, epsilon = 0.1 at "
+           "the sets' gamma, X and y standardised on the training part. One thread each, one after another. "
+           f"Machine: {data['machine']['cpu_count']} cores.", "",
+           "| set | model | n | fit s | vectors | test RMSE | RMSE against LIBSVM's | LIBSVM's time / the model's |",
+           "|---|---|---|---|---|---|---|---|"]
+    out += [f"| {r['set']} | {r['side']} | {_n(r['n_train'])} | {r['fit_s']:.2f} | {_n(r['n_sv']) if r['n_sv'] else '-'} | {r['rmse']:.4f} | "
+            f"{r['rmse_vs_libsvm_pct']:+.1f} % | {r['libsvm_time_ratio']:.1f} |" for r in data["rows"]]
+    out += ["", f"Reproduce: `python benchmarks/budget/bench_bsgd_regression.py --sets friedman1-10k friedman1-50k` "
+            f"(`{path.name}`)."]
+    return "\n".join(out)
+
+
 def budget_refit_section() -> str:
     """BSGD with and without its convex refit at the main job's budgets (fractions of the exact model's #SV)."""
     path = latest("budget-refit")
@@ -1227,7 +1247,7 @@ def benchmarks_page() -> str:
         exact_section(), cache_section(), first_run_section(), compiled_targets_section(), small_grid_section(), prediction_section(), promise_section(), stage_time_section(), search_cost_section(),
         recipe_section(), model_selection_section(), scale_section(),
         compression_section(), reduced_section(),
-        screening_section(), path_section(), compression_quality_section(), bsgd_section(), bsgd_one_class_section(), budget_refit_section(),
+        screening_section(), path_section(), compression_quality_section(), bsgd_section(), bsgd_one_class_section(), bsgd_regression_section(), budget_refit_section(),
         regression_carry_section(), one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 
 
