@@ -823,6 +823,39 @@ def recipe_section() -> str:
     return "\n".join(out)
 
 
+def budgeted_recipe_section() -> str:
+    """The main job under a time budget against LIBSVM's recipe under the same budget (bench_recipe.py
+    --budget-seconds), each set's latest run."""
+    paths, rows = rows_by_set("budgeted-recipe")
+    if not paths:
+        return ""
+    data = load(paths[-1])
+    out = ["### Under a time budget", "",
+           "The sets too large for the recipe's full grid, each side under the same `--budget-seconds`: the "
+           "recipe as its users run it on large data (svm-scale to [-1, 1]; grid.py's 110 cells, 5-fold, on a "
+           "stratified subsample doubled from 50 rows per class while the next doubling and the refit fit the "
+           "budget; the refit on the largest subsample whose estimate fits what is left, every row where it "
+           "fits; LIBSVM on one thread) and the whole `fit_lean` with that budget on the raw columns (every "
+           "core): its exact model (on its fit rows, the validation part held out) and the model it returns. "
+           "`SVC()` defaults on the scaled rows beside them, at no budget (by `leansvm.SVC` above 20,000 rows: "
+           f"the same dual problem). {data['machine']['cpu_count']} cores.", "",
+           "| set | rows | d | classes | budget s | job s | search rows | job C, gamma | job exact (test, #SV) "
+           "| returned (test, #SV) | recipe s | grid rows | fit rows | recipe C, gamma | recipe (test, #SV) "
+           "| SVC() test |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for _, r in rows.values():
+        out.append(f"| {r['dataset']} | {_n(r['n_train'])} | {r['n_features']} | {r['classes']} | "
+                   f"{r['budget_seconds']:.0f} | {r['job_seconds']:.0f} | {_n(r['job_search_rows'])} | "
+                   f"{r['job_C']:g}, {r['job_gamma']:.3g} | {r['job_exact_test']:.4f}, {_n(r['job_exact_n_sv'])} | "
+                   f"{r['job_returned_test']:.4f}, {_n(r['job_returned_n_sv'])} ({r['job_returned']}) | "
+                   f"{r['recipe_seconds']:.0f} | {_n(r['recipe_grid_rows'])} | {_n(r['recipe_fit_rows'])} | "
+                   f"{r['recipe_C']:g}, {r['recipe_gamma']:.3g} | {r['recipe_test']:.4f}, {_n(r['recipe_n_sv'])} | "
+                   f"{r['defaults_test']:.4f} |")
+    files = ", ".join(sorted({f"`{path.name}`" for path, _ in rows.values()}))
+    out += ["", "Reproduce: `python benchmarks/main_job/bench_recipe.py --datasets <sets> --budget-seconds <s>` "
+            f"(files {files})."]
+    return "\n".join(out)
+
+
 def reduced_section() -> str:
     """ReducedSVC (a small model trained from the labels) against the exact SVC and Nystroem + LinearSVC of
     the same size (bench_reduced.py)."""
@@ -1245,7 +1278,7 @@ def benchmarks_page() -> str:
         "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
         "of each method in detail are on its page under `docs/methods/`.",
         exact_section(), cache_section(), first_run_section(), compiled_targets_section(), small_grid_section(), prediction_section(), promise_section(), stage_time_section(), search_cost_section(),
-        recipe_section(), model_selection_section(), scale_section(),
+        recipe_section(), budgeted_recipe_section(), model_selection_section(), scale_section(),
         compression_section(), reduced_section(),
         screening_section(), path_section(), compression_quality_section(), bsgd_section(), bsgd_one_class_section(), bsgd_regression_section(), budget_refit_section(),
         regression_carry_section(), one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"

@@ -184,6 +184,26 @@ def test_synth_generic_size_parsing():
     assert load("synth-1500").X_train.shape == (1500, 20)
 
 
+def test_pixels_are_deformed_digits_in_mnist_s_frame():
+    """pixels-N: 784 dense columns of 256 grey levels in [0, 1], 10 balanced classes, the same rows
+    on every load, test rows drawn from images no training row comes from."""
+    from sklearn.datasets import load_digits
+
+    ds = load("pixels-2k")
+    assert ds.X_train.shape == (2000, 784) and ds.X_test.shape == (datasets.PIXELS_TEST_SIZE, 784)
+    assert ds.X_train.min() == 0 and ds.X_train.max() == 1
+    np.testing.assert_array_equal(np.unique(np.rint(ds.X_train[:50] * 255) / 255), np.unique(ds.X_train[:50]))
+    assert list(ds.classes) == list(range(10)) and np.bincount(ds.y_train).min() >= 150
+    np.testing.assert_array_equal(ds.X_train, load("pixels-2k").X_train)
+    # a deformation keeps the digit: the image's centre of mass moves by at most a few pixels
+    images, labels = load_digits(return_X_y=True)
+    rows = datasets.deformed_images(images.reshape(-1, 8, 8)[:3] / 16, 30, seed=5).reshape(30, 28, 28) / 255.0
+    grid = np.arange(28)
+    centre_rows = (rows.sum(axis=2) * grid).sum(axis=1) / rows.sum(axis=(1, 2))
+    assert np.all(np.abs(centre_rows - 13.5) < 5)
+    assert not np.array_equal(rows[0], rows[3])       # the same source image, deformed otherwise
+
+
 def test_checkerboard():
     ds = load("checker-5k")
     assert ds.X_train.shape == (5000, 2) and ds.X_test.shape == (20000, 2)

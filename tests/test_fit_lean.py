@@ -946,6 +946,30 @@ def test_the_route_takes_the_teacher_free_split_where_the_exact_fit_is_far_out_o
         assert ("without a teacher" in log.steps[-1].reason) is free
 
 
+def test_the_search_s_share_follows_what_the_exact_fit_will_cost():
+    """A cheap exact fit lends the search what its share holds beyond twice the estimate, up to the
+    search's cap; an exact fit near its share lends nothing; the shares still add up to the budget, and
+    what the search leaves passes on to the exact stage."""
+    from leansvm.job import deadline as module
+    from leansvm.job.records import JobLog
+
+    now = [0.0]
+    clock = lambda: now[0]                                    # noqa: E731 (the clock the test moves)
+    cheap, dear, log = module.Deadline(600, clock=clock), module.Deadline(600, clock=clock), JobLog(False)
+    lent = module.lend_to_the_search(cheap, 10.0, log)
+    assert lent == pytest.approx(600 * (module.SEARCH_SHARE_MAX - module.SHARES["search"]))      # capped
+    assert cheap.allowance("search") == pytest.approx(600 * module.SEARCH_SHARE_MAX)
+    assert cheap.shares["exact"] * 600 >= module.EXACT_MARGIN * 10.0
+    assert module.lend_to_the_search(dear, 80.0, log) == 0.0 and dear.shares == module.SHARES
+    middling = module.Deadline(600, clock=clock)
+    assert module.lend_to_the_search(middling, 60.0, log) == pytest.approx(150 - 120)
+    assert sum(cheap.shares.values()) == pytest.approx(1.0) and sum(middling.shares.values()) == pytest.approx(1.0)
+    now[0] += 30                                              # the search used 30 of its 150 s
+    assert cheap.allowance("exact") == pytest.approx(570 - 600 * (1 - module.SEARCH_SHARE_MAX - cheap.shares["exact"]))
+    assert "the search's share grows by 90 s to 150 s" in " ".join(log._pending)
+    assert module.lend_to_the_search(module.Deadline(None), 1.0, log) == 0.0
+
+
 def test_shares_a_stage_cannot_use_pass_to_compression():
     """One exact fit over the confirming share, or an exact refit on all rows over the refit share:
     those shares are no longer held back, so compression may use them; a fast exact fit keeps both."""
@@ -1230,3 +1254,25 @@ def test_after_the_folds_refute_every_accepted_model_compression_is_tried_one_si
     assert new.n_support == 2 * max(c.n_support for c in tried)
     assert result.chosen in [c for (c,) in calls[1:]] + [result.reference]
     assert sum(step.stage == "compress" for step in result.steps) == len(calls)
+
+
+def test_the_libsvm_reference_s_predictions_stay_within_the_measure_stage_s_time():
+    """LIBSVM's full model is tested and timed only on the rows its measured prediction speed allows in
+    the time left: all of them without a budget, fewer timing rows and no test with too little."""
+    import time as clock_module
+    from leansvm.job.classification import _libsvm_rows
+
+    class Slow:                                     # 0.2 ms per row
+        def predict(self, X):
+            clock_module.sleep(2e-4 * X.shape[0])
+            return np.zeros(X.shape[0])
+
+    X_timing, X_test = np.zeros((1000, 3)), np.zeros((2000, 3))
+    rows, tested = _libsvm_rows(Slow(), X_timing, X_test, None)
+    assert rows.shape[0] == 1000 and tested
+    rows, tested = _libsvm_rows(Slow(), X_timing, X_test, 60.0)           # 0.4 s + 5 x 0.2 s: all of it
+    assert rows.shape[0] == 1000 and tested
+    rows, tested = _libsvm_rows(Slow(), X_timing, X_test, 0.5)            # no test; 0.5 s of timing runs
+    assert not tested and 200 <= rows.shape[0] < 1000
+    rows, tested = _libsvm_rows(Slow(), X_timing, None, -3.0)             # out of time: one probe's rows
+    assert rows.shape[0] == 200 and not tested

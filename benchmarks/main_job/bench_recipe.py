@@ -21,6 +21,15 @@ columns, ``leansvm.datasets.load(name, standardize=False)``; ``digits``: scikit-
   ``--choices-for FILE`` adds 'auto_choice' to the rows of an earlier run (the search and the
   choice depend on the data alone, not on the clock), written as a new results file.
 
+With ``--budget-seconds S`` (the sets too large for the recipe's full grid), both sides under the same
+budget instead: the recipe as its users run it on large data, grid.py's grid on a stratified subsample
+doubled from 50 rows per class while the next doubling (4 times the last grid's time) and the refit
+(the last subsample's refit time scaled by the rows squared) fit the budget, then the refit on the
+largest subsample whose estimate fits what is left (every row where it fits); and the whole
+``fit_lean`` with ``budget_seconds=S``: its exact model and its returned model. ``SVC()`` defaults
+beside them at no budget (by ``leansvm.SVC`` on sets over ``--libsvm-max-rows`` rows: the same dual
+problem and optimum, the accuracy the same within the solver's tolerance).
+
 With ``--whole-job``, the whole ``leansvm.fit_lean`` too (its defaults, no time budget, on the raw
 columns): the model it returns (kind, support vectors, test accuracy, seconds).
 
@@ -98,13 +107,48 @@ def recipe(X, y, X_test, y_test):
             "recipe_n_sv": int(model.n_support_.sum()), "recipe_seconds": time.perf_counter() - start}
 
 
-def defaults(X, y, X_test, y_test):
+def recipe_within(X, y, X_test, y_test, budget):
+    """The recipe under ``budget`` seconds (module docstring): grid.py's grid on doubling stratified
+    subsamples, then the refit on as many rows as the time left is estimated to allow."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
     from sklearn.svm import SVC
 
+    from leansvm.job.helpers import _subsample
+
+    start, n = time.perf_counter(), X.shape[0]
+    rows = min(n, 50 * np.unique(y).size)
+    while True:
+        t0 = time.perf_counter()
+        X_s, y_s = _subsample(X, y, rows, 0)
+        grid = GridSearchCV(SVC(cache_size=200), {"C": GRID_C, "gamma": GRID_GAMMA},
+                            cv=StratifiedKFold(5, shuffle=True, random_state=0), n_jobs=1).fit(X_s, y_s)
+        grid_seconds, fit_seconds = time.perf_counter() - t0, grid.refit_time_
+        refit_estimate = fit_seconds * (n / rows) ** 2
+        if 2 * rows > n or time.perf_counter() - start + 4 * grid_seconds + 4 * fit_seconds + min(
+                refit_estimate, budget / 2) > budget:
+            break
+        rows *= 2
+    left = budget - (time.perf_counter() - start)
+    fit_rows = int(min(n, rows * np.sqrt(max(left, 0.0) / max(fit_seconds, 1e-9))))
+    X_f, y_f = _subsample(X, y, fit_rows, 0)
+    model = SVC(cache_size=200, **grid.best_params_).fit(X_f, y_f)
+    return {"recipe_C": grid.best_params_["C"], "recipe_gamma": grid.best_params_["gamma"],
+            "recipe_cv": float(grid.best_score_), "recipe_test": float(model.score(X_test, y_test)),
+            "recipe_n_sv": int(model.n_support_.sum()), "recipe_seconds": time.perf_counter() - start,
+            "recipe_grid_rows": int(rows), "recipe_fit_rows": int(X_f.shape[0]), "recipe_budget": budget}
+
+
+def defaults(X, y, X_test, y_test, libsvm_max_rows=None):
+    from sklearn.svm import SVC
+
+    by = "LIBSVM"
+    if libsvm_max_rows is not None and X.shape[0] > libsvm_max_rows:
+        from leansvm import SVC
+        by = "leansvm.SVC"
     start = time.perf_counter()
-    model = SVC().fit(X, y)
+    model = SVC(C=1.0, gamma="scale").fit(X, y)
     return {"defaults_test": float(model.score(X_test, y_test)), "defaults_n_sv": int(model.n_support_.sum()),
-            "defaults_seconds": time.perf_counter() - start}
+            "defaults_seconds": time.perf_counter() - start, "defaults_by": by}
 
 
 def job_exact(X, y, X_test, y_test, scaling):
@@ -120,15 +164,22 @@ def job_exact(X, y, X_test, y_test, scaling):
             f"{scaling}_search_seconds": search, f"{scaling}_seconds": time.perf_counter() - start}
 
 
-def whole_job(X, y, X_test, y_test):
+def whole_job(X, y, X_test, y_test, budget=None):
     from leansvm import fit_lean
 
     start = time.perf_counter()
-    result = fit_lean(X, y, X_test=X_test, y_test=y_test, verbose=False)
-    final = result.final or result.chosen
-    return {"job_returned": final.name, "job_returned_n_sv": int(final.n_support),
-            "job_returned_test": float(np.mean(result.model.predict(X_test) == y_test)),
-            "job_seconds": time.perf_counter() - start}
+    result = fit_lean(X, y, X_test=X_test, y_test=y_test, verbose=False, budget_seconds=budget)
+    final, exact = result.final or result.chosen, result.exact
+    row = {"job_returned": final.name, "job_returned_n_sv": int(final.n_support),
+           "job_returned_test": float(np.mean(result.model.predict(X_test) == y_test)),
+           "job_seconds": time.perf_counter() - start, "job_budget": budget,
+           "job_C": result.params.get("C"), "job_gamma": result.params.get("gamma"),
+           "job_search_rows": None if result.selection is None else int(result.selection.n_samples),
+           "job_steps": [(s.stage, s.choice, round(s.seconds, 1)) for s in result.steps]}
+    if exact is not None:
+        row.update(job_exact_name=exact.name, job_exact_n_sv=int(exact.n_support),
+                   job_exact_test=None if exact.test_accuracy is None else float(exact.test_accuracy))
+    return row
 
 
 def auto_choice(X_train, y_train):
@@ -137,6 +188,23 @@ def auto_choice(X_train, y_train):
 
     X = working_form(X_train)
     return choose_scaling(lambda name: FeatureScaler(name).fit_transform(X), y_train, _Quiet())
+
+
+def one_within(name, budget, libsvm_max_rows):
+    """Both sides under ``budget`` seconds, SVC() defaults beside them (module docstring)."""
+    X_train, y_train, X_test, y_test = load(name)
+    row = {"dataset": name, "n_train": int(X_train.shape[0]), "n_features": int(X_train.shape[1]),
+           "classes": int(np.unique(y_train).size), "budget_seconds": budget}
+    row.update(whole_job(X_train, y_train, X_test, y_test, budget))
+    print({k: v for k, v in row.items() if k != "job_steps"}, flush=True)
+    Xs, Xs_test = svm_scale(X_train, X_test)
+    if sp.issparse(Xs):
+        Xs, Xs_test = Xs.toarray(), Xs_test.toarray()
+    row.update(defaults(Xs, y_train, Xs_test, y_test, libsvm_max_rows))
+    print({k: v for k, v in row.items() if k.startswith("defaults")}, flush=True)
+    row.update(recipe_within(Xs, y_train, Xs_test, y_test, budget))
+    print({k: v for k, v in row.items() if k.startswith("recipe")}, flush=True)
+    return row
 
 
 def one(name, scalings, recipe_max_rows, whole):
@@ -168,6 +236,10 @@ def main():
     parser.add_argument("--recipe-max-rows", type=int, default=6000,
                         help="run the recipe's grid only on sets of at most this many training rows")
     parser.add_argument("--whole-job", action="store_true", help="run the whole fit_lean too (no budget)")
+    parser.add_argument("--budget-seconds", type=float,
+                        help="both sides under this budget: the recipe on the subsample it can afford, the whole job")
+    parser.add_argument("--libsvm-max-rows", type=int, default=20000,
+                        help="with --budget-seconds: SVC() defaults by LIBSVM up to this many rows, leansvm.SVC above")
     parser.add_argument("--choices-for", metavar="FILE", help="add scale='auto''s choice to an earlier run's rows")
     args = parser.parse_args()
     if args.choices_for:
@@ -180,6 +252,14 @@ def main():
                        choice_added_to=Path(args.choices_for).name)
             print(row["dataset"], row["auto_choice"], flush=True)
         finish_run(rows, [("dataset", "set", "s"), ("auto_choice", "auto", "s")], "recipe")
+        return
+    if args.budget_seconds:
+        rows = [one_within(name, args.budget_seconds, args.libsvm_max_rows) for name in args.datasets]
+        finish_run(rows, [("dataset", "set", "s"), ("budget_seconds", "budget s", ".0f"),
+                          ("job_exact_test", "job exact test", ".4f"), ("job_returned_test", "returned test", ".4f"),
+                          ("job_returned_n_sv", "#SV", "d"), ("recipe_test", "recipe test", ".4f"),
+                          ("recipe_grid_rows", "grid rows", "d"), ("recipe_fit_rows", "fit rows", "d"),
+                          ("defaults_test", "SVC() test", ".4f")], "budgeted-recipe")
         return
     rows = [one(name, args.scalings, args.recipe_max_rows, args.whole_job) for name in args.datasets]
     columns = [("dataset", "set", "s"), ("n_train", "rows", "d"), ("n_features", "d", "d"),

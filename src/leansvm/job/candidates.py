@@ -72,7 +72,8 @@ MIDDLE_SECONDS = 10.0
 FAR_GROWTH_MIN = 1.65
 
 
-def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0) -> tuple[float, float, int, float]:
+def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0,
+                         enough=None) -> tuple[float, float, int, float]:
     """(estimated seconds to fit all of X, measured seconds, subsample size, growth exponent p).
 
     Times ``make_estimator().fit`` on stratified subsamples of s/2 and s =
@@ -81,7 +82,8 @@ def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0)
     as n^2.2 on the synthetic sets, leansvm's IRWLS with shrinking as n^1.4-1.7
     from 5k to 160k; small subsamples time overheads, hence the clip. Far beyond them
     (``MIDDLE_FACTOR``) two more fits, at the geometric middle m of s and n and at m/2, set p (at
-    least ``FAR_GROWTH_MIN``) and t.
+    least ``FAR_GROWTH_MIN``) and t, unless the small fits' estimate (optimistic there) is already over
+    ``enough`` seconds: a caller that asks only whether the fit is cheap has its answer.
     """
     Xs, ys = _subsample(X, y, sample_size, random_state)
     if Xs.shape[0] == X.shape[0]:
@@ -92,6 +94,8 @@ def estimate_fit_seconds(make_estimator, X, y, sample_size=2000, random_state=0)
     _, seconds = _timed(make_estimator().fit, _int32_indices(Xs), ys)
     p = _growth(half, Xh.shape[0], seconds, Xs.shape[0])
     n, s = X.shape[0], Xs.shape[0]
+    if enough is not None and seconds * (n / s) ** p > enough:
+        return seconds * (n / s) ** p, seconds, s, p
     if n > MIDDLE_FACTOR * s and seconds * (n / s) ** p > MIDDLE_SECONDS:
         # far extrapolation from small fits, which overheads dominate, is optimistic: on synth-1M, 2,000
         # rows in 0.03 s scaled as n^1.5 gave 274 s for 800,000 rows, while 160,000 alone take 77 s
@@ -128,10 +132,11 @@ def scaled_fit_seconds(seconds, n_to, n_from, power=GROWTH_MIN) -> float:
     return seconds * (n_to / max(n_from, 1)) ** power
 
 
-def estimate_exact_seconds(X, y, C, gamma, sample_size=2000, random_state=0) -> tuple[float, float, int, float]:
+def estimate_exact_seconds(X, y, C, gamma, sample_size=2000, random_state=0,
+                           enough=None) -> tuple[float, float, int, float]:
     """:func:`estimate_fit_seconds` of ``leansvm.SVC`` at (C, gamma)."""
     return estimate_fit_seconds(lambda: SVC(C=C, gamma=gamma, random_state=random_state), X, y,
-                                sample_size, random_state)
+                                sample_size, random_state, enough)
 
 
 def exact_svc(C, gamma, random_state=0, class_weight=None) -> SVC:

@@ -45,6 +45,14 @@ TEACHER_FREE_FROM = 0.5
 #: compression stopped before 1,580 vectors for lack of time (0.24 points below it on test).
 CAPPED = {"budget"}
 
+#: :func:`lend_to_the_search`: the exact stage keeps this many times the exact fit's estimate (the
+#: estimate is at C = 1 and gamma = 'scale', before the search chose its cell) ...
+EXACT_MARGIN = 2.0
+#: ... and the search may grow to this share of the budget at most. On pixels-60k (48,000 x 784, 10
+#: classes) with 600 s the exact fit took 35 s of its 150-s share, while the search's 60 s (12 of
+#: them spent choosing the scaling) stopped its halving at 1,333 rows, 133 per class
+SEARCH_SHARE_MAX = 0.25
+
 #: Without a budget, the stages after the exact fit (budget models, compression, confirming folds)
 #: take at most this many times the exact fit ...
 NO_BUDGET_MULTIPLE = 20
@@ -89,6 +97,14 @@ class Deadline:
         self.without_teacher = True
         self.heir = "reduced"
         self.capped.add("exact")
+
+    def lend(self, lender, borrower, seconds) -> float:
+        """Move up to ``seconds`` of ``lender``'s share to ``borrower`` (an earlier stage: what it does
+        not use passes on as any unused time does); returns the seconds moved."""
+        moved = min(max(seconds, 0.0), self.shares[lender] * self.seconds)
+        self.shares[lender] -= moved / self.seconds
+        self.shares[borrower] += moved / self.seconds
+        return moved
 
     def bound_after_exact(self, exact_seconds: float) -> float | None:
         """Without a budget: the budget models, compression and confirming folds get
@@ -146,6 +162,28 @@ def say_bound_after_exact(deadline: Deadline, exact_seconds: float, log) -> None
                  f"no time budget: {NO_BUDGET_MULTIPLE} times the exact fit's {exact_seconds:.1f} s or "
                  f"{NO_BUDGET_BEFORE_MULTIPLE} times the job's time until then, whichever is more (at least "
                  f"{NO_BUDGET_FLOOR:g} s); the refit on every row and the measurements follow")
+
+
+def exact_share_without_margin(deadline: Deadline) -> float:
+    """The longest exact fit whose stage would still have a share to lend (:func:`lend_to_the_search`)."""
+    return deadline.shares["exact"] * deadline.seconds / EXACT_MARGIN
+
+
+def lend_to_the_search(deadline: Deadline, exact_estimate: float, log) -> float:
+    """The search's share follows what the exact fit will cost: the part of the exact stage's share
+    beyond :data:`EXACT_MARGIN` times ``exact_estimate`` (seconds, on every fit row) goes to the search,
+    up to :data:`SEARCH_SHARE_MAX` of the budget. A cheap exact fit leaves time for a search on
+    more rows; an exact fit near its share leaves the shares as they were. Returns the seconds lent."""
+    if deadline.seconds is None:
+        return 0.0
+    spare = deadline.shares["exact"] * deadline.seconds - EXACT_MARGIN * exact_estimate
+    room = (SEARCH_SHARE_MAX - deadline.shares["search"]) * deadline.seconds
+    lent = deadline.lend("exact", "search", min(spare, room))
+    if lent > 0:
+        search, exact = deadline.shares["search"] * deadline.seconds, deadline.shares["exact"] * deadline.seconds
+        log.say(f"  the search's share grows by {lent:.0f} s to {search:.0f} s: the exact fit is estimated at "
+                f"{exact_estimate:.0f} s (at C = 1, gamma = 'scale') of its {exact + lent:.0f}-s share")
+    return lent
 
 
 def release_unaffordable_shares(deadline: Deadline, exact_seconds: float, refit_seconds: float | None, refit_what,

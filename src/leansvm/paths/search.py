@@ -609,8 +609,9 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
         if r + 1 < len(sizes) and time_limit is not None:
             estimate = result.rounds[-1]["seconds"] * factor ** 1.5
             if time.perf_counter() - start + estimate > time_limit:
-                result.stopped = (f"halving stopped after {size} rows: the next round ({sizes[r + 1]} rows) "
-                                  f"was estimated at {estimate:.0f} s, past the time limit of {time_limit:g} s")
+                result.stopped = (f"halving stopped after {size} rows ({size // classes.size} per class), short of "
+                                  f"the {sizes[-1]} its last round takes: the next round ({sizes[r + 1]} rows) was "
+                                  f"estimated at {estimate:.0f} s, past the time limit of {time_limit:.0f} s")
                 result.stopped += _with_the_default(rnd, result)
                 break
         step = step / 2
