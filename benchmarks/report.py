@@ -790,8 +790,19 @@ def recipe_section() -> str:
     ok_recipe = sum(job[r["dataset"]] >= r["recipe_test"] - 0.002 - 1e-12 for r in with_recipe)
     ok_defaults = sum(job[r["dataset"]] >= r["defaults_test"] - 1e-12 for r in found)
     gains = sorted(100 * (job[r["dataset"]] - r["standard_test"]) for r in found)
+    below = [r for r in found if job[r["dataset"]] < r["defaults_test"] - 1e-12]
+    paired = [r for r in below if "vs_defaults_se" in r]
+    gaps = ", ".join(f"{100 * (r['defaults_test'] - job[r['dataset']]):.2f}" for r in below)
+    rowwise = ", ".join(f"{-100 * r['vs_defaults']:.2f} +- {100 * r['vs_defaults_se']:.2f}" for r in paired)
+    noise = ""
+    if below:
+        noise = f" (below it on {', '.join(r['dataset'] for r in below)}, by {gaps} points"
+        if paired:
+            noise += (f"; row by row on {', '.join(r['dataset'] for r in paired)}: {rowwise} points "
+                      "(the paired standard error)")
+        noise += ")"
     out += [f"**The job's exact model tests at least the recipe's minus 0.2 points on {ok_recipe} of "
-            f"{len(with_recipe)} sets with the recipe, at least `SVC()` defaults on {ok_defaults} of {len(found)}; "
+            f"{len(with_recipe)} sets with the recipe, at least `SVC()` defaults on {ok_defaults} of {len(found)}{noise}; "
             f"against z-scores alone (the job's scaling before) it gains {median(gains):+.2f} points (median), "
             f"from {gains[0]:+.2f} to {gains[-1]:+.2f}.**", "",
             "| set | rows | d | classes | recipe test | #SV | s | recipe C, gamma | SVC() test | ranges test | #SV | s "
@@ -838,11 +849,18 @@ def budgeted_recipe_section() -> str:
            "fits; LIBSVM on one thread) and the whole `fit_lean` with that budget on the raw columns (every "
            "core): its exact model (on its fit rows, the validation part held out) and the model it returns. "
            "`SVC()` defaults on the scaled rows beside them, at no budget (by `leansvm.SVC` above 20,000 rows: "
-           f"the same dual problem). {data['machine']['cpu_count']} cores.", "",
+           f"the same dual problem). {data['machine']['cpu_count']} cores.", ""]
+    found = [r for _, r in rows.values()]
+    ok_recipe = sum(r["job_exact_test"] >= r["recipe_test"] - 0.002 - 1e-12 for r in found)
+    ok_defaults = sum(r["job_exact_test"] >= r["defaults_test"] - 1e-12 for r in found)
+    small = sum(r["job_returned_n_sv"] <= r["job_exact_n_sv"] / 5 for r in found)
+    out += [f"**Under the budget the job's exact model tests at least the recipe's minus 0.2 points on {ok_recipe} of "
+            f"{len(found)} sets and at least `SVC()` defaults on {ok_defaults} of {len(found)}; the returned model "
+            f"has at most 1/5 of the exact model's vectors on {small} of {len(found)}.**", "",
            "| set | rows | d | classes | budget s | job s | search rows | job C, gamma | job exact (test, #SV) "
            "| returned (test, #SV) | recipe s | grid rows | fit rows | recipe C, gamma | recipe (test, #SV) "
            "| SVC() test |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for _, r in rows.values():
+    for r in found:
         out.append(f"| {r['dataset']} | {_n(r['n_train'])} | {r['n_features']} | {r['classes']} | "
                    f"{r['budget_seconds']:.0f} | {r['job_seconds']:.0f} | {_n(r['job_search_rows'])} | "
                    f"{r['job_C']:g}, {r['job_gamma']:.3g} | {r['job_exact_test']:.4f}, {_n(r['job_exact_n_sv'])} | "
@@ -853,6 +871,40 @@ def budgeted_recipe_section() -> str:
     files = ", ".join(sorted({f"`{path.name}`" for path, _ in rows.values()}))
     out += ["", "Reproduce: `python benchmarks/main_job/bench_recipe.py --datasets <sets> --budget-seconds <s>` "
             f"(files {files})."]
+    return "\n".join(out)
+
+
+def wide_section() -> str:
+    """Cheap models on wide, many-class rows (bench_wide.py): the objective's cost by width and classes,
+    and the families at 1/5 of the exact model's vectors on pixels-60k."""
+    paths, parts = sorted(RESULTS.glob("wide-*.json")), {}
+    for path in paths:                         # each part from the latest run that has it
+        for part in ("objective", "fifth"):
+            rows = [r for r in load(path)["rows"] if r["part"] == part]
+            if rows:
+                parts[part] = (path, rows)
+    if not parts:
+        return ""
+    cost, fifth = parts.get("objective", (None, []))[1], parts.get("fifth", (None, []))[1]
+    out = ["## Cheap models on wide, many-class rows", ""]
+    if cost:
+        out += ["One evaluation of ReducedSVC's objective and gradient (one L-BFGS iteration's work; compression's "
+                f"objective is the same code) on {_n(cost[0]['rows'])} pixels-20k rows and {cost[0]['vectors']} "
+                f"vectors, on {cost[0]['threads']} pinned core(s), best of 5: the width and the classes changed one "
+                "at a time. The rate is 4 N r (d + p) flops over the seconds: the time follows the width d, and "
+                "the classes add their p outputs to it, no more.", "",
+                "| columns | d | labels | outputs | ms | GFLOP/s |", "|---|---|---|---|---|---|"]
+        out += [f"| {r['width']} | {r['d']} | {r['classes']} | {r['outputs']} | {1000 * r['seconds']:.1f} | "
+                f"{r['gflops']:.0f} |" for r in cost]
+    if fifth:
+        out += ["", "On pixels-60k as `leansvm fit` prepares it (svm-scale's ranges, 48,000 fit rows, the cell the job "
+                "chose at 600 s), the exact SVC and the families at 1/5 of its vectors (compression at 1/20 of them, a size "
+                "the job's doubling reaches before 1/5), on every core, tested on the held-out images:", "",
+                "| model | vectors | fit s | test | drop vs exact (points) |", "|---|---|---|---|---|"]
+        out += [f"| {r['model']} | {_n(r['vectors'])} | {r['seconds']:.1f} | {r['test']:.4f} | {r['drop_points']:.2f} |"
+                for r in fifth]
+    files = ", ".join(sorted({f"`{path.name}`" for path, _ in parts.values()}))
+    out += ["", f"Reproduce: `python benchmarks/reduced/bench_wide.py --parts objective fifth` (files {files})."]
     return "\n".join(out)
 
 
@@ -1279,7 +1331,7 @@ def benchmarks_page() -> str:
         "of each method in detail are on its page under `docs/methods/`.",
         exact_section(), cache_section(), first_run_section(), compiled_targets_section(), small_grid_section(), prediction_section(), promise_section(), stage_time_section(), search_cost_section(),
         recipe_section(), budgeted_recipe_section(), model_selection_section(), scale_section(),
-        compression_section(), reduced_section(),
+        compression_section(), reduced_section(), wide_section(),
         screening_section(), path_section(), compression_quality_section(), bsgd_section(), bsgd_one_class_section(), bsgd_regression_section(), budget_refit_section(),
         regression_carry_section(), one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 

@@ -90,6 +90,9 @@ CAPABILITIES = [
                ("exact/bench_regression.py",), (), "regression"),
     Capability("main-job-recipe", "headline", "the main job's exact model against LIBSVM's recipe and SVC() defaults",
                ("main_job/bench_recipe.py",), ("main_job/bench_recipe.py", "--datasets", "wdbc", "digits"), "recipe"),
+    Capability("wide-cheap-models", "methods", "cheap models on wide, many-class rows: the objective's cost by width "
+               "and classes, the families at 1/5 of the exact model", ("reduced/bench_wide.py",),
+               ("reduced/bench_wide.py", "--parts", "objective"), "wide"),
     Capability("main-job-recipe-budget", "headline", "the main job under a time budget against LIBSVM's recipe under it",
                ("main_job/bench_recipe.py", "--datasets", "pixels-60k", "--budget-seconds", "600"),
                ("main_job/bench_recipe.py", "--datasets", "pixels-2k", "--budget-seconds", "60"), "budgeted-recipe"),
