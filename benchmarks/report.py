@@ -723,6 +723,11 @@ def rows_by_set(prefix: str, keep=()) -> tuple:
     return paths, rows
 
 
+def file_names(rows) -> str:
+    """The results files behind :func:`rows_by_set`'s rows, as the sections' Reproduce lines name them."""
+    return ", ".join(sorted({f"`{path.name}`" for path, _ in rows.values()}))
+
+
 def model_selection_section() -> str:
     """The whole main job against LIBSVM's grid.py (bench_model_selection.py): seconds, the choice, and the
     tuned exact models' test accuracy."""
@@ -751,7 +756,7 @@ def model_selection_section() -> str:
                    f"{r['lean_C']:g}, {r['lean_gamma']:.3g} | {grid_exact} | "
                    f"{r['lean_exact_acc']:.4f}, {_n(r['lean_exact_sv'])} | {r['returned_acc']:.4f}, "
                    f"{_n(r['returned_sv'])}{' (' + r['returned'] + ')' if r.get('returned') else ''} |")
-    files = ", ".join(sorted({f"`{path.name}`" for path, _ in rows.values()}))
+    files = file_names(rows)
     out += ["", f"Reproduce: `python benchmarks/main_job/bench_model_selection.py --datasets <sets> --grid-minutes <m>` "
             f"(files {files})."]
     return "\n".join(out)
@@ -828,7 +833,7 @@ def recipe_section() -> str:
         out.append(f"| {r['dataset']} | {_n(r['n_train'])} | {r['n_features']} | {r['classes']} | {recipe_cells(r)} | "
                    f"{r['defaults_test']:.4f} | {scaled(r, 'range')} | {scaled(r, 'standard')} | "
                    f"{_job_scaling(r)} | {returned_cell(r)} |")
-    files = ", ".join(sorted({f"`{path.name}`" for path, _ in rows.values()}))
+    files = file_names(rows)
     out += ["", "Reproduce: `python benchmarks/main_job/bench_recipe.py --datasets <sets> --recipe-max-rows <n>` "
             f"(files {files}); 'auto' added to an earlier run's rows by `--choices-for FILE`."]
     return "\n".join(out)
@@ -868,7 +873,7 @@ def budgeted_recipe_section() -> str:
                    f"{r['recipe_seconds']:.0f} | {_n(r['recipe_grid_rows'])} | {_n(r['recipe_fit_rows'])} | "
                    f"{r['recipe_C']:g}, {r['recipe_gamma']:.3g} | {r['recipe_test']:.4f}, {_n(r['recipe_n_sv'])} | "
                    f"{r['defaults_test']:.4f} |")
-    files = ", ".join(sorted({f"`{path.name}`" for path, _ in rows.values()}))
+    files = file_names(rows)
     out += ["", "Reproduce: `python benchmarks/main_job/bench_recipe.py --datasets <sets> --budget-seconds <s>` "
             f"(files {files})."]
     return "\n".join(out)

@@ -17,6 +17,7 @@ from threadpoolctl import threadpool_limits
 
 import leansvm
 from leansvm import io
+from leansvm.budget.landmarks import LandmarkSVR
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 
@@ -47,6 +48,21 @@ def test_regression_files_predict_as_libsvm(estimator, tmp_path):
     back = io.load_libsvm_model(path)
     assert type(back) is type(estimator)
     np.testing.assert_array_equal(back.predict(X_new), estimator.predict(X_new))
+
+
+@pytest.mark.parametrize("estimator", [leansvm.ReducedSVR(n_vectors=20, max_iter=30, progress=False, random_state=0),
+                                       LandmarkSVR(budget=30, C=5.0, gamma=0.2, random_state=0)],
+                         ids=["ReducedSVR", "LandmarkSVR"])
+def test_the_regression_job_s_cheap_models_are_written_as_epsilon_svr(estimator, tmp_path):
+    """Any regressor's one-output expansion is an epsilon-SVR to svm-predict (``leansvm fit`` writes the
+    regression job's returned model so): svm-predict gives its predictions."""
+    X, z, X_new, z_new = _regression_data()
+    estimator.fit(X, z)
+    path = tmp_path / "model.txt"
+    io.save_libsvm_model(estimator, path)
+    assert path.read_text().splitlines()[0] == "svm_type epsilon_svr"
+    predictions, _ = _libsvm_values(path, X_new, z_new)
+    np.testing.assert_allclose(predictions, estimator.predict(X_new), rtol=0, atol=1e-6)
 
 
 def test_one_class_file_predicts_as_libsvm(tmp_path):

@@ -186,8 +186,12 @@ def _numbers(values) -> str:
 
 
 def svm_type_of(estimator) -> str:
-    """LIBSVM's svm_type of a fitted estimator (``c_svc`` unless its class says otherwise)."""
-    return getattr(estimator, "libsvm_svm_type", "c_svc")
+    """LIBSVM's svm_type of a fitted estimator: its class's ``libsvm_svm_type``; else ``epsilon_svr`` for a
+    regressor (one output, sum_j coef_j k(sv_j, x) - rho: what svm-predict computes for an epsilon-SVR;
+    ReducedSVR, LandmarkSVR, SVRCV) and ``c_svc`` for the rest."""
+    from sklearn.base import is_regressor
+
+    return getattr(estimator, "libsvm_svm_type", "epsilon_svr" if is_regressor(estimator) else "c_svc")
 
 
 def _one_output_layout(estimator):
