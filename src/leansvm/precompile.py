@@ -96,6 +96,8 @@ def _workloads():
             leansvm.SVC(C=10, **sv).fit(r, y3), n_sv=12, X=r, y=y3, max_iter=5, random_state=0, progress=False)))
         jobs.append((f"BSGDClassifier crammer-singer {kind}", lambda r=rows: leansvm.BSGDClassifier(
             budget=20, multiclass="crammer_singer", cascade="ranked", **sv).fit(r, y3)))
+    # SMO on the whole Q at extreme C: its bursts stop short, Newton steps on the free set follow
+    jobs.append(("SVC extreme C", lambda: leansvm.SVC(C=1e10, gamma=1e-5).fit(X, y3)))
     # a row cache's outputs over a few of its columns (gathered sums; wide ones sum whole rows), as
     # the paths' folds ask for the outputs of a few samples, with float32 and float64 rows
     for dtype in ("float32", "float64"):

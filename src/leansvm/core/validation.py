@@ -134,11 +134,41 @@ def validate_training_data(estimator, X, y, sample_weight=None):
     fit fails. Raises ``ValueError`` naming the problem (see module docstring).
     """
     X = raw_samples_as_gram(estimator, X, training=True)
-    X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C",
-                         accept_large_sparse=True)
+    if _ready_training_rows(estimator, X, y):
+        classes, y_enc = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            _encode_labels(y, estimator)                 # its error names the one class
+    else:
+        X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C",
+                             accept_large_sparse=True)
+        classes, y_enc = _encode_labels(y, estimator)
     X = _checked_rows(estimator, X, training=True)
-    classes, y_enc = _encode_labels(y, estimator)
-    return X, classes, y_enc, check_sample_weight(sample_weight, X)
+    return X, classes, y_enc.ravel(), check_sample_weight(sample_weight, X)
+
+
+def _ready_training_rows(estimator, X, y) -> bool:
+    """Whether (X, y) need nothing of ``validate_data`` but its bookkeeping, which is then done here
+    (``n_features_in_`` set, an earlier fit's ``feature_names_in_`` removed): X a non-empty 2-D
+    float64 C-order ndarray with finite squared norms (so every entry is finite, as at prediction:
+    :func:`_ready_rows`), y a 1-D ndarray of as many integer, boolean or finite integral float
+    labels (scikit-learn's 'binary' or 'multiclass' targets). On iris, scikit-learn's checks took
+    0.8 of a 1.8-ms fit. Anything else goes through ``validate_data`` and its messages."""
+    if not (type(X) is np.ndarray and X.ndim == 2 and X.dtype == np.float64 and X.flags.c_contiguous
+            and X.shape[0] >= 1 and X.shape[1] >= 1 and type(y) is np.ndarray and y.shape == (X.shape[0],)):
+        return False
+    if y.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            if not np.all(np.isfinite(y)) or np.any(y != np.floor(y)):
+                return False
+    elif y.dtype.kind not in "iub":
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        if not np.isfinite(squared_row_norms(X)).all():
+            return False
+    estimator.n_features_in_ = X.shape[1]
+    if hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    return True
 
 
 def validate_regression_data(estimator, X, y, reset=True):

@@ -280,7 +280,8 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
                                  and A.size <= smo_full.MAX_ROWS)
     if by_smo:
         aA, gap, n_iter, converged, loop_stats = smo_full.solve_small(
-            XA, sub, kernel, alpha[A], f, max(equality, 1), tol, max_iter, callback)
+            XA, sub, kernel, alpha[A], f, max(equality, 1), tol, max_iter, callback,
+            polish=bool(equality) and n <= SMALL_PROBLEM_ROWS)
         if not converged:
             warnings.warn(f"Solver terminated early (max_iter={n_iter}).  Consider pre-processing your data "
                           f"with StandardScaler or MinMaxScaler. (SMO stopped after {n_iter} pair steps with "
@@ -295,7 +296,8 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
                 DEFAULT_PAIR_STEPS if n_pair is None else n_pair, cache_dtype, shrinking,
                 None if shared is None else (shared[0], shared[1][A]), callback)
     alpha[A] = aA
-    if equality and converged and n <= SMALL_PROBLEM_ROWS and _polish_free(X, kernel, problem, alpha, tol):
+    if not by_smo and equality and converged and n <= SMALL_PROBLEM_ROWS and \
+            _polish_free(X, kernel, problem, alpha, tol):      # SMO's own polish reads its Q instead
         nz = np.flatnonzero(alpha)
         f = _outputs(kernel, X, None, A, nz, y[nz] * alpha[nz], offset)
 

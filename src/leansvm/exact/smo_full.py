@@ -34,9 +34,6 @@ from leansvm.core.threads import check_cancelled
 MAX_ROWS = 400
 #: a compiled burst does about this many multiply-adds (steps x n) before Python checks Ctrl-C
 BURST_WORK = 2e7
-#: Newton steps on the free set after a burst, at most (each one that the box cuts short drops a
-#: variable from the free set)
-NEWTON_REPEATS = 20
 #: the curvature used where d'Qd <= 0 (a non-positive-definite kernel; LIBSVM's TAU)
 TAU = 1e-12
 
@@ -144,49 +141,176 @@ def signed_matrix(kernel, X, y, offset=0.0) -> np.ndarray:
     return Q
 
 
-def newton_on_free(Q, y, C, alpha, G, groups) -> bool:
+@njit(cache=True, nogil=True)
+def _solve_or_least_squares(system, rhs):
+    """The solution of a square system by LU (a tenth of the SVD's time at 100 unknowns), or by
+    least squares (minimum norm, singular values below rounding dropped) where LU finds it singular
+    or its solution does not reproduce ``rhs`` to 1e-8 of its size: a nearly flat kernel (gamma =
+    1e-7 on iris) makes Q_FF singular to rounding, and LU's solution then is noise."""
+    scale = 0.0
+    for a in range(rhs.size):
+        scale = max(scale, abs(rhs[a]))
+    try:
+        solution = np.linalg.solve(system, rhs)
+        residual = system @ solution - rhs
+        good = True
+        for a in range(rhs.size):
+            if not abs(residual[a]) <= 1e-8 * scale:
+                good = False
+        if good:
+            return solution
+    except Exception:
+        pass
+    return np.linalg.lstsq(system, rhs, 2.220446049250313e-16 * rhs.size)[0]
+
+
+@njit(cache=True, nogil=True)
+def newton_on_free(Q, y, C, alpha, G, groups, polish_tol=0.0):
     """One Newton step on the free variables F (0 < a_i < C_i), the others held: the equality-
     constrained minimiser of the quadratic on F, [Q_FF A; A' 0] [d; l] = [-G_F; 0] with A the
-    equality rows (y_F, or one indicator per sign), taken as far as the box allows (at most the full
-    step). Where the free set is right this lands on the optimum at once, which pair steps reach
-    slowly at very large C (iris at C = 1e10: millions of steps, each undoing part of the last).
-    Updates ``alpha`` and ``G``; False where it did not decrease the objective."""
-    free = np.flatnonzero((alpha > 0.0) & (alpha < C))
-    if free.size < 2:
-        return False
-    yF = y[free]
-    rows = [yF] if groups == 1 else [(yF > 0).astype(float), (yF < 0).astype(float)]
-    rows = [r for r in rows if r.any()]
-    k = free.size
-    system = np.zeros((k + len(rows), k + len(rows)))
-    system[:k, :k] = Q[np.ix_(free, free)]
-    for e, r in enumerate(rows):
-        system[:k, k + e] = r
-        system[k + e, :k] = r
-    rhs = np.concatenate((-G[free], np.zeros(len(rows))))
-    d = np.linalg.lstsq(system, rhs, rcond=None)[0][:k]
-    if not np.all(np.isfinite(d)):
-        return False
-    with np.errstate(divide="ignore", invalid="ignore"):
-        room = np.where(d > 0, (C[free] - alpha[free]) / d, np.where(d < 0, -alpha[free] / d, np.inf))
-    t = float(min(1.0, room.min()))
-    QFd = system[:k, :k] @ d                  # the free block, gathered once above
-    change = t * float(G[free] @ d) + 0.5 * t * t * float(d @ QFd)
-    if not t > 0 or not change < 0:
-        return False
-    step = t * d
-    new = alpha[free] + step
-    new[room <= t] = np.where(d[room <= t] > 0, C[free][room <= t], 0.0)    # onto the bound exactly
-    step = new - alpha[free]
-    alpha[free] = new
-    G += Q[:, free] @ step
-    return True
+    equality rows (y_F, or one indicator per sign group that has free variables), by least squares
+    (Q_FF is singular where the kernel is nearly flat: gamma = 1e-7 on iris), taken as far as the
+    box allows (at most the full step). Where the free set is right this lands on the optimum at
+    once, which pair steps reach slowly at very large C (iris at C = 1e10: millions of steps, each
+    undoing part of the last). Updates ``alpha`` and ``G``. Returns 0 where it did not decrease the
+    objective (or found nothing to move), 1 for a full step, 2 for a step the box cut short (a
+    variable left the free set: the next step may go on from there).
+
+    ``polish_tol`` > 0: the last step of a converged solve (as :func:`leansvm.exact.irwls._polish_free`,
+    from the Q in memory), taken only in full, where the system is solved to rounding, every a_F
+    stays strictly inside its box and moves by less than ``polish_tol`` (the free set was already
+    right): the solution then lands on the optimum to rounding, as LIBSVM's closed-form pair steps
+    do. Not for one-sign problems (their free vectors would land exactly on the decision boundary,
+    where a rounding error's sign decides the label)."""
+    n = y.size
+    k = 0
+    n_pos = 0
+    for t in range(n):
+        if alpha[t] > 0.0 and alpha[t] < C[t]:
+            k += 1
+            if y[t] > 0:
+                n_pos += 1
+    if k < (1 if polish_tol > 0 else 2):
+        return 0
+    if polish_tol > 0:
+        all_pos = True
+        all_neg = True
+        for t in range(n):
+            if y[t] > 0:
+                all_neg = False
+            else:
+                all_pos = False
+        if all_pos or all_neg:
+            return 0
+    free = np.empty(k, np.intp)
+    k = 0
+    for t in range(n):
+        if alpha[t] > 0.0 and alpha[t] < C[t]:
+            free[k] = t
+            k += 1
+    # the equality rows: y_F (one group), or the indicator of each sign present (two groups)
+    n_rows = 1 if groups == 1 else (n_pos > 0) + (n_pos < k)
+    m = k + n_rows
+    system = np.zeros((m, m))
+    rhs = np.zeros(m)
+    for a in range(k):
+        i = free[a]
+        for b in range(k):
+            system[a, b] = Q[i, free[b]]
+        rhs[a] = -G[i]
+        if groups == 1:
+            e = k
+            value = y[i]
+        else:
+            e = k + (0 if (y[i] > 0 or n_pos == 0) else 1)
+            value = 1.0
+        system[a, e] = value
+        system[e, a] = value
+    solution = _solve_or_least_squares(system, rhs)
+    d = solution[:k]
+    for a in range(k):
+        if not np.isfinite(d[a]):
+            return 0
+    if polish_tol > 0:
+        scale = 0.0
+        for a in range(m):
+            scale = max(scale, abs(rhs[a]))
+        residual = system @ solution - rhs
+        for a in range(m):
+            if abs(residual[a]) > 1e-9 * max(scale, 1.0):
+                return 0
+    t_max = 1.0
+    for a in range(k):
+        i = free[a]
+        if d[a] > 0:
+            t_max = min(t_max, (C[i] - alpha[i]) / d[a])
+        elif d[a] < 0:
+            t_max = min(t_max, -alpha[i] / d[a])
+    if polish_tol > 0:
+        for a in range(k):
+            i = free[a]
+            new = alpha[i] + d[a]
+            if not (new > 0 and new < C[i] and abs(d[a]) < polish_tol):
+                return 0
+    elif not t_max > 0:
+        return 0
+    else:
+        change = 0.0
+        curvature = 0.0
+        for a in range(k):                     # G_F'd and d'Q_FF d, from the free block gathered above
+            change += G[free[a]] * d[a]
+            for b in range(k):
+                curvature += d[a] * system[a, b] * d[b]
+        if not t_max * change + 0.5 * t_max * t_max * curvature < 0:
+            return 0
+    moved = False
+    step = np.empty(k)
+    for a in range(k):
+        i = free[a]
+        if polish_tol > 0:
+            new = alpha[i] + d[a]
+        else:
+            new = alpha[i] + t_max * d[a]
+            if d[a] > 0 and (C[i] - alpha[i]) / d[a] <= t_max:
+                new = C[i]                     # onto the bound exactly
+            elif d[a] < 0 and -alpha[i] / d[a] <= t_max:
+                new = 0.0
+        step[a] = new - alpha[i]
+        moved = moved or step[a] != 0.0
+        alpha[i] = new
+    for t in range(n):
+        total = 0.0
+        for a in range(k):
+            total += Q[t, free[a]] * step[a]
+        G[t] += total
+    if not moved:
+        return 0
+    return 1 if polish_tol > 0 or t_max == 1.0 else 2
 
 
-def solve_small(X, problem, kernel, alpha, f, groups, tol, max_iter=-1, callback=None):
+@njit(cache=True, nogil=True)
+def newton_repeats(Q, y, C, alpha, G, groups, tol, repeats):
+    """:func:`newton_on_free` steps while the box cuts each one short and the violation stays above
+    ``tol``, at most ``repeats``: each such step drops a variable from the free set and the next
+    goes on from there (an active-set descent). After a full step the free set's optimum is
+    reached: what still violates is a variable at its bound, the pair steps' work. The number of
+    steps taken."""
+    taken = 0
+    for _ in range(repeats):
+        status = newton_on_free(Q, y, C, alpha, G, groups)
+        if status == 0:
+            break
+        taken += 1
+        if status == 1 or _violation(alpha, y, G, C, groups)[0] <= tol:
+            break
+    return taken
+
+
+def solve_small(X, problem, kernel, alpha, f, groups, tol, max_iter=-1, callback=None, polish=False):
     """SMO on the variables of ``problem`` (rows of ``X``) from the feasible ``alpha`` with outputs
     ``f`` (f_i = sum_j y_j a_j k_ij over every sample, fixed ones included); ``alpha`` and ``f`` are
-    updated in place. (alpha, violation, steps, converged, stats), as the IRWLS chunk loop's."""
+    updated in place. ``polish``: once converged, :func:`newton_on_free`'s polish. (alpha, violation, steps,
+    converged, stats), as the IRWLS chunk loop's."""
     y, C = problem.y, problem.C
     n = y.size
     if n == 0:
@@ -194,8 +318,12 @@ def solve_small(X, problem, kernel, alpha, f, groups, tol, max_iter=-1, callback
     Q = signed_matrix(kernel, X, y)
     G = y * f + problem.p
     limit = max_iter if max_iter and max_iter > 0 else max(10_000_000, 100 * n)
-    # bursts of pair steps, growing from 2 n to BURST_WORK's size; after each one that did not
-    # converge, a Newton step on the free set (newton_on_free)
+    # bursts of pair steps, the first of 2 n; after each one that did not converge, Newton steps on
+    # the free set (newton_repeats), then a burst of about the pair steps one Newton step costs,
+    # k^3 / n for k free variables: the pair steps bring the variables the free set lacks, the Newton
+    # steps solve it (iris's hardest pair at C = 1e10, gamma = 1e-5: 7,315 pair steps and 73 Newton
+    # steps with bursts doubling, 208 and 19 so). Once the Newton steps outnumber the variables they
+    # are not finding the free set (a nearly flat kernel), and the bursts double, up to BURST_WORK's size.
     burst, longest = 2 * n, int(max(100, BURST_WORK // n))
     steps, gap, newton = 0, np.inf, 0
     while steps < limit:
@@ -207,13 +335,13 @@ def solve_small(X, problem, kernel, alpha, f, groups, tol, max_iter=-1, callback
         steps += taken
         if taken < asked:                     # converged (or no pair can improve)
             break
-        for _ in range(NEWTON_REPEATS):      # a step cut short by the box frees the set: again
-            if not newton_on_free(Q, y, C, alpha, G, groups):
-                break
-            newton += 1
-            if _violation(alpha, y, G, C, groups)[0] <= tol:
-                break
+        newton += newton_repeats(Q, y, C, alpha, G, groups, tol, n)   # each drops a free variable
         burst = min(2 * burst, longest)
+        if newton <= n:
+            free = int(np.count_nonzero((alpha > 0.0) & (alpha < C)))
+            burst = max(1, min(burst, free ** 3 // n))
+    if polish and gap <= tol:
+        newton_on_free(Q, y, C, alpha, G, groups, tol)
     f[:] = y * (G - problem.p)
     return alpha, float(gap), steps, bool(gap <= tol), {"route": "smo", "pair_steps": steps,
                                                           "newton_steps": newton}
