@@ -198,3 +198,25 @@ def test_unseeded_fits_are_one_solution_as_libsvms(binary_problem):
     np.testing.assert_array_equal(dual(1), dual(2))
     np.testing.assert_array_equal(dual(1), dual(1, random_state=0))
     np.testing.assert_array_equal(dual(1, random_state=5), dual(2, random_state=5))
+
+
+def test_arrays_that_need_no_conversion_give_the_model_and_bookkeeping_of_the_checked_path(multiclass_problem):
+    """A float64 C-order array with integer labels skips scikit-learn's checks (the fixed cost of a small
+    fit); the same numbers as a list, a Fortran-order array or float labels take the checked path. Both
+    give the same model, set ``n_features_in_``, and drop an earlier fit's ``feature_names_in_``."""
+    import pandas as pd
+    X, y = multiclass_problem
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    fast = leansvm.SVC(C=1.0, gamma=0.5).fit(pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]), y)
+    assert hasattr(fast, "feature_names_in_")
+    fast.fit(X, y.astype(np.int64))
+    assert not hasattr(fast, "feature_names_in_") and fast.n_features_in_ == X.shape[1]
+    checked = leansvm.SVC(C=1.0, gamma=0.5).fit(np.asfortranarray(X).tolist(), y.astype(float).tolist())
+    np.testing.assert_array_equal(fast.support_, checked.support_)
+    np.testing.assert_allclose(fast.decision_function(X), checked.decision_function(X), rtol=1e-12, atol=1e-12)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        leansvm.SVC().fit(bad, y)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        leansvm.SVC().fit(X, y + 0.5)
