@@ -97,6 +97,39 @@ def exact_section() -> str:
     return "\n".join(out)
 
 
+def exact_wide_section() -> str:
+    """The exact solver on wide dense rows (pixels-N: 784 columns, 10 classes) against LIBSVM and
+    scikit-learn-intelex (bench_irwls.py --name exact-wide); a later file's row replaces an earlier one's."""
+    paths, rows = sorted(RESULTS.glob("exact-wide-*.json")), {}
+    for path in paths:
+        for row in load(path)["rows"]:
+            rows.setdefault(row["dataset"], {})[row["n_jobs"]] = (row, path)
+    if not rows:
+        return ""
+    machine = load(paths[-1])["machine"]
+    out = ["## Exact training on wide rows", "",
+           "`leansvm.SVC` on pixels-N (784 dense pixel columns in [0, 1], 10 classes; `docs/datasets.md`) at its "
+           "settings there, against LIBSVM (scikit-learn `SVC`, one thread) and scikit-learn-intelex (oneDAL) on the "
+           "same number of threads, 200 MB of kernel cache each, back to back in one run. "
+           f"Machine: {machine['cpu_count']} cores ({machine.get('cpu_model', 'unknown')}). 'x intelex' = "
+           "intelex's time / leansvm's.", "",
+           "| dataset | rows | LIBSVM s | leansvm s, 1 thread | intelex s, 1 thread | x intelex | leansvm s, 2 threads "
+           "| intelex s, 2 threads | x intelex | #SV leansvm | test accuracy leansvm / intelex |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, d in sorted(rows.items(), key=lambda kv: next(iter(kv[1].values()))[0]["n"]):
+        one, two = d[1][0], d[-1][0]
+        libsvm = f"{one['libsvm_s']:.2f}" if one.get("libsvm_s") is not None else "-"
+        out.append(f"| {name} | {_n(one['n'])} | {libsvm} | {one['leansvm_s']:.2f} | {one['intelex_s']:.2f} | "
+                   f"{one['intelex_s'] / one['leansvm_s']:.2f} | {two['leansvm_s']:.2f} | {two['intelex_s']:.2f} | "
+                   f"{two['intelex_s'] / two['leansvm_s']:.2f} | {_n(one['leansvm_sv'])} | "
+                   f"{one['accuracy']:.4f} / {one['intelex_accuracy']:.4f} |")
+    files = ", ".join(sorted({f"`{path.name}`" for d in rows.values() for _, path in d.values()}))
+    out += ["", "Reproduce: `python benchmarks/exact/bench_irwls.py --datasets pixels-10k --q 128 --shrinking 1 "
+            "--n-jobs 1,-1 --cache-size 200 --intelex --repeat 2 --name exact-wide` (pixels-60k: `--repeat 1 "
+            f"--no-libsvm`) (files {files})."]
+    return "\n".join(out)
+
+
 def promise_runs() -> tuple[dict, list]:
     """(the newest run's settings, every row of the runs since PROMISE_SINCE, one per dataset and seed)
     and the files they come from: (path, its data, its rows on the page), the files whose every row a
@@ -1347,7 +1380,7 @@ def benchmarks_page() -> str:
         "section says which file it reads, on what machine and with how many threads, and how to reproduce "
         "it. \"x\" is always how many times faster leansvm is than the peer in the same run. Measurements "
         "of each method in detail are on its page under `docs/methods/`.",
-        exact_section(), cache_section(), first_run_section(), compiled_targets_section(), small_grid_section(), prediction_section(), promise_section(), stage_time_section(), search_cost_section(),
+        exact_section(), cache_section(), first_run_section(), compiled_targets_section(), small_grid_section(), exact_wide_section(), prediction_section(), promise_section(), stage_time_section(), search_cost_section(),
         recipe_section(), budgeted_recipe_section(), model_selection_section(), scale_section(),
         compression_section(), reduced_section(), wide_section(),
         screening_section(), path_section(), compression_quality_section(), bsgd_section(), bsgd_one_class_section(), bsgd_regression_section(), budget_refit_section(),

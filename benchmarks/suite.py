@@ -114,6 +114,11 @@ CAPABILITIES = [
                ("exact/bench_first_run.py",), (), "first-run"),
     Capability("small-grid", "headline", "the gallery's iris grid (169 cells): LIBSVM against leansvm, one thread",
                ("exact/bench_small_grid.py",), ("exact/bench_small_grid.py", "--repeat", "1"), "small-grid"),
+    Capability("exact-wide", "methods", "leansvm.SVC on wide dense rows (pixels-10k, 784 columns) against LIBSVM and "
+               "scikit-learn-intelex, 1 and 2 threads",
+               (*_IRWLS, "--datasets", "pixels-10k", "--n-jobs", "1,-1", "--cache-size", "200", "--intelex", "--repeat", "2",
+                "--name", "exact-wide"),
+               (*_IRWLS, "--datasets", "pixels-2k", "--n-jobs", "1,-1", "--intelex", "--name", "exact-wide"), "exact-wide"),
     Capability("compiled-targets", "methods", "the shipped baseline machine code against native code, per hot loop",
                ("exact/bench_compiled_targets.py",),
                ("exact/bench_compiled_targets.py", "--sets", "wdbc,banana", "--rounds", "1"), "compiled-targets"),
