@@ -266,3 +266,23 @@ def test_the_search_does_not_depend_on_wall_time(monkeypatch):
         [(c.round, c.log2_gamma, c.log2_C, c.accuracy) for c in loaded.cells]
     assert (calm.C, calm.gamma) == (loaded.C, loaded.gamma)
     assert loaded.seconds > calm.seconds          # the clock did jump
+
+
+def test_a_later_search_takes_an_earlier_first_round_on_the_same_rows_and_settings():
+    """The main job's scaling choice runs the search's first round (``rounds=1``); the search that
+    follows on the same rows takes that round instead of running it again, and ends with the cells,
+    rounds and choice of a search that ran every round itself. Other rows or other settings: the
+    round is run anew."""
+    X, y = stripes(n=450)
+    plain = wide_search(X, y, min_rows=150, max_rows=450, random_state=0)
+    probe = wide_search(X, y, min_rows=150, max_rows=450, random_state=0, rounds=1)
+    assert len(probe.rounds) == 1 and probe.first_round is not None and plain.first_round is None
+    reused = wide_search(X, y, min_rows=150, max_rows=450, random_state=0, first_round=probe)
+    assert reused.reused_first and not plain.reused_first
+    assert (reused.C, reused.gamma, reused.accuracy) == (plain.C, plain.gamma, plain.accuracy)
+    assert [(c.log2_gamma, c.log2_C, c.accuracy, c.round) for c in reused.cells] == \
+        [(c.log2_gamma, c.log2_C, c.accuracy, c.round) for c in plain.cells]
+    assert [r["rows"] for r in reused.rounds] == [r["rows"] for r in plain.rounds]
+    assert not wide_search(X, y, min_rows=150, max_rows=450, random_state=1, first_round=probe).reused_first
+    assert not wide_search(X * 1.5, y, min_rows=150, max_rows=450, random_state=0, first_round=probe).reused_first
+    assert not wide_search(X, y, min_rows=150, max_rows=450, random_state=0, class_weight="balanced", first_round=probe).reused_first

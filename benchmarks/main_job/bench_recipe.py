@@ -205,13 +205,24 @@ def auto_choice(X_train, y_train):
     return choose_scaling(lambda name: FeatureScaler(name).fit_transform(X), y_train, _Quiet())
 
 
-def one_within(name, budget, libsvm_max_rows):
-    """Both sides under ``budget`` seconds, SVC() defaults beside them (module docstring)."""
+def one_within(name, budget, libsvm_max_rows, recipe_from=None):
+    """Both sides under ``budget`` seconds, SVC() defaults beside them (module docstring). ``recipe_from``:
+    an earlier budgeted run's file whose row of this set and budget gives the recipe's and the defaults'
+    side (LIBSVM's, which the job's code does not change; the same machine), so only the job runs."""
     X_train, y_train, X_test, y_test = load(name)
     row = {"dataset": name, "n_train": int(X_train.shape[0]), "n_features": int(X_train.shape[1]),
            "classes": int(np.unique(y_train).size), "budget_seconds": budget}
     row.update(whole_job(X_train, y_train, X_test, y_test, budget))
     print({k: v for k, v in row.items() if k != "job_steps"}, flush=True)
+    if recipe_from is not None:
+        import json
+        earlier = [r for r in json.loads(Path(recipe_from).read_text())["rows"]
+                   if r["dataset"] == name and r["budget_seconds"] == budget]
+        if not earlier:
+            raise SystemExit(f"{recipe_from} has no row of {name} at {budget:g} s")
+        row.update({k: v for k, v in earlier[-1].items() if k.startswith(("recipe", "defaults"))},
+                   recipe_from=Path(recipe_from).name)
+        return row
     Xs, Xs_test = svm_scale(X_train, X_test)
     if sp.issparse(Xs):
         Xs, Xs_test = Xs.toarray(), Xs_test.toarray()
@@ -260,6 +271,9 @@ def main():
     parser.add_argument("--libsvm-max-rows", type=int, default=20000,
                         help="with --budget-seconds: SVC() defaults by LIBSVM up to this many rows, leansvm.SVC above")
     parser.add_argument("--choices-for", metavar="FILE", help="add scale='auto''s choice to an earlier run's rows")
+    parser.add_argument("--recipe-from", metavar="FILE",
+                        help="with --budget-seconds: the recipe's and SVC()'s side from an earlier run's row of the "
+                             "same set and budget (same machine); only the job runs")
     args = parser.parse_args()
     if args.choices_for:
         import json
@@ -273,7 +287,8 @@ def main():
         finish_run(rows, [("dataset", "set", "s"), ("auto_choice", "auto", "s")], "recipe")
         return
     if args.budget_seconds:
-        rows = [one_within(name, args.budget_seconds, args.libsvm_max_rows) for name in args.datasets]
+        rows = [one_within(name, args.budget_seconds, args.libsvm_max_rows, args.recipe_from)
+                for name in args.datasets]
         finish_run(rows, [("dataset", "set", "s"), ("budget_seconds", "budget s", ".0f"),
                           ("job_exact_test", "job exact test", ".4f"), ("job_returned_test", "returned test", ".4f"),
                           ("job_returned_n_sv", "#SV", "d"), ("recipe_test", "recipe test", ".4f"),
