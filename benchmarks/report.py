@@ -920,8 +920,12 @@ def budgeted_recipe_section() -> str:
                    f"{r['recipe_C']:g}, {r['recipe_gamma']:.3g} | {r['recipe_test']:.4f}, {_n(r['recipe_n_sv'])} | "
                    f"{r['defaults_test']:.4f} |")
     files = file_names(rows)
+    copied = sorted({f"{r['dataset']} from `{r['recipe_from']}`" for r in found if r.get("recipe_from")})
     out += ["", "Reproduce: `python benchmarks/main_job/bench_recipe.py --datasets <sets> --budget-seconds <s>` "
-            f"(files {files})."]
+            f"(files {files})" + (f"; the recipe's and `SVC()`'s side of a later run of the job taken from the "
+                                  f"earlier run of the same set, budget and machine (`--recipe-from FILE`: LIBSVM's "
+                                  f"side does not depend on the job's code): {', '.join(copied)}" if copied else "")
+            + "."]
     return "\n".join(out)
 
 
