@@ -957,16 +957,19 @@ def test_the_search_s_share_follows_what_the_exact_fit_will_cost():
     clock = lambda: now[0]                                    # noqa: E731 (the clock the test moves)
     cheap, dear, log = module.Deadline(600, clock=clock), module.Deadline(600, clock=clock), JobLog(False)
     lent = module.lend_to_the_search(cheap, 10.0, log)
-    assert lent == pytest.approx(600 * (module.SEARCH_SHARE_MAX - module.SHARES["search"]))      # capped
-    assert cheap.allowance("search") == pytest.approx(600 * module.SEARCH_SHARE_MAX)
-    assert cheap.shares["exact"] * 600 >= module.EXACT_MARGIN * 10.0
+    assert lent == pytest.approx(600 * module.SHARES["exact"] - module.EXACT_MARGIN * 10.0)     # the spare
+    assert cheap.allowance("search") == pytest.approx(600 * module.SHARES["search"] + lent)
+    assert cheap.shares["exact"] * 600 == pytest.approx(module.EXACT_MARGIN * 10.0)
+    free = module.Deadline(600, clock=clock)
+    assert module.lend_to_the_search(free, 0.0, log) == pytest.approx(
+        600 * min(module.SHARES["exact"], module.SEARCH_SHARE_MAX - module.SHARES["search"]))  # capped
     assert module.lend_to_the_search(dear, 80.0, log) == 0.0 and dear.shares == module.SHARES
     middling = module.Deadline(600, clock=clock)
     assert module.lend_to_the_search(middling, 60.0, log) == pytest.approx(150 - 120)
     assert sum(cheap.shares.values()) == pytest.approx(1.0) and sum(middling.shares.values()) == pytest.approx(1.0)
     now[0] += 30                                              # the search used 30 of its 150 s
-    assert cheap.allowance("exact") == pytest.approx(570 - 600 * (1 - module.SEARCH_SHARE_MAX - cheap.shares["exact"]))
-    assert "the search's share grows by 90 s to 150 s" in " ".join(log._pending)
+    assert cheap.allowance("exact") == pytest.approx(570 - 600 * (1 - cheap.shares["search"] - cheap.shares["exact"]))
+    assert "the search's share grows by 130 s to 190 s" in " ".join(log._pending)
     assert module.lend_to_the_search(module.Deadline(None), 1.0, log) == 0.0
 
 

@@ -222,21 +222,3 @@ def test_auto_is_logged_with_both_scores_and_is_range_without_labels(raw):
     assert log.lines[0].startswith(f"scale: {scaler.kind_}: CV accuracy {scaler.kind_} ")
     assert "(the search's first round, 5-fold CV on 400 rows: range " in log.lines[0]
     assert scale_features(X, Xt, "auto", Log())[2].kind_ == "range"          # regression, novelty: no labels
-
-
-def test_the_job_s_search_takes_the_first_round_the_scaling_choice_ran(raw):
-    """scale='auto' scores each scaling by the job's search's own first round (its rows, folds and
-    settings); the search then takes the chosen scaling's round instead of running it again, and
-    chooses the cell a search without that round chooses on the same scaled rows."""
-    X, y, Xt, yt = raw
-    options = dict(size_fractions=(), libsvm_reference_model=False, confirm=False, refit=False)
-    auto = fit_lean(X, y, X_test=Xt, y_test=yt, **options)
-    scale_step = next(s for s in auto.steps if s.stage == "scale")
-    select_step = next(s for s in auto.steps if s.stage == "select")
-    assert f"CV on {X.shape[0]} rows" in scale_step.reason            # 420 rows: the search's one round
-    assert "the first round the scaling choice's" in select_step.reason
-    chosen = scale_step.choice.split(":")[0]
-    again = fit_lean(X, y, X_test=Xt, y_test=yt, scale=chosen, **options)
-    select_again = next(s for s in again.steps if s.stage == "select")
-    assert "the first round the scaling choice's" not in select_again.reason
-    assert (auto.selection.C, auto.selection.gamma) == (again.selection.C, again.selection.gamma)

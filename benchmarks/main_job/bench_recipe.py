@@ -198,18 +198,11 @@ def whole_job(X, y, X_test, y_test, budget=None):
 
 
 def auto_choice(X_train, y_train):
-    """scale='auto''s choice as ``fit_lean`` makes it: on its search's first round at its default settings."""
-    import inspect
-
-    from leansvm.job.classification import fit_lean_classification
     from leansvm.job.data import choose_scaling, working_form
     from leansvm.preprocessing.scaling import FeatureScaler
 
-    defaults = {k: p.default for k, p in inspect.signature(fit_lean_classification).parameters.items()}
-    search = {"max_rows": defaults["selection_size"], "n_folds": defaults["n_folds"],
-              "random_state": defaults["random_state"], "class_weight": defaults["class_weight"]}
     X = working_form(X_train)
-    return choose_scaling(lambda name: FeatureScaler(name).fit_transform(X), y_train, _Quiet(), search)
+    return choose_scaling(lambda name: FeatureScaler(name).fit_transform(X), y_train, _Quiet())
 
 
 def one_within(name, budget, libsvm_max_rows, recipe_from=None):

@@ -97,15 +97,14 @@ def _check_inputs(X, y):
     return X, y
 
 
-def _prepare_data(X, y, X_test, y_test, target, impute, scale, log, search=None):
+def _prepare_data(X, y, X_test, y_test, target, impute, scale, log):
     """Stage 1: a table's columns encoded (:func:`prepare_table`) or a matrix scaled (:func:`scale_features`),
-    inputs checked; returns (X, y, X_test, y_test, preprocessor or None, data summary). ``search``: the
-    job's search settings, for a scaling the search's first round chooses (its round kept there)."""
+    inputs checked; returns (X, y, X_test, y_test, preprocessor or None, data summary)."""
     X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale,
-                                                       labelled=True, search=search)
+                                                       labelled=True)
     X, y = _check_inputs(X, y)
     if preprocessor is None:
-        X, X_test, preprocessor = scale_features(X, X_test, scale, log, y, search)
+        X, X_test, preprocessor = scale_features(X, X_test, scale, log, y)
     summary = summarize_data(X, y, X_test, y_test)
     log.step("data", f"{summary['n_train']} samples x {summary['n_features']} features, "
                      f"{len(summary['classes'])} classes",
@@ -113,11 +112,9 @@ def _prepare_data(X, y, X_test, y_test, target, impute, scale, log, search=None)
     return X, y, X_test, y_test, preprocessor, summary
 
 
-def _choose_hyperparameters(job, Cs, gammas, selection_size, n_folds, one_se, first_round=None) -> Selection:
-    """Stage 3: (C, gamma) by the wide search (its first round taken from ``first_round``, the scaling
-    choice's search, where that ran it on the same rows and settings), or on the grid ``Cs`` x
-    ``gammas`` when either is given; then how much screening saves along C's path there (reported,
-    not used for a choice)."""
+def _choose_hyperparameters(job, Cs, gammas, selection_size, n_folds, one_se) -> Selection:
+    """Stage 3: (C, gamma) by the wide search, or on the grid ``Cs`` x ``gammas`` when either is given;
+    then how much screening saves along C's path there (reported, not used for a choice)."""
     X_fit, random_state, log = job.X_fit, job.random_state, job.log
     X_sel, y_sel = _subsample(X_fit, job.y_fit, selection_size, random_state)
     if Cs is None and gammas is None:
@@ -126,7 +123,7 @@ def _choose_hyperparameters(job, Cs, gammas, selection_size, n_folds, one_se, fi
         if job.deadline.seconds is not None:
             _lend_to_the_search(job)
         selection = search_hyperparameters(job, selection_size, n_folds, one_se,
-                                           time_limit=job.deadline.allowance("search"), first_round=first_round)
+                                           time_limit=job.deadline.allowance("search"))
     else:
         scale = resolve_gamma("scale", X_fit)
         Cs = DEFAULT_C_GRID if Cs is None else Cs
@@ -454,19 +451,15 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
 
     try:
         with default_progress(progress_enabled(True if progress is None and verbose else progress)):
-            # the search's settings: a scaling chosen by its first round keeps that round for it
-            search = {"max_rows": selection_size, "n_folds": n_folds, "random_state": random_state,
-                      "class_weight": class_weight}
             X, y, X_test, y_test, preprocessor, summary = _prepare_data(X, y, X_test, y_test, target, impute, scale,
-                                                                        log, search)
+                                                                        log)
             folds = validation_folds(X, y, validation_fraction, random_state)
             task = ClassificationTask(y[folds[0][1]], max_accuracy_drop, confidence, class_weight, np.unique(y).size)
             job = JobContext(X, y, folds, task, deadline, log, random_state, compression_points)
             X_fit, y_fit = job.X_fit, job.y_fit
             log.step("split", f"{X_fit.shape[0]} for training, {job.X_val.shape[0]} for validation",
                      f"stratified hold-out of {100 * validation_fraction:g}% for choosing among models")
-            selection = _choose_hyperparameters(job, Cs, gammas, selection_size, n_folds, one_se,
-                                                search.pop("first_round", None))
+            selection = _choose_hyperparameters(job, Cs, gammas, selection_size, n_folds, one_se)
             C, gamma = selection.C, selection.gamma
             if selection.search is not None:      # the wide search's C, chosen on its rows
                 C = carry_C(job, lambda c: exact_svc(c, gamma, random_state, class_weight), C, selection.n_samples,

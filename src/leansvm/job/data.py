@@ -68,38 +68,29 @@ def scaling_name(scale, labelled=False) -> str:
     return AUTO_SCALINGS[0] if scale == "auto" and not labelled else scale
 
 
-def choose_scaling(scaled, y, log, search=None) -> str:
+def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
     """"auto": the scaling of :data:`AUTO_SCALINGS` (svm-scale's ranges, z-scores) under which the
-    search's first, cheapest round (:func:`leansvm.paths.search.wide_search` on its first round's
+    search's first, cheapest round (:func:`leansvm.paths.search.wide_search` on its ``min_rows``
     rows, K-fold) scores higher. Within one standard error of each other they tie, and the first
     is taken, unless its round's modelled solver work is over :data:`AUTO_COST_RATIO` times the
     other's: ranges squeezed by a few extreme values (magic, page-blocks0) need C far up the
     grid, where every later fit is slow. ``scaled``: a function of a scaling's name that returns
-    the training rows so scaled. ``search``: the job's search settings (``max_rows``, ``n_folds``,
-    ``random_state``, ``class_weight``; default: 400 rows, 5 folds, seed 0), so that the round scored
-    is the job's search's first round; the chosen scaling's search is stored there as
-    ``search["first_round"]``, for the job's search to take that round instead of running it again."""
+    the training rows so scaled."""
     from leansvm.job.helpers import _QuietConvergence
     from leansvm.paths.search import wide_search
 
-    settings = {"max_rows": 400, "n_folds": 5, "random_state": 0, "class_weight": None, **(search or {})}
-    n_folds = settings["n_folds"]
-    start, scores, found_by = log.clock(), {}, {}
+    start, scores = log.clock(), {}
     for name in AUTO_SCALINGS:
         try:
             with _QuietConvergence():      # counted by the search itself; not printed mid-job
-                found = wide_search(scaled(name), y, n_folds=n_folds, max_rows=settings["max_rows"],
-                                    random_state=settings["random_state"], class_weight=settings["class_weight"],
-                                    progress=False, rounds=1)
+                found = wide_search(scaled(name), y, n_folds=n_folds, max_rows=400, random_state=random_state,
+                                    progress=False)
         except ValueError as exc:              # too few rows of a class for the folds: the job will say so
             log.step("scale", f"{AUTO_SCALINGS[0]} (not compared: {exc})", "")
             return AUTO_SCALINGS[0]
         work = sum(w for *_, w, _ in found.rounds[0]["paths"])
         scores[name] = (found.accuracy, found.se, work, found.rounds[0]["rows"])
-        found_by[name] = found
     chosen, why = pick_scaling(scores)
-    if search is not None:
-        search["first_round"] = found_by[chosen]
     detail = ", ".join(f"{n} {acc:.4f} +- {se:.4f}" for n, (acc, se, _, _) in scores.items())
     rows = next(iter(scores.values()))[3]
     scored = " against ".join(f"{n} {acc:.4f}" for n, (acc, *_) in sorted(scores.items(), key=lambda i: i[0] != chosen))
@@ -119,12 +110,11 @@ def pick_scaling(scores) -> tuple:
     return first, "tied within one SE: the first is preferred"
 
 
-def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True, labelled=False, search=None):
+def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True, labelled=False):
     """Stage 1, for a pandas DataFrame: the target column split off (``target``, else ``y``),
     numeric columns imputed, categorical ones one-hot encoded, the encoded matrix scaled as
     :func:`scale_features` scales a matrix (:class:`leansvm.preprocessing.tabular.TablePreprocessor`,
     fitted on the training rows and kept with the returned model). Anything else passes through.
-    ``search``: the job's search settings for a scaling chosen by it (:func:`choose_scaling`).
     Returns (X, y, X_test, y_test, preprocessor)."""
     if not hasattr(X, "columns") or not hasattr(X, "iloc"):
         if target is not None:
@@ -146,21 +136,21 @@ def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True, labelle
     scaling = scaling_name(scale, labelled)
     searched = scaling == "auto"
     if searched:
-        scaling = choose_scaling(scaled, np.asarray(y), log, search)
+        scaling = choose_scaling(scaled, np.asarray(y), log)
     prep = TablePreprocessor(impute=impute, scaling=scaling).fit(X)
     log.step("preprocess", prep.describe(), "fitted on the training rows, kept with the model")
     X, X_test = working_form(prep.transform(X)), None if X_test is None else working_form(prep.transform(X_test))
     return X, y, X_test, y_test, prep
 
 
-def scale_features(X, X_test, scale, log, y=None, search=None):
+def scale_features(X, X_test, scale, log, y=None):
     """Stage 1 for a matrix: each feature scaled by ``scale`` (True: :data:`DEFAULT_SCALING`,
     svm-scale's ranges with zeros kept, as LIBSVM's guide and easy.py scale before training),
     fitted on the training rows and kept with the model (:class:`leansvm.preprocessing.scaling.FeatureScaler`;
     a LIBSVM model file gets svm-scale's range file beside it); False leaves X as given. Then the
     rows in :func:`working_form` first, so that the same numbers as an array or a sparse matrix (a LIBSVM
     file) are scaled alike and give the same model. ``scale="auto"`` with labels ``y``: the scaling
-    :func:`choose_scaling` chooses (on the job's ``search`` settings). Returns (X, X_test, scaler or None)."""
+    :func:`choose_scaling` chooses. Returns (X, X_test, scaler or None)."""
     from sklearn.utils import check_array
 
     from leansvm.preprocessing.scaling import FeatureScaler
@@ -169,7 +159,7 @@ def scale_features(X, X_test, scale, log, y=None, search=None):
     X = working_form(X)
     searched = scaling == "auto"
     if searched:
-        scaling = choose_scaling(lambda name: FeatureScaler(name).fit_transform(X), y, log, search)
+        scaling = choose_scaling(lambda name: FeatureScaler(name).fit_transform(X), y, log)
     if scaling != "none":
         scaler = FeatureScaler(scaling).fit(X)
         log.step("scale", scaler.describe(), "as svm-scale before LIBSVM (its practical guide): RBF distances "

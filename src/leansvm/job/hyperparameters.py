@@ -76,17 +76,16 @@ def select_hyperparameters(X, y, Cs, gammas, n_folds=3, random_state=0, log=None
     return selection
 
 
-def search_hyperparameters(job, max_rows=4000, n_folds=5, one_se=0.0, time_limit=None, first_round=None) -> Selection:
+def search_hyperparameters(job, max_rows=4000, n_folds=5, one_se=0.0, time_limit=None) -> Selection:
     """(C, gamma) by :func:`leansvm.paths.search.wide_search` on every row of the job (grid.py's
     ranges, successive halving up to ``max_rows`` rows, no round started past ``time_limit``
-    seconds; its first round taken from ``first_round``, an earlier search on the same rows and
-    settings, where there is one); the final round's cells as the grid of a :class:`Selection`."""
+    seconds); the final round's cells as the grid of a :class:`Selection`."""
     from leansvm.paths.search import wide_search
     X, y, log = job.X, job.y, job.log
     with _QuietConvergence() as quiet:
         found = wide_search(X, y, n_folds=n_folds, max_rows=max_rows, one_se=one_se,
                             class_weight=job.task.class_weight, random_state=job.random_state,
-                            time_limit=time_limit, first_round=first_round)
+                            time_limit=time_limit)
     last = found.final_cells()
     gammas = np.array(sorted({found.scale * 2.0 ** c.log2_gamma for c in last}))
     Cs = np.array(sorted({2.0 ** c.log2_C for c in last}))
@@ -96,8 +95,7 @@ def search_hyperparameters(job, max_rows=4000, n_folds=5, one_se=0.0, time_limit
         accuracy[i, j], n_support[i, j] = c.accuracy, c.n_support
     rows = found.rounds[-1]["rows"]
     method = (f"wide search: warm-started C paths, {len(found.rounds)} round(s) of successive halving up to "
-              f"{rows} rows, {found.n_paths} paths, {found.n_fits} (C, fold) solutions"
-              + ("; the first round the scaling choice's" if found.reused_first else ""))
+              f"{rows} rows, {found.n_paths} paths, {found.n_fits} (C, fold) solutions")
     selection = Selection(Cs, gammas, accuracy, n_support, found.C, found.gamma, method, rows, n_folds,
                           search=found, se=found.se)
     moved = f"; range extended: {', '.join(found.extended)}" if found.extended else ""

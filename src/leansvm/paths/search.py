@@ -123,9 +123,6 @@ class SearchResult:
     n_fits: int = 0                               # (gamma, fold, C) solutions
     seconds: float = 0.0
     stopped: str | None = None                    # why halving stopped before its last round (time limit)
-    first_round: object = None                    # a search run with ``rounds``: its first round itself (a
-                                                  # later search on the same rows and settings takes it)
-    reused_first: bool = False                    # this search took its first round from an earlier one
 
     def final_cells(self) -> list:
         last = self.rounds[-1]["round"] if self.rounds else 0
@@ -568,29 +565,10 @@ def _next_round_seconds(seconds, rnd, windows, C_step, factor) -> float:
     return seconds / max(done, 1) * factor ** 1.5 * ahead
 
 
-def _reusable(earlier: SearchResult | None, X, y, rows, search) -> "_Round | None":
-    """The first round of the ``earlier`` search when it was run on these rows (the same values), labels
-    and settings (the threads aside: they do not change what is solved), else None."""
-    rnd = None if earlier is None else earlier.first_round
-    if rnd is None or rnd.number != 0:
-        return None
-    mine = {k: v for k, v in search.items() if k != "options"}
-    theirs = {k: v for k, v in rnd.search.items() if k != "options"}
-    options = {k: v for k, v in search["options"].items() if k != "n_jobs"}
-    if mine != theirs or options != {k: v for k, v in rnd.search["options"].items() if k != "n_jobs"}:
-        return None
-    Xr = X[rows]
-    if Xr.shape != rnd.X.shape or sp.issparse(Xr) != sp.issparse(rnd.X) or not np.array_equal(y[rows], rnd.y):
-        return None
-    same = (Xr != rnd.X).nnz == 0 if sp.issparse(Xr) else np.array_equal(Xr, rnd.X)
-    return rnd if same else None
-
-
 def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=400, max_rows=4000,
                 factor=3, keep=1 / 3, C_octaves=C_OCTAVES, gamma_octaves=GAMMA_OCTAVES, C_step=1.0,
                 gamma_step=2.0, C_margin=3.0, one_se=0.0, screening=None, tol=None, cache_size=400.0,
-                random_state=0, progress=None, time_limit=None, n_jobs=-1, rounds=None,
-                first_round=None) -> SearchResult:
+                random_state=0, progress=None, time_limit=None, n_jobs=-1) -> SearchResult:
     """Choose (C, gamma) by K-fold accuracy over grid.py's ranges (module docstring).
 
     ``X`` (dense or sparse, features scaled as for the model) and ``y`` (any
@@ -607,12 +585,7 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
     a costly corner only when it is ahead by more than its standard error (:func:`_cheap_unless_ahead`).
     ``n_jobs`` (joblib's meaning; -1: every core): threads over the folds of each C step, when the
     round's kernel rows are all cached (dense RBF data within ``cache_size``); else one. ``tol``: the
-    folds' stopping tolerance (None: :data:`SEARCH_TOL`). ``rounds``: run at most this many rounds
-    (the main job's scaling choice scores each scaling by the first round alone). ``first_round``: an
-    earlier search's result whose first round (``SearchResult.first_round``) was run on the same rows,
-    labels and settings: it is taken as this search's first round instead of running it again (the
-    scaling choice's round under the scaling it chose, 25 s of letter's search); on any difference it
-    is run as usual.
+    folds' stopping tolerance (None: :data:`SEARCH_TOL`).
     """
     tol = SEARCH_TOL if tol is None else tol
     start = time.perf_counter()
@@ -635,16 +608,9 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
     sizes = _round_sizes(X.shape[0], min_rows, max_rows, factor)
     for r, size in enumerate(sizes):
         t0 = work_time()                  # the round's work, its compilation left out: the estimate's unit
-        rows = np.sort(order[:size])
-        rnd = _reusable(first_round, X, y, rows, search) if r == 0 else None
-        if rnd is None:
-            rnd = _Round(X, y, rows, r, search)
-            rnd.run(windows, priority, step, progress)
-            seconds = work_time() - t0
-        else:
-            result.reused_first, seconds = True, first_round.rounds[0]["seconds"]
-        if r == 0 and rounds is not None:     # a probe of the first round: kept for the search that follows
-            result.first_round = rnd
+        rnd = _Round(X, y, np.sort(order[:size]), r, search)
+        rnd.run(windows, priority, step, progress)
+        seconds = work_time() - t0
         result.cells += rnd.cells()
         result.extended += [f"round {r + 1}: {e}" for e in rnd.extended]
         result.edges_moved += [f"round {r + 1}: {e}" for e in rnd.edges_moved]
@@ -653,8 +619,6 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
         kept = rnd.kept(keep if r + 2 < len(sizes) else 0.0)     # into the last, costliest round: the best 2
         result.rounds.append({"round": r, "rows": int(size), "folds": n_folds, "gammas": sorted(rnd.surface),
                               "kept": sorted(kept), "seconds": seconds, "paths": rnd.paths})
-        if rounds is not None and r + 1 >= rounds:
-            break
         if r + 1 < len(sizes):
             next_windows, next_priority = rnd.next_windows(kept, step / 2, C_margin)
         if r + 1 < len(sizes) and time_limit is not None:
