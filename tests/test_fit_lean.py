@@ -965,11 +965,11 @@ def test_the_search_s_share_follows_what_the_exact_fit_will_cost():
         600 * min(module.SHARES["exact"], module.SEARCH_SHARE_MAX - module.SHARES["search"]))  # capped
     assert module.lend_to_the_search(dear, 80.0, log) == 0.0 and dear.shares == module.SHARES
     middling = module.Deadline(600, clock=clock)
-    assert module.lend_to_the_search(middling, 60.0, log) == pytest.approx(150 - 120)
+    assert module.lend_to_the_search(middling, 40.0, log) == pytest.approx(150 - module.EXACT_MARGIN * 40.0)
     assert sum(cheap.shares.values()) == pytest.approx(1.0) and sum(middling.shares.values()) == pytest.approx(1.0)
     now[0] += 30                                              # the search used 30 of its 150 s
     assert cheap.allowance("exact") == pytest.approx(570 - 600 * (1 - cheap.shares["search"] - cheap.shares["exact"]))
-    assert "the search's share grows by 130 s to 190 s" in " ".join(log._pending)
+    assert f"the search's share grows by {lent:.0f} s to {60 + lent:.0f} s" in " ".join(log._pending)
     assert module.lend_to_the_search(module.Deadline(None), 1.0, log) == 0.0
 
 

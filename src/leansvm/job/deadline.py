@@ -46,8 +46,10 @@ TEACHER_FREE_FROM = 0.5
 CAPPED = {"budget"}
 
 #: :func:`lend_to_the_search`: the exact stage keeps this many times the exact fit's estimate (the
-#: estimate is at C = 1 and gamma = 'scale', before the search chose its cell) ...
-EXACT_MARGIN = 2.0
+#: estimate is at C = 1 and gamma = 'scale', before the search chose its cell, which costs more where
+#: C or gamma is larger: on pixels-60k the chosen cell's fit was estimated past twice that, and with
+#: twice kept the job fell to a subsample and budget models) ...
+EXACT_MARGIN = 3.0
 #: ... and the search may grow to this share of the budget at most: its own and the exact stage's
 #: whole share, all the exact stage can spare. On pixels-60k (48,000 x 784, 10 classes) with 600 s the
 #: exact fit took 35 s of its 150-s share, while the search's 60 s (12 of them spent choosing the
