@@ -81,13 +81,14 @@ def raw_samples_as_gram(estimator, X, training: bool):
     return X if samples is None else np.asarray(estimator.kernel(X, samples), dtype=np.float64)
 
 
-def _checked_rows(estimator, X, training: bool):
-    """Canonical CSR, finite squared norms, and a precomputed kernel matrix as LIBSVM's rows
-    [serial | K] (:mod:`leansvm.core.user_kernels`): at fit when the ``kernel`` parameter says
-    'precomputed' (or a kernel function took non-numeric samples: :func:`raw_samples_as_gram`),
-    at prediction when the fitted model's kernel is precomputed."""
+def _checked_rows(estimator, X, training: bool, norms_checked=False):
+    """Canonical CSR, finite squared norms (unless ``norms_checked``: the caller found them finite),
+    and a precomputed kernel matrix as LIBSVM's rows [serial | K] (:mod:`leansvm.core.user_kernels`):
+    at fit when the ``kernel`` parameter says 'precomputed' (or a kernel function took non-numeric
+    samples: :func:`raw_samples_as_gram`), at prediction when the fitted model's kernel is precomputed."""
     X = canonical_sparse(X)
-    _check_magnitude(X, estimator, training)
+    if not norms_checked:
+        _check_magnitude(X, estimator, training)
     if training and getattr(estimator, "sparse_input_needs_sparse_fit", False):
         estimator._fitted_on_sparse = sp.issparse(X)      # scikit-learn's rule at prediction
     if trains_on_gram(estimator) if training else is_precomputed(estimator):
@@ -134,7 +135,8 @@ def validate_training_data(estimator, X, y, sample_weight=None):
     fit fails. Raises ``ValueError`` naming the problem (see module docstring).
     """
     X = raw_samples_as_gram(estimator, X, training=True)
-    if _ready_training_rows(estimator, X, y):
+    ready = _ready_training_rows(estimator, X, y)
+    if ready:
         classes, y_enc = np.unique(y, return_inverse=True)
         if classes.size < 2:
             _encode_labels(y, estimator)                 # its error names the one class
@@ -142,7 +144,7 @@ def validate_training_data(estimator, X, y, sample_weight=None):
         X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C",
                              accept_large_sparse=True)
         classes, y_enc = _encode_labels(y, estimator)
-    X = _checked_rows(estimator, X, training=True)
+    X = _checked_rows(estimator, X, training=True, norms_checked=ready)
     return X, classes, y_enc.ravel(), check_sample_weight(sample_weight, X)
 
 

@@ -619,18 +619,18 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
         kept = rnd.kept(keep if r + 2 < len(sizes) else 0.0)     # into the last, costliest round: the best 2
         result.rounds.append({"round": r, "rows": int(size), "folds": n_folds, "gammas": sorted(rnd.surface),
                               "kept": sorted(kept), "seconds": seconds, "paths": rnd.paths})
-        if r + 1 < len(sizes):
-            next_windows, next_priority = rnd.next_windows(kept, step / 2, C_margin)
-        if r + 1 < len(sizes) and time_limit is not None:
-            estimate = _next_round_seconds(seconds, rnd, next_windows, C_step, factor)
+        if r + 1 == len(sizes):
+            break
+        step = step / 2
+        windows, priority = rnd.next_windows(kept, step, C_margin)
+        if time_limit is not None:
+            estimate = _next_round_seconds(seconds, rnd, windows, C_step, factor)
             if time.perf_counter() - start + estimate > time_limit:
                 result.stopped = (f"halving stopped after {size} rows ({size // classes.size} per class), short of "
                                   f"the {sizes[-1]} its last round takes: the next round ({sizes[r + 1]} rows) was "
                                   f"estimated at {estimate:.0f} s, past the time limit of {time_limit:.0f} s")
                 result.stopped += _with_the_default(rnd, result)
                 break
-        if r + 1 < len(sizes):
-            step, windows, priority = step / 2, next_windows, next_priority
     chosen = choose_cell(result.final_cells(), one_se)
     if result.stopped is not None:
         best, chosen = chosen, _cheap_unless_ahead(result.final_cells(), chosen, one_se)
