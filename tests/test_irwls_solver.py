@@ -465,3 +465,32 @@ def test_a_principal_subsystem_solved_from_the_whole_systems_factor_is_its_own_s
         expected = np.linalg.solve(M[np.ix_(kept, kept)], B.T).T
         assert _solve_principal(F, drop, B) == 0
         np.testing.assert_allclose(B, expected, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_at_extreme_c_float32_outputs_are_checked_and_the_solve_goes_on_in_float64(shared):
+    """Outputs updated chunk by chunk through float32 rows drift with C times how far the alpha
+    travel; at C = 1e5 they drifted 17 x tol here and the stopping rule passed on them while
+    the true violation was 0.017. The solver checks them against exact ones and goes on in
+    float64 rows from there: the rule then holds on exact outputs, and the reported objective
+    is the alpha's own."""
+    X, y = make_classification(1200, 10, n_informative=5, flip_y=0.1, random_state=0)
+    y = np.where(y == 1, 1.0, -1.0)
+    kernel, problem = Kernel("rbf", gamma=0.02), c_svc(y, 1e5)
+    cache = (KernelRowCache(kernel, X, cache_size=20.0, dtype=np.float32), np.arange(y.size)) if shared \
+        else None
+    fit = solve_irwls(X, problem, kernel, tol=1e-3, kernel_cache=cache)
+    assert fit.converged and fit.stats["outputs_refined"] and fit.stats["row_dtype"] == "float64"
+    f = kernel(X) @ (y * fit.alpha)
+    assert problem.kkt_violation(fit.alpha, f)[0] <= 1.001e-3
+    assert fit.dual_objective == pytest.approx(problem.objective(fit.alpha, f), rel=1e-9)
+    np.testing.assert_allclose(fit.stats["outputs"], f, atol=1e-6)
+    smo = irwls.solve_irwls(X, problem, kernel, tol=1e-3, method="smo")
+    assert fit.dual_objective <= smo.dual_objective * (1 - 1e-6)      # SMO's to 1e-6 (minimised)
+
+
+def test_float32_outputs_within_their_drift_are_kept(noisy_problem):
+    """At an ordinary C the check finds the float32 outputs close to exact and nothing is redone."""
+    X, y = noisy_problem
+    fit = solve_irwls(X, c_svc(y, 10.0), Kernel("rbf", gamma=0.1), tol=1e-3)
+    assert fit.converged and not fit.stats["outputs_refined"] and fit.stats["row_dtype"] == "float32"
