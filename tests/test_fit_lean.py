@@ -1279,3 +1279,28 @@ def test_the_libsvm_reference_s_predictions_stay_within_the_measure_stage_s_time
     assert not tested and 200 <= rows.shape[0] < 1000
     rows, tested = _libsvm_rows(Slow(), X_timing, None, -3.0)             # out of time: one probe's rows
     assert rows.shape[0] == 200 and not tested
+
+
+def test_the_libsvm_reference_is_trained_only_where_three_times_its_estimate_fits(moons, monkeypatch):
+    """LIBSVM's full model is a measurement: under a budget it is trained only where REFERENCE_MARGIN
+    times its estimate fits the time left (small fits underrate its large ones: pixels-60k took 259 s
+    against 111 estimated), so an estimate within the time left but not three times within is skipped."""
+    from leansvm.job import classification
+    from leansvm.job.measure import REFERENCE_MARGIN
+
+    real = classification.estimate_fit_seconds
+    asked = []
+
+    def estimate(make_estimator, X, y, **kwargs):
+        if type(make_estimator()).__module__.startswith("sklearn") and kwargs.get("enough"):
+            allowed = REFERENCE_MARGIN * kwargs["enough"]
+            asked.append(allowed)
+            return 0.5 * allowed, 0.01, 100, 2.0            # within the time left, not thrice within it
+        return real(make_estimator, X, y, **kwargs)
+
+    monkeypatch.setattr(classification, "estimate_fit_seconds", estimate)
+    X, y, Xt, yt = moons
+    r = fit_lean(X, y, X_test=Xt, y_test=yt, Cs=[1.0], gammas=[0.5], size_fractions=(), budget_seconds=120)
+    (step,) = [s for s in r.steps if s.stage == "reference"]
+    assert asked and step.choice == "LIBSVM full model not trained"
+    assert f"{REFERENCE_MARGIN:g} times its estimated training time" in step.reason

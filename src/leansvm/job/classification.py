@@ -69,7 +69,7 @@ from leansvm.job.helpers import (_accuracy, _same_labels, _subsample, _timed, _i
                                  hold_on_interrupt)
 from leansvm.job.hyperparameters import (DEFAULT_C_GRID, DEFAULT_GAMMA_FACTORS, carry_C, screening_along_path,
                                          search_hyperparameters, select_hyperparameters)
-from leansvm.job.measure import TIMING_ROWS, libsvm_reference, measure_prediction_cost
+from leansvm.job.measure import REFERENCE_MARGIN, TIMING_ROWS, libsvm_reference, measure_prediction_cost
 from leansvm.job.pipeline import held_model, train_and_choose
 from leansvm.job.records import LeanResult, Selection, JobLog
 from leansvm.job.reduced import (continue_in_the_time_left, next_size_in_the_time_left, reduced_family, within_reach,
@@ -303,8 +303,9 @@ def _measure(job, candidates, X_test, y_test, C, gamma, libsvm_reference_model):
     if libsvm_reference_model and allowed is not None:
         from sklearn.svm import SVC as LibsvmSVC
         libsvm_estimate, _, _, _ = estimate_fit_seconds(lambda: LibsvmSVC(C=C, gamma=gamma, class_weight=class_weight),
-                                                        X_fit, y_fit, random_state=job.random_state)
-    if libsvm_reference_model and (libsvm_estimate is None or libsvm_estimate <= allowed):
+                                                        X_fit, y_fit, random_state=job.random_state,
+                                                        enough=allowed / REFERENCE_MARGIN)
+    if libsvm_reference_model and (libsvm_estimate is None or REFERENCE_MARGIN * libsvm_estimate <= allowed):
         start = job.clock()
         (libsvm_model, _), libsvm_fit = _timed(libsvm_reference, X_fit, y_fit, C, gamma, class_weight)
         libsvm_n_sv = int(libsvm_model.n_support_.sum())
@@ -318,8 +319,8 @@ def _measure(job, candidates, X_test, y_test, C, gamma, libsvm_reference_model):
                  libsvm_fit)
     elif libsvm_reference_model:
         log.step("reference", "LIBSVM full model not trained",
-                 f"its estimated training time ({libsvm_estimate:.0f} s) exceeds what is left of the time budget "
-                 f"({allowed:.0f} s)")
+                 f"{REFERENCE_MARGIN:g} times its estimated training time ({libsvm_estimate:.0f} s) exceeds what "
+                 f"is left of the time budget ({allowed:.0f} s)")
     libsvm_seconds = measure_prediction_cost(candidates, X_timing, libsvm_model)
     log.step("measure", f"prediction cost on {X_timing.shape[0]} rows",
              "best of 5 runs, seconds per 1000 predictions (machine shared: ratios, not absolutes)")
