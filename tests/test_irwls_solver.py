@@ -494,3 +494,15 @@ def test_float32_outputs_within_their_drift_are_kept(noisy_problem):
     X, y = noisy_problem
     fit = solve_irwls(X, c_svc(y, 10.0), Kernel("rbf", gamma=0.1), tol=1e-3)
     assert fit.converged and not fit.stats["outputs_refined"] and fit.stats["row_dtype"] == "float32"
+
+
+def test_without_max_iter_the_safety_bound_counts_chunks_by_the_problems_size(noisy_problem, monkeypatch):
+    """max_iter=-1 stops only at SAFETY_CHUNKS x (n / q + 1) + 10 SAFETY_CHUNKS chunk iterations (a
+    solve at large C may need hundreds of thousands), with scikit-learn's ConvergenceWarning."""
+    from sklearn.exceptions import ConvergenceWarning
+    monkeypatch.setattr(irwls, "SAFETY_CHUNKS", 1)
+    X, y = noisy_problem
+    q = int(irwls.SMALL_PROBLEM_Q * 64)                   # 1,500 rows: a small problem's working set
+    with pytest.warns(ConvergenceWarning, match="Solver terminated early"):
+        fit = solve_irwls(X, c_svc(y, 1e3), Kernel("rbf", gamma=0.1), tol=1e-6, working_set_size=64)
+    assert not fit.converged and fit.n_iter == y.size // q + 1 + 10

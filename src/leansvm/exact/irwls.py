@@ -112,6 +112,12 @@ INNER_RELATIVE_TOL = 0.1
 
 BIAS_MODES = ("equality", "augmented", "none")
 
+#: without max_iter (scikit-learn's -1: no limit) the chunk iterations stop at SAFETY_CHUNKS x (n / q + 1)
+#: + 10 SAFETY_CHUNKS, so that a solve that cannot converge ends. At a large C a solve that does converge
+#: needs many: magic at C = 10,000 took 394,000 chunks (250 s; LIBSVM 248 s), where a bound of 1,000 x
+#: (n / q + 1) + 10,000 (129,000) had stopped it unconverged after 96 s
+SAFETY_CHUNKS = 10_000
+
 
 #: up to this many samples the kernel rows are float64 at any tol: the whole float64 matrix is at
 #: most 8 MB and takes about a millisecond, so float32 saves nothing, and float64 rows make a
@@ -211,7 +217,7 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
 
     ``problem`` gives y (+1/-1), p, the per-variable upper bounds C (class and
     sample weights already folded in) and Delta; returns alpha, b and statistics. ``max_iter`` bounds the chunk iterations
-    (-1: no limit other than a safety bound of 1000 (n / q + 1) + 10000).
+    (-1: no limit other than a safety bound of ``SAFETY_CHUNKS`` (n / q + 1) + 10 ``SAFETY_CHUNKS``).
     ``alpha_init`` warm-starts (clipped to the box; for ``bias="equality"``
     moved to y'a = Delta). ``fixed_at_zero`` / ``fixed_at_C``: boolean masks of
     samples held at 0 / C_i (safe screening); only the others are solved.
@@ -692,7 +698,7 @@ def _chunk_loop(X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, wo
         working_set_size = int(SMALL_PROBLEM_Q * working_set_size)
         shrinking = False
     q = int(max(2, min(working_set_size, n)))
-    limit = max_iter if max_iter and max_iter > 0 else 1000 * (n // q + 1) + 10000
+    limit = max_iter if max_iter and max_iter > 0 else SAFETY_CHUNKS * (n // q + 1) + 10 * SAFETY_CHUNKS
     solver = _ChunkedIRWLS(X, problem, kernel, alpha, f, c_fixed, offset, equality, tol, q,
                            cache_size, max_inner, n_pair, cache_dtype, shrinking,
                            # unseeded: a fixed seed, so that an unseeded fit is one solution, as LIBSVM's
