@@ -1210,8 +1210,9 @@ def one_output_section() -> str:
     rows, files = one_output_rows()
     names = {"svr": "epsilon-SVR", "nusvr": "nu-SVR", "oneclass": "one-class SVM", "nusvc": "nu-SVC"}
     out = ["## Regression, novelty detection and nu-SVC against LIBSVM", "",
-           "leansvm's `SVR`, `NuSVR`, `OneClassSVM` and `NuSVC` (one thread) against LIBSVM (scikit-learn, one "
-           "thread) and scikit-learn-intelex (2 threads), the same parameters (docs/datasets.md: regression "
+           "leansvm's `SVR`, `NuSVR`, `OneClassSVM` and `NuSVC` (kernel rows computed on every core, the chunk "
+           "solves on one) against LIBSVM (scikit-learn, one thread) and scikit-learn-intelex (every core), the "
+           "same parameters (docs/datasets.md: regression "
            "C = 10, epsilon = 0.1 or nu = 0.5; one-class and nu-SVC nu = 0.1 / 0.2). 'x' = the peer's fit time / "
            "leansvm's; 'objective': leansvm's dual objective relative to LIBSVM's (regression and one-class); "
            "score: test RMSE in standardised units (regression), ROC AUC (one-class), accuracy (nu-SVC).", "",
@@ -1342,6 +1343,36 @@ def budget_refit_section() -> str:
     return "\n".join(out)
 
 
+def budget_svm_section() -> str:
+    """The budget SVM (Dekel & Singer 2006, section 5): mean test error of pruned models against LIBSVM's."""
+    path = RESULTS / "budget_svm_heatmap.json"
+    data = load(path)
+    digits = data["datasets"]["digits"]
+    B, s = digits["B_grid"], digits["s_grid"]
+    out = ["## The budget SVM on the paper's experiment", "",
+           f"Dekel & Singer's section 5: {data['problems']} random 5-vs-5 problems of scikit-learn's digits "
+           f"({_n(digits['n_train'])} training and {digits['n_test']} test rows each, RBF gamma {data['gamma']}), mean "
+           "test error of the model pruned to its s largest weights (bias refitted): `BudgetSVC` at budget B "
+           "(L1 and L2) against LIBSVM's SVC pruned the same way at C = 1 and C = 10 / n. The whole grid of B "
+           "and s is the heat map `budget_svm_heatmap.png`.", "",
+           "| s | budget-L1, B = s | budget-L1, B = s / 5 | budget-L2, B = s | LIBSVM C = 1 | LIBSVM C = 10 / n |",
+           "|---|---|---|---|---|---|"]
+    for size in (100, 200, 300, 400, 500):
+        i = s.index(size)
+        cell = lambda norm, b: f"{digits[norm]['mean_error'][B.index(b)][i]:.3f}"
+        out.append(f"| {size} | {cell('l1', size)} | {cell('l1', size // 5)} | {cell('l2', size)} | "
+                   f"{digits['svc_C_1']['mean_error'][i]:.3f} | {digits['svc_C_10_over_n']['mean_error'][i]:.3f} |")
+    libsvm = [min(a, b) for a, b in zip(digits["svc_C_1"]["mean_error"], digits["svc_C_10_over_n"]["mean_error"])]
+    wins = lambda budget: [size for i, size in enumerate(s) if budget(size) in B
+                           and digits["l1"]["mean_error"][B.index(budget(size))][i] < libsvm[i]]
+    diagonal, fifth = wins(lambda size: size), wins(lambda size: size // 5 if size % 100 == 0 else -1)
+    out += ["", f"Below LIBSVM at both C: budget-L1 with B = s at s = {min(diagonal)}-{max(diagonal)} "
+            f"({len(diagonal)} of the {len(s)} sizes), with B = s / 5 at s = {', '.join(map(str, fifth))}.", "",
+            f"Machine: {data['machine']['cpu_count']} cores. Reproduce: "
+            f"`python benchmarks/budget/bench_budget_svc.py heatmap` (`{path.name}`)."]
+    return "\n".join(out)
+
+
 #: capabilities whose measurements are on their method page (with the command that reproduces each figure)
 ELSEWHERE = [
     ("Screening's oracle bounds; linear-kernel screening", "docs/methods/screening-paths.md",
@@ -1387,7 +1418,7 @@ def benchmarks_page() -> str:
         exact_section(), cache_section(), first_run_section(), compiled_targets_section(), small_grid_section(), exact_wide_section(), prediction_section(), promise_section(), stage_time_section(), search_cost_section(),
         recipe_section(), budgeted_recipe_section(), model_selection_section(), scale_section(),
         compression_section(), reduced_section(), wide_section(),
-        screening_section(), path_section(), compression_quality_section(), bsgd_section(), bsgd_one_class_section(), bsgd_regression_section(), budget_refit_section(),
+        screening_section(), path_section(), compression_quality_section(), bsgd_section(), bsgd_one_class_section(), bsgd_regression_section(), budget_refit_section(), budget_svm_section(),
         regression_carry_section(), one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 
 

@@ -76,3 +76,21 @@ def test_svr_sklearn_conformance(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)
+
+
+def test_the_regression_working_set_grows_with_the_problem():
+    """'auto': 128 variables per chunk, 512 from 20,000 variables (10,000 samples) on, where fewer and
+    larger chunks halve friedman1-50k's fit; an explicit size is kept, a bad one named."""
+    from leansvm.exact.svr import LARGE_WORKING_SET, regression_working_set
+    from leansvm.exact.irwls import DEFAULT_WORKING_SET
+    assert SVR().working_set_size == "auto" and leansvm.NuSVR().working_set_size == "auto"
+    assert regression_working_set("auto", 9_999) == DEFAULT_WORKING_SET
+    assert regression_working_set("auto", 10_000) == LARGE_WORKING_SET
+    assert regression_working_set(64, 50_000) == 64
+    for bad in ("large", 1):
+        with pytest.raises(ValueError, match="working_set_size must be 'auto' or an integer"):
+            SVR(working_set_size=bad).fit(np.zeros((4, 1)), np.arange(4.0))
+    X, y = make_friedman1(10_000, noise=1.0, random_state=0)
+    auto = SVR(C=10, gamma=0.03).fit(X, y)
+    explicit = SVR(C=10, gamma=0.03, working_set_size=LARGE_WORKING_SET).fit(X, y)
+    assert auto.n_iter_[0] == explicit.n_iter_[0] and auto.dual_objective_[0] == explicit.dual_objective_[0]

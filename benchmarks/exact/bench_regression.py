@@ -18,8 +18,8 @@ Setups of ../shared/benchmarks.md ("Regression", "Novelty detection and nu-SVC")
 Per row: fit wall and CPU seconds of each side, the dual objective of each side's
 coefficients computed the same way (blocked kernel products over the support vectors;
 relative difference to LIBSVM's), the test metric, support vectors, and the threads each
-side used (leansvm and LIBSVM one; scikit-learn-intelex its default, all cores, unless
---threads limits it through threadpoolctl). Prints a table and writes JSON to
+side used (leansvm every core for its kernel rows, LIBSVM one; scikit-learn-intelex its default,
+all cores, unless --threads limits it through threadpoolctl). Prints a table and writes JSON to
 benchmarks/results/regression-<timestamp>.json. The machine is shared: compare ratios
 within one run.
 """
@@ -62,7 +62,8 @@ def contenders(kind, params):
     import sklearn.svm as sk
     import leansvm
     cls = {"svr": "SVR", "nusvr": "NuSVR", "oneclass": "OneClassSVM", "nusvc": "NuSVC"}[kind]
-    out = [("leansvm", getattr(leansvm, cls)(**params, random_state=0), 1),
+    # leansvm computes kernel rows over every core (its thread pool), LIBSVM on one
+    out = [("leansvm", getattr(leansvm, cls)(**params, random_state=0), os.cpu_count()),
            ("libsvm", getattr(sk, cls)(**params), 1)]
     try:
         import sklearnex.svm as skx

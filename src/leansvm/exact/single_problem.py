@@ -18,9 +18,10 @@ from leansvm.core.validation import check_positive_number
 from leansvm.exact.irwls import default_cache_dtype, solve_irwls
 
 
-def solve_expansion(estimator, X, bounds, make_problem):
-    """Fit ``estimator`` (its kernel and solver parameters) on the problem ``make_problem(keep,
-    bounds[keep])`` over the samples of positive bound; returns the solver's fit."""
+def solve_expansion(estimator, X, bounds, make_problem, working_set_size=None):
+    """Fit ``estimator`` (its kernel and solver parameters; ``working_set_size`` in place of its own
+    where given) on the problem ``make_problem(keep, bounds[keep])`` over the samples of positive
+    bound; returns the solver's fit."""
     check_positive_number("tol", estimator.tol)
     name = type(estimator).__name__
     keep = np.flatnonzero(bounds > 0)
@@ -30,7 +31,8 @@ def solve_expansion(estimator, X, bounds, make_problem):
     kernel = kernel_of(estimator, X)
     problem = make_problem(keep, bounds[keep])
     rows = KernelRowCache(kernel, X_keep, float(estimator.cache_size), dtype=default_cache_dtype(estimator.tol, keep.size))
-    fit = solve_irwls(X_keep, problem, kernel, tol=estimator.tol, working_set_size=estimator.working_set_size,
+    q = estimator.working_set_size if working_set_size is None else working_set_size
+    fit = solve_irwls(X_keep, problem, kernel, tol=estimator.tol, working_set_size=q,
                       cache_size=estimator.cache_size, max_iter=estimator.max_iter,
                       random_state=estimator.random_state, verbose=int(estimator.verbose),
                       shrinking=bool(estimator.shrinking), kernel_cache=(rows, np.arange(keep.size)))
