@@ -1343,6 +1343,30 @@ def budget_refit_section() -> str:
     return "\n".join(out)
 
 
+def compression_threads_section() -> str:
+    """Compression on leansvm's two threads (its default) against one, the same fits side by side."""
+    path = latest("compression-threads")
+    data = load(path)
+    pairs = {}
+    for r in data["rows"]:
+        pairs.setdefault((r["set"], r["fraction"], r["n_sv"]), {})["one" if r["variant"] == "one thread" else "two"] = r
+    out = ["## Compression on both cores", "",
+           "`CompressedSVC` at 2 % and 10 % of the exact model's vectors with its default threads (the gradient "
+           "step's one-vs-one point blocks and large row products split over leansvm's two threads, one BLAS thread "
+           f"each) against one thread, back to back. Machine: {data['machine']['cpu_count']} cores "
+           f"({data['machine'].get('cpu_model', '?')}).", "",
+           "| set | % SV | vectors | two threads s | one thread s | iterations | ms per iteration, two / one | "
+           "test acc, two / one |", "|---|---|---|---|---|---|---|---|"]
+    for (name, fraction, n_sv), side in pairs.items():
+        two, one = side["two"], side["one"]
+        iterations = str(two["n_iter"]) if two["n_iter"] == one["n_iter"] else f"{two['n_iter']} / {one['n_iter']}"
+        out.append(f"| {name} | {100 * fraction:.0f} % | {_n(n_sv)} | {two['wall_s']:.1f} | {one['wall_s']:.1f} | "
+                   f"{iterations} | {1000 * two['wall_s'] / two['n_iter']:.1f} / {1000 * one['wall_s'] / one['n_iter']:.1f} "
+                   f"| {two['test_acc']:.4f} / {one['test_acc']:.4f} |")
+    out += ["", f"Reproduce: `python benchmarks/compression/bench_compression_threads.py` (`{path.name}`)."]
+    return "\n".join(out)
+
+
 def budget_svm_section() -> str:
     """The budget SVM (Dekel & Singer 2006, section 5): mean test error of pruned models against LIBSVM's."""
     path = RESULTS / "budget_svm_heatmap.json"
@@ -1417,7 +1441,7 @@ def benchmarks_page() -> str:
         "of each method in detail are on its page under `docs/methods/`.",
         exact_section(), cache_section(), first_run_section(), compiled_targets_section(), small_grid_section(), exact_wide_section(), prediction_section(), promise_section(), stage_time_section(), search_cost_section(),
         recipe_section(), budgeted_recipe_section(), model_selection_section(), scale_section(),
-        compression_section(), reduced_section(), wide_section(),
+        compression_section(), compression_threads_section(), reduced_section(), wide_section(),
         screening_section(), path_section(), compression_quality_section(), bsgd_section(), bsgd_one_class_section(), bsgd_regression_section(), budget_refit_section(), budget_svm_section(),
         regression_carry_section(), one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 
