@@ -58,7 +58,7 @@ FIGURE = re.compile(r"(?<![\w.^=<>≥≤-])(?<![<>≥≤=] )(?<!within )(?<!1e-)
 UNSOURCED_LEFT = {"docs/datasets.md": 3, "docs/fit-design.md": 55, "docs/methods/bsgd.md": 1,
                   "docs/methods/compression.md": 11,
                   "docs/methods/dask-onnx.md": 7, "docs/methods/nu-svc.md": 3,
-                  "docs/methods/reduced.md": 23}
+                  "docs/methods/reduced.md": 10}
 
 
 @functools.cache
