@@ -506,3 +506,29 @@ def test_without_max_iter_the_safety_bound_counts_chunks_by_the_problems_size(no
     with pytest.warns(ConvergenceWarning, match="Solver terminated early"):
         fit = solve_irwls(X, c_svc(y, 1e3), Kernel("rbf", gamma=0.1), tol=1e-6, working_set_size=64)
     assert not fit.converged and fit.n_iter == y.size // q + 1 + 10
+
+
+def test_a_large_gather_split_over_the_threads_reads_the_same_rows(monkeypatch):
+    """From GATHER_SPLIT_ENTRIES entries on a subset cache gathers its rows from the parent's over
+    leansvm's threads (by rows); the rows are the parent's at the subset's columns either way."""
+    import leansvm.core.kernels as kernels
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 5))
+    kernel = Kernel("rbf", gamma=0.3)
+    index = np.r_[np.arange(400), np.arange(400)]                   # two variables per sample, as SVR
+    want = kernel(X)[index][:, index]
+    pieces = []
+    real = kernels.split_range
+
+    def counted(work, n):
+        pieces.append(n)
+        return real(work, n)
+
+    monkeypatch.setattr(kernels, "split_range", counted)
+    for limit, split in ((1 << 62, False), (1, True)):
+        monkeypatch.setattr(kernels, "GATHER_SPLIT_ENTRIES", limit)
+        pieces.clear()
+        sub = irwls.SubsetRowCache(KernelRowCache(kernel, X, cache_size=2.0), index, cache_size=2.0)
+        W = rng.choice(800, size=100, replace=False)
+        np.testing.assert_allclose(sub.slab[sub.slots(W)], want[W], rtol=1e-12)
+        assert bool(pieces) == split

@@ -334,6 +334,11 @@ class Kernel:
         return self.block(X, Y, dtype=dtype)
 
 
+#: a gather of at least this many entries is split over leansvm's threads by rows (memory-bound, so it
+#: gains less than two threads' worth): SVR's chunks of 512 rows over 86,000 variables on diamonds
+GATHER_SPLIT_ENTRIES = 1 << 20
+
+
 @njit(cache=True, nogil=True)
 def gather_rows(slab, slots, cols, out, out_slots):
     """out[out_slots[r], k] = slab[slots[r], cols[k]]: cached rows restricted to columns, written
@@ -686,4 +691,9 @@ class SubsetRowCache(KernelRowCache):
         step = max(1, self.parent.capacity // 2)
         for start in range(0, rows.size, step):
             slots = self.parent.slots(rows[start:start + step]).astype(np.int64)
-            gather_rows(self.parent.slab, slots, self._columns, out, out_rows[start:start + step])
+            dst = out_rows[start:start + step]
+            if slots.size > 1 and slots.size * self._columns.size >= GATHER_SPLIT_ENTRIES:
+                split_range(lambda a, b: gather_rows(self.parent.slab, slots[a:b], self._columns, out, dst[a:b]),
+                            slots.size)
+            else:
+                gather_rows(self.parent.slab, slots, self._columns, out, dst)

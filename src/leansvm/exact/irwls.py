@@ -81,7 +81,6 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from leansvm.core.expansion import KernelExpansion
 from leansvm.core.kernels import Kernel, KernelRowCache, SubsetRowCache, dense_if_worth_it
 from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
@@ -89,6 +88,7 @@ from leansvm.core.threads import check_cancelled, one_blas_thread
 from leansvm.core.validation import generator
 from leansvm.exact import smo_full
 from leansvm.exact.irwls_chunk import CONVERGED, MISSED, run_chunks, solve_chunk
+from leansvm.exact.irwls_outputs import checked_shared_rows, expansion_outputs, sample_outputs, start_outputs
 from leansvm.exact.irwls_subproblem import violation
 from leansvm.exact.screened_start import screened_start
 
@@ -131,17 +131,6 @@ def default_cache_dtype(tol, n_samples=None):
     problems of at most ``SMALL_PROBLEM_ROWS`` samples."""
     small = n_samples is not None and n_samples <= SMALL_PROBLEM_ROWS
     return np.float32 if tol >= 1e-4 and not small else np.float64
-
-
-def _expansion_outputs(kernel, X_eval, X_src, coef, offset, dtype=np.float64):
-    """sum_j coef_j (k(x_j, x) + offset) at every row x of X_eval, kernel values in ``dtype``
-    (the row cache's: float32 rows as the chunks' own updates use) summed in float64.
-
-    That is the plain-kernel expansion over X_src with intercept offset * sum_j coef_j,
-    so the project's prediction engine computes it (blocked, memory-bounded).
-    """
-    expansion = KernelExpansion(X_src, coef, offset * float(np.sum(coef)), kernel)
-    return expansion.decision_function(X_eval, dtype=dtype)[:, 0]
 
 
 def _restore_equalities(alpha, problem, free):
@@ -243,7 +232,7 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
     row cache by SMO on the whole Q (LIBSVM's pair steps: its fixed cost per fit and its speed at
     extreme C), the others by IRWLS; ``"irwls"`` or ``"smo"`` chooses.
     """
-    shared = _shared_rows(kernel_cache, X, kernel)
+    shared = checked_shared_rows(kernel_cache, X, kernel)
     if shared is None and type(kernel) is Kernel:
         # once for the row cache and the outputs computed outside it (start, shrinking, end):
         # a9a's outputs after shrinking took 1.2 of 6.3 s, half of it single-threaded sparse products
@@ -272,9 +261,9 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
     # outputs of the active samples: fixed-at-C samples and the warm start, computed once
     if initial_outputs is None:
         nz = np.flatnonzero(alpha)
-        f = _outputs(kernel, X, shared, A, nz, y[nz] * alpha[nz], offset)
+        f = sample_outputs(kernel, X, shared, A, nz, y[nz] * alpha[nz], offset)
     else:
-        f = _start_outputs(kernel, X, shared, A, y, alpha, alpha_init, initial_outputs, offset)
+        f = start_outputs(kernel, X, shared, A, y, alpha, alpha_init, initial_outputs, offset)
     # fixed part of y'a, minus Delta (per group)
     if equality == 2:
         c_fixed = _group_sums(np.where(fixedC, y * C, 0.0), problem) - [t for _, t in problem.equality_groups()]
@@ -305,18 +294,18 @@ def solve_irwls(X, problem: DualProblem, kernel: Kernel, *, tol=1e-3, working_se
     if not by_smo and equality and converged and n <= SMALL_PROBLEM_ROWS and \
             _polish_free(X, kernel, problem, alpha, tol):      # SMO's own polish reads its Q instead
         nz = np.flatnonzero(alpha)
-        f = _outputs(kernel, X, None, A, nz, y[nz] * alpha[nz], offset)
+        f = sample_outputs(kernel, X, None, A, nz, y[nz] * alpha[nz], offset)
 
     # outputs of the samples fixed at C (needed for the objective and the intercept)
     at_C = np.flatnonzero(fixedC)
     nz = np.flatnonzero(alpha)
-    f_C = _outputs(kernel, X, shared, at_C, nz, y[nz] * alpha[nz], offset)
+    f_C = sample_outputs(kernel, X, shared, at_C, nz, y[nz] * alpha[nz], offset)
     idx = np.concatenate((A, at_C))
     f_all = np.concatenate((f, f_C))
     outputs = np.empty(n)
     outputs[idx] = f_all
     at_zero = np.flatnonzero(fixed0)
-    outputs[at_zero] = _outputs(kernel, X, shared, at_zero, nz, y[nz] * alpha[nz], offset)
+    outputs[at_zero] = sample_outputs(kernel, X, shared, at_zero, nz, y[nz] * alpha[nz], offset)
     solved = problem.subset(idx)
     objective = solved.objective(alpha[idx], f_all)
     extra = {}
@@ -384,51 +373,6 @@ def _polish_free(X, kernel, problem, alpha, tol) -> bool:
     changed = bool(np.any(new != alpha[free]))
     alpha[free] = new
     return changed
-
-
-def _shared_rows(kernel_cache, X, kernel):
-    """``kernel_cache`` as (cache, rows), checked; None when not given."""
-    if kernel_cache is None:
-        return None
-    if isinstance(kernel_cache, KernelRowCache):
-        cache, rows = kernel_cache, np.arange(X.shape[0])
-    else:
-        cache, rows = kernel_cache
-    rows = np.asarray(rows, dtype=np.intp)
-    if rows.shape != (X.shape[0],) or (rows.size and (rows.min() < 0 or rows.max() >= cache.n)):
-        raise ValueError(f"kernel_cache rows must give a row of the cache (0 .. {cache.n - 1}) "
-                         f"for each of the {X.shape[0]} samples")
-    if cache.kernel != kernel:
-        raise ValueError("kernel_cache was built for another kernel")
-    return cache, rows
-
-
-def _outputs(kernel, X, shared, eval_idx, src_idx, coef, offset, dtype=np.float64):
-    """sum_j coef_j (k(x_src_j, x_eval_i) + offset): from the shared rows when given, else with
-    kernel values in ``dtype`` (:func:`_expansion_outputs`)."""
-    if eval_idx.size == 0 or src_idx.size == 0:
-        return np.zeros(eval_idx.size)
-    if shared is None:
-        return _expansion_outputs(kernel, X[eval_idx], X[src_idx], coef, offset, dtype)
-    cache, rows = shared
-    return cache.outputs(rows[src_idx], coef, rows[eval_idx], offset)
-
-
-def _start_outputs(kernel, X, shared, A, y, alpha, alpha_init, initial_outputs, offset):
-    """Outputs of the samples ``A`` at ``alpha`` from the known ``initial_outputs`` at ``alpha_init``:
-    f + sum over the samples that moved of y_j (a_j - a_init_j) (k_ij + offset)."""
-    n = y.size
-    if alpha_init is None:
-        raise ValueError("initial_outputs needs alpha_init (the point where the outputs were computed)")
-    f0 = np.asarray(initial_outputs, dtype=np.float64)
-    if f0.shape != (n,) or not np.all(np.isfinite(f0)):
-        raise ValueError(f"initial_outputs must be {n} finite values, got shape {f0.shape}")
-    a0 = np.asarray(alpha_init, dtype=np.float64)
-    moved = np.flatnonzero(alpha != a0)
-    f = f0[A].copy()
-    if moved.size:
-        f += _outputs(kernel, X, shared, A, moved, y[moved] * (alpha[moved] - a0[moved]), offset)
-    return f
 
 
 def _shrinkable(problem, alpha, f, equality):
@@ -539,7 +483,7 @@ class _ChunkedIRWLS:
         alpha_snap, f_snap = self.snapshot
         moved = np.flatnonzero(self.alpha != alpha_snap)
         coef = self.y[moved] * (self.alpha[moved] - alpha_snap[moved])
-        self.f[inactive] = f_snap[inactive] + _outputs(
+        self.f[inactive] = f_snap[inactive] + sample_outputs(
             self.kernel, self.X, self.shared, inactive, moved, coef, self.offset, self.cache_dtype)
         self.snapshot = None
 
@@ -566,7 +510,7 @@ class _ChunkedIRWLS:
         coef = self.y[moved] * (self.alpha[moved] - self.alpha_start[moved])
         if moved.size == 0:
             return self.f_start[rows].copy()
-        return self.f_start[rows] + _expansion_outputs(
+        return self.f_start[rows] + expansion_outputs(
             self.kernel, self.X[rows], self.X[moved], coef, self.offset, np.float64)
 
     def _outputs_drifted(self) -> bool:

@@ -41,7 +41,8 @@ from leansvm.core.kernels import Kernel
 from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
 from leansvm.exact.box_cd import PathKernelCache, solve_box_cd_cached
-from leansvm.exact.irwls import DEFAULT_WORKING_SET, SMALL_PROBLEM_Q, _start_outputs, solve_irwls
+from leansvm.exact.irwls import DEFAULT_WORKING_SET, SMALL_PROBLEM_Q, solve_irwls
+from leansvm.exact.irwls_outputs import start_outputs
 from leansvm.exact.irwls import SMALL_PROBLEM as IRWLS_SMALL_PROBLEM
 from leansvm.paths.screening import RULES, ScreeningReference, _kernel_products, gap_screen, gap_screen_from_reference, screen
 
@@ -204,8 +205,8 @@ def _rescaled_margins(margins, alpha, at_upper, rho, upper, alpha_start, X, y, k
 
 def _moved_margins(margins, alpha_from, alpha_to, X, y, kernel, augmented, shared) -> np.ndarray:
     """Margins after the dual point moves from ``alpha_from`` to ``alpha_to``: IRWLS's warm-start
-    update of the outputs f = y g (:func:`.irwls._start_outputs`, columns that changed only)."""
-    outputs = _start_outputs(kernel, X, shared, np.arange(y.size), y, alpha_to, alpha_from, y * margins,
+    update of the outputs f = y g (:func:`.irwls_outputs.start_outputs`, columns that changed only)."""
+    outputs = start_outputs(kernel, X, shared, np.arange(y.size), y, alpha_to, alpha_from, y * margins,
                              1.0 if augmented else 0.0)
     return y * outputs
 
