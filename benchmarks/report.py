@@ -1389,7 +1389,7 @@ def budget_svm_section() -> str:
     libsvm = [min(a, b) for a, b in zip(digits["svc_C_1"]["mean_error"], digits["svc_C_10_over_n"]["mean_error"])]
     wins = lambda budget: [size for i, size in enumerate(s) if budget(size) in B
                            and digits["l1"]["mean_error"][B.index(budget(size))][i] < libsvm[i]]
-    diagonal, fifth = wins(lambda size: size), wins(lambda size: size // 5 if size % 100 == 0 else -1)
+    diagonal, fifth = wins(lambda size: size), wins(lambda size: size / 5)       # s / 5 where it is on B's grid
     out += ["", f"Below LIBSVM at both C: budget-L1 with B = s at s = {min(diagonal)}-{max(diagonal)} "
             f"({len(diagonal)} of the {len(s)} sizes), with B = s / 5 at s = {', '.join(map(str, fifth))}.", "",
             f"Machine: {data['machine']['cpu_count']} cores. Reproduce: "

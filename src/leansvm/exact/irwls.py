@@ -88,7 +88,7 @@ from leansvm.core.threads import check_cancelled, one_blas_thread
 from leansvm.core.validation import generator
 from leansvm.exact import smo_full
 from leansvm.exact.irwls_chunk import CONVERGED, MISSED, run_chunks, solve_chunk
-from leansvm.exact.irwls_outputs import checked_shared_rows, expansion_outputs, sample_outputs, start_outputs
+from leansvm.exact.irwls_outputs import checked_shared_rows, sample_outputs, start_outputs
 from leansvm.exact.irwls_subproblem import violation
 from leansvm.exact.screened_start import screened_start
 
@@ -498,20 +498,14 @@ class _ChunkedIRWLS:
             self.refined = True
             if gap > self.tol:
                 self.cache_dtype, self.mu_floor, self.shared = np.dtype(np.float64), 0.0, None
-                self.snapshot = None
-                self._activate(np.arange(self.y.size))
-                self.shrinking = self.shrinking and self.n_unshrink < self.MAX_UNSHRINK
+                self._activate(np.arange(self.y.size))          # every sample active: no snapshot held
                 gap, it, converged = self._iterate(limit, it)
         return gap, it, converged
 
     def _exact_outputs(self, rows):
         """f at ``rows`` from the start's outputs and every move since, kernel values in float64."""
-        moved = np.flatnonzero(self.alpha != self.alpha_start)
-        coef = self.y[moved] * (self.alpha[moved] - self.alpha_start[moved])
-        if moved.size == 0:
-            return self.f_start[rows].copy()
-        return self.f_start[rows] + expansion_outputs(
-            self.kernel, self.X[rows], self.X[moved], coef, self.offset, np.float64)
+        return start_outputs(self.kernel, self.X, None, rows, self.y, self.alpha, self.alpha_start,
+                             self.f_start, self.offset)
 
     def _outputs_drifted(self) -> bool:
         """Have the outputs, updated chunk by chunk through float32 rows, drifted from the exact
