@@ -1408,14 +1408,48 @@ ELSEWHERE = [
      "benchmarks/compression/bench_compression.py"),
     ("Regression and one-class paths over C", "docs/methods/svr.md, docs/methods/one-class.md",
      "benchmarks/screening/bench_svr_path.py, screening/bench_one_class_path.py"),
-    ("Dask: prediction, distributed budget training, model selection", "docs/methods/dask-onnx.md",
-     "benchmarks/deploy/bench_distributed.py"),
 ]
 
 
 #: the last hand-written results page, with the run notes and results files of the figures the method pages
 #: quote from their own scripts (``git show 5aab5df:BENCHMARKS.md``)
 HAND_WRITTEN_PAGE = "5aab5df"
+
+
+def distributed_section() -> str:
+    """leansvm.distributed on a local Dask cluster: prediction, budget training and model selection."""
+    path = latest("distributed")
+    data = load(path)
+    res, args = data["results"], data["args"]
+    out = ["## Dask: prediction, budget training, model selection", "",
+           "`leansvm.distributed` on a `LocalCluster` of worker processes with one thread each, on "
+           f"{data['machine']['cpu_count']} cores ({data['machine'].get('cpu_model', '?')}). Prediction: checkerboard "
+           "rows generated on the workers, predicted by the full model (leansvm SVC on checker-20k, C = 100, "
+           f"gamma = 2) and by its compression to {args['n_sv_compressed']} vectors, 2 workers; beside it the same "
+           "models on a tenth of the rows in this process (leansvm's threads).", "",
+           "| model | #SV | rows | Dask s | rows/s, Dask | rows/s, in process | x full | accuracy |",
+           "|---|---|---|---|---|---|---|---|"]
+    full = next(r for r in res["predict"] if r["model"] == "full")
+    for r in res["predict"]:
+        out.append(f"| {r['model']} | {_n(r['n_sv'])} | {_n(r['rows'])} | {r['dask_s']:.1f} | "
+                   f"{_n(round(r['dask_rows_per_s']))} | {_n(round(r['local_rows_per_s']))} | "
+                   f"{full['dask_s'] / r['dask_s']:.1f} | {r['dask_accuracy']:.4f} |")
+    out += ["", f"`fit_budget` on {_n(args['train_rows'])} checkerboard rows, B = {args['budget']}, against one "
+            "`BSGDClassifier.fit` in this process; mean wall seconds and test accuracy (checker test set) over SGD "
+            f"seeds {', '.join(map(str, args['seeds']))}. Each worker trains a chain on its blocks; the chains are "
+            "merged and projected to B, and by default a final pass runs over one block per worker.", "",
+            "| setting | wall s | x single machine | CPU s of the slowest chain | mean acc | min | max |",
+            "|---|---|---|---|---|---|---|"]
+    for r in res["fit_budget"]:
+        out.append(f"| {r['setting']} | {r['seconds']:.2f} | {r['speedup']:.2f} | {r['chain_cpu_max_s']:.2f} | "
+                   f"{r['accuracy']:.4f} | {r['accuracy_min']:.4f} | {r['accuracy_max']:.4f} |")
+    sel = res["select"][0]
+    out += ["", f"Model selection: `SVCCV` ({sel['tasks']} gamma x fold paths of {sel['Cs']} values of C, twonorm's "
+            f"first {_n(sel['n'])} rows) locally on one thread {sel['local_s']:.2f} s, through `fit_svccv` on 2 workers "
+            f"{sel['dask_2_workers_s']:.2f} s ({sel['speedup']:.2f}x); the same `cv_results_`: "
+            f"{'yes' if sel['same_result'] else 'no'}.", "",
+            f"Reproduce: `python benchmarks/deploy/bench_distributed.py --rows {args['rows']}` (`{path.name}`)."]
+    return "\n".join(out)
 
 
 def elsewhere_section() -> str:
@@ -1443,7 +1477,7 @@ def benchmarks_page() -> str:
         recipe_section(), budgeted_recipe_section(), model_selection_section(), scale_section(),
         compression_section(), compression_threads_section(), reduced_section(), wide_section(),
         screening_section(), path_section(), compression_quality_section(), bsgd_section(), bsgd_one_class_section(), bsgd_regression_section(), budget_refit_section(), budget_svm_section(),
-        regression_carry_section(), one_output_section(), novelty_job_section(), tables_section(), onnx_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
+        regression_carry_section(), one_output_section(), novelty_job_section(), tables_section(), onnx_section(), distributed_section(), elsewhere_section()]).replace("\n\n\n\n", "\n\n") + "\n"
 
 
 GENERATED = {"results-table": readme_table, "promise": promise_sentence, "scale": scale_sentence}
