@@ -40,7 +40,7 @@ class build_py_with_compiled_code(build_py):
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
                "PYTHONPATH": os.pathsep.join(filter(None, [str(build_lib), os.environ.get("PYTHONPATH")]))}
         env.pop("NUMBA_DISABLE_JIT", None)
-        self.announce("compiling leansvm's solvers into the package (about two minutes)", level=2)
+        self.announce("compiling leansvm's solvers into the package (a minute or two)", level=2)
         subprocess.run([sys.executable, "-m", "leansvm.precompile", "--build"], env=env, check=True,
                        cwd=build_lib)
         if not list((build_lib / "leansvm" / "compiled").glob("*/target.json")):

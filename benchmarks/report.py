@@ -610,7 +610,8 @@ def first_run_section() -> str:
            + "; ".join(dict.fromkeys(r["code"] for r in rows if r["step"] == "job")) + "). "
            f"Machine: {machine['cpu_count']} cores ({machine.get('cpu_model', 'unknown')}), numba {machine['numba']}.", "",
            "| step | s |", "|---|---|"]
-    out += [f"| {r['what']} | {r['seconds']:.1f} |" for r in rows if r["step"] in ("install", "wheel")]
+    out += [f"| {r['what']}{', Python ' + r['python'] if 'python' in r else ''} | {r['seconds']:.1f} |"
+            for r in rows if r["step"] in ("install", "wheel")]
     out += ["", "| job | setting | first process s | second process s | first - second s |", "|---|---|---|---|---|"]
     out += [f"| {r['what']} | {r['code']} | {r['first_s']:.2f} | {r['second_s']:.2f} | {r['extra_s']:+.2f} |"
             for r in rows if r["step"] == "job"]

@@ -3,7 +3,7 @@
     python benchmarks/exact/bench_compiled_targets.py                       # the exact table's sets
     python benchmarks/exact/bench_compiled_targets.py --sets wdbc,banana --rounds 2   # a quick look
 
-The package ships its solvers compiled for the platform's baseline levels (x86-64: x86-64-v3 and
+The package ships its solvers compiled for the platform's baseline levels (x86-64: x86-64-v4 and
 x86-64-v2, ``leansvm.core.jit``). Each target runs in processes of its own, numba told to compile
 for it (``NUMBA_CPU_NAME``), so the run-time side picks exactly that target's shipped code; the
 ``native`` rows compile for this machine's own CPU into a folder of the run's (the first process

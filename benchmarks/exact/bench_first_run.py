@@ -93,6 +93,19 @@ def _runs_as_nobody(python: Path) -> bool:
         return False
 
 
+def base_python(requested: str | None) -> str:
+    """The interpreter the new environment is made from: ``requested``, else this one; run as root, where
+    'nobody' cannot start this one (a Python installed under /root), the system's Python of the same
+    version where there is one, so that the read-only setting can run as 'nobody'."""
+    if requested:
+        return requested
+    if os.getuid() == 0 and not _runs_as_nobody(Path(sys.executable)):
+        system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
+        if system.exists() and _runs_as_nobody(system):
+            return str(system)
+    return sys.executable
+
+
 def _variants(env: dict, tmp: Path, skip_compiled: bool, python: Path):
     """(name, environment of a job, uid to run as) of each setting a user's first run meets."""
     cache = lambda name: str(tmp / f"numba-cache-{name}")   # noqa: E731
@@ -121,7 +134,7 @@ def _jobs(python: Path, workdir: Path):
             ("cli-banana", [leansvm, "fit", "banana", workdir / "out" / "banana.npz"], False)]
 
 
-def run(skip_compiled: bool) -> list[dict]:
+def run(skip_compiled: bool, interpreter: str) -> list[dict]:
     rows = []
     pip_cache = subprocess.run([sys.executable, "-m", "pip", "cache", "dir"], capture_output=True,
                                text=True).stdout.strip()
@@ -135,9 +148,13 @@ def run(skip_compiled: bool) -> list[dict]:
         env.pop("VIRTUAL_ENV", None)
         venv = tmp / "venv"
         python = venv / "bin" / "python"
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([interpreter, "-m", "venv", venv], check=True)
+        subprocess.run([python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"], env=env, check=True)
         seconds = _timed([python, "-m", "pip", "install", "--quiet", f"{ROOT}[{EXTRAS}]"], env, cwd=tmp)
-        rows.append({"step": "install", "what": f'pip install "<clone>[{EXTRAS}]" into a new venv', "seconds": seconds})
+        version = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+                                 capture_output=True, text=True).stdout.strip()
+        rows.append({"step": "install", "what": f'pip install "<clone>[{EXTRAS}]" into a new venv', "seconds": seconds,
+                     "python": f"{interpreter} ({version})"})
         print(rows[-1], flush=True)
         wheels = tmp / "wheels"
         seconds = _timed([python, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", wheels, ROOT], env, cwd=tmp)
@@ -166,8 +183,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--skip-compiled", action="store_true",
                         help="leave out the runs that compile (a CPU below every shipped level, about 5 minutes)")
+    parser.add_argument("--python", help="the interpreter the new environment is made from (default: this one, "
+                        "or, run as root, the system's Python of the same version that 'nobody' can start)")
     args = parser.parse_args()
-    rows = run(args.skip_compiled)
+    interpreter = base_python(args.python)
+    print(f"new environments from {interpreter}", flush=True)
+    rows = run(args.skip_compiled, interpreter)
     columns = [("step", "step", "s"), ("what", "what", "s"), ("code", "compiled code", "s"),
                ("seconds", "s", ".1f"), ("first_s", "first process s", ".2f"),
                ("second_s", "second process s", ".2f"), ("extra_s", "first - second s", ".2f")]
