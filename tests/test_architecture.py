@@ -176,3 +176,25 @@ def test_no_module_is_over_700_lines():
     long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 700}
     assert not long, long
+
+
+#: the main job's public entry points: they take every option of `leansvm fit` (scikit-learn's style)
+JOB_ENTRY_POINTS = {"fit_lean_classification", "fit_lean_regression", "fit_lean_novelty"}
+
+
+def _parameter_counts(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs] + [x.arg for x in (a.vararg, a.kwarg) if x]
+            yield node.name, len([n for n in names if n not in ("self", "cls")])
+
+
+def test_the_main_job_s_stages_take_at_most_8_parameters():
+    """A stage of the main job takes the job's context and what is its own, not 15-25 arguments."""
+    wide = {f"{path.stem}.{name}": n for path in (PACKAGE / "job").glob("*.py")
+            for name, n in _parameter_counts(ast.parse(path.read_text(encoding="utf-8")))
+            if n > 8 and name not in JOB_ENTRY_POINTS}
+    assert not wide, wide
+    planted = ast.parse("def stage(a, b, c, d, e, f, g, h, i):\n    pass\n")
+    assert dict(_parameter_counts(planted)) == {"stage": 9}

@@ -405,8 +405,8 @@ def test_finalists_the_folds_could_not_reach_keep_their_hold_out_verdict():
     for large_passes in (True, False):
         clock[0], judged[:] = 0.0, []
         accepted, tried, out_of_time = choice.pool_folds([small, large], 5, lambda k: (f"exact {k}", k),
-                                                         candidate_on_fold, judge, 0.0, time_limit=10.0,
-                                                         clock=lambda: clock[0])
+                                                         candidate_on_fold, judge, 0.0,
+                                                         seconds_left=lambda: 10.0 - clock[0])
         # small: folds 1 and 2 end at 4 and 8 s, fold 3 would end at 12 s, past the limit
         assert judged == [("small", 3), ("large", 1)] and out_of_time
         assert tried == [(small, 3), (large, 1)]

@@ -8,7 +8,6 @@ before a candidate is taken. The choice itself and the stages' order:
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -55,7 +54,7 @@ def stronger_reference(task, candidates, exact: Candidate, n_fit, log) -> Candid
 
 
 def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, reference_seconds,
-               time_limit=None, references=None, clock=time.perf_counter):
+               seconds_left=None, references=None):
     """Try ``finalists`` (smallest first) on folds 0..``n_folds`` - 1 pooled, until ``judge`` accepts one.
 
     Fold 0 is the validation part the candidates were chosen on; on each other fold the reference
@@ -65,7 +64,8 @@ def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, 
     the candidate's evidence on fold k (k = 0: its validation evidence, the model None);
     ``judge(c, reference evidence, candidate evidence)`` (lists over the folds used) sets ``c``'s pooled
     estimate and says whether it is accepted. No fold is started when the reference's
-    ``reference_seconds`` and the candidate's ``fit_seconds`` would end past ``time_limit``: a
+    ``reference_seconds`` and the candidate's ``fit_seconds`` would pass ``seconds_left()`` (a
+    callable, the seconds the job's clock has left; None: no limit): a
     candidate is judged on the folds it has, and once the time is out the later ones on the
     validation part alone (the folds refute a candidate; one they could not reach keeps the
     verdict of the rows it was chosen on: letter, 12,800 rows, seed 4: 520 compressed vectors
@@ -74,14 +74,13 @@ def pool_folds(finalists, n_folds, reference_on_fold, candidate_on_fold, judge, 
     finalist is tried only when a smaller one failed. ``references``: {fold: (model, evidence)} of the
     reference already trained, filled here (a later call on the same folds reuses them). Returns
     (accepted candidate or None, [(candidate, folds it was judged on)] of those tried, out of time)."""
-    start = clock()
     references = {} if references is None else references
     if 0 not in references:
         references[0] = reference_on_fold(0)
     tried, out_of_time = [], False
 
     def over(extra):
-        return time_limit is not None and clock() - start + extra > time_limit
+        return seconds_left is not None and extra > seconds_left()
 
     for c in finalists:
         evidence = [candidate_on_fold(c, 0, None)]
@@ -149,8 +148,10 @@ def confirm_on_folds(job, candidates, reference: Candidate, make_exact, time_lim
                 f"{len(predictions)} folds")
         return task.within(c)
 
+    ends = None if time_limit is None else job.clock() + time_limit
     accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
-                                              reference.fit_seconds, time_limit, fold_references, job.clock)
+                                              reference.fit_seconds, None if ends is None else
+                                              (lambda: ends - job.clock()), fold_references)
     chosen = accepted or reference
     used = next((folds for c, folds in tried if c is accepted), 1)
     confirmed = (f"confirmed on {used - 1} other fold{'s' if used > 2 else ''}" if used > 1 else

@@ -61,7 +61,7 @@ from leansvm.job.candidates import (DEFAULT_SIZE_FRACTIONS, budget_route_sizes, 
                                     rows_within, scaled_fit_seconds, train_budget_models, train_exact)
 from leansvm.job.choice import confirm_on_folds
 from leansvm.job.context import JobContext
-from leansvm.job.data import prepare_table, scale_features, summarize_data, validation_folds
+from leansvm.job.data import prepare_table, scale_features, scaling_name, summarize_data, validation_folds
 from leansvm.job.deadline import (TEACHER_FREE_FROM, Deadline, exact_share_without_margin, lend_to_the_search,
                                   release_unaffordable_shares, say_bound_after_exact)
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
@@ -100,8 +100,8 @@ def _check_inputs(X, y):
 def _prepare_data(X, y, X_test, y_test, target, impute, scale, log):
     """Stage 1: a table's columns encoded (:func:`prepare_table`) or a matrix scaled (:func:`scale_features`),
     inputs checked; returns (X, y, X_test, y_test, preprocessor or None, data summary)."""
-    X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale,
-                                                       labelled=True)
+    X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log,
+                                                       scaling_name(scale, labelled=True))
     X, y = _check_inputs(X, y)
     if preprocessor is None:
         X, X_test, preprocessor = scale_features(X, X_test, scale, log, y)

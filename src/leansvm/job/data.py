@@ -110,12 +110,12 @@ def pick_scaling(scores) -> tuple:
     return first, "tied within one SE: the first is preferred"
 
 
-def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True, labelled=False):
+def prepare_table(X, y, X_test, y_test, target, impute, log, scaling=DEFAULT_SCALING):
     """Stage 1, for a pandas DataFrame: the target column split off (``target``, else ``y``),
     numeric columns imputed, categorical ones one-hot encoded, the encoded matrix scaled as
     :func:`scale_features` scales a matrix (:class:`leansvm.preprocessing.tabular.TablePreprocessor`,
-    fitted on the training rows and kept with the returned model). Anything else passes through.
-    Returns (X, y, X_test, y_test, preprocessor)."""
+    fitted on the training rows and kept with the returned model); ``scaling``: a name of
+    :func:`scaling_name`'s. Anything else passes through. Returns (X, y, X_test, y_test, preprocessor)."""
     if not hasattr(X, "columns") or not hasattr(X, "iloc"):
         if target is not None:
             raise ValueError("target names a column of a DataFrame; X is not a DataFrame")
@@ -133,9 +133,7 @@ def prepare_table(X, y, X_test, y_test, target, impute, log, scale=True, labelle
             warnings.simplefilter("ignore", UserWarning)
             return working_form(TablePreprocessor(impute=impute, scaling=name).fit_transform(X))
 
-    scaling = scaling_name(scale, labelled)
-    searched = scaling == "auto"
-    if searched:
+    if scaling == "auto":
         scaling = choose_scaling(scaled, np.asarray(y), log)
     prep = TablePreprocessor(impute=impute, scaling=scaling).fit(X)
     log.step("preprocess", prep.describe(), "fitted on the training rows, kept with the model")

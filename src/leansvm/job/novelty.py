@@ -31,7 +31,7 @@ from leansvm.core.validation import allowed_share
 from leansvm.job.helpers import thread_limited
 from leansvm.job.candidates import pass_work
 from leansvm.job.context import JobContext
-from leansvm.job.data import prepare_table, scale_features, validation_folds
+from leansvm.job.data import prepare_table, scale_features, scaling_name, validation_folds
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
 from leansvm.job.measure import TIMING_ROWS, measure_prediction_cost
 from leansvm.job.records import JobLog, LeanResult
@@ -94,7 +94,8 @@ def fit_lean_novelty(X, y=None, *, X_test=None, y_test=None, target=None, impute
     deadline = one_output_deadline(budget_seconds, confirm, log.clock)
     if y is None and target is None and hasattr(X, "columns"):
         y = np.zeros(len(X))                           # a table of features only: no column to split off
-    X, _, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale)
+    X, _, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log,
+                                                       scaling_name(scale))
     X = check_array(X, accept_sparse="csr", dtype=np.float64)
     if preprocessor is None:
         X, X_test, preprocessor = scale_features(X, X_test, scale, log)

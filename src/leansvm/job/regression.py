@@ -47,7 +47,7 @@ from leansvm.budget.landmarks import LandmarkSVR
 from leansvm.core.validation import allowed_share
 from leansvm.job.candidates import pass_work
 from leansvm.job.context import JobContext
-from leansvm.job.data import prepare_table, scale_features, validation_folds
+from leansvm.job.data import prepare_table, scale_features, scaling_name, validation_folds
 from leansvm.job.helpers import _subsample, thread_limited
 from leansvm.job.hyperparameters import carry_C
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, check_confidence
@@ -127,7 +127,8 @@ def fit_lean_regression(X, y, *, X_test=None, y_test=None, target=None, impute=N
     log = JobLog(verbose)
     start = log.clock()
     deadline = one_output_deadline(budget_seconds, confirm, log.clock)
-    X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log, scale)
+    X, y, X_test, y_test, preprocessor = prepare_table(X, y, X_test, y_test, target, impute, log,
+                                                       scaling_name(scale))
     X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
     if not np.all(np.isfinite(y)):
         raise ValueError("the targets y hold NaN or inf")
