@@ -189,11 +189,20 @@ PEER_VALUES = 5e8
 
 
 def job_scaling(row) -> str | None:
-    """The feature scaling the job chose (its log's '[scale] <kind>:' line), None where it logged none."""
+    """The feature scaling the job used: its log's '[scale] <kind>:' line (a choice), or its scale line
+    in the scaler's own words (no choice: the one-output tasks, ``FeatureScaler.what``); None where
+    it logged none."""
+    from leansvm.preprocessing.scaling import FeatureScaler
+
     for step in row.get("steps", []):
         found = re.match(r"\[scale\] ([a-z-]+):", step)
         if found:
             return found.group(1)
+        if step.startswith("[scale]"):
+            for kind in ("range", "standard", "max-abs"):
+                words = FeatureScaler(kind).fit(np.array([[0.0, 1.0], [1.0, 3.0]])).what()
+                if words[:30] in step:
+                    return kind
     return None
 
 
