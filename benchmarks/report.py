@@ -23,9 +23,8 @@ from common import PROMISE_SEEDS, PROMISE_SETS, promise_counts, task_rows  # noq
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-#: the exact solver's side-by-side runs: the KEEL sets, then the large sets and magic measured again alone
-EXACT_FILES = ("irwls-final-best5-20261125-201816.json", "irwls-final-large-20261125-210755.json",
-               "irwls-final-magic-20261125-210231.json")
+#: the exact solver's side-by-side run: every set of docs/datasets.md and synth-50k, one run
+EXACT_FILES = ("final-20261207-090322.json",)
 README_SETS = ("a9a", "synth-50k", "magic", "letter")
 #: the promise runs of the current main job start with this file; a later run's (dataset, seed) replaces an earlier one's
 PROMISE_SINCE = "main-job-20261127-134957"
