@@ -325,44 +325,71 @@ def test_a_candidate_surely_better_than_a_subsample_exact_model_becomes_the_refe
     assert result.reference_name() == "exact"
 
 
+class _Lookup:
+    """A 'model' of known rows: the label of each row it is asked about, except on every fifth row
+    outside ``lucky_rows`` (``lucky_rows=None``: every row right)."""
+
+    def __init__(self, X=None, y=None, lucky_rows=()):
+        self.X, self.y, self.lucky_rows = X, y, lucky_rows
+
+    def fit(self, X_fit, y_fit):
+        return self
+
+    def get_params(self, deep=True):
+        return {"X": self.X, "y": self.y, "lucky_rows": self.lucky_rows}
+
+    def set_params(self, **params):
+        self.__dict__.update(params)
+        return self
+
+    def predict(self, X_part):
+        rows = [int(np.flatnonzero((self.X == x).all(axis=1))[0]) for x in X_part]
+        return np.array([self.y[i] if self.lucky_rows is None or i in self.lucky_rows or i % 5 else 1 - self.y[i]
+                         for i in rows])
+
+
+def _lucky_folds():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=1000) > 0).astype(int)
+    folds = [(np.arange(200, 1000), np.arange(200)), (np.r_[0:200, 400:1000], np.arange(200, 400)),
+             (np.r_[0:400, 600:1000], np.arange(400, 600))]
+    return X, y, folds
+
+
+def test_the_folds_try_equal_sizes_in_the_choice_s_order():
+    """Two candidates of one size, both right on every fold: the folds confirm the one the validation
+    part chose (ties to the smaller bound), not the one listed first."""
+    from leansvm.job.candidates import exact_svc
+    from leansvm.job.choice import confirm_on_folds
+
+    X, y, folds = _lucky_folds()
+    exact = leansvm.SVC(C=1.0, gamma=0.5).fit(X[folds[0][0]], y[folds[0][0]])
+    reference = _paired("exact", 300, exact.predict(X[:200]), y[:200], kind="exact")
+    reference.model, reference.fit_seconds = exact, 0.1
+    one_off = y[:200].copy()
+    one_off[0] = 1 - one_off[0]
+    first = _paired("BSGD B=10", 10, one_off, y[:200])                 # one validation row wrong
+    second = _paired("Nystroem B=10", 10, y[:200].copy(), y[:200])      # none wrong: the smaller bound
+    for c in (first, second):
+        c.model, c.fit_seconds = _Lookup(X, y, None), 0.1
+    assert choose_model([reference, first, second], reference, y[:200], 0.02) is second
+    job = JobContext(X, y, folds, ClassificationTask(y[folds[0][1]], 0.02))
+    assert confirm_on_folds(job, [reference, first, second], reference, lambda: exact_svc(1.0, 0.5)) is second
+
+
 def test_a_candidate_lucky_on_one_hold_out_is_refused(monkeypatch):
     """The planted case: on a small hold-out a budget model looks as good as the exact one, while it is
     worse on the other folds. One hold-out accepts it; the folds pooled by confirm_on_folds refuse it."""
     from leansvm.job.candidates import exact_svc
     from leansvm.job.choice import confirm_on_folds
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(1000, 2))
-    y = (X[:, 0] + 0.3 * rng.normal(size=1000) > 0).astype(int)
-    folds = [(np.arange(200, 1000), np.arange(200)), (np.r_[0:200, 400:1000], np.arange(200, 400)),
-             (np.r_[0:400, 600:1000], np.arange(400, 600))]
-
-    class Fixed:
-        """A 'model' right on the first hold-out wherever the exact model is, and wrong on a fifth of
-        every other row."""
-
-        def __init__(self, lucky_rows=()):
-            self.lucky_rows = lucky_rows
-
-        def fit(self, X_fit, y_fit):
-            return self
-
-        def get_params(self, deep=True):
-            return {"lucky_rows": self.lucky_rows}
-
-        def set_params(self, **params):
-            self.lucky_rows = params["lucky_rows"]
-            return self
-
-        def predict(self, X_part):
-            rows = [int(np.flatnonzero((X == x).all(axis=1))[0]) for x in X_part]
-            return np.array([y[i] if i in self.lucky_rows or i % 5 else 1 - y[i] for i in rows])
-
+    X, y, folds = _lucky_folds()
     exact = leansvm.SVC(C=1.0, gamma=0.5).fit(X[folds[0][0]], y[folds[0][0]])
     reference = _paired("exact", 300, exact.predict(X[:200]), y[:200], kind="exact")
     reference.model, reference.fit_seconds = exact, 0.1
     lucky = _paired("BSGD B=10", 10, np.where(exact.predict(X[:200]) == y[:200], y[:200], 1 - y[:200]), y[:200])
-    lucky.model, lucky.fit_seconds = Fixed(frozenset(range(200))), 0.1
+    lucky.model, lucky.fit_seconds = _Lookup(X, y, frozenset(range(200))), 0.1
     lucky.validation_predictions = exact.predict(X[:200])          # as right as the exact model there
     lucky.validation_accuracy = reference.validation_accuracy
     assert choose_model([reference, lucky], reference, y[:200], 0.02).name == "BSGD B=10"

@@ -110,16 +110,17 @@ def confirm_on_folds(job, candidates, reference: Candidate, make_exact, time_lim
     The first fold is the validation part the candidates were chosen on; on each other one the exact
     model (``make_exact()``) and a model of the candidate's kind and size
     (:func:`~leansvm.job.refit.train_like`) are trained on its fit rows and predict its held-out rows
-    (:func:`pool_folds`). Candidates are tried from the smallest, among those the task finds
-    promising (its validation estimate would pass with the standard error the pooled folds are
-    expected to have). A candidate whose folds did not all fit in ``time_limit`` seconds is judged on
+    (:func:`pool_folds`). Candidates are tried from the smallest (ties as the choice breaks them:
+    the smaller ``task.margin`` first), among those the task finds promising (its validation
+    estimate would pass with the standard error the pooled folds are expected to have). A candidate whose folds did not all fit in ``time_limit`` seconds is judged on
     the folds it has, and the later ones on the validation part alone. Each tried candidate's
     estimate becomes the pooled one. ``fold_references``: the exact models of the folds, kept across
     calls on the same folds (:func:`pool_folds`' ``references``)."""
     task, X, y, folds, log = job.task, job.X, job.y, job.folds, job.log
     start = job.clock()
-    finalists = sorted((c for c in candidates if c.kind in ("budget", "compressed")
-                        and task.promising(c, reference, len(folds))), key=lambda c: c.n_support)
+    finalists = sorted((c for c in candidates if c.kind in ("budget", "compressed")   # the choice's order:
+                        and task.promising(c, reference, len(folds))),                # ties to the smaller bound
+                       key=lambda c: (c.n_support, task.margin(c, reference)))
     if not finalists or len(folds) < 2:
         return None
     compress_to = job.compress_to()
