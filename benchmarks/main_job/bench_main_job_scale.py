@@ -194,15 +194,15 @@ def job_scaling(row) -> str | None:
     it logged none."""
     from leansvm.preprocessing.scaling import FeatureScaler
 
-    for step in row.get("steps", []):
+    said = {kind: FeatureScaler(kind).fit(np.array([[0.0, 1.0], [1.0, 3.0]])).what()[:30]
+            for kind in ("range", "standard", "max-abs")}
+    for step in (s for s in row.get("steps", []) if s.startswith("[scale]")):
         found = re.match(r"\[scale\] ([a-z-]+):", step)
         if found:
             return found.group(1)
-        if step.startswith("[scale]"):
-            for kind in ("range", "standard", "max-abs"):
-                words = FeatureScaler(kind).fit(np.array([[0.0, 1.0], [1.0, 3.0]])).what()
-                if words[:30] in step:
-                    return kind
+        kind = next((kind for kind, words in said.items() if words in step), None)
+        if kind:
+            return kind
     return None
 
 

@@ -8,7 +8,6 @@ before a candidate is taken. The choice itself and the stages' order:
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from leansvm.job.estimates import DEFAULT_CONFIDENCE, correct, set_drop
@@ -112,8 +111,9 @@ def confirm_on_folds(job, candidates, reference: Candidate, make_exact, time_lim
     (:func:`~leansvm.job.refit.train_like`) are trained on its fit rows and predict its held-out rows
     (:func:`pool_folds`). Candidates are tried from the smallest (ties as the choice breaks them:
     the smaller ``task.margin`` first), among those the task finds promising (its validation
-    estimate would pass with the standard error the pooled folds are expected to have). A candidate whose folds did not all fit in ``time_limit`` seconds is judged on
-    the folds it has, and the later ones on the validation part alone. Each tried candidate's
+    estimate would pass with the standard error the pooled folds are expected to have). A
+    candidate whose folds did not all fit in ``time_limit`` seconds is judged on the folds it has,
+    and the later ones on the validation part alone. Each tried candidate's
     estimate becomes the pooled one. ``fold_references``: the exact models of the folds, kept across
     calls on the same folds (:func:`pool_folds`' ``references``)."""
     task, X, y, folds, log = job.task, job.X, job.y, job.folds, job.log

@@ -42,8 +42,8 @@ from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
 from leansvm.exact.box_cd import PathKernelCache, solve_box_cd_cached
 from leansvm.exact.irwls import DEFAULT_WORKING_SET, SMALL_PROBLEM_Q, solve_irwls
-from leansvm.exact.irwls_outputs import start_outputs
 from leansvm.exact.irwls import SMALL_PROBLEM as IRWLS_SMALL_PROBLEM
+from leansvm.exact.irwls_outputs import start_outputs
 from leansvm.paths.screening import RULES, ScreeningReference, _kernel_products, gap_screen, gap_screen_from_reference, screen
 
 BIAS_MODES = ("augmented", "none", "equality")
