@@ -213,6 +213,32 @@ def test_build_targets_are_the_platform_s_baselines_unless_named(monkeypatch):
     env = jit.target_environment("x86-64-v3", {"NUMBA_CPU_NAME": "skylake", "PATH": "/bin"})
     assert env == {"PATH": "/bin", "NUMBA_CPU_NAME": "x86-64-v3", "NUMBA_CPU_FEATURES": ""}
     assert jit.target_environment("native", {"NUMBA_CPU_NAME": "skylake"}) == {}
+    # a build machine tuned for 512-bit vectors: the AVX-512 level drops LLVM's 256-bit preference, no other
+    wide = {t: jit.target_environment(t, {}, wide_vectors=True)["NUMBA_CPU_FEATURES"] for t in ("x86-64-v4", "x86-64-v2")}
+    assert wide == {"x86-64-v4": "-prefer-256-bit", "x86-64-v2": ""}
+    assert jit.target_environment("x86-64-v4", {})["NUMBA_CPU_FEATURES"] == ""
+
+
+def test_a_tuning_flag_leaves_the_level_s_features_as_they_are(monkeypatch):
+    """``-prefer-256-bit`` is LLVM tuning, not a CPU feature: the level's features still count."""
+    monkeypatch.setattr(jit.config, "CPU_NAME", "x86-64-v4")
+    monkeypatch.setattr(jit.config, "CPU_FEATURES", "-prefer-256-bit")
+    assert jit.cpu_features() == set(dict(jit.LEVELS["x86_64"])["x86-64-v4"])
+    monkeypatch.setattr(jit.config, "CPU_FEATURES", "-avx512bw")
+    assert "avx512bw" not in jit.cpu_features() and "avx512f" in jit.cpu_features()
+
+
+PROBE = "import json; from leansvm.core import jit; print(json.dumps(jit.host_prefers_wide_vectors()))"
+
+
+@pytest.mark.skipif(not _x86(), reason="x86-64 levels")
+def test_the_probe_reads_llvm_s_vector_width_for_the_cpu_numba_compiles_for(tmp_path):
+    """x86-64-v4 as LLVM tunes it keeps to 256-bit vectors, without ``prefer-256-bit`` it uses zmm
+    registers; x86-64-v2 has none (no AVX-512). Each in a process of its own (numba reads the CPU at start)."""
+    def probe(cpu, features=""):
+        return _run(PROBE, _fresh_user(tmp_path, NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES=features,
+                                       NUMBA_CACHE_DIR=str(tmp_path / "cache")))[0]
+    assert [probe("x86-64-v4"), probe("x86-64-v4", "-prefer-256-bit"), probe("x86-64-v2")] == [False, True, False]
 
 
 BUILD_V3 = r"""

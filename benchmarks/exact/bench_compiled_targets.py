@@ -104,12 +104,13 @@ def main():
                 times[target].append(one_process(target, args.sets, Path(cache)))
             print(f"round {r + 1} of {args.rounds} done", flush=True)
     loops = [k for k in times[targets[0]][0] if k != "target folder"]
+    tuning = {r["target"]: r.get("features", "") for r in jit.shipped_targets()}   # LLVM flags it was built with
     rows = []
     for loop in loops:
         base = float(np.median([run[loop] for run in times["native"]])) if "native" in times else None
         for target in targets:
             median = float(np.median([run[loop] for run in times[target]]))
-            rows.append({"loop": loop, "target": target, "median_s": median,
+            rows.append({"loop": loop, "target": target, "built_with": tuning.get(target, ""), "median_s": median,
                          "all_s": [run[loop] for run in times[target]],
                          "vs_native": median / base if base else None})
     columns = [("loop", "loop", "s"), ("target", "target", "s"), ("median_s", "median s", ".3f"),

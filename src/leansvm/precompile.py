@@ -167,7 +167,8 @@ def build(package, environ=None) -> list[str]:
     """The package build's step (``setup.py``): compile into ``package/compiled/<target>`` for every
     target of :func:`leansvm.core.jit.build_targets`, one process per target, as many at once as
     there are cores. Targets this CPU runs execute the workloads; the others then compile the
-    signatures those found (:func:`compile_from`). Returns the failures."""
+    signatures those found (:func:`compile_from`). Where this CPU's own tuning uses 512-bit vectors
+    the AVX-512 level is tuned so too (:func:`leansvm.core.jit.target_environment`). Returns the failures."""
     import json
     import os
     import subprocess
@@ -183,11 +184,12 @@ def build(package, environ=None) -> list[str]:
                            "set LEANSVM_BUILD_TARGETS=native")
     compiled = Path(package) / "compiled"
     failed = []
+    wide = jit.host_prefers_wide_vectors()
 
     def launch(group, extra=()):
         running = []
         for target in group:
-            env = {**jit.target_environment(target, environ), "LEANSVM_COMPILE_INTO": str(compiled / target),
+            env = {**jit.target_environment(target, environ, wide), "LEANSVM_COMPILE_INTO": str(compiled / target),
                    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
             env.pop("NUMBA_CACHE_DIR", None)
             running.append((target, subprocess.Popen(

@@ -5,7 +5,9 @@ numba compiles a function at its first call for its argument types. The package 
 (``setup.py``, :mod:`leansvm.precompile`) compiles every solver ahead for a few baseline CPUs of the
 platform and ships the code in ``leansvm/compiled/<target>/``: for x86-64 the psABI's levels
 ``x86-64-v4`` (AVX-512) and ``x86-64-v2`` (SSE4.2: every x86-64 CPU since about 2009), on
-aarch64 its ``generic`` baseline. ``<target>/target.json`` records what each was built for.
+aarch64 its ``generic`` baseline; a level's instructions, tuned as LLVM tunes the build machine's
+CPU where that uses 512-bit vectors (:func:`target_environment`). ``<target>/target.json`` records
+what each was built for.
 
 A function declared ``@njit(cache=True)`` here reads its machine code through :class:`LeanCache`:
 
@@ -85,10 +87,10 @@ def cpu_features() -> set[str]:
     operating system enables), or those numba is told of with ``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES``
     (how a test makes this process see another CPU)."""
     if config.CPU_NAME:
-        if config.CPU_FEATURES:
-            return {f[1:] for f in config.CPU_FEATURES.split(",") if f.startswith("+")}
-        return next((set(needs) for levels in LEVELS.values() for name, needs in levels
-                     if name == config.CPU_NAME), set())
+        level = next((set(needs) for levels in LEVELS.values() for name, needs in levels
+                      if name == config.CPU_NAME), set())
+        flags = [f.strip() for f in (config.CPU_FEATURES or "").split(",") if f.strip()]
+        return (level | {f[1:] for f in flags if f.startswith("+")}) - {f[1:] for f in flags if f.startswith("-")}
     import llvmlite.binding as ll
     return {name for name, on in ll.get_host_cpu_features().items() if on}
 
@@ -101,12 +103,41 @@ def build_targets(triple: str | None = None) -> tuple[str, ...]:
     return DEFAULT_BUILD_TARGETS.get(architecture(triple or this_machine()["triple"]), ("native",))
 
 
-def target_environment(target: str, environ: dict) -> dict:
-    """``environ`` with numba told to compile for ``target`` (a level's CPU name, or ``native``)."""
+#: LLVM's tuning flag that keeps a CPU with 512-bit registers to 256-bit vectors; x86-64-v4 has it (as
+#: LLVM's Intel AVX-512 tunings do), AMD's Zen 4 and Zen 5 do not
+PREFER_256_BIT = "prefer-256-bit"
+
+
+def target_environment(target: str, environ: dict, wide_vectors: bool = False) -> dict:
+    """``environ`` with numba told to compile for ``target`` (a level's CPU name, or ``native``).
+
+    ``wide_vectors`` (:func:`host_prefers_wide_vectors`: the build machine's own tuning uses 512-bit
+    registers): a level with AVX-512 is compiled without LLVM's ``prefer-256-bit``, the same
+    instructions tuned as the build machine's CPU would be. Measured on an AMD EPYC (Zen 5), one
+    thread, median of 5 rounds: x86-64-v4 as LLVM tunes it 1.04-1.09 times native on magic, letter
+    and friedman1-10k's SVR, without the flag 0.98-1.01 (BENCHMARKS.md, "Shipped machine code against
+    native code")."""
     env = {k: v for k, v in environ.items() if k not in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")}
     if target != "native":
-        env.update(NUMBA_CPU_NAME=target, NUMBA_CPU_FEATURES="")
+        wide = wide_vectors and "avx512f" in dict(LEVELS.get("x86_64", ())).get(target, ())
+        env.update(NUMBA_CPU_NAME=target, NUMBA_CPU_FEATURES=f"-{PREFER_256_BIT}" if wide else "")
     return env
+
+
+def host_prefers_wide_vectors() -> bool:
+    """Whether numba, compiling for this process's CPU, vectorises a plain loop with 512-bit (zmm)
+    registers: LLVM's own tuning of the CPU, read from the machine code of a probe."""
+    import numpy as np
+
+    @numba.njit(fastmath=True)
+    def probe(a):
+        total = 0.0
+        for x in a:
+            total += x
+        return total
+
+    probe(np.ones(64))
+    return any("zmm" in asm for asm in probe.inspect_asm().values())
 
 
 # -- the shipped targets --------------------------------------------------------------------------
