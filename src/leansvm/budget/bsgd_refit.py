@@ -4,6 +4,8 @@ L2-SVM, or ridge regression, on the features K(X, SV) K_SV^(-1/2))."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 
@@ -32,9 +34,62 @@ def ridge_refit(kernel, SV, X, z, C, fit_intercept=True, on_coefficients=False):
     C = 100: ||alpha||^2 = 7e8, beyond what float32 row blocks resolve).
 
     Closed form: with F and z centred (b unregularised), (Fc'Fc + I / (2C)) v = Fc'(z - mean z),
-    b = mean z - mean(F) v. F'F, F'1 and F'z are summed over row blocks of X
-    (:meth:`~leansvm.core.kernels.Kernel.blocks`), so memory stays at one block and the
-    B x B system whatever the rows."""
+    b = mean z - mean(F) v (:func:`ridge_system`)."""
+    system = ridge_system(kernel, SV, X, z, fit_intercept, on_coefficients)
+    ridge = 1.0 / C if on_coefficients else 1.0 / (2.0 * C)
+    v = np.linalg.solve(system.gram + ridge * np.eye(system.gram.shape[0]), system.rhs)
+    return system.coefficients(v)
+
+
+def ridge_gcv(kernel, SV, X, z, Cs, fit_intercept=True):
+    """:func:`ridge_refit` at the C of ``Cs`` with the least generalized cross-validation score
+    (Golub, Heath & Wahba, Technometrics 21, 1979): GCV(C) = n RSS(C) / (n - df(C) - 1)^2, with
+    df(C) = tr Fc (Fc'Fc + I/(2C))^(-1) Fc' the ridge's effective parameters (the 1: the intercept),
+    leave-one-out's squared error without each row's own leverage. One eigendecomposition Fc'Fc = U diag(s) U' gives
+    every C: v = U (U'r / (s + 1/(2C))), df = sum s / (s + 1/(2C)), RSS = z'z - 2 r'v + v'Fc'Fc v.
+
+    On friedman1-1M (1,181 landmarks, 100,000 rows; gamma 0.033) GCV's minimum is at C = 4,000 among
+    62.5..1e6, where the test RMSE is least too (0.2000; C = 250, the exact SVR's C carried to its fit
+    size: 0.2019; ``benchmarks/budget/bench_landmark_svr.py --gcv``). Returns (alpha, bias, the chosen C,
+    {C: GCV score})."""
+    system = ridge_system(kernel, SV, X, z, fit_intercept)
+    s, U = np.linalg.eigh(system.gram)
+    s = np.maximum(s, 0.0)
+    q = U.T @ system.rhs
+    s_col = s if q.ndim == 1 else s[:, None]        # one column per output
+    scores = {}
+    for C in Cs:
+        v_rot = q / (s_col + 1.0 / (2.0 * float(C)))
+        rss = system.zz - 2.0 * np.sum(q * v_rot) + np.sum(s_col * v_rot * v_rot)
+        df = float(np.sum(s / (s + 1.0 / (2.0 * float(C))))) + (1.0 if fit_intercept else 0.0)
+        scores[float(C)] = float(system.n * max(rss, 0.0) / max(system.n - df, 1.0) ** 2)
+    best = min(scores, key=scores.get)
+    alpha, bias = system.coefficients(U @ (q / (s_col + 1.0 / (2.0 * best))))
+    return alpha, bias, best, scores
+
+
+@dataclass
+class RidgeSystem:
+    """The centred normal equations of a ridge fit over F = K(X, SV) N (N = K_SV^(-1/2) or I):
+    ``gram`` = Fc'Fc, ``rhs`` = Fc'(z - mean z), ``zz`` = sum (z - mean z)^2 over every output."""
+
+    inv_sqrt: np.ndarray
+    gram: np.ndarray
+    rhs: np.ndarray
+    mean_f: np.ndarray
+    mean_z: np.ndarray
+    zz: float
+    n: int
+
+    def coefficients(self, v):
+        """(alpha, bias) of the solution ``v`` in F's coordinates: alpha = N v, b = mean z - mean(F) v."""
+        bias = self.mean_z - self.mean_f @ v
+        return self.inv_sqrt @ v, (float(bias) if np.ndim(bias) == 0 else bias)
+
+
+def ridge_system(kernel, SV, X, z, fit_intercept=True, on_coefficients=False) -> RidgeSystem:
+    """F'F, F'1 and F'z summed over row blocks of X (:meth:`~leansvm.core.kernels.Kernel.blocks`),
+    so memory stays at one block and the B x B system whatever the rows; then centred (b unregularised)."""
     inv_sqrt = np.eye(SV.shape[0]) if on_coefficients else kernel_inverse_sqrt(kernel, SV)
     B = inv_sqrt.shape[0]
     z = np.asarray(z, dtype=np.float64)
@@ -46,10 +101,10 @@ def ridge_refit(kernel, SV, X, z, C, fit_intercept=True, on_coefficients=False):
         f_z += F.T @ z[start:stop]
     n = X.shape[0]
     mean_f, mean_z = (f_sum / n, z.mean(axis=0)) if fit_intercept else (np.zeros(B), np.zeros(z.shape[1:]))
-    lhs = gram - n * np.outer(mean_f, mean_f) + np.eye(B) / (C if on_coefficients else 2.0 * C)
-    v = np.linalg.solve(lhs, f_z - n * np.multiply.outer(mean_f, mean_z))
-    bias = mean_z - mean_f @ v
-    return inv_sqrt @ v, (float(bias) if z.ndim == 1 else bias)
+    gram -= n * np.outer(mean_f, mean_f)
+    rhs = f_z - n * np.multiply.outer(mean_f, mean_z)
+    zz = float(np.sum((z - mean_z) ** 2))
+    return RidgeSystem(inv_sqrt, gram, rhs, mean_f, mean_z, zz, n)
 
 
 def optimal_tube_bias(margins, targets, epsilon) -> float:

@@ -29,9 +29,15 @@ _JSON_SCALARS = (type(None), bool, int, float, str)
 
 
 def _json_params(estimator) -> dict:
-    """Constructor parameters that JSON stores exactly (None, bool, int, float, str)."""
+    """Constructor parameters that JSON stores exactly (None, bool, int, float, str, and lists of
+    them, e.g. ``LandmarkSVR``'s ``Cs``)."""
     out = {}
     for name, value in estimator.get_params(deep=False).items():
+        if isinstance(value, (list, tuple, np.ndarray)):
+            value = [v.item() if isinstance(v, np.generic) else v for v in value]
+            if all(isinstance(v, _JSON_SCALARS) for v in value):
+                out[name] = value
+            continue
         if isinstance(value, np.generic):
             value = value.item()
         if isinstance(value, _JSON_SCALARS):
