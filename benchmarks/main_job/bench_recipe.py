@@ -30,6 +30,11 @@ largest subsample whose estimate fits what is left (every row where it fits); an
 beside them at no budget (by ``leansvm.SVC`` on sets over ``--libsvm-max-rows`` rows: the same dual
 problem and optimum, the accuracy the same within the solver's tolerance).
 
+``--equal-rows-for FILE`` (a budgeted run's file): the recipe's cell trained on the job's own fit rows
+(its validation part held out, as the job's exact model is; svm-scale's ranges) and tested, so the
+two exact models compare at equal rows; written as a new results file with the rows otherwise as
+they were.
+
 With ``--whole-job``, the whole ``leansvm.fit_lean`` too (its defaults, no time budget, on the raw
 columns): the model it returns (kind, support vectors, test accuracy, seconds).
 
@@ -234,6 +239,20 @@ def one_within(name, budget, libsvm_max_rows, recipe_from=None):
     return row
 
 
+def recipe_cell_on_job_rows(row) -> float:
+    """Test accuracy of ``leansvm.SVC`` at the recipe's (C, gamma) on svm-scale's ranges, trained on the
+    rows the job's exact model was trained on (``fit_lean``'s defaults: validation fraction 0.2,
+    random_state 0; ``leansvm.SVC``: the same dual problem as LIBSVM's, at every core)."""
+    from leansvm import SVC
+    from leansvm.job.data import validation_folds
+
+    X_train, y_train, X_test, y_test = load(row["dataset"])
+    Xs, Xs_test = svm_scale(X_train, X_test)
+    fit, _ = validation_folds(Xs, y_train, 0.2, 0)[0]
+    model = SVC(C=row["recipe_C"], gamma=row["recipe_gamma"]).fit(Xs[fit], y_train[fit])
+    return float(np.mean(model.predict(Xs_test) == y_test))
+
+
 def one(name, scalings, recipe_max_rows, whole):
     from leansvm.job.data import DEFAULT_SCALING
 
@@ -274,7 +293,19 @@ def main():
     parser.add_argument("--recipe-from", metavar="FILE",
                         help="with --budget-seconds: the recipe's and SVC()'s side from an earlier run's row of the "
                              "same set and budget (same machine); only the job runs")
+    parser.add_argument("--equal-rows-for", metavar="FILE",
+                        help="add the recipe's cell trained on the job's fit rows to a budgeted run's rows")
     args = parser.parse_args()
+    if args.equal_rows_for:
+        import json
+        rows = json.loads(Path(args.equal_rows_for).read_text())["rows"]
+        for row in rows:
+            row.update(recipe_on_job_rows_test=recipe_cell_on_job_rows(row),
+                       equal_rows_added_to=Path(args.equal_rows_for).name)
+            print(row["dataset"], row["recipe_on_job_rows_test"], row["job_exact_test"], flush=True)
+        finish_run(rows, [("dataset", "set", "s"), ("recipe_on_job_rows_test", "recipe cell, job rows", ".4f"),
+                          ("job_exact_test", "job exact", ".4f")], "budgeted-recipe")
+        return
     if args.choices_for:
         import json
         rows = json.loads(Path(args.choices_for).read_text())["rows"]
