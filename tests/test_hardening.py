@@ -176,10 +176,14 @@ def test_feature_names_still_warn_on_ready_rows():
 @pytest.mark.parametrize("name, value", [
     ("C", 0.0), ("C", -1.0), ("C", np.nan), ("C", np.inf),
     ("gamma", 0.0), ("gamma", -1.0), ("gamma", np.nan), ("gamma", "big"),
+    # not int(value): None was Python's TypeError and 2.5 was taken as 2
+    ("working_set_size", None), ("working_set_size", 2.5), ("working_set_size", 1), ("working_set_size", True),
 ])
 def test_bad_hyperparameters_are_named(case, name, value):
     if not _has_param(case, name):
         pytest.skip(f"{case.name} has no {name}")
+    if value is None and case.make().get_params()[name] is None:
+        pytest.skip(f"None is {case.name}'s default {name}")
     if (name, value) == ("C", np.inf) and case.make().__class__.__name__ in ("SVC", "SVR"):
         pytest.skip("scikit-learn's SVC and SVR take C=inf as a hard margin (test_c_inf_is_a_hard_margin)")
     X, y = _blobs()

@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from leansvm.core.classifier import KernelClassifierMixin
-from leansvm.core.validation import per_sample_C, validate_training_data
+from leansvm.core.validation import check_int, per_sample_C, validate_training_data
 from leansvm.core.registry import register_estimator
 from leansvm.core.kernels import Kernel
 from leansvm.core.multiclass import BinaryFit, fit_ovo, fit_ovr
@@ -238,9 +238,7 @@ class BudgetSVC(KernelClassifierMixin, BaseEstimator):
             raise ValueError(f"tol must be positive, got {self.tol!r}")
         if not (isinstance(self.cache_size, numbers.Real) and self.cache_size > 0):
             raise ValueError(f"cache_size must be positive, got {self.cache_size!r}")
-        positive_int(self.working_set_size, "working_set_size")
-        if self.working_set_size < 2:
-            raise ValueError(f"working_set_size must be at least 2, got {self.working_set_size!r}")
+        check_int("working_set_size", self.working_set_size, 2)
         return budget, n_keep
 
     def fit(self, X, y):

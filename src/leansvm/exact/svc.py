@@ -19,7 +19,7 @@ from leansvm.core.registry import register_estimator
 from leansvm.core.multiclass import fit_ovo, fit_ovr, n_binary_problems
 from leansvm.progress import ConvergenceProgress, Progress
 from leansvm.exact.irwls import DEFAULT_WORKING_SET, solve_irwls
-from leansvm.core.validation import check_C, per_sample_C, validate_training_data
+from leansvm.core.validation import check_C, check_int, per_sample_C, validate_training_data
 
 
 @register_estimator
@@ -140,8 +140,7 @@ class SVC(KernelClassifierMixin, BaseEstimator):
             raise ValueError(f"multiclass must be 'ovo' or 'ovr', got {self.multiclass!r}")
         if not (self.tol > 0):
             raise ValueError(f"tol must be positive, got {self.tol!r}")
-        if int(self.working_set_size) < 2:
-            raise ValueError(f"working_set_size must be at least 2, got {self.working_set_size!r}")
+        check_int("working_set_size", self.working_set_size, 2)
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()

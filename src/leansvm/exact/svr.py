@@ -32,8 +32,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.problems import epsilon_svr, nu_svr
 from leansvm.core.registry import register_estimator
-from leansvm.core.validation import (check_C, check_nu, check_positive_number, check_sample_weight, fit_transaction,
-                                     validate_regression_data)
+from leansvm.core.validation import (check_C, check_int, check_nu, check_positive_number, check_sample_weight,
+                                     fit_transaction, validate_regression_data)
 from leansvm.exact.irwls import DEFAULT_WORKING_SET
 from leansvm.core.classifier import ExpansionAttributes
 from leansvm.exact.single_problem import solve_expansion
@@ -76,9 +76,10 @@ def regression_working_set(working_set_size, n_samples) -> int:
     """The working set of a regression problem of ``n_samples`` samples (2 n variables)."""
     if isinstance(working_set_size, str) and working_set_size == "auto":
         return LARGE_WORKING_SET if 2 * n_samples >= LARGE_PROBLEM_VARIABLES else DEFAULT_WORKING_SET
-    if isinstance(working_set_size, str) or int(working_set_size) < 2:
-        raise ValueError(f"working_set_size must be 'auto' or an integer of at least 2, got {working_set_size!r}")
-    return int(working_set_size)
+    try:
+        return check_int("working_set_size", working_set_size, 2)
+    except ValueError:
+        raise ValueError(f"working_set_size must be 'auto' or an integer >= 2, got {working_set_size!r}") from None
 
 
 def laplace_sigma(estimator, X, y, sample_weight) -> float:

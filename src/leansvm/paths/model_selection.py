@@ -35,7 +35,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from leansvm.core.classifier import KernelClassifierMixin
-from leansvm.core.validation import per_sample_C, validate_training_data
+from leansvm.core.validation import check_int, per_sample_C, validate_training_data
 from leansvm.core.problems import c_svc
 from leansvm.exact.svc import SVC
 from leansvm.core.kernels import Kernel
@@ -282,6 +282,8 @@ def _fit_path(X, classes, y_enc, weights, Cs, *, kernel, gamma, degree, coef0, s
               n_jobs, progress, kernel_cache, dynamic, build_models) -> SVMPath:
     """:func:`svm_path` on validated data (X checked, labels encoded, per-sample weights, grid checked):
     the folds of :class:`SVCCV` come here directly, their data checked once by ``SVCCV.fit``."""
+    if working_set_size is not None:
+        check_int("working_set_size", working_set_size, 2)
     kern = Kernel.from_params(kernel, gamma, degree, coef0, X)
     if kernel_cache is not None and kernel_cache[0].kernel != kern:
         kernel_cache = None      # e.g. gamma='scale' resolved on this part of the data: rows differ
