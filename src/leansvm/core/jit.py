@@ -113,10 +113,10 @@ def target_environment(target: str, environ: dict, wide_vectors: bool = False) -
 
     ``wide_vectors`` (:func:`host_prefers_wide_vectors`: the build machine's own tuning uses 512-bit
     registers): a level with AVX-512 is compiled without LLVM's ``prefer-256-bit``, the same
-    instructions tuned as the build machine's CPU would be. Measured on an AMD EPYC (Zen 5), one
-    thread, median of 5 rounds: x86-64-v4 as LLVM tunes it 1.04-1.09 times native on magic, letter
-    and friedman1-10k's SVR, without the flag 0.98-1.01 (BENCHMARKS.md, "Shipped machine code against
-    native code")."""
+    instructions tuned as the build machine's CPU would be. On an AMD EPYC (Zen 5), one thread, median
+    of 5 rounds, each compiled fresh (a one-off check): x86-64-v4 as LLVM tunes it 1.04-1.09 times
+    native on magic, letter and friedman1-10k's SVR, without the flag 0.98-1.01; the shipped code so
+    built, 0.91-1.01 on every hot loop (BENCHMARKS.md, "Shipped machine code against native code")."""
     env = {k: v for k, v in environ.items() if k not in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")}
     if target != "native":
         wide = wide_vectors and "avx512f" in dict(LEVELS.get("x86_64", ())).get(target, ())
