@@ -77,14 +77,13 @@ class LandmarkSVR(ExpansionAttributes, RegressorMixin, BaseEstimator):
     ``Cs`` (as scikit-learn's ``RidgeCV`` takes its alphas): C is chosen among them by generalized
     cross-validation on the ridge's own rows (:func:`~leansvm.budget.bsgd_refit.ridge_gcv`, one
     eigendecomposition for every C), ``C`` is then not used; ``C_`` is the C fitted with. The main job
-    passes a range around its SVR's C: that C was carried to the exact SVR's fit size, while this
-    model has ``budget`` parameters and up to ``RIDGE_ROWS`` rows and wants less regularisation.
+    passes its SVR's C and no ``Cs`` (:mod:`leansvm.job.regression` says why).
 
     Measured (friedman1-1M, C = 1000, gamma = 0.011, on the job's 800,000 fit rows,
     ``benchmarks/budget/bench_landmark_svr.py``): 654 landmarks tested RMSE 0.2079, 1,309 0.2001
-    in 8.5 s. In the main job at ``--budget-seconds 600``, C by GCV: 924 landmarks (the fewest within
-    2 % of the best candidate's validation RMSE) tested 0.2017 on the fit rows and 0.2026 refit on
-    every row (other landmarks drawn), 1,847 0.1999 (the noise alone: 0.1978).
+    in 8.5 s. In the main job at ``--budget-seconds 600`` (C = 250, carried to the exact SVR's fit
+    size) 1,181 landmarks tested 0.2018; with C by GCV among 62.5..1e6, 1,181 landmarks test 0.2000
+    (the noise alone: 0.1978).
     """
 
     def __init__(self, budget=100, C=1.0, gamma="scale", random_state=None, Cs=None):
@@ -127,7 +126,5 @@ class LandmarkSVR(ExpansionAttributes, RegressorMixin, BaseEstimator):
     @staticmethod
     def fit_work(budget, n_rows) -> float:
         """The fit's work up to a constant, for time estimates: F'F over min(rows, ``RIDGE_ROWS``)
-        rows of ``budget`` features, and the ``budget``^3 eigendecomposition of GCV over ``Cs`` (at 4,723
-        landmarks 8.6 s on 2 cores, against 75 s for the fit of that size in the main job on
-        friedman1-1M: about three times ``budget``^3 in these units)."""
-        return float(min(n_rows, RIDGE_ROWS)) * budget * budget + 3.0 * float(budget) ** 3
+        rows of ``budget`` features, and the ``budget``^3 solve."""
+        return float(min(n_rows, RIDGE_ROWS)) * budget * budget + float(budget) ** 3

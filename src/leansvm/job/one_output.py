@@ -128,8 +128,7 @@ def cheap_candidates(job, exact: Candidate, budget_families, sizes, time_limit=N
         log.say(f"  left out for lack of time ({time_limit:.0f} s): "
                 + ", ".join(f"{plan[k][0]} ({size})" for size, k in sorted(todo)))
     # a step of its own, so that the stage times show what the cheap models cost (else the next step's)
-    log.step("candidates", f"{len(made)} cheap models", ", ".join(
-        c.name + (f" at C = {c.model.C_:g} by GCV" if hasattr(c.model, "gcv_scores_") else "") for c in made)
+    log.step("candidates", f"{len(made)} cheap models", ", ".join(c.name for c in made)
              + (f"; {len(todo)} left out for lack of time" if todo else ""), job.clock() - start)
     return made
 
