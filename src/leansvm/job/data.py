@@ -94,8 +94,11 @@ def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
     detail = ", ".join(f"{n} {acc:.4f} +- {se:.4f}" for n, (acc, se, _, _) in scores.items())
     rows = next(iter(scores.values()))[3]
     scored = " against ".join(f"{n} {acc:.4f}" for n, (acc, *_) in sorted(scores.items(), key=lambda i: i[0] != chosen))
-    log.step("scale", f"{chosen}: CV accuracy {scored}", f"the search's first round, {n_folds}-fold CV on {rows} rows: {detail}; "
-             + why, log.clock() - start)
+    other = next(n for n in scores if n != chosen)
+    short = "" if why == "it scores higher" else \
+        f"; tied, {other} {scores[other][2] / max(scores[chosen][2], 1e-12):.1f}x work" if "work" in why else "; tied"
+    log.step("scale", f"{chosen}: CV accuracy {scored}{short}", f"the search's first round, {n_folds}-fold CV on {rows} rows: "
+             f"{detail}; " + why, log.clock() - start)
     return chosen
 
 
