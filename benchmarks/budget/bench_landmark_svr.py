@@ -14,8 +14,8 @@ on every core. This is the measurement behind ``landmarks.RIDGE_ROWS`` and behin
 family of the regression job. Writes ``benchmarks/results/landmark-svr-<timestamp>.json``.
 
 ``--gcv``: instead of the rows, each number of landmarks at each C of ``--Cs`` (``RIDGE_ROWS`` rows) and
-with C chosen among them by generalized cross-validation (``LandmarkSVR(Cs=...)``, the main job's way):
-the test RMSE of each and the GCV score, the measurement behind ``regression.LANDMARK_C_FACTORS``.
+with C chosen among them by generalized cross-validation (``LandmarkSVR(Cs=...)``): the test RMSE of
+each and the GCV scores (the main job passes its SVR's C instead: ``leansvm.job.regression`` says why).
 ``--scaling range`` maps the raw columns to [-1, 1] as the job does (``--gamma`` in those units).
 """
 

@@ -58,11 +58,12 @@ def ridge_gcv(kernel, SV, X, z, Cs, fit_intercept=True):
     q = U.T @ system.rhs
     s_col = s if q.ndim == 1 else s[:, None]        # one column per output
     scores = {}
-    for C in Cs:
-        v_rot = q / (s_col + 1.0 / (2.0 * float(C)))
+    for C in map(float, Cs):
+        ridge = 1.0 / (2.0 * C)
+        v_rot = q / (s_col + ridge)
         rss = system.zz - 2.0 * np.sum(q * v_rot) + np.sum(s_col * v_rot * v_rot)
-        df = float(np.sum(s / (s + 1.0 / (2.0 * float(C))))) + (1.0 if fit_intercept else 0.0)
-        scores[float(C)] = float(system.n * max(rss, 0.0) / max(system.n - df, 1.0) ** 2)
+        df = float(np.sum(s / (s + ridge))) + (1.0 if fit_intercept else 0.0)
+        scores[C] = float(system.n * max(rss, 0.0) / max(system.n - df, 1.0) ** 2)
     best = min(scores, key=scores.get)
     alpha, bias = system.coefficients(U @ (q / (s_col + 1.0 / (2.0 * best))))
     return alpha, bias, best, scores

@@ -94,19 +94,26 @@ def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
     detail = ", ".join(f"{n} {acc:.4f} +- {se:.4f}" for n, (acc, se, _, _) in scores.items())
     rows = next(iter(scores.values()))[3]
     scored = " against ".join(f"{n} {acc:.4f}" for n, (acc, *_) in sorted(scores.items(), key=lambda i: i[0] != chosen))
-    other = next(n for n in scores if n != chosen)
-    short = "" if why == "it scores higher" else \
-        f"; tied, {other} {scores[other][2] / max(scores[chosen][2], 1e-12):.1f}x work" if "work" in why else "; tied"
+    short = ""                     # the default line's reason where the lower score may be the one taken
+    if _tied(*scores.values()):
+        first = next(iter(scores))    # taken on a tie unless its round costs over AUTO_COST_RATIO times the work
+        ratio = scores[first][2] / max(scores[chosen][2], 1e-12)
+        short = "; tied" if chosen == first else f"; tied, {first} {ratio:.1f}x work"
     log.step("scale", f"{chosen}: CV accuracy {scored}{short}", f"the search's first round, {n_folds}-fold CV on {rows} rows: "
              f"{detail}; " + why, log.clock() - start)
     return chosen
+
+
+def _tied(a, b) -> bool:
+    """Two scalings' (CV accuracy, its SE, ...) within one standard error of each other."""
+    return abs(a[0] - b[0]) <= max(a[1], b[1])
 
 
 def pick_scaling(scores) -> tuple:
     """(name, why) of :func:`choose_scaling`'s rule over ``scores``: {name: (CV accuracy, its SE,
     modelled work, rows)} of two scalings, the preferred first."""
     (first, a), (second, b) = scores.items()
-    if abs(a[0] - b[0]) > max(a[1], b[1]):
+    if not _tied(a, b):
         return (first, "it scores higher") if a[0] > b[0] else (second, "it scores higher")
     if a[2] > AUTO_COST_RATIO * b[2]:
         return second, f"tied within one SE, and {first}'s round took {a[2] / max(b[2], 1e-12):.1f} x its work"
