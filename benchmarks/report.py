@@ -708,9 +708,13 @@ def prediction_section() -> str:
                 f"{start['leansvm_process_s']:.2f} s ({start['extra_s']:+.2f} s). Inside the process: import "
                 f"{start['sklearn_import_s']:.2f} s against {start['leansvm_import_s']:.2f} s, fit and predict "
                 f"{start['sklearn_fit_predict_s'] * 1e3:.0f} ms against {start['leansvm_fit_predict_s'] * 1e3:.0f} ms. "
-                "scikit-learn's process with numba imported and its CPU target set up (what leansvm's first compiled "
-                f"call does) takes {start['sklearn_numba_process_s']:.2f} s ({start['numba_extra_s']:+.2f} s): numba's "
-                "import, set-up and teardown are most of the difference."]
+                "scikit-learn's process with numba imported and its runtime started (what leansvm's first load of "
+                f"compiled code does) takes {start['sklearn_numba_process_s']:.2f} s ({start['numba_extra_s']:+.2f} s): "
+                f"{'all' if start['numba_extra_s'] >= start['extra_s'] else 'most'} of the difference is numba's."]
+        if "refresh_extra_s" in start:
+            out[-1] += (" leansvm's process with numba's whole CPU target refreshed first (what numba's own loading of "
+                        f"cached code does, and leansvm's loading leaves to a compilation) takes "
+                        f"{start['leansvm_refresh_process_s']:.2f} s ({start['refresh_extra_s']:+.2f} s).")
     out += ["", f"Reproduce: `python benchmarks/deploy/bench_predict.py` (`{path.name}`)."]
     return "\n".join(out)
 

@@ -299,6 +299,41 @@ def test_importing_leansvm_registers_nothing_with_numba(tmp_path):
     assert registered_nothing
 
 
+#: a first fit and prediction, then which of numba's registries the process installed
+FIT_AND_REGISTRIES = r"""
+import json, sys
+import leansvm
+from sklearn.datasets import make_classification
+X, y = make_classification(n_samples=1000, n_features=10, random_state=0)
+leansvm.SVC().fit(X, y).predict(X[:1])
+leansvm.SVR().fit(X, X[:, 0])
+from numba.core.registry import cpu_target
+print(json.dumps([len(cpu_target.target_context._registries), len(cpu_target.typing_context._registries),
+                  "numba.np.polynomial.polynomial_core" in sys.modules]))
+"""
+
+
+@needs_install
+def test_loaded_code_runs_without_numba_s_compiler_registries(tmp_path):
+    """Loading shipped code initialises numba's runtime only (``jit._runtime_ready``): the typing and
+    lowering registries that numba's own loading installs (about 0.2 s of a new process) are left to
+    a compilation, which installs them itself."""
+    (target_registries, typing_registries, polynomials), _ = _run(FIT_AND_REGISTRIES, _fresh_user(tmp_path))
+    assert (target_registries, typing_registries, polynomials) == (0, 0, False)
+
+
+def test_code_compiled_after_a_light_load_still_compiles_and_runs():
+    """A function compiled in a process that has only loaded code: numba's compiler installs the
+    registries it needs (np.sort, math) before it compiles."""
+    import numpy as np
+
+    @jit.njit                                                  # not cached: compiled here
+    def middle(x):
+        return np.sort(x)[x.size // 2] + np.float64(np.exp(0.0))
+
+    assert middle(np.array([3.0, 1.0, 2.0])) == 3.0
+
+
 # -- one test per numba internal that core/jit.py rests on (a numba upgrade fails here, by name) --
 
 def test_numba_internal_dispatcher_consults_its_cache_attribute():
@@ -340,6 +375,18 @@ def test_numba_internal_codegen_magic_tuple_and_cpu_settings():
     machine = jit.this_machine()
     assert all(isinstance(machine[k], str) for k in ("triple", "cpu", "features")) and machine["triple"]
     assert hasattr(jit.config, "CPU_NAME") and hasattr(jit.config, "CPU_FEATURES")
+
+
+def test_numba_internal_cache_load_without_refresh_and_runtime_initialisation():
+    """``caching.Cache._load_overload(sig, target_context)`` and its guard
+    ``_guard_against_spurious_io_errors()`` (numba's ``load_overload`` less the target refresh), and
+    ``numba.core.runtime.rtsys.initialize(target_context)``, safe to call again."""
+    from numba.core import caching
+    from numba.core.registry import cpu_target
+    from numba.core.runtime import rtsys
+    assert callable(caching.Cache._load_overload) and callable(caching.Cache._guard_against_spurious_io_errors)
+    rtsys.initialize(cpu_target.target_context)
+    rtsys.initialize(cpu_target.target_context)
 
 
 def test_numba_internal_object_mode_glue_class():

@@ -17,8 +17,10 @@ of ``--repeat``). The floor is 2 m d flops per row (the kernel's inner products 
 features) at the GEMM rate measured in the same run (a float64 2048 x 2048 product, leansvm's
 threads). A process start: a new Python process that imports the library, fits ``SVC()`` on iris
 and predicts one row, scikit-learn against leansvm, interleaved, median wall time of
-``--starts`` each; a third process is scikit-learn's with numba imported and its CPU target set up
-(what leansvm's first compiled call needs), to show numba's share of the difference.
+``--starts`` each; a third process is scikit-learn's with numba imported and its runtime started
+(what leansvm's first load of compiled code needs: ``leansvm.core.jit._runtime_ready``), to show
+numba's share of the difference, and a fourth leansvm's with numba's whole CPU target refreshed
+first, as numba's own loading of cached code would do.
 
 Threads: leansvm and ONNX Runtime use all cores (their defaults; ONNX Runtime's threads do not spin
 between runs), LIBSVM's prediction is single-threaded; the GEMM rate is measured at all cores.
@@ -61,9 +63,14 @@ t1 = time.perf_counter()
 SVC().fit(X, y).predict(X[:1])
 print(t1 - t0, time.perf_counter() - t1)
 """
-#: the scikit-learn process with numba imported and its CPU target set up, as a first compiled call does
-NUMBA_SETUP = "import numba\nfrom numba.core.registry import cpu_target\ncpu_target.target_context.refresh()"
-START_SIDES = (("sklearn", "sklearn.svm", ""), ("leansvm", "leansvm", ""), ("sklearn_numba", "sklearn.svm", NUMBA_SETUP))
+#: the scikit-learn process with numba imported and its runtime started, as leansvm's first load of compiled code
+NUMBA_SETUP = ("import numba\nfrom numba.core.registry import cpu_target\nfrom numba.core.runtime import rtsys\n"
+               "rtsys.initialize(cpu_target.target_context)")
+#: leansvm with numba's whole CPU target refreshed first, as numba's own loading of cached code does
+#: (``leansvm.core.jit._runtime_ready`` leaves the refresh to a compilation)
+NUMBA_REFRESH = "from numba.core.registry import cpu_target\ncpu_target.target_context.refresh()"
+START_SIDES = (("sklearn", "sklearn.svm", ""), ("leansvm", "leansvm", ""), ("sklearn_numba", "sklearn.svm", NUMBA_SETUP),
+               ("leansvm_refresh", "leansvm", NUMBA_REFRESH))
 
 
 def gemm_rate(n: int = 2048, repeat: int = 3) -> float:
@@ -205,6 +212,7 @@ def process_starts(starts: int) -> dict:
         row[f"{side}_import_s"], row[f"{side}_fit_predict_s"] = (float(v) for v in np.median(parts[side], axis=0))
     row["extra_s"] = row["leansvm_process_s"] - row["sklearn_process_s"]
     row["numba_extra_s"] = row["sklearn_numba_process_s"] - row["sklearn_process_s"]
+    row["refresh_extra_s"] = row["leansvm_refresh_process_s"] - row["sklearn_process_s"]
     return row
 
 
@@ -225,7 +233,7 @@ def main(argv=None) -> int:
     parser.add_argument("--size", type=int, default=FAMILY_SIZE, help="vectors of each budgeted model")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--starts", type=int, default=7)
+    parser.add_argument("--starts", type=int, default=15)
     args = parser.parse_args(argv)
     rate = gemm_rate()
     print(f"GEMM {rate / 1e9:.1f} GFLOP/s", flush=True)
