@@ -652,8 +652,18 @@ def small_grid_section() -> str:
            f"Best cell found: LIBSVM {search['libsvm']['best']}; leansvm {search['leansvm']['best']}. Cells over "
            f"twice LIBSVM's time + 5 ms: {summary['over_twice_plus_5ms']}. Cells where leansvm's dual objective is "
            f"worse than LIBSVM's by more than 0.1 %: {summary['worse_objective']}; the lowest agreement of the two "
-           f"sides' predictions on the rows: {summary['min_agreement']:.3f}.", "",
-           f"Reproduce: `python benchmarks/exact/bench_small_grid.py` (`{path.name}`)."]
+           f"sides' predictions on the rows: {summary['min_agreement']:.3f}.", ""]
+    low_rank = [r for r in rows if r["what"] == "low rank"]
+    if low_rank:
+        out += ["A kernel of low rank at huge C: iris versicolor against virginica (100 rows, raw features), linear "
+                "kernel (rank 4). Dual objective 1/2 a'Qa - sum a: lower is the better optimum.", "",
+                "| C | LIBSVM ms | leansvm ms | leansvm / LIBSVM | LIBSVM objective | leansvm objective | "
+                "training accuracy LIBSVM / leansvm |", "|---|---|---|---|---|---|---|"]
+        out += [f"| {r['C']:g} | {r['libsvm_s'] * 1e3:.1f} | {r['leansvm_s'] * 1e3:.1f} | {r['ratio']:.2f} | "
+                f"{r['libsvm_objective']:.4g} | {r['leansvm_objective']:.4g} | {r['libsvm_accuracy']:.2f} / "
+                f"{r['leansvm_accuracy']:.2f} |" for r in low_rank]
+        out.append("")
+    out.append(f"Reproduce: `python benchmarks/exact/bench_small_grid.py` (`{path.name}`).")
     return "\n".join(out)
 
 
