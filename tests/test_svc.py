@@ -220,3 +220,16 @@ def test_arrays_that_need_no_conversion_give_the_model_and_bookkeeping_of_the_ch
         leansvm.SVC().fit(bad, y)
     with pytest.raises(ValueError, match="Unknown label type"):
         leansvm.SVC().fit(X, y + 0.5)
+
+
+def test_a_fitted_model_keeps_no_per_sample_outputs_of_its_solver():
+    """``solver_stats_`` holds the solver's statistics, not the training rows' outputs (which a path
+    or a screening rule reads during the fit): a pickled model does not grow with the training rows."""
+    from sklearn.datasets import make_classification
+
+    import leansvm
+    X, y = make_classification(n_samples=600, n_features=6, n_classes=3, n_informative=4, random_state=0)
+    svc = leansvm.SVC().fit(X, y)
+    assert len(svc.solver_stats_) == 3 and all("outputs" not in s and "violation" in s for s in svc.solver_stats_)
+    svr = leansvm.SVR().fit(X, X[:, 0])
+    assert "outputs" not in svr.solver_stats_ and "violation" in svr.solver_stats_

@@ -39,6 +39,11 @@ class BinaryFit:
     converged: bool = True
     stats: dict = field(default_factory=dict)
 
+    def kept_stats(self) -> dict:
+        """The statistics a fitted estimator keeps (``solver_stats_``): all but the per-sample outputs,
+        which a path or a screening rule reads during the fit and a pickled model need not carry."""
+        return {k: v for k, v in self.stats.items() if k != "outputs"}
+
 
 def ovo_pairs(n_classes: int) -> list[tuple[int, int]]:
     """LIBSVM's pair order (0,1), (0,2), ..., (k-2, k-1)."""

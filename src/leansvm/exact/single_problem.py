@@ -44,6 +44,6 @@ def solve_expansion(estimator, X, bounds, make_problem, working_set_size=None):
     estimator.dual_objective_ = np.array([fit.dual_objective])
     estimator.n_iter_ = np.array([fit.n_iter])
     estimator.fit_status_ = 0 if fit.converged else 1
-    estimator.solver_stats_ = {k: v for k, v in fit.stats.items() if k != "outputs"}
+    estimator.solver_stats_ = fit.kept_stats()
     estimator._gamma = kernel.gamma
     return fit

@@ -204,7 +204,7 @@ class SVC(KernelClassifierMixin, BaseEstimator):
         self.n_support_ = result.n_support.astype(np.int32)
         self.dual_objective_ = np.array([fit.dual_objective for fit in result.fits])
         self.n_iter_ = np.array([fit.n_iter for fit in result.fits])
-        self.solver_stats_ = [fit.stats for fit in result.fits]
+        self.solver_stats_ = [fit.kept_stats() for fit in result.fits]
         self._gamma = result.expansion.kernel.gamma
         self.fit_status_ = 0 if all(fit.converged for fit in result.fits) else 1
 
