@@ -240,10 +240,10 @@ def newton_on_free(Q, y, C, alpha, G, groups, polish_tol=0.0):
     box allows (at most the full step). Where the free set is right this lands on the optimum at
     once, which pair steps reach slowly at very large C (iris at C = 1e10: millions of steps, each
     undoing part of the last). Where the system has no solution (a kernel of low rank), a step of no
-    curvature to the box (:func:`_flat_direction`), where it lowers the objective more: iris's linear
-    pair at C = 1e6 took 4.9 million pair steps without it, 203 with it. Updates ``alpha`` and ``G``. Returns 0 where it did not decrease the
-    objective (or found nothing to move), 1 for a full step, 2 for a step the box cut short (a
-    variable left the free set: the next step may go on from there).
+    curvature to the box (:func:`_flat_direction`) where it lowers the objective more: iris's linear
+    pair at C = 1e6 took 4.9 million pair steps without it, 203 with it. Updates ``alpha`` and ``G``.
+    Returns 0 where it did not decrease the objective (or found nothing to move), 1 for a full step,
+    2 for a step the box cut short (a variable left the free set: the next step may go on from there).
 
     ``polish_tol`` > 0: the last step of a converged solve (as :func:`leansvm.exact.irwls._polish_free`,
     from the Q in memory), taken only in full, where the system is solved to rounding, every a_F
@@ -318,9 +318,9 @@ def newton_on_free(Q, y, C, alpha, G, groups, polish_tol=0.0):
     else:
         t_max, cut, gain = _step_along(d, free, alpha, C, G, system, False)
         flat, d_flat = _flat_direction(system, rhs, solution, k)
-        if flat:                               # the better of the two: the least-squares step is good
+        if flat:                               # the step that lowers the objective more: on a kernel
             t_flat, cut_flat, gain_flat = _step_along(d_flat, free, alpha, C, G, system, True)
-            if gain_flat < gain:               # where the system is only singular to rounding
+            if gain_flat < gain:               # singular only to rounding the least-squares one
                 d, t_max, cut, gain = d_flat, t_flat, cut_flat, gain_flat
         if not gain < 0:
             return 0
