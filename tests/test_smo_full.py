@@ -137,13 +137,13 @@ def test_a_flat_direction_keeps_the_equality_has_no_curvature_and_descends():
     system[:4, :4], system[:4, 4], system[4, :4] = Q_FF, y_F, y_F
     rhs = np.concatenate([-G_F, [0.0]])
     solution = np.linalg.lstsq(system, rhs, rcond=None)[0]
-    flat, d = smo_full._flat_direction(system, rhs, solution, 4)
+    flat, d = smo_full._flat_direction(system, rhs - system @ solution, np.abs(rhs).max(), solution, 4)
     assert flat
     assert abs(y_F @ d) <= 1e-12 * np.abs(d).max() and G_F @ d < 0
     assert d @ Q_FF @ d <= 1e-12 * (d @ d)
     solvable = system @ np.array([0.3, -0.2, 0.1, 0.4, 0.0])
     solution = np.linalg.lstsq(system, solvable, rcond=None)[0]
-    flat, d = smo_full._flat_direction(system, solvable, solution, 4)
+    flat, d = smo_full._flat_direction(system, solvable - system @ solution, np.abs(solvable).max(), solution, 4)
     assert not flat
     np.testing.assert_array_equal(d, solution[:4])
 

@@ -114,7 +114,8 @@ def low_rank_rows(sides, repeat) -> list:
     """iris versicolor / virginica, raw features, linear kernel, at each of LOW_RANK_CS (module docstring)."""
     X, y3 = load_iris(return_X_y=True)
     X, y = X[y3 > 0], y3[y3 > 0]
-    Q = np.outer(np.where(y == 1, 1.0, -1.0), np.where(y == 1, 1.0, -1.0)) * (X @ X.T)
+    signs = np.where(y == 1, 1.0, -1.0)
+    Q = np.outer(signs, signs) * (X @ X.T)
     rows = []
     for C in LOW_RANK_CS:
         row = {"what": "low rank", "C": C}

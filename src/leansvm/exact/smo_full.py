@@ -165,7 +165,7 @@ def _solve_or_least_squares(system, rhs):
 
 
 @njit(cache=True, nogil=True)
-def _flat_direction(system, rhs, solution, k):
+def _flat_direction(system, residual, scale, solution, k):
     """(True, d) where the Newton system has no solution, d a descent direction of zero curvature;
     else (False, the Newton step ``solution[:k]``).
 
@@ -178,18 +178,15 @@ def _flat_direction(system, rhs, solution, k):
     Numerical Optimization, 16.5). Each such step drops a free variable; once the free set is no
     larger than the rank allows, the system is solvable and the next step is Newton's. d is projected
     onto A'd = 0 (A's columns are orthogonal: y_F, or the indicators of disjoint sign groups), so that
-    a long step keeps the equalities to rounding."""
-    scale = 0.0
-    for a in range(rhs.size):
-        scale = max(scale, abs(rhs[a]))
-    residual = rhs - system @ solution
+    a long step keeps the equalities to rounding. ``residual`` is rhs - S s, ``scale`` the largest
+    |rhs| entry."""
     size = 0.0
     for a in range(k):
         size = max(size, abs(residual[a]))
     if not size > 1e-8 * scale:
         return False, solution[:k]
     d = residual[:k].copy()
-    for e in range(k, rhs.size):          # A'd = 0 exactly, not to the solver's rounding: the step is long
+    for e in range(k, residual.size):     # A'd = 0 exactly, not to the solver's rounding: the step is long
         along = 0.0
         norm = 0.0
         for a in range(k):
@@ -300,11 +297,11 @@ def newton_on_free(Q, y, C, alpha, G, groups, polish_tol=0.0):
     for a in range(k):
         if not np.isfinite(d[a]):
             return 0
+    residual = rhs - system @ solution         # the polish's check, the flat step's direction
+    scale = 0.0
+    for a in range(m):
+        scale = max(scale, abs(rhs[a]))
     if polish_tol > 0:
-        scale = 0.0
-        for a in range(m):
-            scale = max(scale, abs(rhs[a]))
-        residual = system @ solution - rhs
         for a in range(m):
             if abs(residual[a]) > 1e-9 * max(scale, 1.0):
                 return 0
@@ -317,7 +314,7 @@ def newton_on_free(Q, y, C, alpha, G, groups, polish_tol=0.0):
         cut = False
     else:
         t_max, cut, gain = _step_along(d, free, alpha, C, G, system, False)
-        flat, d_flat = _flat_direction(system, rhs, solution, k)
+        flat, d_flat = _flat_direction(system, residual, scale, solution, k)
         if flat:                               # the step that lowers the objective more: on a kernel
             t_flat, cut_flat, gain_flat = _step_along(d_flat, free, alpha, C, G, system, True)
             if gain_flat < gain:               # singular only to rounding the least-squares one
