@@ -27,7 +27,7 @@ def _select_working_set(y, p, f, alpha, C, b, q, rng, tol, equality=True, slot_o
         slot_of = np.zeros(0, dtype=np.intp)
     b = np.broadcast_to(np.asarray(b, dtype=np.float64), (2,)).copy()
     return select_working_set(y, p, f, alpha, C, b, int(q), float(tol), int(equality),
-                              int(rng.integers(1, 2**63 - 1)), slot_of)
+                              int(rng.integers(1, 2**63 - 1)), slot_of, np.zeros(0, dtype=np.int64))
 
 
 @pytest.fixture(scope="module")
@@ -298,10 +298,35 @@ def test_update_outputs_takes_four_rows_per_pass_and_the_leftovers():
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     p, alpha, f0 = -np.ones(n), rng.random(n), rng.normal(size=n)
     for m in (0, 3, 4, 7, 9):                      # leftovers after groups of four: 0..3
-        moved, d = np.arange(m, dtype=np.int64), rng.normal(size=m)
+        d = rng.normal(size=m)
         want = f0 + d @ (slab[slots[:m]].astype(np.float64) + 0.5) if m else f0.copy()
         whole = f0.copy()
-        obj = update_outputs(slab, slots, moved, d, y, p, alpha, whole, 0.5)
+        obj = update_outputs(slab, slots[:m], d, y, p, alpha, whole, 0.5)
+        np.testing.assert_allclose(whole, want, rtol=1e-12, atol=1e-12)
+        assert obj == pytest.approx(float(alpha @ (y * whole / 2 + p)), rel=1e-12)
+
+
+def test_update_by_column_reads_each_variables_sample_column():
+    """Variables reading the columns of their samples (two per sample, or a few of many samples):
+    f_i += sum_k d_k (K[slot_k, cols_i] + offset), the same through whole rows and a gather
+    (variables cover a quarter of the columns or more) and through each variable's column; steps
+    on one slot (a sample's two variables) are summed first."""
+    from leansvm.exact.irwls_chunk import _merge_shared_rows, update_outputs_by_column
+    rng = np.random.default_rng(4)
+    n_samples = 200
+    slab = rng.normal(size=(10, n_samples)).astype(np.float32)
+    for cols in (np.concatenate([np.arange(n_samples)] * 2), np.sort(rng.choice(n_samples, 30, replace=False))):
+        cols = cols.astype(np.int64)
+        n = cols.size
+        y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        p, alpha, f0 = -np.ones(n), rng.random(n), rng.normal(size=n)
+        moved = np.array([3, 7, 3, 0, 9, 7, 1], dtype=np.int64)
+        d = rng.normal(size=moved.size)
+        want = f0 + d @ (slab[moved][:, cols].astype(np.float64) + 0.25)
+        m = _merge_shared_rows(moved, d)
+        assert m == 5 and list(moved[:m]) == [0, 1, 3, 7, 9]
+        whole = f0.copy()
+        obj = update_outputs_by_column(slab, moved[:m], d[:m], cols, y, p, alpha, whole, 0.25)
         np.testing.assert_allclose(whole, want, rtol=1e-12, atol=1e-12)
         assert obj == pytest.approx(float(alpha @ (y * whole / 2 + p)), rel=1e-12)
 
@@ -361,7 +386,8 @@ def _run_chunks_from_zero(cache, state, y, q, n_chunks, fill_work=-1.0):
     alpha, f = np.zeros(y.size), np.zeros(y.size)
     out = run_chunks(cache.slab, *state, problem.y, problem.p, problem.C, alpha, f, np.zeros(2), 0.0,
                      np.zeros(2), 0.0, 1e-5, 1e-3, 3, 1, np.zeros(3, dtype=np.int64), 1000, 1e-5, q, 7,
-                     n_chunks, np.empty(n_chunks), irwls.INNER_RELATIVE_TOL, fill_work)
+                     n_chunks, np.empty(n_chunks), irwls.INNER_RELATIVE_TOL, np.zeros(0, dtype=np.int64),
+                     fill_work)
     return out, alpha
 
 

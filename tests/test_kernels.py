@@ -156,9 +156,10 @@ def test_first_occurrences_keeps_each_sample_once_in_request_order():
 
 
 def test_a_full_row_cache_computes_missing_rows_in_bounded_blocks(monkeypatch):
-    """Once a cache is full, missing rows are computed in blocks of ``DEFAULT_BLOCK_MB`` and scattered
-    into their slots: the same rows, and no temporary block of every missing row (which took up to
-    half the cache's size again)."""
+    """Once a cache is full, missing rows are computed in tiles of columns of ``FILL_TILE_KB`` (dense
+    rows of the built-in kernels) or blocks of rows of ``DEFAULT_BLOCK_MB`` and scattered into
+    their slots: the same rows, and no temporary block of every missing row (which took up to half
+    the cache's size again)."""
     import tracemalloc
     from leansvm.core import kernels
     from leansvm.paths.binary_path import row_cache
@@ -167,6 +168,7 @@ def test_a_full_row_cache_computes_missing_rows_in_bounded_blocks(monkeypatch):
     cache = row_cache(kernel, X, cache_size=4.0, tol=1e-3)           # float32 rows of 12 kB
     cache.slots(np.arange(cache.capacity))                           # full, in never-used slots
     monkeypatch.setattr(kernels, "DEFAULT_BLOCK_MB", 0.1)            # 8 rows a block
+    monkeypatch.setattr(kernels, "FILL_TILE_KB", 100)                # 150 rows x 170 columns a tile
     wanted = np.arange(cache.capacity, cache.capacity + 150)         # 1.8 MB of missing rows
     tracemalloc.start()
     try:

@@ -94,3 +94,19 @@ def test_the_regression_working_set_grows_with_the_problem():
     auto = SVR(C=10, gamma=0.03).fit(X, y)
     explicit = SVR(C=10, gamma=0.03, working_set_size=LARGE_WORKING_SET).fit(X, y)
     assert auto.n_iter_[0] == explicit.n_iter_[0] and auto.dual_objective_[0] == explicit.dual_objective_[0]
+
+
+@pytest.mark.parametrize("Model, params", [(SVR, dict(epsilon=0.1)), (leansvm.NuSVR, dict(nu=0.5))])
+def test_rows_read_in_place_reach_the_optimum_of_copied_rows(Model, params):
+    """A sample's two variables read its row of the samples' cache in place (``irwls_chunk.column``)
+    when that cache holds a chunk's rows; a cache too small for that gives each solve a cache of
+    variable rows copied from it. Both reach LIBSVM's optimum, and the same predictions."""
+    X, y = make_friedman1(n_samples=3000, noise=1.0, random_state=3)
+    X_new, _ = make_friedman1(n_samples=500, noise=1.0, random_state=4)
+    in_place = Model(C=10, gamma=0.1, tol=1e-4, **params).fit(X, y)
+    copied = Model(C=10, gamma=0.1, tol=1e-4, cache_size=0.3, **params).fit(X, y)
+    assert in_place.solver_stats_["rows_in_place"] and not copied.solver_stats_["rows_in_place"]
+    ref = getattr(__import__("sklearn.svm", fromlist=["x"]), Model.__name__)(C=10, gamma=0.1, tol=1e-6, **params).fit(X, y)
+    for ours in (in_place, copied):
+        assert np.max(np.abs(ours.predict(X_new) - ref.predict(X_new))) <= 1e-2 * y.std()
+    assert in_place.dual_objective_[0] == pytest.approx(copied.dual_objective_[0], rel=1e-4)
