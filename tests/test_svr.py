@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import sklearn.svm
 from sklearn.datasets import make_friedman1
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVR as LibsvmSVR
@@ -99,14 +100,15 @@ def test_the_regression_working_set_grows_with_the_problem():
 @pytest.mark.parametrize("Model, params", [(SVR, dict(epsilon=0.1)), (leansvm.NuSVR, dict(nu=0.5))])
 def test_rows_read_in_place_reach_the_optimum_of_copied_rows(Model, params):
     """A sample's two variables read its row of the samples' cache in place (``irwls_chunk.column``)
-    when that cache holds a chunk's rows; a cache too small for that gives each solve a cache of
-    variable rows copied from it. Both reach LIBSVM's optimum, and the same predictions."""
+    when that cache holds a chunk's rows: in the compiled bursts where it holds every row, from
+    Python where it does not; a cache too small for a chunk gives each solve a cache of variable
+    rows copied from it. All reach LIBSVM's optimum, and the same predictions."""
     X, y = make_friedman1(n_samples=3000, noise=1.0, random_state=3)
     X_new, _ = make_friedman1(n_samples=500, noise=1.0, random_state=4)
-    in_place = Model(C=10, gamma=0.1, tol=1e-4, **params).fit(X, y)
-    copied = Model(C=10, gamma=0.1, tol=1e-4, cache_size=0.3, **params).fit(X, y)
-    assert in_place.solver_stats_["rows_in_place"] and not copied.solver_stats_["rows_in_place"]
-    ref = getattr(__import__("sklearn.svm", fromlist=["x"]), Model.__name__)(C=10, gamma=0.1, tol=1e-6, **params).fit(X, y)
-    for ours in (in_place, copied):
+    fit = lambda cache_size: Model(C=10, gamma=0.1, tol=1e-4, cache_size=cache_size, **params).fit(X, y)
+    every_row, some_rows, copied = fit(200.0), fit(3.0), fit(0.3)     # rows of 12 kB; 128 a chunk
+    assert [m.solver_stats_["rows_in_place"] for m in (every_row, some_rows, copied)] == [True, True, False]
+    ref = getattr(sklearn.svm, Model.__name__)(C=10, gamma=0.1, tol=1e-6, **params).fit(X, y)
+    for ours in (every_row, some_rows, copied):
         assert np.max(np.abs(ours.predict(X_new) - ref.predict(X_new))) <= 1e-2 * y.std()
-    assert in_place.dual_objective_[0] == pytest.approx(copied.dual_objective_[0], rel=1e-4)
+        assert ours.dual_objective_[0] == pytest.approx(copied.dual_objective_[0], rel=1e-4)

@@ -115,6 +115,12 @@ def _workloads():
         for tol in (1e-3, 1e-5):
             jobs.append((f"SVC IRWLS tol={tol:g} {'sparse' if rows is Xks else 'dense'}",
                          lambda r=rows, t=tol: leansvm.SVC(C=10, gamma=0.3, tol=t).fit(r, yk)))
+    # SVR on a row cache of fewer rows than samples (more than a chunk's): chunks solved from Python,
+    # a sample's row read in place for both its variables, rows filled in tiles, float32 and float64 rows
+    zk = Xk[:, 0] + 0.1 * Xk[:, 1] ** 2
+    for tol in (1e-3, 1e-5):
+        jobs.append((f"SVR rows in place tol={tol:g}", lambda t=tol: leansvm.SVR(C=10, gamma=0.3, tol=t, cache_size=4)
+                     .fit(Xk, zk)))
     for shrinking in (True, False):
         jobs.append((f"BudgetSVC row cache shrinking={shrinking}", lambda s=shrinking: leansvm.BudgetSVC(
             budget=20, C=10, gamma=0.3, cache_size=1, shrinking=s).fit(Xl, yl)))
