@@ -63,11 +63,12 @@ class _IRWLSRegressor(ExpansionAttributes, RegressorMixin, BaseEstimator):
 
 
 #: 'auto' takes LARGE_WORKING_SET variables per chunk from this many variables (10,000 samples) on. Fewer
-#: chunks of more variables: a chunk's rows are gathered from the samples' rows and its solve returns
-#: to Python, and a regression problem has twice the variables of its samples. Measured (best of 2,
-#: 2 cores; q = 128 / 512): friedman1-50k 36.3 / 18.3 s (q = 256: 24.6, q = 1024: 30.8), nu-SVR on it
-#: 42.8 / 24.0 s, diamonds 19.7 / 12.0 s, friedman1-10k 1.65 / 1.50 s; below, 512 loses:
-#: friedman1-5k 0.70 / 0.92 s, diabetes (442 rows) 16 / 27 ms
+#: chunks of more variables: a chunk whose rows the cache does not hold returns to Python, and a
+#: regression problem has twice the variables of its samples. Measured (best of 2, 2 cores; q = 128 / 512):
+#: friedman1-50k 36.3 / 18.3 s (q = 256: 24.6, q = 1024: 30.8), nu-SVR on it 42.8 / 24.0 s, diamonds
+#: 19.7 / 12.0 s, friedman1-10k 1.65 / 1.50 s; below, 512 loses: friedman1-5k 0.70 / 0.92 s, diabetes
+#: (442 rows) 16 / 27 ms. Since the samples' rows are read in place (irwls_chunk.column), diamonds
+#: at q = 256 / 384 / 512 / 768 / 1024: 17.6 / 12.9 / 10.0 / 10.3 / 12.1 s (the faster of two fits)
 LARGE_PROBLEM_VARIABLES = 20_000
 LARGE_WORKING_SET = 512
 
