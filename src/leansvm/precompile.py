@@ -24,9 +24,9 @@ import warnings
 from pathlib import Path
 
 #: the modules that define compiled functions (each imports the compiled helpers it calls)
-COMPILED_MODULES = ("core.expf", "core.row_norms", "core.kernels", "core.lapack", "exact.irwls_chunk",
-                    "exact.irwls_subproblem", "exact.box_cd", "exact.smo_full", "paths.linear_screening",
-                    "budget.sgd_kernels",
+COMPILED_MODULES = ("core.expf", "core.row_norms", "core.slab_ops", "core.kernels", "core.lapack",
+                    "exact.irwls_chunk", "exact.irwls_subproblem", "exact.box_cd", "exact.smo_full",
+                    "paths.linear_screening", "budget.sgd_kernels",
                     "budget.merging", "budget.bsgd", "budget.bsgd_crammer_singer", "budget.budget_smo",
                     "budget.budget_shrinking", "budget.smo_steps", "compression.cvm")
 

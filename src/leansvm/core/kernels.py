@@ -26,6 +26,8 @@ from leansvm.core.buffers import page_backed_buffer
 from leansvm.core.expf import expf_nonpositive
 from leansvm.core.jit import njit
 from leansvm.core.row_norms import squared_row_norms  # noqa: F401  (re-exported: every kernel's |x|^2)
+from leansvm.core.slab_ops import (accumulate_rows, accumulate_whole_rows, first_occurrences, gather_rows,
+                                    scatter_tile)
 from leansvm.core.threads import SPLIT_MIN_ENTRIES, blas_is_single, can_split, split_range
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
@@ -342,61 +344,6 @@ class Kernel:
 GATHER_SPLIT_ENTRIES = 1 << 20
 
 
-@njit(cache=True, nogil=True)
-def gather_rows(slab, slots, cols, out, out_slots):
-    """out[out_slots[r], k] = slab[slots[r], cols[k]]: cached rows restricted to columns, written
-    straight into another cache's slots (no temporary, no second copy)."""
-    for r in range(slots.size):
-        row = slab[slots[r]]
-        dst = out[out_slots[r]]
-        for k in range(cols.size):
-            dst[k] = row[cols[k]]
-
-
-@njit(cache=True, nogil=True)
-def scatter_tile(slab, slots, start, tile):
-    """slab[slots[r], start:start + width] = tile[r]: a tile of rows copied into their slots
-    without the GIL (NumPy's fancy assignment holds it, so threads filling one cache took turns)."""
-    width = tile.shape[1]
-    for r in range(slots.size):
-        slab[slots[r], start:start + width] = tile[r]
-
-
-@njit(cache=True, nogil=True)
-def _accumulate_rows(slab, slots, coef, cols, out):
-    """out[k] += sum_r coef[r] slab[slots[r], cols[k]]."""
-    for r in range(slots.size):
-        c = coef[r]
-        row = slab[slots[r]]
-        for k in range(cols.size):
-            out[k] += c * row[cols[k]]
-
-
-@njit(cache=True, nogil=True)
-def _accumulate_whole_rows(slab, slots, coef, out):
-    """out[k] += sum_r coef[r] slab[slots[r], k]: :func:`_accumulate_rows` over every column in
-    order, without the column gather (it vectorises; same operations in the same order)."""
-    for r in range(slots.size):
-        c = coef[r]
-        row = slab[slots[r]]
-        for k in range(out.size):
-            out[k] += c * row[k]
-
-
-@njit(cache=True, nogil=True)
-def _first_occurrences(idx) -> np.ndarray:
-    """``idx`` without repeats, in order. A row requested twice in one call (the two variables of
-    an SVR sample) must get one slot: a second slot would be an orphan whose eviction marks the
-    sample as not cached while its live slot is still being read. Compiled: ``np.unique`` cost
-    21 us a call, a fifth of a cache request's own time on letter's pairs."""
-    order = np.argsort(idx, kind="mergesort")          # stable: equal samples in request order
-    keep = np.ones(idx.size, dtype=np.bool_)
-    for t in range(1, idx.size):
-        if idx[order[t]] == idx[order[t - 1]]:
-            keep[order[t]] = False
-    return idx[keep]
-
-
 def dense_if_worth_it(X):
     """Sparse X as a dense array when it is dense enough for GEMM to beat sparse products and its
     dense copy fits in :attr:`KernelRowCache.DENSE_MAX_MB`; else X as it is."""
@@ -560,7 +507,7 @@ class KernelRowCache:
         self.hits += n_hit
         self.misses += idx.size - n_hit
         if n_hit < idx.size:
-            self._fill(_first_occurrences(idx[~hit]))
+            self._fill(first_occurrences(idx[~hit]))
             slots = self._slot_of[idx]
         return slots
 
@@ -655,9 +602,9 @@ class KernelRowCache:
         for start in range(0, rows.size, step):
             slots = self.slots(rows[start:start + step]).astype(np.int64)
             if whole_rows:
-                _accumulate_whole_rows(self._slab, slots, coef[start:start + step], sums)
+                accumulate_whole_rows(self._slab, slots, coef[start:start + step], sums)
             else:
-                _accumulate_rows(self._slab, slots, coef[start:start + step], cols, out)
+                accumulate_rows(self._slab, slots, coef[start:start + step], cols, out)
         if whole_rows:
             out = sums[cols]
         if offset:

@@ -36,7 +36,8 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from leansvm.core.jit import njit
-from leansvm.core.kernels import Kernel, KernelRowCache, gather_rows
+from leansvm.core.kernels import Kernel, KernelRowCache
+from leansvm.core.slab_ops import gather_rows
 from leansvm.core.multiclass import BinaryFit
 from leansvm.core.problems import DualProblem
 from leansvm.exact.irwls_subproblem import box_pair_step
