@@ -24,7 +24,7 @@ from common import PROMISE_SEEDS, PROMISE_SETS, promise_counts, task_rows  # noq
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 #: the exact solver's side-by-side run: every set of docs/datasets.md and synth-50k, one run
-EXACT_FILES = ("final-20261207-090322.json",)
+EXACT_FILES = ("final-20261207-183451.json",)
 README_SETS = ("a9a", "synth-50k", "magic", "letter")
 #: the promise runs of the current main job start with this file; a later run's (dataset, seed) replaces an earlier one's
 PROMISE_SINCE = "main-job-20261127-134957"
