@@ -127,7 +127,7 @@ STUDIES = ["budget/bench_bsgd_oracle.py", "screening/bench_screening_oracle.py",
            "main_job/bench_fit_points.py", "budget/bench_budget_refit.py", "exact/bench_irwls_threads.py", "compression/bench_compression_threads.py",
            "budget/bench_bsgd_margin.py", "exact/bench_nu_svc_tolerance.py", "exact/bench_scaling.py", "main_job/bench_search.py",
            "exact/bench_thundersvm.py", "main_job/bench_fit.py", "main_job/bench_fit_regression.py", "main_job/bench_carry_regression.py",
-           "main_job/bench_fit_novelty.py",
+           "main_job/bench_svr_search.py", "main_job/bench_fit_novelty.py",
            "compression/bench_compression_regression.py",
            "screening/bench_svr_path.py", "screening/bench_one_class_path.py", "screening/bench_linear_screening.py",
            "compression/bench_compression_start.py", "budget/bench_landmark_svr.py", "deploy/bench_dask_worker_env.py"]
