@@ -61,9 +61,11 @@ def test_a_best_width_on_the_range_s_edge_extends_it(bench):
 
 def test_no_round_starts_that_would_end_past_the_time_limit(bench):
     X, y = _sine(4000, 3.0)
-    ticks = itertools.count(step=10.0)                 # every reading of the clock 10 s later
-    found = bench.halving_svr_search(X, y, 0.05, min_rows=500, max_rows=4000, factor=3, time_limit=60.0,
-                               clock=lambda: next(ticks))
+    ticks = itertools.count(step=1.0)                  # every reading of the clock 1 s later
+    # round 0 "takes" 1 s and ends at 3 s; round 1 (3 x the rows, at least 2 of its 49 cells) is estimated at
+    # 9 x 2 / 49 = 0.37 s or more: past a 3.3 s limit, though within it were the estimate left out
+    found = bench.halving_svr_search(X, y, 0.05, min_rows=500, max_rows=4000, factor=3, time_limit=3.3,
+                                     clock=lambda: next(ticks))
     assert [r["rows"] for r in found.rounds] == [500]
     assert "stopped before 1500 rows" in found.stopped
 
