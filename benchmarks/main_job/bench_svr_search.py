@@ -61,18 +61,14 @@ C_MARGIN = 2.0
 
 @dataclass
 class SVRSearch:
-    """What :func:`halving_svr_search` chose and how: (C, gamma) and its mean CV R^2 and standard error,
-    each round's rows, widths, C range, best cell and seconds, the last round's ``cv_results_``."""
+    """What :func:`halving_svr_search` chose and how: (C, gamma) and its mean CV R^2, each round's rows,
+    widths, C range, best cell and seconds, why it stopped early and which ranges it moved."""
     C: float
     gamma: float
     score: float
-    se: float
-    best_score: float
     rounds: list = field(default_factory=list)
-    cv_results: dict = field(default_factory=dict)
     stopped: str = ""
     extended: list = field(default_factory=list)
-    seconds: float = 0.0
 
     @property
     def rows(self) -> int:
@@ -134,7 +130,7 @@ def _next_widths(best, step, lo, hi, extended):
     return sorted(g for g in widths if lo <= g <= hi), lo, hi
 
 
-def _next_Cs(best, widths, c_lo, c_hi, extended):
+def _next_Cs(best, widths, c_lo, extended):
     """C's path for the next round: from the range's low end (each path warm-starts from small C, where
     the solves are cheap) to 2^C_MARGIN above the kept widths' best C, with the low end moved 2^2 down
     where a best C sits on it; steps of 2^2."""
@@ -142,7 +138,7 @@ def _next_Cs(best, widths, c_lo, c_hi, extended):
     if min(chosen) <= c_lo and c_lo > C_OCTAVES[0] - MAX_EXTENSION:
         c_lo -= 2.0
         extended.append(f"C to 2^{c_lo:g}")
-    return list(np.arange(c_lo, min(max(chosen) + C_MARGIN, c_hi) + 1.0, 2.0)), c_lo, c_hi
+    return list(np.arange(c_lo, min(max(chosen) + C_MARGIN, C_OCTAVES[1]) + 1.0, 2.0)), c_lo
 
 
 def halving_svr_search(X, y, epsilon, *, min_rows=500, max_rows=2000, factor=2, n_folds=3, random_state=0,
@@ -156,9 +152,9 @@ def halving_svr_search(X, y, epsilon, *, min_rows=500, max_rows=2000, factor=2, 
     start = clock()
     scale = resolve_gamma("scale", X)
     lo, hi = GAMMA_OCTAVES
-    c_lo, c_hi = C_OCTAVES
+    c_lo = C_OCTAVES[0]
     widths = list(np.arange(lo, hi + 0.5, 2.0))
-    Cs = list(np.arange(c_lo, c_hi + 1.0, 2.0))
+    Cs = list(np.arange(c_lo, C_OCTAVES[1] + 1.0, 2.0))
     step, extended, rounds, stopped = 2.0, [], [], ""
     sizes = _round_sizes(X.shape[0], min_rows, max_rows, factor)
     results = None
@@ -180,13 +176,9 @@ def halving_svr_search(X, y, epsilon, *, min_rows=500, max_rows=2000, factor=2, 
                        "best_log2_C": best[top][1], "best_score": best[top][0], "seconds": clock() - t0})
         if number + 1 < len(sizes):
             widths, lo, hi = _next_widths(best, step, lo, hi, extended)
-            Cs, c_lo, c_hi = _next_Cs(best, widths, c_lo, c_hi, extended)
+            Cs, c_lo = _next_Cs(best, widths, c_lo, extended)
             step /= 2
-    C, gamma, score = _one_standard_error(results, n_folds)
-    k = int(np.argmax(results["mean_test_score"]))
-    se = float(results["std_test_score"][k] / np.sqrt(n_folds))
-    return SVRSearch(C, gamma, score, se, float(results["mean_test_score"][k]), rounds, results, stopped,
-                     extended, clock() - start)
+    return SVRSearch(*_one_standard_error(results, n_folds), rounds, stopped, extended)
 
 
 EXTRA_SETS = ("diabetes", "friedman2-10k", "friedman3-10k", "boston", "quakes")
@@ -218,9 +210,8 @@ def study(name, seed) -> list[dict]:
     import leansvm
     from leansvm.job.context import JobContext
     from leansvm.job.data import scale_features, validation_folds
-    from leansvm.job.helpers import _subsample
     from leansvm.job.records import JobLog
-    from leansvm.job.regression import DEFAULT_CS, DEFAULT_GAMMA_FACTORS, _one_standard_error
+    from leansvm.job.regression import _rmse, grid_search_svr
     from leansvm.job.task_rules import RegressionTask
 
     X, z, X_te, z_te = load_set(name, seed)
@@ -233,11 +224,8 @@ def study(name, seed) -> list[dict]:
     for method in ("grid", "halving"):
         t0 = time.perf_counter()
         if method == "grid":
-            X_sel, y_sel = _subsample(job.X_fit, job.y_fit, 2000, seed)
-            cv = leansvm.SVRCV(Cs=list(DEFAULT_CS), gammas=[f * scale for f in DEFAULT_GAMMA_FACTORS], epsilon=eps,
-                               cv=3, refit=False).fit(X_sel, y_sel)
-            C, gamma, score = _one_standard_error(cv.cv_results_, 3)
-            search_rows, cells = X_sel.shape[0], len(cv.cv_results_["params"])
+            C, gamma, score, cv, search_rows = grid_search_svr(job, None, None, 2000, eps)     # the job's own grid
+            cells = len(cv.cv_results_["params"])
         else:
             found = halving_svr_search(job.X_fit, job.y_fit, eps, random_state=seed)
             C, gamma, score, search_rows, cells = found.C, found.gamma, found.score, found.rows, found.n_cells
@@ -245,11 +233,10 @@ def study(name, seed) -> list[dict]:
         start = time.perf_counter()
         model = leansvm.SVR(C=C, gamma=gamma, epsilon=eps, random_state=seed).fit(job.X_fit, job.y_fit)
         fit_s = time.perf_counter() - start
-        rmse = lambda A, b: float(np.sqrt(np.mean((model.predict(A) - b) ** 2)))  # noqa: E731
         rows.append({"set": name, "seed": seed, "search": method, "search_rows": int(search_rows), "cells": int(cells),
                      "search_s": search_s, "C": float(C), "gamma_over_scale": float(gamma / scale), "cv_r2": score,
                      "fit_rows": int(job.n_fit), "n_sv": int(model.n_support_[0]), "fit_s": fit_s,
-                     "validation_rmse": rmse(job.X_val, job.y_val), "test_rmse": rmse(X_te, z_te)})
+                     "validation_rmse": _rmse(model, job.X_val, job.y_val), "test_rmse": _rmse(model, X_te, z_te)})
         print(rows[-1], flush=True)
     return rows
 

@@ -79,27 +79,35 @@ def _rmse(model, X, y) -> float:
     return float(np.sqrt(np.mean((model.predict(X) - y) ** 2)))
 
 
+def grid_search_svr(job, Cs, gamma_factors, selection_size, epsilon):
+    """(C, gamma, mean CV R^2, the fitted :class:`leansvm.SVRCV`, its rows) of :class:`leansvm.SVRCV` on at most
+    ``selection_size`` fit rows: C on ``Cs``, gamma on ``gamma_factors`` x 'scale' (None: :data:`DEFAULT_CS`,
+    :data:`DEFAULT_GAMMA_FACTORS`), ``epsilon`` in the targets' units, 3-fold CV, :func:`_one_standard_error`."""
+    import leansvm
+
+    scale_gamma = leansvm.Kernel.from_params("rbf", "scale", X=job.X_fit).gamma
+    gammas = [f * scale_gamma for f in (gamma_factors or DEFAULT_GAMMA_FACTORS)]
+    X_sel, y_sel = _subsample(job.X_fit, job.y_fit, selection_size, job.random_state)
+    cv = leansvm.SVRCV(Cs=list(Cs or DEFAULT_CS), gammas=gammas, epsilon=epsilon, cv=3, refit=False).fit(X_sel, y_sel)
+    return (*_one_standard_error(cv.cv_results_, n_folds=3), cv, X_sel.shape[0])
+
+
 def tune_svr(job, Cs, gamma_factors, selection_size, epsilon):
-    """Stage 2: (C, gamma) by :class:`leansvm.SVRCV` on at most ``selection_size`` fit rows (C on ``Cs``,
-    gamma on ``gamma_factors`` x 'scale', ``epsilon`` in the targets' units; :func:`_one_standard_error`),
-    then C carried to the fit's size (:func:`~leansvm.job.hyperparameters.carry_C`, in the search's share
-    of the budget, or without one in the time the search took). Returns (the search's C, the carried C,
-    gamma, the search's ``cv_results_`` holder)."""
+    """Stage 2: (C, gamma) by :func:`grid_search_svr`, then C carried to the fit's size
+    (:func:`~leansvm.job.hyperparameters.carry_C`, in the search's share of the budget, or without one in the
+    time the search took). Returns (the search's C, the carried C, gamma, the search's ``cv_results_``
+    holder)."""
     import leansvm
 
     t0, log, random_state = job.clock(), job.log, job.random_state
-    scale_gamma = leansvm.Kernel.from_params("rbf", "scale", X=job.X_fit).gamma
-    gammas = [f * scale_gamma for f in (gamma_factors or DEFAULT_GAMMA_FACTORS)]
-    X_sel, y_sel = _subsample(job.X_fit, job.y_fit, selection_size, random_state)
-    cv = leansvm.SVRCV(Cs=list(Cs or DEFAULT_CS), gammas=gammas, epsilon=epsilon, cv=3, refit=False).fit(X_sel, y_sel)
-    C, gamma, score = _one_standard_error(cv.cv_results_, n_folds=3)
+    C, gamma, score, cv, rows = grid_search_svr(job, Cs, gamma_factors, selection_size, epsilon)
     log.step("select", f"C = {C:g}, gamma = {gamma:.4g}",
              f"3-fold CV R^2 {score:.4f} (best {cv.best_score_:.4f}; the smallest C within one standard error) "
-             f"over {len(cv.cv_results_['params'])} cells on {X_sel.shape[0]} rows (SVR paths over C)",
+             f"over {len(cv.cv_results_['params'])} cells on {rows} rows (SVR paths over C)",
              job.clock() - t0)
     deadline = job.deadline
     carried = carry_C(job, lambda c: leansvm.SVR(C=c, gamma=gamma, epsilon=epsilon, random_state=random_state), C,
-                      X_sel.shape[0], deadline.allowance("search") if deadline.seconds is not None else job.clock() - t0)
+                      rows, deadline.allowance("search") if deadline.seconds is not None else job.clock() - t0)
     return C, carried, gamma, cv
 
 
