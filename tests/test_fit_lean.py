@@ -496,7 +496,10 @@ def test_budget_route_when_exact_training_exceeds_the_budget(moons):
     # its sizes: fractions of the subsample's exact model and the fixed ones below the rows
     from leansvm.job.candidates import budget_route_sizes
     sizes = budget_route_sizes(exact[0].n_support, 280, GRID["size_fractions"])
-    assert next(s for s in r.steps if s.stage == "budget").choice.endswith("B = " + ", ".join(map(str, sizes)))
+    step = next(s for s in r.steps if s.stage == "budget")
+    assert "fixed sizes " + ", ".join(map(str, sizes)) + ":" in step.reason
+    # the choice names the sizes trained: each family's first, the rest left out for lack of time
+    assert step.choice.endswith(f"B = {sizes[0]}") and "left out for lack of time" in step.reason
     assert r.libsvm_seconds_per_1000 is None
     assert any(s.stage == "route" and "over its share of the budget" in s.reason for s in r.steps)
     # a budget choice is refit on all rows on this route too (it needs no exact solve)

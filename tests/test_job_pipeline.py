@@ -101,7 +101,28 @@ def test_the_stages_time_checks_and_steps_read_the_jobs_clock():
     assert sorted(c.name for c in out) == ["BSGD B=10", "Nystroem B=10"]
     step = log.steps[-1]
     assert step.stage == "budget" and "left out for lack of time" in step.reason
+    assert step.choice == "2 budget model(s), B = 10"          # the sizes trained, not those left out
     assert step.seconds >= 1000.0
+
+
+def test_compression_with_no_size_below_a_qualifying_model_is_left_out_and_says_why():
+    """When a model of ``below`` vectors already qualifies and the first compressed size is not below
+    it, no compression is tried: the step says the family is left out and why, not that no compressed
+    model reached the target."""
+    from leansvm.job.candidates import compress_models
+
+    X, y, folds, task, make_exact, _ = _classification()
+    log = JobLog(False)
+    job = JobContext(X, y, folds, task, Deadline(None), log, random_state=0, compression_points=100)
+    model = make_exact().fit(job.X_fit, job.y_fit)
+    exact = Candidate("exact SVC", "exact", model, int(model.expansion_.n_support), 0.1, n_rows=job.n_fit)
+    assert compress_models(job, exact, below=5) == []
+    step = log.steps[-1]
+    assert step.stage == "compress" and step.choice == "family left out"
+    assert "below 5" in step.reason and "already qualifies" in step.reason
+    # with room below the limit, sizes are tried
+    assert compress_models(job, exact, below=exact.n_support // 2)
+    assert log.steps[-1].choice != "family left out"
 
 
 @pytest.mark.parametrize("make", [_classification, _regression, _novelty], ids=["classification", "regression",

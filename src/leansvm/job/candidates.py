@@ -208,7 +208,7 @@ def train_budget_models(job, C, gamma, budgets, time_limit=None, landmarks=True)
         if landmarks or bsgd is None:
             plan.append((f"Nystroem B={int(budget)}",
                          LandmarkSVC(budget=int(budget), C=C, gamma=gamma, random_state=random_state)))
-    left_out, last = [], {}          # the last model of each family: its budget and seconds
+    left_out, last, trained = [], {}, set()   # last: the last model of each family, its budget and seconds
     with Progress(len(plan), "budget models", "models") as bar:
         for name, estimator in plan:
             family, model = type(estimator).__name__, None
@@ -227,11 +227,13 @@ def train_budget_models(job, C, gamma, budgets, time_limit=None, landmarks=True)
                 seconds = last[family][1]
             last[family] = (estimator.budget, seconds, X.shape[0])
             out.append(Candidate(name, "budget", model, model.expansion_.n_support, seconds))
+            trained.add(int(estimator.budget))
             bar.update()
     families = (["BSGDClassifier with its convex refit"] if bsgd is not None else []) + \
         (["Nystroem + LinearSVC"] if landmarks or bsgd is None else [])
-    log.step("budget", f"{len(out)} budget model(s), B = {', '.join(str(int(b)) for b in budgets)}",
-             "budgeted training at fixed size: " + " and ".join(families)
+    log.step("budget", f"{len(out)} budget model(s)"
+             + (f", B = {', '.join(str(b) for b in sorted(trained))}" if trained else ""),
+             f"budgeted training at fixed sizes {', '.join(str(int(b)) for b in budgets)}: " + " and ".join(families)
              + (f"; left out for lack of time ({time_limit:.0f} s): {', '.join(left_out)}" if left_out else ""),
              job.clock() - start, fallback)
     return out
@@ -394,8 +396,14 @@ def compress_models(job, reference: Candidate, first_fraction=0.01, time_limit=N
     size = max(5, int(round(first_fraction * m)), VECTORS_PER_CLASS * n_classes if n_classes > 2 else 0)
     miss, hit, stopped, out_of_reach = None, None, False, False
     missed = []                          # (candidate, the task's miss) of each doubling
+    limit = m if below is None else min(m, below)
+    if size >= limit:
+        log.step("compress", "family left out",
+                 f"no size from {size} vectors on is below {limit}, "
+                 + (f"the {reference.name}'s {m} SV" if limit == m else
+                    f"the smallest model that already qualifies"), job.clock() - start)
+        return []
     with reuse_eigendecompositions():   # one K_SS eigendecomposition for all sizes (same candidates)
-        limit = m if below is None else min(m, below)
         while size < limit:
             c = attempt(size)
             if c is not None and task.within(c):

@@ -70,11 +70,12 @@ class DropEstimate:
     def within(self, max_accuracy_drop) -> bool:
         return bool(self.upper <= max_accuracy_drop + 1e-12)
 
-    def describe(self) -> str:
-        """'0.31 +- 0.22 points (95 % bound 0.67) on 865 rows' (points: percentage points)."""
-        where = f"{self.n} rows" + (f" of {self.folds} folds" if self.folds > 1 else "")
+    def describe(self, rows=True) -> str:
+        """'0.31 +- 0.22 points (95 % bound 0.67) on 865 rows' (points: percentage points; ``rows``
+        False: without where it was measured)."""
+        where = f" on {self.n} rows" + (f" of {self.folds} folds" if self.folds > 1 else "")
         return (f"{100 * self.mean:.2f} +- {100 * self.se:.2f} points "
-                f"({100 * self.confidence:g} % bound {100 * self.upper:.2f}) on {where}")
+                f"({100 * self.confidence:g} % bound {100 * self.upper:.2f})" + (where if rows else ""))
 
 
 def correct(predictions, y) -> np.ndarray:

@@ -85,7 +85,7 @@ class ClassificationTask:
 
     @staticmethod
     def describe_pooled(c) -> str:
-        return f"drop {c.drop.describe()}"
+        return f"drop {c.drop.describe(rows=False)}"      # the caller says which rows
 
     @staticmethod
     def margin(c, reference) -> float:
