@@ -401,7 +401,7 @@ def compress_models(job, reference: Candidate, first_fraction=0.01, time_limit=N
         log.step("compress", "family left out",
                  f"no size from {size} vectors on is below {limit}, "
                  + (f"the {reference.name}'s {m} SV" if limit == m else
-                    f"the smallest model that already qualifies"), job.clock() - start)
+                    "the smallest model that already qualifies"), job.clock() - start)
         return []
     with reuse_eigendecompositions():   # one K_SS eigendecomposition for all sizes (same candidates)
         while size < limit:
