@@ -882,8 +882,8 @@ def test_the_size_search_stops_when_its_misses_stop_shrinking():
 
 
 def test_an_unreachable_target_stops_the_size_search_after_three_sizes(moons):
-    """Every size misses a target 10 points above the exact model, by as much at 20 vectors as at 5: the search stops before 40
-    (the reference has 67 SV) and says why."""
+    """Every size misses a target 10 points above the exact model, by as much at 20 vectors as at 5: the doubling stops
+    before 40 (the reference has 67 SV), one size at half the reference's is tried, and the log says why."""
     from leansvm.job.candidates import compress_models, train_exact
     from leansvm.job.records import JobLog
 
@@ -893,8 +893,10 @@ def test_an_unreachable_target_stops_the_size_search_after_three_sizes(moons):
     exact = train_exact(X[:280], y[:280], 10.0, 0.5)
     log = JobLog(False)
     out = compress_models(_context(X, y, ClassificationTask(y[280:], -0.1), 280, log), exact)
-    assert [c.n_support for c in out] == [5, 10, 20] and exact.n_support > 40
+    assert [c.n_support for c in out] == [5, 10, 20, exact.n_support // 2] and exact.n_support > 40
     assert "shrank too slowly" in log.steps[-1].reason
+    assert log.steps[-1].reason.endswith(f"one size at half of {exact.n_support} vectors, {exact.n_support // 2}, "
+                                         "where a compressed model nears its reference: missed")
 
 
 def test_the_size_search_rule_needs_sizes_that_grew():

@@ -193,3 +193,39 @@ def test_each_task_s_job_runs_through_the_one_pipeline(task, monkeypatch):
         result = fit_lean(X, task="novelty", max_disagreement=0.05)
     assert len(calls) == 1 and result.task == task
     assert result.chosen is calls[0].chosen and result.exact is calls[0].exact
+
+
+def test_a_doubling_stopped_as_out_of_reach_tries_one_size_at_half_the_limit():
+    """After doubling_out_of_reach stops compression's doubling at ``last`` vectors, one size at half
+    the limit, when it is past ``last`` and its estimated seconds (``last``'s, scaled by the vectors
+    and their fitting points) fit the time left."""
+    from leansvm.job.candidates import _half_limit_probe
+
+    tried = [Candidate("compressed 40 SV", "compressed", None, 40, 0.5)]
+    X, never = np.zeros((3500, 10)), (lambda seconds: False)
+    assert _half_limit_probe(True, 40, 253, tried, X, None, 4, never) == 126
+    assert _half_limit_probe(False, 40, 253, tried, X, None, 4, never) is None     # not stopped by the rule
+    assert _half_limit_probe(True, 160, 253, tried, X, None, 4, never) is None     # half the limit is not past it
+    asked = []
+    assert _half_limit_probe(True, 40, 253, tried, X, None, 4, lambda s: asked.append(s) or True) is None
+    assert asked == [pytest.approx(126 / 40 * 0.5)]       # every row fitted at both sizes: vectors alone
+
+
+def test_compression_stopped_as_out_of_reach_says_what_the_half_limit_size_did(monkeypatch):
+    """The stage's reasons name the size at half the limit and whether it reached the target."""
+    import leansvm.job.candidates as candidates
+
+    monkeypatch.setattr(candidates, "doubling_out_of_reach", lambda *args: True)   # the rule, not the clock
+    X, y, folds, task, make_exact, _ = _classification()
+    task = ClassificationTask(task.y_val, 0.0, n_classes=2)      # no drop allowed: the first sizes miss
+    log = JobLog(False)
+    job = JobContext(X, y, folds, task, Deadline(None), log, random_state=0, compression_points=100)
+    model = make_exact().fit(job.X_fit, job.y_fit)
+    exact = Candidate("exact SVC", "exact", model, int(model.expansion_.n_support), 0.1, n_rows=job.n_fit)
+    out = candidates.compress_models(job, exact)
+    first, probed = out[0], out[-1]
+    assert not task.within(first)                      # the first size missed: the rule stopped the doubling
+    assert len(out) == 2 and probed.n_support == exact.n_support // 2
+    verdict = "it reached the target" if task.within(probed) else "missed"
+    assert f"one size at half of {exact.n_support} vectors, {exact.n_support // 2}" in log.steps[-1].reason
+    assert log.steps[-1].reason.endswith(verdict)
