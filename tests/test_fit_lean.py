@@ -378,6 +378,34 @@ def test_the_folds_try_equal_sizes_in_the_choice_s_order():
     assert confirm_on_folds(job, [reference, first, second], reference, lambda: exact_svc(1.0, 0.5)) is second
 
 
+def test_a_smaller_near_miss_the_folds_accept_is_logged_in_place_of_the_choice():
+    """A smaller candidate two validation rows short of the limit, right on every other fold: the folds
+    accept it before the validation part's choice, and the step's line says it came in place of it."""
+    from leansvm.job.candidates import exact_svc
+    from leansvm.job.choice import confirm_on_folds
+    from leansvm.job.records import JobLog
+
+    X, y, folds = _lucky_folds()
+    exact = leansvm.SVC(C=1.0, gamma=0.5).fit(X[folds[0][0]], y[folds[0][0]])
+    predicted = exact.predict(X[:200])
+    reference = _paired("exact", 300, predicted, y[:200], kind="exact")
+    reference.model, reference.fit_seconds = exact, 0.1
+    near = predicted.copy()
+    right = np.flatnonzero(predicted == y[:200])[:2]
+    near[right] = 1 - near[right]                                    # two rows the exact model gets right
+    small = _paired("BSGD B=5", 5, near, y[:200])
+    large = _paired("Nystroem B=10", 10, predicted.copy(), y[:200])   # as the exact model on validation
+    for c in (small, large):
+        c.model, c.fit_seconds = _Lookup(X, y, None), 0.1
+    assert choose_model([reference, small, large], reference, y[:200], 0.02) is large
+    log = JobLog(False)
+    job = JobContext(X, y, folds, ClassificationTask(y[folds[0][1]], 0.02), log=log)
+    assert confirm_on_folds(job, [reference, small, large], reference, lambda: exact_svc(1.0, 0.5)) is small
+    step = log.steps[-1]
+    assert step.choice == "BSGD B=5 in place of Nystroem B=10: confirmed on 2 other folds"
+    assert "smaller than Nystroem B=10, it missed the target on the validation part alone" in step.reason
+
+
 def test_a_candidate_lucky_on_one_hold_out_is_refused(monkeypatch):
     """The planted case: on a small hold-out a budget model looks as good as the exact one, while it is
     worse on the other folds. One hold-out accepts it; the folds pooled by confirm_on_folds refuse it."""

@@ -149,6 +149,7 @@ def confirm_on_folds(job, candidates, reference: Candidate, make_exact, time_lim
                 f"{len(predictions)} folds")
         return task.within(c)
 
+    choice = next((c for c in finalists if task.within(c)), reference)    # the validation part's, before pooling
     ends = None if time_limit is None else job.clock() + time_limit
     accepted, tried, out_of_time = pool_folds(finalists, len(folds), reference_on_fold, candidate_on_fold, judge,
                                               reference.fit_seconds, None if ends is None else
@@ -157,10 +158,16 @@ def confirm_on_folds(job, candidates, reference: Candidate, make_exact, time_lim
     used = next((folds for c, folds in tried if c is accepted), 1)
     confirmed = (f"confirmed on {used - 1} other fold{'s' if used > 2 else ''}" if used > 1 else
                  "kept on the validation part alone: no time for the other folds")
-    log.step("confirm", f"{chosen.name}: {chosen.n_support} vectors, {confirmed}" if accepted
+    instead = accepted is not None and accepted is not choice     # the folds settled on another candidate
+    log.step("confirm", (f"{chosen.name} in place of {choice.name}: {confirmed}" if instead else
+                         f"{chosen.name}: {chosen.n_support} vectors, {confirmed}") if accepted
              else f"none confirmed on the other folds: {chosen.name}, {chosen.n_support} vectors",
              (f"its {task.describe_pooled(chosen)} is within the limit" if accepted else
               f"no candidate's bound is within the limit on the pooled folds; {reference.name}")
+             + ("" if not instead else
+                f"; smaller than {choice.name}, it missed the target on the validation part alone and is within it "
+                "on the pooled folds" if accepted.n_support < choice.n_support else
+                f"; {choice.name} is not within the limit on the pooled folds")
              + tried_note(tried, len(folds), out_of_time), job.clock() - start)
     return chosen
 
