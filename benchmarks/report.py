@@ -42,6 +42,14 @@ def load(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+def grouped(rows, key, side) -> dict:
+    """{key(row): {side(row): row}}: the rows of one case side by side (later rows replace earlier ones)."""
+    out = {}
+    for r in rows:
+        out.setdefault(key(r), {})[side(r)] = r
+    return out
+
+
 def exact_rows() -> dict:
     """{dataset: {1: row of one thread, -1: row of every thread}}; later files replace earlier rows."""
     rows = {}
@@ -1124,9 +1132,7 @@ def screening_section() -> str:
     removes before the solve, from the solution at C_a = ratio x C_b, means over C_b."""
     path = RESULTS / "path-rates-20261121-183336.json"
     data = load(path)
-    cells = {}
-    for r in data["rates_summary"]:
-        cells.setdefault((r["dataset"], r["kernel"]), {})[r["ratio"]] = r
+    cells = grouped(data["rates_summary"], lambda r: (r["dataset"], r["kernel"]), lambda r: r["ratio"])
     ratios = sorted({r["ratio"] for r in data["rates_summary"]})
     cases = data["rates"]
     below = sum(r["it"] < r["bt1"] - 1e-12 for r in cases)
@@ -1275,9 +1281,7 @@ def regression_carry_section() -> str:
     for r in data["rows"]:
         out.append(f"| {r['set']} | {r['C_from']} | {r['C']:g} | {r['gamma']:.4g} | {_n(r['fit_rows'])} | "
                    f"{_n(r['n_sv'])} | {r['fit_s']:.1f} | {r['validation_rmse']:.4f} | {r['test_rmse']:.4f} |")
-    pairs = {}
-    for r in data["rows"]:
-        pairs.setdefault(r["set"], {})[r["C_from"]] = r
+    pairs = grouped(data["rows"], lambda r: r["set"], lambda r: r["C_from"])
     out += ["", "The carried C against the searched one: " + "; ".join(
         f"{name} test RMSE {100 * (p['carried']['test_rmse'] / p['searched']['test_rmse'] - 1):+.1f} %, "
         f"fit {p['searched']['fit_s'] / p['carried']['fit_s']:.2f} times as fast"
@@ -1308,9 +1312,7 @@ def svr_search_section() -> str:
         out.append(f"| {r['set']} | {r['seed']} | {r['search']} | {_n(r['search_rows'])} | {r['cells']} | "
                    f"{r['search_s']:.1f} | {r['C']:g} | {r['gamma_over_scale']:.3g} | {r['cv_r2']:.4f} | "
                    f"{_n(r['n_sv'])} | {r['fit_s']:.1f} | {r['test_rmse']:.4f} |")
-    pairs = {}
-    for r in data["rows"]:
-        pairs.setdefault((r["set"], r["seed"]), {})[r["search"]] = r
+    pairs = grouped(data["rows"], lambda r: (r["set"], r["seed"]), lambda r: r["search"])
     change = {key: 100 * (p["halving"]["test_rmse"] / p["grid"]["test_rmse"] - 1)
               for key, p in pairs.items() if {"grid", "halving"} <= set(p)}
     cost = [p["halving"]["search_s"] / p["grid"]["search_s"] for key, p in pairs.items() if key in change]
@@ -1527,9 +1529,8 @@ def compression_threads_section() -> str:
     """Compression on leansvm's two threads (its default) against one, the same fits side by side."""
     path = latest("compression-threads")
     data = load(path)
-    pairs = {}
-    for r in data["rows"]:
-        pairs.setdefault((r["set"], r["fraction"], r["n_sv"]), {})["one" if r["variant"] == "one thread" else "two"] = r
+    pairs = grouped(data["rows"], lambda r: (r["set"], r["fraction"], r["n_sv"]),
+                    lambda r: "one" if r["variant"] == "one thread" else "two")
     out = ["## Compression on both cores", "",
            "`CompressedSVC` at 2 % and 10 % of the exact model's vectors with its default threads (the gradient "
            "step's one-vs-one point blocks and large row products split over leansvm's two threads, one BLAS thread "

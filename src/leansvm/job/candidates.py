@@ -413,9 +413,7 @@ def compress_models(job, reference: Candidate, first_fraction=0.01, time_limit=N
             if c is not None:
                 missed.append((c, task.miss(c)))
             miss, size = size, 2 * size
-            # an L-BFGS iteration costs N r (d + 1): twice the vectors, and the points they need
-            growth = 2 * _n_fitting_points(X_fit, size, min_points, points_per_vector) / \
-                _n_fitting_points(X_fit, miss, min_points, points_per_vector)
+            growth = _work_growth(X_fit, miss, size, min_points, points_per_vector)
             if size < limit and out_of_time(growth * (c.fit_seconds if c is not None else 0.0)):
                 stopped = True
                 break
@@ -464,9 +462,15 @@ def _half_limit_probe(out_of_reach, last, limit, out, X_fit, min_points, points_
     probe = limit // 2
     if not out_of_reach or last is None or not out or probe <= last:
         return None
-    growth = probe / last * _n_fitting_points(X_fit, probe, min_points, points_per_vector) / \
-        _n_fitting_points(X_fit, last, min_points, points_per_vector)
+    growth = _work_growth(X_fit, last, probe, min_points, points_per_vector)
     return None if out_of_time(growth * out[-1].fit_seconds) else probe
+
+
+def _work_growth(X, n_from, n_to, min_points, points_per_vector) -> float:
+    """How many times the work of a compression to ``n_from`` vectors one to ``n_to`` vectors takes: an
+    L-BFGS iteration costs N r (d + 1), so the vectors' ratio times that of their fitting points."""
+    return n_to / n_from * _n_fitting_points(X, n_to, min_points, points_per_vector) / \
+        _n_fitting_points(X, n_from, min_points, points_per_vector)
 
 
 def _n_fitting_points(X, n_sv, min_points, points_per_vector) -> int:

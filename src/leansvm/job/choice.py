@@ -158,17 +158,19 @@ def confirm_on_folds(job, candidates, reference: Candidate, make_exact, time_lim
     used = next((folds for c, folds in tried if c is accepted), 1)
     confirmed = (f"confirmed on {used - 1} other fold{'s' if used > 2 else ''}" if used > 1 else
                  "kept on the validation part alone: no time for the other folds")
-    instead = accepted is not None and accepted is not choice     # the folds settled on another candidate
-    log.step("confirm", (f"{chosen.name} in place of {choice.name}: {confirmed}" if instead else
-                         f"{chosen.name}: {chosen.n_support} vectors, {confirmed}") if accepted
-             else f"none confirmed on the other folds: {chosen.name}, {chosen.n_support} vectors",
-             (f"its {task.describe_pooled(chosen)} is within the limit" if accepted else
-              f"no candidate's bound is within the limit on the pooled folds; {reference.name}")
-             + ("" if not instead else
-                f"; smaller than {choice.name}, it missed the target on the validation part alone and is within it "
-                "on the pooled folds" if accepted.n_support < choice.n_support else
-                f"; {choice.name} is not within the limit on the pooled folds")
-             + tried_note(tried, len(folds), out_of_time), job.clock() - start)
+    if accepted is None:
+        head, why = (f"none confirmed on the other folds: {chosen.name}, {chosen.n_support} vectors",
+                     f"no candidate's bound is within the limit on the pooled folds; {reference.name}")
+    elif accepted is choice:
+        head, why = f"{chosen.name}: {chosen.n_support} vectors, {confirmed}", \
+            f"its {task.describe_pooled(chosen)} is within the limit"
+    else:                                  # the folds settled on another candidate than the validation part's
+        head = f"{chosen.name} in place of {choice.name}: {confirmed}"
+        why = f"its {task.describe_pooled(chosen)} is within the limit; " + (
+            f"smaller than {choice.name}, it missed the target on the validation part alone and is within it on "
+            "the pooled folds" if accepted.n_support < choice.n_support else
+            f"{choice.name} is not within the limit on the pooled folds")
+    log.step("confirm", head, why + tried_note(tried, len(folds), out_of_time), job.clock() - start)
     return chosen
 
 
