@@ -95,3 +95,23 @@ def test_a_planted_page_figure_is_found():
     assert unsourced_figures(text + "\nEvery label agrees on >= 99.5 % of the rows.\n", results_page) == []
     assert unsourced_figures(text + "\nOne epoch: 0.90 (the BSGD paper: 89.7 %).\n", results_page) == []
     assert unsourced_figures(text + "\n| letter | `0.1875` |\n", results_page) == []             # a typed value
+
+
+def test_the_test_noise_figure_matches_a_simulation_of_the_test_parts():
+    """The promise section's expected count of runs past the promise from the test parts' noise alone:
+    drawn here as paired drops on simulated test rows with the same spread, it agrees."""
+    import numpy as np
+
+    rows = [{"task": "classification", "kind": "compressed", "estimated_drop_points": est, "bound_points": bound,
+             "evidence_rows": 4000, "n_train": 4000} for est, bound in ((0.1, 0.4), (0.0, 0.2), (0.3, 0.45))]
+    rows.append({**rows[0], "kind": "exact"})                          # the exact model cannot miss
+    noise = _report().test_noise(rows, 0.5, 0.95)
+    assert noise["runs"] == 3
+    rng = np.random.default_rng(0)
+    over = np.zeros(20000)
+    for r in rows[:3]:
+        se = (r["bound_points"] - r["estimated_drop_points"]) / 1.6449 * np.sqrt(4000 / 1000)
+        over += rng.normal(r["estimated_drop_points"], se, over.size) > 0.5
+    assert abs(noise["expected"] - over.mean()) < 0.02
+    assert abs(noise["none_over"] - np.mean(over == 0)) < 0.02
+    assert noise["expected_at_bound"] > noise["expected"]
