@@ -139,8 +139,51 @@ def test_a_search_a_time_limit_stops_keeps_svcs_default_gamma_in_the_race():
     default = [c for c in stopped.final_cells() if c.log2_gamma == 0.0]
     assert [c.log2_C for c in default][:1] == [-2.0] and 0.0 in [c.log2_C for c in default]
     assert all(c.rows == 150 for c in default) and "gamma = 'scale' (SVC()'s default) scored" in stopped.stopped
-    unlimited = wide_search(X, y, min_rows=150, max_rows=150, gamma_octaves=(3.0, 6.0), progress=False)
+    unlimited = wide_search(X, y, min_rows=150, max_rows=150, gamma_octaves=(3.0, 6.0), progress=False,
+                            race=False)
     assert 0.0 not in {c.log2_gamma for c in unlimited.final_cells()}   # a search that was not stopped: its range
+
+
+def test_the_closing_race_scores_the_best_cells_and_the_default_gamma_on_twice_the_rows():
+    """After the last round (150 rows of 1,350), its two best cells at their C and gamma = 'scale' over
+    C 2^-2..2^5 on 300 rows, as one more round; the choice is the race's best cell."""
+    X, y = stripes(n=1350, count=6, seed=2)
+    plain = wide_search(X, y, min_rows=150, max_rows=150, gamma_octaves=(3.0, 6.0), progress=False, race=False)
+    raced = wide_search(X, y, min_rows=150, max_rows=150, gamma_octaves=(3.0, 6.0), progress=False)
+    assert [r["rows"] for r in raced.rounds] == [150, 300] and raced.rounds[-1]["race"]
+    assert raced.rounds[0] == {**plain.rounds[0], "seconds": raced.rounds[0]["seconds"],
+                               "paths": raced.rounds[0]["paths"]}             # the same search before it
+    last = plain.final_cells()
+    second = sorted(c.accuracy for c in last)[-2]
+    race = raced.final_cells()
+    assert all(c.rows == 300 for c in race)
+    carried = {(c.log2_gamma, c.log2_C) for c in race if c.log2_gamma != 0.0}
+    assert len(carried) == 2 and carried <= {(c.log2_gamma, c.log2_C) for c in last if c.accuracy >= second}
+    assert [c.log2_C for c in race if c.log2_gamma == 0.0][:1] == [-2.0]
+    best = choose_cell(race)
+    assert (raced.C, raced.gamma) == (2.0 ** best.log2_C, raced.scale * 2.0 ** best.log2_gamma)
+    assert raced.race.startswith("closing race on 300 rows")
+
+
+def test_where_the_last_round_had_every_row_the_default_gamma_joins_it():
+    X, y = stripes(n=300, count=6, seed=2)
+    found = wide_search(X, y, min_rows=300, gamma_octaves=(3.0, 6.0), progress=False)
+    assert len(found.rounds) == 1 and "race" not in found.rounds[0]
+    assert 0.0 in {c.log2_gamma for c in found.final_cells()} and "gamma = 'scale'" in found.race
+
+
+def test_the_closing_race_is_left_out_when_its_estimate_is_past_the_time_left(monkeypatch):
+    """A time limit the halving kept within but the race's estimate would pass: no race; and none
+    after a search the limit stopped."""
+    import leansvm.paths.search as search
+
+    X, y = stripes(n=1350, count=6, seed=2)
+    clock = iter(range(0, 10 ** 9, 10 ** 4))
+    monkeypatch.setattr(search, "work_time", lambda: float(next(clock)))   # the round's work: 10^4 s
+    found = wide_search(X, y, min_rows=150, max_rows=150, time_limit=60.0, progress=False)
+    assert found.race is None and len(found.rounds) == 1
+    stopped = wide_search(X, y, min_rows=150, time_limit=1e-3, progress=False)
+    assert stopped.race is None and "race" not in stopped.rounds[-1]
 
 
 @pytest.mark.parametrize("make, message", [

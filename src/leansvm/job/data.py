@@ -84,7 +84,7 @@ def choose_scaling(scaled, y, log, n_folds=5, random_state=0) -> str:
         try:
             with _QuietConvergence():      # counted by the search itself; not printed mid-job
                 found = wide_search(scaled(name), y, n_folds=n_folds, max_rows=400, random_state=random_state,
-                                    progress=False)
+                                    progress=False, race=False)   # the first round compares the scalings
         except ValueError as exc:              # too few rows of a class for the folds: the job will say so
             log.step("scale", f"{AUTO_SCALINGS[0]} (not compared: {exc})", "")
             return AUTO_SCALINGS[0]

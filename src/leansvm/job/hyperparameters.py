@@ -101,6 +101,7 @@ def search_hyperparameters(job, max_rows=4000, n_folds=5, one_se=0.0, time_limit
     moved = f"; range extended: {', '.join(found.extended)}" if found.extended else ""
     moved += f"; edges moved inside the range: {', '.join(found.edges_moved)}" if found.edges_moved else ""
     moved += f"; {found.stopped}" if found.stopped else ""
+    moved += f"; {found.race}" if found.race else ""
     rule = f"; the fewest SV within {one_se:g} SE of the best" if one_se else ""
     majority = majority_share(y)
     if found.accuracy <= majority + found.se:
