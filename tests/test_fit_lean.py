@@ -568,12 +568,18 @@ def test_landmark_model_is_the_nystroem_pipeline_as_an_expansion():
     assert model.expansion_.n_support == 25
 
 
-def test_string_labels_are_saved_natively_and_round_trip(tmp_path):
+def test_string_labels_are_saved_natively_and_round_trip(tmp_path, capsys):
     X, y = make_blobs(240, centers=3, n_features=3, random_state=3)
     labels = np.array(["ant", "bee", "cat"])[y]
     r = fit_lean(X, labels, Cs=[1.0], gammas=[0.3], size_fractions=(), libsvm_reference_model=False)
+    capsys.readouterr()
     path = save_result_model(r, tmp_path / "model.txt")
     assert path.endswith(".npz")
+    note = capsys.readouterr().err         # says where the model went and why, in lines a terminal holds
+    joined = note.replace("\n  ", " ")
+    assert joined.startswith("note: wrote leansvm's native format to ") and "model.txt.npz" in joined
+    assert "a LIBSVM model file cannot hold this model" in joined
+    assert max(len(line) for line in note.splitlines()) <= 100
     loaded = io.load_model(path)
     np.testing.assert_array_equal(loaded.predict(X), r.model.predict(X))
 

@@ -531,6 +531,7 @@ def format_table(result: LeanResult, every_model: bool = True) -> str:
 def save_result_model(result: LeanResult, path) -> str:
     """Write the chosen model: LIBSVM file when it can hold it, else native ``.npz``; returns the path used."""
     import os
+    import textwrap
 
     path = os.fspath(path)
     if path.lower().endswith(".npz"):
@@ -542,6 +543,6 @@ def save_result_model(result: LeanResult, path) -> str:
     except ValueError as exc:  # string labels, one-vs-rest multi-class: LIBSVM cannot hold it
         native = path + ".npz"
         io.save_model(result.model, native)
-        print(f"note: a LIBSVM file cannot hold this model ({exc}); wrote leansvm's native format "
-              f"to {native}", file=sys.stderr)
+        print(textwrap.fill(f"note: wrote leansvm's native format to {native}: a LIBSVM model file cannot "
+                            f"hold this model ({exc})", 100, subsequent_indent="  "), file=sys.stderr)
         return native
