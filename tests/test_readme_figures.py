@@ -115,3 +115,25 @@ def test_the_test_noise_figure_matches_a_simulation_of_the_test_parts():
     assert abs(noise["expected"] - over.mean()) < 0.02
     assert abs(noise["none_over"] - np.mean(over == 0)) < 0.02
     assert noise["expected_at_bound"] > noise["expected"]
+
+
+def test_a_row_that_did_not_run_a_part_keeps_the_earlier_one_and_names_its_file(tmp_path, monkeypatch):
+    """The recipe's side of a set comes from the last file that ran it; the Reproduce line names
+    that file beside the later one that ran only the job's side."""
+    import json
+
+    report = _report()
+    monkeypatch.setattr(report, "RESULTS", tmp_path)
+    (tmp_path / "recipe-20260101-000000.json").write_text(json.dumps(
+        {"rows": [{"dataset": "wdbc", "recipe_test": 0.97, "range_test": 0.95}]}))
+    (tmp_path / "recipe-20260102-000000.json").write_text(json.dumps(
+        {"rows": [{"dataset": "wdbc", "range_test": 0.96}, {"dataset": "splice", "range_test": 0.9}]}))
+    (tmp_path / "recipe-20260103-000000.json").write_text(json.dumps(
+        {"rows": [{"dataset": "wdbc", "range_test": 0.98}]}))
+    _, rows = report.rows_by_set("recipe", keep=("recipe_",))
+    path, row = rows["wdbc"]
+    assert path.name == "recipe-20260103-000000.json" and row["range_test"] == 0.98
+    assert row["recipe_test"] == 0.97 and row["kept_from"] == {"recipe_": "recipe-20260101-000000.json"}
+    assert rows["splice"][1]["kept_from"] == {}
+    assert report.file_names(rows) == ("`recipe-20260101-000000.json`, `recipe-20260102-000000.json`, "
+                                       "`recipe-20260103-000000.json`")
