@@ -59,7 +59,8 @@ def add_parser(sub):
     p.add_argument("--gamma-grid", type=float, nargs="+", metavar="G",
                    help="gamma values to search, of the scaled features (default: the wide search)")
     p.add_argument("--selection-size", type=int, default=4000, metavar="ROWS",
-                   help="rows of the last round of the C, gamma search")
+                   help="rows of the last halving round of the C, gamma search (its closing race of the "
+                        "best cells and SVC()'s default gamma: twice as many)")
     p.add_argument("--class-weight", choices=["balanced"], default=None,
                    help="'balanced': C_i = C n / (k n_class), as scikit-learn's class_weight='balanced' "
                         "(default: none, every class weighs 1)")

@@ -390,7 +390,8 @@ def fit_lean_classification(X, y=None, *, X_test=None, y_test=None, target=None,
     validation_fraction : float, default=0.2
         The validation part; its inverse is the number of folds :func:`confirm_on_folds` may pool.
     selection_size : int, default=4000
-        Rows of the search's last round.
+        Rows of the search's last halving round (its closing race of the best cells and SVC()'s
+        default gamma: twice as many).
     one_se : float, default=0
         > 0: the fewest support vectors within that many standard errors of the best cell (on
         magic it moved to C = 2^15 and an exact fit of 144 s instead of 3 s: not the default).
