@@ -565,45 +565,29 @@ def _with_the_default(rnd, result) -> str:
 RACE_CELLS, RACE_GROWTH = 2, 2
 
 
-def _race_windows(cells) -> list:
-    """(log2 gamma, log2 C window) of the closing race: each of the ``RACE_CELLS`` best of ``cells``
-    (the last round's) at its C, and SVC()'s default gamma ('scale') over :data:`DEFAULT_CELL_WINDOW`."""
-    ranked = sorted(cells, key=lambda c: (-c.accuracy, c.n_support, c.log2_C, c.log2_gamma))
-    return [(c.log2_gamma, (c.log2_C, c.log2_C)) for c in ranked[:RACE_CELLS]] + [(0.0, DEFAULT_CELL_WINDOW)]
-
-
-def _score_beside(rnd, g, window):
-    """Score gamma 2^g over ``window`` on ``rnd``, its cells kept beside those of an earlier path of
-    the same gamma there (:meth:`_Round.score` keeps the latest path's)."""
-    cells = {cell[0]: cell for cell in rnd.surface.get(g, [])}        # log2 C -> (log2 C, mean, SE, #SV)
-    rnd.score(g, window)
-    cells.update({cell[0]: cell for cell in rnd.surface[g]})
-    rnd.surface[g] = sorted(cells.values())
-
-
 def _closing_race(X, y, order, rnd, result, search, time_left) -> str | None:
-    """One more round after the last: its best cells and SVC()'s default gamma (C 2^-2..2^5) K-fold on
-    ``RACE_GROWTH`` times its rows; the choice is made on it. Where the last round had every row,
-    the default gamma joins that round instead (:func:`_with_the_default`). The last round's best
-    cells are often apart by less than their standard error, and more rows separate them: a9a's
-    4,000 rows chose C 2^8, gamma 2^-10.5 x scale at 0.8470 +- 0.0091 (test 0.8502, SVC()'s
-    defaults 0.8506); on 8,000 rows the default gamma led. A few cells cost a few fits per fold.
-    Skipped (None) when its estimate (the last round's seconds per cell x the rows' growth^1.5, per
-    cell) is past ``time_left``; otherwise returns the sentence for the log."""
+    """One more round after the last: its ``RACE_CELLS`` best cells at their C and SVC()'s default
+    gamma ('scale', C 2^-2..2^5), K-fold on ``RACE_GROWTH`` times its rows; the choice is made on it
+    (where the last round had every row, the default gamma joins it: :func:`_with_the_default`).
+    The last round's best cells are often apart by less than their standard error: a9a's 4,000 rows
+    chose C 2^8, gamma 2^-10.5 x scale at 0.8470 +- 0.0091 (test 0.8502; SVC()'s defaults 0.8506),
+    and on 8,000 rows the default gamma led. Skipped (None) when its estimate (the last round's
+    seconds per cell x the rows' growth^1.5, per cell) is past ``time_left``; else the log's sentence."""
     last = result.rounds[-1]
     rows = min(X.shape[0], RACE_GROWTH * last["rows"])
     if rows == last["rows"]:
         return _with_the_default(rnd, result).lstrip("; ") or None
-    windows = _race_windows(result.final_cells())
+    ranked = sorted(result.final_cells(), key=lambda c: (-c.accuracy, c.n_support, c.log2_C, c.log2_gamma))
+    windows = [(c.log2_gamma, (c.log2_C, c.log2_C)) for c in ranked[:RACE_CELLS]] + [(0.0, DEFAULT_CELL_WINDOW)]
     cells = sum(len(_C_grid(w, search["C_step"])) for _, w in windows)
-    done = sum(len(scored) for scored in rnd.surface.values())
-    estimate = last["seconds"] / max(done, 1) * (rows / last["rows"]) ** 1.5 * cells
-    if time_left is not None and estimate > time_left:
+    per_cell = last["seconds"] / max(sum(map(len, rnd.surface.values())), 1)
+    if time_left is not None and per_cell * (rows / last["rows"]) ** 1.5 * cells > time_left:
         return None
-    t0 = work_time()
-    race = _Round(X, y, np.sort(order[:rows]), last["round"] + 1, search)
-    for g, window in windows:
-        _score_beside(race, g, window)
+    t0, race = work_time(), _Round(X, y, np.sort(order[:rows]), last["round"] + 1, search)
+    for g, window in windows:           # two cells of one gamma: each its own path, both kept
+        scored = {cell[0]: cell for cell in race.surface.get(g, [])}       # log2 C -> (log2 C, mean, SE, #SV)
+        race.score(g, window)
+        race.surface[g] = sorted({**scored, **{cell[0]: cell for cell in race.surface[g]}}.values())
     result.cells += race.cells()
     result.n_paths += search["n_folds"] * len(race.paths)
     result.n_fits += race.n_fits
