@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from statistics import median
@@ -256,11 +257,8 @@ def test_noise(rows, promised: float, confidence: float) -> dict | None:
         ses.append(se)
         at_estimate.append(float(norm.sf((promised - r["estimated_drop_points"]) / se)))
         at_bound.append(float(norm.sf((promised - r["bound_points"]) / se)))
-    none_over = 1.0
-    for p in at_estimate:
-        none_over *= 1.0 - p
     return {"runs": len(runs), "se_low": min(ses), "se_high": max(ses), "expected": sum(at_estimate),
-            "expected_at_bound": sum(at_bound), "none_over": none_over}
+            "expected_at_bound": sum(at_bound), "none_over": math.prod(1.0 - p for p in at_estimate)}
 
 
 def test_noise_sentence(data: dict) -> str:

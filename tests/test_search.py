@@ -321,4 +321,4 @@ def test_the_next_round_is_estimated_per_cell_over_its_windows():
     from leansvm.paths.search import _next_round_seconds
     rnd = SimpleNamespace(surface={-2.0: [None] * 25, 0.0: [None] * 15})
     windows = {0.0: (1.0, 7.0), 1.0: (-2.0, 4.0)}
-    assert _next_round_seconds(20.0, rnd, windows, 1.0, 3) == pytest.approx(20.0 / 40 * 3 ** 1.5 * 14)
+    assert _next_round_seconds(20.0, rnd, windows.items(), 1.0, 3) == pytest.approx(20.0 / 40 * 3 ** 1.5 * 14)

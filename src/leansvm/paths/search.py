@@ -42,8 +42,8 @@ times 5 folds, each started anew. Here the same ranges (gamma as factors of
   round) are noted apart (``edges_moved``): the report says "range extended"
   only for moves past them.
 
-* **A closing race.** The last round's two best cells and SVC()'s default cell (C = 1,
-  gamma = 'scale') are scored once more on twice its rows (every row where there are fewer), and
+* **A closing race.** The last round's two best cells and SVC()'s default gamma ('scale', C
+  2^-2..2^5) are scored once more on twice its rows (every row where there are fewer), and
   the choice is made there (:func:`_closing_race`): the last round's best cells are often apart
   by less than their standard error, and a well-known default stays in the race, scored like
   every cell.
@@ -579,9 +579,8 @@ def _closing_race(X, y, order, rnd, result, search, time_left) -> str | None:
         return _with_the_default(rnd, result).lstrip("; ") or None
     ranked = sorted(result.final_cells(), key=lambda c: (-c.accuracy, c.n_support, c.log2_C, c.log2_gamma))
     windows = [(c.log2_gamma, (c.log2_C, c.log2_C)) for c in ranked[:RACE_CELLS]] + [(0.0, DEFAULT_CELL_WINDOW)]
-    cells = sum(len(_C_grid(w, search["C_step"])) for _, w in windows)
-    per_cell = last["seconds"] / max(sum(map(len, rnd.surface.values())), 1)
-    if time_left is not None and per_cell * (rows / last["rows"]) ** 1.5 * cells > time_left:
+    estimate = _next_round_seconds(last["seconds"], rnd, windows, search["C_step"], rows / last["rows"])
+    if time_left is not None and estimate > time_left:
         return None
     t0, race = work_time(), _Round(X, y, np.sort(order[:rows]), last["round"] + 1, search)
     for g, window in windows:           # two cells of one gamma: each its own path, both kept
@@ -601,12 +600,12 @@ def _closing_race(X, y, order, rnd, result, search, time_left) -> str | None:
 def _next_round_seconds(seconds, rnd, windows, C_step, factor) -> float:
     """The next round's time, estimated from this one's: its seconds per (gamma, C) cell scored, times
     ``factor``^1.5 for ``factor`` times the rows (kernel rows and solves grow faster than the rows, less
-    than their square), times the next round's cells at most (every C of every window: its paths stop
+    than their square), times the next round's cells at most (every C of every (gamma, window) pair: its paths stop
     earlier by the search's rules). The next round keeps a third of the gammas (the last round two)
     over windows of a few octaves: on letter (26 classes) the 444-row round took 32.8 s over its 10
     gammas and the 1,333-row round 24.0 s over 6, where the round's seconds x 3^1.5 said 170 s."""
     done = sum(len(cells) for cells in rnd.surface.values())
-    ahead = sum(len(_C_grid(window, C_step)) for window in windows.values())
+    ahead = sum(len(_C_grid(window, C_step)) for _, window in windows)
     return seconds / max(done, 1) * factor ** 1.5 * ahead
 
 
@@ -670,7 +669,7 @@ def wide_search(X, y, *, kernel="rbf", class_weight=None, n_folds=5, min_rows=40
         step = step / 2
         windows, priority = rnd.next_windows(kept, step, C_margin)
         if time_limit is not None:
-            estimate = _next_round_seconds(seconds, rnd, windows, C_step, factor)
+            estimate = _next_round_seconds(seconds, rnd, windows.items(), C_step, factor)
             if time.perf_counter() - start + estimate > time_limit:
                 result.stopped = (f"halving stopped after {size} rows ({size // classes.size} per class), short of "
                                   f"the {sizes[-1]} its last round takes: the next round ({sizes[r + 1]} rows) was "
